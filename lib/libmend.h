@@ -1,0 +1,25 @@
+/* libmend.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define MEND_INSIDE
+# include "mend-version.h"
+# include "mend-version-macros.h"
+# include "mend-types.h"
+# include "mend-enums.h"
+# include "mend-enum-types.h"
+# include "mend-clock.h"
+# include "mend-manual-clock.h"
+# include "mend-failure.h"
+# include "mend-error-policy.h"
+# include "mend-retry-wait.h"
+#undef MEND_INSIDE
+
+G_END_DECLS

@@ -1,0 +1,135 @@
+/* mend-enums.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <glib.h>
+
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+/**
+ * MendFailureKind:
+ * @MEND_FAILURE_TRANSIENT: the upstream failed for a moment; the attempt may be
+ *   retried after a wait
+ * @MEND_FAILURE_PERMANENT: retrying cannot succeed (bad key, refused permission,
+ *   bad request, output already seen, unknown error)
+ * @MEND_FAILURE_LIMIT: a usage, quota, billing or spend limit; never retried
+ *   automatically and shown differently from other errors
+ * @MEND_FAILURE_STOPPED: the user stopped the work (Stop, cancellation)
+ *
+ * The verdict on a failure: whether and how it may be retried.
+ */
+typedef enum
+{
+  MEND_FAILURE_TRANSIENT,
+  MEND_FAILURE_PERMANENT,
+  MEND_FAILURE_LIMIT,
+  MEND_FAILURE_STOPPED,
+} MendFailureKind;
+
+/**
+ * MendReason:
+ * @MEND_REASON_CAPACITY: the upstream is at capacity (HTTP 503 or 529,
+ *   `overloaded_error`, "no non-exhausted accounts")
+ * @MEND_REASON_RATE_LIMIT: requests are throttled (HTTP 429)
+ * @MEND_REASON_TRANSPORT: the connection failed (reset, EOF, refused,
+ *   unreachable, temporary DNS failure, TLS EOF)
+ * @MEND_REASON_TIMEOUT: the request timed out (HTTP 408 or 504)
+ * @MEND_REASON_EMPTY: the model sent an empty response
+ * @MEND_REASON_SERVER: the upstream had an internal error (HTTP 500 or 502,
+ *   `api_error`)
+ * @MEND_REASON_AUTH: the credentials were refused (HTTP 401, invalid key)
+ * @MEND_REASON_PERMISSION: permission was refused (HTTP 403)
+ * @MEND_REASON_BAD_REQUEST: the request itself is wrong (HTTP 400, 404, 413,
+ *   422, a prompt that is too long, a validation error)
+ * @MEND_REASON_USAGE_LIMIT: a usage, quota, billing or spend limit was hit
+ * @MEND_REASON_CANCELLED: the user cancelled the work
+ * @MEND_REASON_UNKNOWN: nothing recognizable; treated as permanent
+ *
+ * What went wrong, as far as the facts of a failure tell. JSON uses the
+ * value's nick (`"capacity"`, `"rate-limit"`, …).
+ */
+typedef enum
+{
+  MEND_REASON_CAPACITY,
+  MEND_REASON_RATE_LIMIT,
+  MEND_REASON_TRANSPORT,
+  MEND_REASON_TIMEOUT,
+  MEND_REASON_EMPTY,
+  MEND_REASON_SERVER,
+  MEND_REASON_AUTH,
+  MEND_REASON_PERMISSION,
+  MEND_REASON_BAD_REQUEST,
+  MEND_REASON_USAGE_LIMIT,
+  MEND_REASON_CANCELLED,
+  MEND_REASON_UNKNOWN,
+} MendReason;
+
+/**
+ * MendJitter:
+ * @MEND_JITTER_NONE: no jitter: the exponential delay, capped
+ * @MEND_JITTER_ADDITIVE: a random 0 to `jitter-ms` added before the cap
+ * @MEND_JITTER_FULL: a random delay between 0 and the capped exponential delay
+ * @MEND_JITTER_EQUAL: half the capped exponential delay plus a random part of
+ *   the other half
+ * @MEND_JITTER_DECORRELATED: a random delay between the base delay and three
+ *   times the previous delay, capped
+ *
+ * How a [class@Mend.ErrorPolicy] spreads its delays, after the formulas of
+ * "Exponential Backoff and Jitter".
+ */
+typedef enum
+{
+  MEND_JITTER_NONE,
+  MEND_JITTER_ADDITIVE,
+  MEND_JITTER_FULL,
+  MEND_JITTER_EQUAL,
+  MEND_JITTER_DECORRELATED,
+} MendJitter;
+
+/**
+ * MendRetryWaitState:
+ * @MEND_RETRY_WAIT_PENDING: the wait is counting down
+ * @MEND_RETRY_WAIT_FIRED: the wait ended and its retry runs
+ * @MEND_RETRY_WAIT_CANCELLED: the wait was cancelled; its retry never runs
+ *
+ * The state of a [class@Mend.RetryWait].
+ */
+typedef enum
+{
+  MEND_RETRY_WAIT_PENDING,
+  MEND_RETRY_WAIT_FIRED,
+  MEND_RETRY_WAIT_CANCELLED,
+} MendRetryWaitState;
+
+/**
+ * MendPolicyError:
+ * @MEND_POLICY_ERROR_INVALID: the configuration is malformed, has an unknown
+ *   key or a value out of range; the message names the key
+ *
+ * Errors in the %MEND_POLICY_ERROR domain.
+ */
+typedef enum
+{
+  MEND_POLICY_ERROR_INVALID,
+} MendPolicyError;
+
+/**
+ * MEND_POLICY_ERROR:
+ *
+ * The error domain of [class@Mend.ErrorPolicy] configuration errors.
+ */
+#define MEND_POLICY_ERROR (mend_policy_error_quark ())
+
+MEND_AVAILABLE_IN_ALL
+GQuark mend_policy_error_quark (void);
+
+G_END_DECLS

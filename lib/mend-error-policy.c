@@ -1,0 +1,1408 @@
+/* mend-error-policy.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <math.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-enum-types.h"
+#include "mend-error-policy-private.h"
+#include "mend-failure.h"
+#include "mend-json-private.h"
+
+/**
+ * MendErrorPolicy:
+ *
+ * What is retried, how often, and how long to wait before each retry.
+ *
+ * [ctor@Mend.ErrorPolicy.new] gives the turn defaults: 4 retries (5 attempts
+ * in all), exponential from 250 ms, ×2, capped at 4 s, with 0–250 ms of
+ * additive jitter applied before the cap, and server hints honoured up to
+ * 60 s. [ctor@Mend.ErrorPolicy.new_for_resume] gives the subagent-resume
+ * defaults: the schedule 20 s, 45 s, 90 s, 180 s, each at most an hour.
+ *
+ * Subclass it and override [vfunc@Mend.ErrorPolicy.classify] to change what
+ * is retried. A policy loads from and saves to JSON, with the property names
+ * in camel case (`maxRetries`, `baseDelayMs`, `jitter`: `"additive"`, …);
+ * bad configuration is a %MEND_POLICY_ERROR naming the key, and nothing of
+ * it is applied.
+ */
+
+#define MAX_MS          86400000u   /* a day: anything above is a mistake */
+#define MAX_RETRIES     1000u
+#define MAX_MULTIPLIER  100.0
+
+typedef struct
+{
+  guint       max_retries;
+  guint       base_delay_ms;
+  guint       max_delay_ms;
+  double      multiplier;
+  MendJitter  jitter;
+  guint       jitter_ms;
+  GArray     *delays;              /* guint, or NULL */
+  guint       retry_after_max_ms;
+  guint       stagger_ms;
+  gboolean    retry_partial;
+  GRand      *rand;
+} MendErrorPolicyPrivate;
+
+enum {
+  PROP_0,
+  PROP_MAX_RETRIES,
+  PROP_BASE_DELAY_MS,
+  PROP_MAX_DELAY_MS,
+  PROP_MULTIPLIER,
+  PROP_JITTER,
+  PROP_JITTER_MS,
+  PROP_DELAYS,
+  PROP_RETRY_AFTER_MAX_MS,
+  PROP_STAGGER_MS,
+  PROP_RETRY_PARTIAL,
+  N_PROPS
+};
+
+G_DEFINE_TYPE_WITH_PRIVATE (MendErrorPolicy, mend_error_policy, G_TYPE_OBJECT)
+G_DEFINE_QUARK (mend-policy-error-quark, mend_policy_error)
+
+static GParamSpec *properties[N_PROPS];
+
+/* JSON keys, in the order to_json() writes them. */
+static const struct {
+  const char *key;
+  guint       prop;
+} json_keys[] = {
+  { "maxRetries", PROP_MAX_RETRIES },
+  { "baseDelayMs", PROP_BASE_DELAY_MS },
+  { "maxDelayMs", PROP_MAX_DELAY_MS },
+  { "multiplier", PROP_MULTIPLIER },
+  { "jitter", PROP_JITTER },
+  { "jitterMs", PROP_JITTER_MS },
+  { "delays", PROP_DELAYS },
+  { "retryAfterMaxMs", PROP_RETRY_AFTER_MAX_MS },
+  { "staggerMs", PROP_STAGGER_MS },
+  { "retryPartial", PROP_RETRY_PARTIAL },
+};
+
+MendFailureKind
+mend_error_policy_default_kind (MendReason reason,
+                                int        should_retry,
+                                gboolean   partial,
+                                gboolean   retry_partial)
+{
+  if (reason == MEND_REASON_CANCELLED)
+    return MEND_FAILURE_STOPPED;
+  if (reason == MEND_REASON_USAGE_LIMIT)
+    return MEND_FAILURE_LIMIT;
+  if (partial && !retry_partial)
+    return MEND_FAILURE_PERMANENT;
+  if (should_retry != -1)
+    return should_retry ? MEND_FAILURE_TRANSIENT : MEND_FAILURE_PERMANENT;
+
+  switch (reason)
+    {
+    case MEND_REASON_CAPACITY:
+    case MEND_REASON_RATE_LIMIT:
+    case MEND_REASON_TRANSPORT:
+    case MEND_REASON_TIMEOUT:
+    case MEND_REASON_EMPTY:
+    case MEND_REASON_SERVER:
+      return MEND_FAILURE_TRANSIENT;
+    case MEND_REASON_AUTH:
+    case MEND_REASON_PERMISSION:
+    case MEND_REASON_BAD_REQUEST:
+    case MEND_REASON_UNKNOWN:
+    case MEND_REASON_USAGE_LIMIT:
+    case MEND_REASON_CANCELLED:
+    default:
+      return MEND_FAILURE_PERMANENT;
+    }
+}
+
+static MendFailureKind
+mend_error_policy_real_classify (MendErrorPolicy *self,
+                                 MendFailure     *failure)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+  gboolean should_retry = FALSE;
+  int said = -1;
+
+  if (mend_failure_get_should_retry (failure, &should_retry))
+    said = should_retry ? 1 : 0;
+
+  return mend_error_policy_default_kind (mend_failure_get_reason (failure),
+                                         said,
+                                         mend_failure_get_partial (failure),
+                                         priv->retry_partial);
+}
+
+static GVariant *
+delays_to_variant (MendErrorPolicyPrivate *priv)
+{
+  if (priv->delays == NULL)
+    return NULL;
+
+  return g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32,
+                                    priv->delays->data, priv->delays->len,
+                                    sizeof (guint32));
+}
+
+static void
+mend_error_policy_finalize (GObject *object)
+{
+  MendErrorPolicy *self = (MendErrorPolicy *) object;
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  g_clear_pointer (&priv->delays, g_array_unref);
+  g_clear_pointer (&priv->rand, g_rand_free);
+
+  G_OBJECT_CLASS (mend_error_policy_parent_class)->finalize (object);
+}
+
+static void
+mend_error_policy_get_property (GObject    *object,
+                                guint       prop_id,
+                                GValue     *value,
+                                GParamSpec *pspec)
+{
+  MendErrorPolicy *self = MEND_ERROR_POLICY (object);
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  switch (prop_id)
+    {
+    case PROP_MAX_RETRIES:
+      g_value_set_uint (value, priv->max_retries);
+      break;
+    case PROP_BASE_DELAY_MS:
+      g_value_set_uint (value, priv->base_delay_ms);
+      break;
+    case PROP_MAX_DELAY_MS:
+      g_value_set_uint (value, priv->max_delay_ms);
+      break;
+    case PROP_MULTIPLIER:
+      g_value_set_double (value, priv->multiplier);
+      break;
+    case PROP_JITTER:
+      g_value_set_enum (value, priv->jitter);
+      break;
+    case PROP_JITTER_MS:
+      g_value_set_uint (value, priv->jitter_ms);
+      break;
+    case PROP_DELAYS:
+      g_value_take_variant (value, delays_to_variant (priv));
+      break;
+    case PROP_RETRY_AFTER_MAX_MS:
+      g_value_set_uint (value, priv->retry_after_max_ms);
+      break;
+    case PROP_STAGGER_MS:
+      g_value_set_uint (value, priv->stagger_ms);
+      break;
+    case PROP_RETRY_PARTIAL:
+      g_value_set_boolean (value, priv->retry_partial);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+set_delays_variant (MendErrorPolicy *self,
+                    GVariant        *variant)
+{
+  const guint32 *data;
+  gsize n = 0;
+
+  if (variant == NULL)
+    {
+      mend_error_policy_set_delays (self, NULL, 0);
+      return;
+    }
+
+  data = g_variant_get_fixed_array (variant, &n, sizeof (guint32));
+  mend_error_policy_set_delays (self, data, n);
+}
+
+static void
+mend_error_policy_set_property (GObject      *object,
+                                guint         prop_id,
+                                const GValue *value,
+                                GParamSpec   *pspec)
+{
+  MendErrorPolicy *self = MEND_ERROR_POLICY (object);
+
+  switch (prop_id)
+    {
+    case PROP_MAX_RETRIES:
+      mend_error_policy_set_max_retries (self, g_value_get_uint (value));
+      break;
+    case PROP_BASE_DELAY_MS:
+      mend_error_policy_set_base_delay_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_MAX_DELAY_MS:
+      mend_error_policy_set_max_delay_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_MULTIPLIER:
+      mend_error_policy_set_multiplier (self, g_value_get_double (value));
+      break;
+    case PROP_JITTER:
+      mend_error_policy_set_jitter (self, g_value_get_enum (value));
+      break;
+    case PROP_JITTER_MS:
+      mend_error_policy_set_jitter_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_DELAYS:
+      set_delays_variant (self, g_value_get_variant (value));
+      break;
+    case PROP_RETRY_AFTER_MAX_MS:
+      mend_error_policy_set_retry_after_max_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_STAGGER_MS:
+      mend_error_policy_set_stagger_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_RETRY_PARTIAL:
+      mend_error_policy_set_retry_partial (self, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_error_policy_class_init (MendErrorPolicyClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = mend_error_policy_finalize;
+  object_class->get_property = mend_error_policy_get_property;
+  object_class->set_property = mend_error_policy_set_property;
+
+  klass->classify = mend_error_policy_real_classify;
+
+  /**
+   * MendErrorPolicy:max-retries:
+   *
+   * How many retries follow the first attempt; 4 means 5 attempts in all.
+   */
+  properties[PROP_MAX_RETRIES] =
+    g_param_spec_uint ("max-retries", NULL, NULL,
+                       0, MAX_RETRIES, 4,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:base-delay-ms:
+   *
+   * The delay before the first retry, before jitter, in milliseconds.
+   */
+  properties[PROP_BASE_DELAY_MS] =
+    g_param_spec_uint ("base-delay-ms", NULL, NULL,
+                       0, MAX_MS, 250,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:max-delay-ms:
+   *
+   * The cap on every scheduled delay, in milliseconds. A server's hint may
+   * go above it, up to [property@Mend.ErrorPolicy:retry-after-max-ms].
+   */
+  properties[PROP_MAX_DELAY_MS] =
+    g_param_spec_uint ("max-delay-ms", NULL, NULL,
+                       0, MAX_MS, 4000,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:multiplier:
+   *
+   * How much each delay grows over the one before.
+   */
+  properties[PROP_MULTIPLIER] =
+    g_param_spec_double ("multiplier", NULL, NULL,
+                         1.0, MAX_MULTIPLIER, 2.0,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:jitter:
+   *
+   * How delays are spread so that many clients do not retry at once.
+   */
+  properties[PROP_JITTER] =
+    g_param_spec_enum ("jitter", NULL, NULL,
+                       MEND_TYPE_JITTER, MEND_JITTER_ADDITIVE,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:jitter-ms:
+   *
+   * The most additive jitter, in milliseconds; also the most added to a
+   * server's hint.
+   */
+  properties[PROP_JITTER_MS] =
+    g_param_spec_uint ("jitter-ms", NULL, NULL,
+                       0, MAX_MS, 250,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:delays:
+   *
+   * An explicit schedule (type `au`, milliseconds) that wins over the
+   * exponential one when set: retry n waits the n-th entry, or the last one
+   * past the end, jittered and capped like the exponential delays.
+   */
+  properties[PROP_DELAYS] =
+    g_param_spec_variant ("delays", NULL, NULL,
+                          G_VARIANT_TYPE ("au"), NULL,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:retry-after-max-ms:
+   *
+   * The longest server hint that is waited out, in milliseconds. A failure
+   * whose hint is longer gives up at once and keeps the hint, so that the
+   * app can say when to come back instead of hanging.
+   */
+  properties[PROP_RETRY_AFTER_MAX_MS] =
+    g_param_spec_uint ("retry-after-max-ms", NULL, NULL,
+                       0, MAX_MS, 60000,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:stagger-ms:
+   *
+   * The spread between chats: each chat's waits are offset by a stable
+   * amount in [0, stagger-ms) derived from its id, so that chats failing on
+   * the same gateway blip do not all retry at the same instant.
+   */
+  properties[PROP_STAGGER_MS] =
+    g_param_spec_uint ("stagger-ms", NULL, NULL,
+                       0, MAX_MS, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:retry-partial:
+   *
+   * Whether a failure after output was seen may be retried. Off by default:
+   * a retry would run tools again and duplicate text.
+   */
+  properties[PROP_RETRY_PARTIAL] =
+    g_param_spec_boolean ("retry-partial", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+mend_error_policy_init (MendErrorPolicy *self)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  priv->max_retries = 4;
+  priv->base_delay_ms = 250;
+  priv->max_delay_ms = 4000;
+  priv->multiplier = 2.0;
+  priv->jitter = MEND_JITTER_ADDITIVE;
+  priv->jitter_ms = 250;
+  priv->retry_after_max_ms = 60000;
+  priv->rand = g_rand_new ();
+}
+
+/**
+ * mend_error_policy_new:
+ *
+ * Creates a policy with the turn defaults: 4 retries, exponential from
+ * 250 ms ×2 capped at 4000 ms, 0–250 ms additive jitter, server hints up to
+ * 60 s.
+ *
+ * Returns: (transfer full): a new policy
+ */
+MendErrorPolicy *
+mend_error_policy_new (void)
+{
+  return g_object_new (MEND_TYPE_ERROR_POLICY, NULL);
+}
+
+static void
+apply_resume_preset (MendErrorPolicy *self)
+{
+  static const guint resume_delays[] = { 20000, 45000, 90000, 180000 };
+
+  g_object_freeze_notify (G_OBJECT (self));
+  mend_error_policy_set_max_retries (self, G_N_ELEMENTS (resume_delays));
+  mend_error_policy_set_delays (self, resume_delays, G_N_ELEMENTS (resume_delays));
+  mend_error_policy_set_base_delay_ms (self, resume_delays[0]);
+  mend_error_policy_set_max_delay_ms (self, 3600000);
+  mend_error_policy_set_retry_after_max_ms (self, 3600000);
+  mend_error_policy_set_jitter (self, MEND_JITTER_NONE);
+  mend_error_policy_set_stagger_ms (self, 5000);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+/**
+ * mend_error_policy_new_for_resume:
+ *
+ * Creates a policy with the subagent-resume defaults: the schedule 20 s,
+ * 45 s, 90 s, 180 s (4 retries), each at most an hour, server hints up to
+ * an hour, no jitter and a per-chat stagger of up to 5 s.
+ *
+ * Returns: (transfer full): a new policy
+ */
+MendErrorPolicy *
+mend_error_policy_new_for_resume (void)
+{
+  MendErrorPolicy *self = mend_error_policy_new ();
+
+  apply_resume_preset (self);
+  return self;
+}
+
+/**
+ * mend_error_policy_classify: (virtual classify)
+ * @self: a policy
+ * @failure: a failure
+ *
+ * Decides whether @failure may be retried. The default: the user's Stop is
+ * %MEND_FAILURE_STOPPED; a usage limit is %MEND_FAILURE_LIMIT; a failure
+ * after output was seen is %MEND_FAILURE_PERMANENT unless
+ * [property@Mend.ErrorPolicy:retry-partial]; the server's `x-should-retry`
+ * decides when given; capacity, rate-limit, transport, timeout, empty and
+ * server errors are %MEND_FAILURE_TRANSIENT; everything else is permanent.
+ *
+ * Returns: the verdict
+ */
+MendFailureKind
+mend_error_policy_classify (MendErrorPolicy *self,
+                            MendFailure     *failure)
+{
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), MEND_FAILURE_PERMANENT);
+  g_return_val_if_fail (MEND_IS_FAILURE (failure), MEND_FAILURE_PERMANENT);
+
+  return MEND_ERROR_POLICY_GET_CLASS (self)->classify (self, failure);
+}
+
+static double
+raw_delay (MendErrorPolicyPrivate *priv,
+           guint                   retry)
+{
+  if (priv->delays != NULL && priv->delays->len > 0)
+    return g_array_index (priv->delays, guint, MIN (retry, priv->delays->len) - 1);
+
+  return priv->base_delay_ms * pow (priv->multiplier, (double) retry - 1);
+}
+
+static double
+random_between (MendErrorPolicyPrivate *priv,
+                double                  low,
+                double                  high)
+{
+  if (high <= low)
+    return low;
+  return g_rand_double_range (priv->rand, low, high);
+}
+
+static gint64
+scheduled_delay (MendErrorPolicyPrivate *priv,
+                 guint                   retry)
+{
+  double cap = priv->max_delay_ms;
+  double raw = raw_delay (priv, retry);
+  double delay;
+
+  switch (priv->jitter)
+    {
+    case MEND_JITTER_ADDITIVE:
+      delay = MIN (cap, raw + (double) g_rand_int_range (priv->rand, 0, priv->jitter_ms + 1));
+      break;
+    case MEND_JITTER_FULL:
+      delay = random_between (priv, 0, MIN (cap, raw));
+      break;
+    case MEND_JITTER_EQUAL:
+      delay = MIN (cap, raw) / 2;
+      delay += random_between (priv, 0, delay);
+      break;
+    case MEND_JITTER_DECORRELATED:
+      {
+        /* The AWS formula takes the previous sleep; a policy keeps no state
+         * between turns, so the previous retry's undithered delay stands in. */
+        double base = MIN (cap, priv->base_delay_ms);
+        double prev = retry > 1 ? MIN (cap, raw_delay (priv, retry - 1)) : base;
+
+        delay = MIN (cap, random_between (priv, base, MAX (base, prev * 3)));
+      }
+      break;
+    case MEND_JITTER_NONE:
+    default:
+      delay = MIN (cap, raw);
+      break;
+    }
+
+  return (gint64) llround (delay);
+}
+
+/**
+ * mend_error_policy_delay_for:
+ * @self: a policy
+ * @retry: the number of the retry, from 1
+ * @failure: (nullable): the failure that the retry follows
+ * @server_hint: (out) (optional): set to %TRUE when the server's hint set
+ *   the delay
+ *
+ * Computes how long to wait before retry number @retry. With
+ * %MEND_JITTER_NONE the turn defaults give 250, 500, 1000 and 2000 ms.
+ *
+ * When @failure carries a server hint ([property@Mend.Failure:retry-after-ms])
+ * the delay is the larger of the hint plus positive jitter and the scheduled
+ * delay, so never below the schedule. A hint above
+ * [property@Mend.ErrorPolicy:retry-after-max-ms] means giving up now: the
+ * result is -1.
+ *
+ * Returns: the delay in milliseconds, or -1 to give up
+ */
+gint64
+mend_error_policy_delay_for (MendErrorPolicy *self,
+                             guint            retry,
+                             MendFailure     *failure,
+                             gboolean        *server_hint)
+{
+  MendErrorPolicyPrivate *priv;
+  gint64 delay;
+  gint64 hint = -1;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), -1);
+  g_return_val_if_fail (failure == NULL || MEND_IS_FAILURE (failure), -1);
+
+  priv = mend_error_policy_get_instance_private (self);
+
+  if (server_hint != NULL)
+    *server_hint = FALSE;
+
+  retry = MAX (retry, 1);
+  delay = scheduled_delay (priv, retry);
+
+  if (failure != NULL)
+    hint = mend_failure_get_retry_after_ms (failure);
+
+  if (hint >= 0)
+    {
+      gint64 jitter = 0;
+
+      if (hint > priv->retry_after_max_ms)
+        {
+          if (server_hint != NULL)
+            *server_hint = TRUE;
+          return -1;
+        }
+
+      if (priv->jitter != MEND_JITTER_NONE)
+        jitter = g_rand_int_range (priv->rand, 0, priv->jitter_ms + 1);
+
+      if (hint + jitter >= delay)
+        {
+          delay = hint + jitter;
+          if (server_hint != NULL)
+            *server_hint = TRUE;
+        }
+    }
+
+  return delay;
+}
+
+/**
+ * mend_error_policy_get_stagger_for:
+ * @self: a policy
+ * @key: a stable key, such as a chat's id
+ *
+ * Computes the per-chat offset: a stable amount in [0, stagger-ms) derived
+ * from @key, the same for the same key in every run.
+ *
+ * Returns: the offset in milliseconds
+ */
+guint
+mend_error_policy_get_stagger_for (MendErrorPolicy *self,
+                                   const char      *key)
+{
+  MendErrorPolicyPrivate *priv;
+  guint32 hash = 2166136261u;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), 0);
+
+  priv = mend_error_policy_get_instance_private (self);
+  if (priv->stagger_ms == 0 || key == NULL)
+    return 0;
+
+  /* FNV-1a: stable across processes and versions, unlike a seeded hash. */
+  for (const guchar *p = (const guchar *) key; *p != '\0'; p++)
+    {
+      hash ^= *p;
+      hash *= 16777619u;
+    }
+
+  return hash % priv->stagger_ms;
+}
+
+/**
+ * mend_error_policy_set_seed:
+ * @self: a policy
+ * @seed: a seed
+ *
+ * Seeds the policy's jitter, so that a test or a replay sees the same
+ * delays every run.
+ */
+void
+mend_error_policy_set_seed (MendErrorPolicy *self,
+                            guint32          seed)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));
+
+  priv = mend_error_policy_get_instance_private (self);
+  g_rand_set_seed (priv->rand, seed);
+}
+
+/* Setters: each notifies only on change. */
+#define DEFINE_UINT_ACCESSORS(name, field, PROP)                               \
+guint                                                                          \
+mend_error_policy_get_##name (MendErrorPolicy *self)                           \
+{                                                                              \
+  MendErrorPolicyPrivate *priv;                                                \
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), 0);                       \
+  priv = mend_error_policy_get_instance_private (self);                        \
+  return priv->field;                                                          \
+}                                                                              \
+void                                                                           \
+mend_error_policy_set_##name (MendErrorPolicy *self,                           \
+                              guint            value)                          \
+{                                                                              \
+  MendErrorPolicyPrivate *priv;                                                \
+  GParamSpecUInt *spec = G_PARAM_SPEC_UINT (properties[PROP]);                 \
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));                              \
+  g_return_if_fail (value <= spec->maximum);                                   \
+  priv = mend_error_policy_get_instance_private (self);                        \
+  if (priv->field != value)                                                    \
+    {                                                                          \
+      priv->field = value;                                                     \
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP]);            \
+    }                                                                          \
+}
+
+/**
+ * mend_error_policy_get_max_retries:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:max-retries].
+ *
+ * Returns: the number of retries after the first attempt
+ */
+/**
+ * mend_error_policy_set_max_retries:
+ * @self: a policy
+ * @max_retries: retries after the first attempt, at most 1000
+ *
+ * Sets [property@Mend.ErrorPolicy:max-retries].
+ */
+DEFINE_UINT_ACCESSORS (max_retries, max_retries, PROP_MAX_RETRIES)
+
+/**
+ * mend_error_policy_get_base_delay_ms:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:base-delay-ms].
+ *
+ * Returns: the first delay in milliseconds
+ */
+/**
+ * mend_error_policy_set_base_delay_ms:
+ * @self: a policy
+ * @base_delay_ms: the first delay in milliseconds, at most a day
+ *
+ * Sets [property@Mend.ErrorPolicy:base-delay-ms].
+ */
+DEFINE_UINT_ACCESSORS (base_delay_ms, base_delay_ms, PROP_BASE_DELAY_MS)
+
+/**
+ * mend_error_policy_get_max_delay_ms:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:max-delay-ms].
+ *
+ * Returns: the cap in milliseconds
+ */
+/**
+ * mend_error_policy_set_max_delay_ms:
+ * @self: a policy
+ * @max_delay_ms: the cap in milliseconds, at most a day
+ *
+ * Sets [property@Mend.ErrorPolicy:max-delay-ms].
+ */
+DEFINE_UINT_ACCESSORS (max_delay_ms, max_delay_ms, PROP_MAX_DELAY_MS)
+
+/**
+ * mend_error_policy_get_jitter_ms:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:jitter-ms].
+ *
+ * Returns: the most jitter in milliseconds
+ */
+/**
+ * mend_error_policy_set_jitter_ms:
+ * @self: a policy
+ * @jitter_ms: the most jitter in milliseconds
+ *
+ * Sets [property@Mend.ErrorPolicy:jitter-ms].
+ */
+DEFINE_UINT_ACCESSORS (jitter_ms, jitter_ms, PROP_JITTER_MS)
+
+/**
+ * mend_error_policy_get_retry_after_max_ms:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:retry-after-max-ms].
+ *
+ * Returns: the longest server hint waited out, in milliseconds
+ */
+/**
+ * mend_error_policy_set_retry_after_max_ms:
+ * @self: a policy
+ * @retry_after_max_ms: the longest server hint to wait out, in milliseconds
+ *
+ * Sets [property@Mend.ErrorPolicy:retry-after-max-ms].
+ */
+DEFINE_UINT_ACCESSORS (retry_after_max_ms, retry_after_max_ms, PROP_RETRY_AFTER_MAX_MS)
+
+/**
+ * mend_error_policy_get_stagger_ms:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:stagger-ms].
+ *
+ * Returns: the per-chat spread in milliseconds
+ */
+/**
+ * mend_error_policy_set_stagger_ms:
+ * @self: a policy
+ * @stagger_ms: the per-chat spread in milliseconds, 0 for none
+ *
+ * Sets [property@Mend.ErrorPolicy:stagger-ms].
+ */
+DEFINE_UINT_ACCESSORS (stagger_ms, stagger_ms, PROP_STAGGER_MS)
+
+/**
+ * mend_error_policy_get_multiplier:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:multiplier].
+ *
+ * Returns: the growth factor
+ */
+double
+mend_error_policy_get_multiplier (MendErrorPolicy *self)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), 0);
+
+  priv = mend_error_policy_get_instance_private (self);
+  return priv->multiplier;
+}
+
+/**
+ * mend_error_policy_set_multiplier:
+ * @self: a policy
+ * @multiplier: the growth factor, from 1 to 100
+ *
+ * Sets [property@Mend.ErrorPolicy:multiplier].
+ */
+void
+mend_error_policy_set_multiplier (MendErrorPolicy *self,
+                                  double           multiplier)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));
+  g_return_if_fail (isfinite (multiplier) && multiplier >= 1.0 && multiplier <= MAX_MULTIPLIER);
+
+  priv = mend_error_policy_get_instance_private (self);
+  if (priv->multiplier != multiplier)
+    {
+      priv->multiplier = multiplier;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MULTIPLIER]);
+    }
+}
+
+/**
+ * mend_error_policy_get_jitter:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:jitter].
+ *
+ * Returns: the jitter kind
+ */
+MendJitter
+mend_error_policy_get_jitter (MendErrorPolicy *self)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), MEND_JITTER_NONE);
+
+  priv = mend_error_policy_get_instance_private (self);
+  return priv->jitter;
+}
+
+/**
+ * mend_error_policy_set_jitter:
+ * @self: a policy
+ * @jitter: the jitter kind
+ *
+ * Sets [property@Mend.ErrorPolicy:jitter].
+ */
+void
+mend_error_policy_set_jitter (MendErrorPolicy *self,
+                              MendJitter       jitter)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));
+  g_return_if_fail (jitter <= MEND_JITTER_DECORRELATED);
+
+  priv = mend_error_policy_get_instance_private (self);
+  if (priv->jitter != jitter)
+    {
+      priv->jitter = jitter;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_JITTER]);
+    }
+}
+
+/**
+ * mend_error_policy_get_delays:
+ * @self: a policy
+ * @n_delays: (out): the number of delays
+ *
+ * Gets the explicit schedule, [property@Mend.ErrorPolicy:delays].
+ *
+ * Returns: (array length=n_delays) (nullable) (transfer none): the delays in
+ *   milliseconds, or %NULL when the exponential schedule is used
+ */
+const guint *
+mend_error_policy_get_delays (MendErrorPolicy *self,
+                              gsize           *n_delays)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), NULL);
+  g_return_val_if_fail (n_delays != NULL, NULL);
+
+  priv = mend_error_policy_get_instance_private (self);
+  if (priv->delays == NULL)
+    {
+      *n_delays = 0;
+      return NULL;
+    }
+
+  *n_delays = priv->delays->len;
+  return (const guint *) (gpointer) priv->delays->data;
+}
+
+/**
+ * mend_error_policy_set_delays:
+ * @self: a policy
+ * @delays: (array length=n_delays) (nullable): delays in milliseconds, each
+ *   at most a day, or %NULL for the exponential schedule
+ * @n_delays: the number of delays, at most 1000
+ *
+ * Sets the explicit schedule, [property@Mend.ErrorPolicy:delays].
+ */
+void
+mend_error_policy_set_delays (MendErrorPolicy *self,
+                              const guint     *delays,
+                              gsize            n_delays)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));
+  g_return_if_fail (n_delays == 0 || delays != NULL);
+  g_return_if_fail (n_delays <= MAX_RETRIES);
+
+  for (gsize i = 0; i < n_delays; i++)
+    g_return_if_fail (delays[i] <= MAX_MS);
+
+  priv = mend_error_policy_get_instance_private (self);
+
+  if (n_delays == 0)
+    delays = NULL;
+
+  if (delays == NULL && priv->delays == NULL)
+    return;
+  if (delays != NULL && priv->delays != NULL && priv->delays->len == n_delays &&
+      memcmp (priv->delays->data, delays, n_delays * sizeof (guint)) == 0)
+    return;
+
+  g_clear_pointer (&priv->delays, g_array_unref);
+  if (delays != NULL)
+    {
+      priv->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), n_delays);
+      g_array_append_vals (priv->delays, delays, n_delays);
+    }
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DELAYS]);
+}
+
+/**
+ * mend_error_policy_get_retry_partial:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:retry-partial].
+ *
+ * Returns: whether failures after output are retried
+ */
+gboolean
+mend_error_policy_get_retry_partial (MendErrorPolicy *self)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), FALSE);
+
+  priv = mend_error_policy_get_instance_private (self);
+  return priv->retry_partial;
+}
+
+/**
+ * mend_error_policy_set_retry_partial:
+ * @self: a policy
+ * @retry_partial: whether failures after output are retried
+ *
+ * Sets [property@Mend.ErrorPolicy:retry-partial].
+ */
+void
+mend_error_policy_set_retry_partial (MendErrorPolicy *self,
+                                     gboolean         retry_partial)
+{
+  MendErrorPolicyPrivate *priv;
+
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));
+
+  priv = mend_error_policy_get_instance_private (self);
+  retry_partial = !!retry_partial;
+  if (priv->retry_partial != retry_partial)
+    {
+      priv->retry_partial = retry_partial;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RETRY_PARTIAL]);
+    }
+}
+
+/* JSON */
+
+static gboolean
+invalid (GError     **error,
+         const char  *key,
+         const char  *format,
+         ...) G_GNUC_PRINTF (3, 4);
+
+static gboolean
+invalid (GError     **error,
+         const char  *key,
+         const char  *format,
+         ...)
+{
+  g_autofree char *detail = NULL;
+  va_list args;
+
+  va_start (args, format);
+  detail = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  /* Translators: the first %s is a key of the policy's JSON, such as
+   * “maxRetries”; the second says what is wrong with it. */
+  g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
+               _("Invalid policy key “%s”: %s"), key, detail);
+  return FALSE;
+}
+
+/* A JSON number as an integer, refusing fractions, NaN and out-of-range. */
+static gboolean
+node_get_uint (JsonNode   *node,
+               const char *key,
+               guint       maximum,
+               guint      *out,
+               GError    **error)
+{
+  gint64 value;
+
+  if (!JSON_NODE_HOLDS_VALUE (node))
+    return invalid (error, key, _("expected a whole number"));
+
+  if (json_node_get_value_type (node) == G_TYPE_INT64)
+    value = json_node_get_int (node);
+  else if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    {
+      double d = json_node_get_double (node);
+
+      if (!isfinite (d) || d != floor (d) || d < -1 || d > (double) G_MAXUINT)
+        return invalid (error, key, _("expected a whole number"));
+      value = (gint64) d;
+    }
+  else
+    return invalid (error, key, _("expected a whole number"));
+
+  if (value < 0 || value > maximum)
+    return invalid (error, key, _("must be between 0 and %u"), maximum);
+
+  *out = (guint) value;
+  return TRUE;
+}
+
+static gboolean
+stage_value (GObjectClass *klass,
+             const char   *key,
+             guint         prop,
+             JsonNode     *node,
+             GValue       *value,
+             GError      **error)
+{
+  GParamSpec *pspec = properties[prop];
+
+  g_value_init (value, pspec->value_type);
+
+  if (pspec->value_type == G_TYPE_UINT)
+    {
+      guint v;
+
+      if (!node_get_uint (node, key, G_PARAM_SPEC_UINT (pspec)->maximum, &v, error))
+        return FALSE;
+      g_value_set_uint (value, v);
+      return TRUE;
+    }
+
+  if (pspec->value_type == G_TYPE_DOUBLE)
+    {
+      GParamSpecDouble *dspec = G_PARAM_SPEC_DOUBLE (pspec);
+      double d;
+
+      if (!JSON_NODE_HOLDS_VALUE (node) ||
+          (json_node_get_value_type (node) != G_TYPE_DOUBLE &&
+           json_node_get_value_type (node) != G_TYPE_INT64))
+        return invalid (error, key, _("expected a number"));
+
+      d = json_node_get_double (node);
+      if (!isfinite (d) || d < dspec->minimum || d > dspec->maximum)
+        return invalid (error, key, _("must be between %g and %g"), dspec->minimum, dspec->maximum);
+      g_value_set_double (value, d);
+      return TRUE;
+    }
+
+  if (pspec->value_type == G_TYPE_BOOLEAN)
+    {
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+        return invalid (error, key, _("expected true or false"));
+      g_value_set_boolean (value, json_node_get_boolean (node));
+      return TRUE;
+    }
+
+  if (pspec->value_type == MEND_TYPE_JITTER)
+    {
+      g_autoptr(GEnumClass) enum_class = g_type_class_ref (MEND_TYPE_JITTER);
+      const char *nick = NULL;
+      GEnumValue *ev = NULL;
+
+      if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+        nick = json_node_get_string (node);
+      if (nick != NULL)
+        ev = g_enum_get_value_by_nick (enum_class, nick);
+      if (ev == NULL)
+        return invalid (error, key,
+                        _("expected one of “none”, “additive”, “full”, “equal”, “decorrelated”"));
+      g_value_set_enum (value, ev->value);
+      return TRUE;
+    }
+
+  if (pspec->value_type == G_TYPE_VARIANT)
+    {
+      g_autoptr(GArray) delays = NULL;
+      JsonArray *array;
+      guint len;
+
+      if (JSON_NODE_HOLDS_NULL (node))
+        {
+          g_value_set_variant (value, NULL);
+          return TRUE;
+        }
+      if (!JSON_NODE_HOLDS_ARRAY (node))
+        return invalid (error, key, _("expected an array of delays in milliseconds, or null"));
+
+      array = json_node_get_array (node);
+      len = json_array_get_length (array);
+      if (len > MAX_RETRIES)
+        return invalid (error, key, _("has more than %u delays"), MAX_RETRIES);
+
+      delays = g_array_sized_new (FALSE, FALSE, sizeof (guint32), len);
+      for (guint i = 0; i < len; i++)
+        {
+          g_autofree char *item_key = g_strdup_printf ("%s[%u]", key, i);
+          guint v;
+
+          if (!node_get_uint (json_array_get_element (array, i), item_key, MAX_MS, &v, error))
+            return FALSE;
+          g_array_append_val (delays, v);
+        }
+
+      g_value_set_variant (value,
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32,
+                                                      delays->data, delays->len,
+                                                      sizeof (guint32)));
+      return TRUE;
+    }
+
+  g_assert_not_reached ();
+}
+
+static int
+find_key (const char *key)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+    if (g_strcmp0 (json_keys[i].key, key) == 0)
+      return (int) i;
+
+  return -1;
+}
+
+/**
+ * mend_error_policy_update_from_json:
+ * @self: a policy
+ * @text: a JSON object
+ * @error: return location for a %MEND_POLICY_ERROR
+ *
+ * Applies the keys of a JSON object to the policy: `maxRetries`,
+ * `baseDelayMs`, `maxDelayMs`, `multiplier`, `jitter` (`"none"`,
+ * `"additive"`, `"full"`, `"equal"`, `"decorrelated"`), `jitterMs`, `delays`
+ * (an array of milliseconds, or null), `retryAfterMaxMs`, `staggerMs`,
+ * `retryPartial`, and `preset` (`"turn"` or `"resume"`, applied before the
+ * other keys). Keys that are not given keep their values.
+ *
+ * Malformed JSON, an unknown key or a bad value is an error that names the
+ * key, and then nothing is applied.
+ *
+ * Returns: %TRUE if the policy was updated
+ */
+gboolean
+mend_error_policy_update_from_json (MendErrorPolicy  *self,
+                                    const char       *text,
+                                    GError          **error)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) parse_error = NULL;
+  GValue staged[G_N_ELEMENTS (json_keys)] = { G_VALUE_INIT };
+  gboolean present[G_N_ELEMENTS (json_keys)] = { FALSE };
+  const char *preset = NULL;
+  gboolean ok = TRUE;
+  JsonObject *object;
+  JsonObjectIter iter;
+  const char *member;
+  JsonNode *node;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), FALSE);
+  g_return_val_if_fail (text != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  root = mend_json_parse (text, -1, &parse_error);
+  if (root == NULL)
+    {
+      g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
+                   _("The policy is not valid JSON: %s"), parse_error->message);
+      return FALSE;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error_literal (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
+                           _("The policy must be a JSON object"));
+      return FALSE;
+    }
+
+  object = json_node_get_object (root);
+  json_object_iter_init (&iter, object);
+  while (ok && json_object_iter_next (&iter, &member, &node))
+    {
+      int i;
+
+      if (g_strcmp0 (member, "preset") == 0)
+        {
+          if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+            preset = json_node_get_string (node);
+          if (g_strcmp0 (preset, "turn") != 0 && g_strcmp0 (preset, "resume") != 0)
+            ok = invalid (error, member, _("expected “turn” or “resume”"));
+          continue;
+        }
+
+      i = find_key (member);
+      if (i < 0)
+        {
+          g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
+                       _("Unknown policy key “%s”"), member);
+          ok = FALSE;
+          break;
+        }
+      if (present[i])
+        {
+          ok = invalid (error, member, _("given twice"));
+          break;
+        }
+
+      present[i] = TRUE;
+      ok = stage_value (G_OBJECT_GET_CLASS (self), member, json_keys[i].prop,
+                        node, &staged[i], error);
+    }
+
+  if (ok)
+    {
+      g_object_freeze_notify (G_OBJECT (self));
+
+      if (g_strcmp0 (preset, "resume") == 0)
+        apply_resume_preset (self);
+      else if (g_strcmp0 (preset, "turn") == 0)
+        {
+          g_autoptr(MendErrorPolicy) defaults = mend_error_policy_new ();
+
+          for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+            {
+              g_auto(GValue) v = G_VALUE_INIT;
+              const char *name = properties[json_keys[i].prop]->name;
+
+              g_value_init (&v, properties[json_keys[i].prop]->value_type);
+              g_object_get_property (G_OBJECT (defaults), name, &v);
+              g_object_set_property (G_OBJECT (self), name, &v);
+            }
+        }
+
+      for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+        if (present[i])
+          g_object_set_property (G_OBJECT (self), properties[json_keys[i].prop]->name, &staged[i]);
+
+      g_object_thaw_notify (G_OBJECT (self));
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+    if (G_IS_VALUE (&staged[i]))
+      g_value_unset (&staged[i]);
+
+  return ok;
+}
+
+/**
+ * mend_error_policy_new_from_json:
+ * @text: a JSON object
+ * @error: return location for a %MEND_POLICY_ERROR
+ *
+ * Creates a policy from the turn defaults and the keys of a JSON object; see
+ * [method@Mend.ErrorPolicy.update_from_json].
+ *
+ * Returns: (transfer full) (nullable): a new policy, or %NULL on error
+ */
+MendErrorPolicy *
+mend_error_policy_new_from_json (const char  *text,
+                                 GError     **error)
+{
+  g_autoptr(MendErrorPolicy) self = NULL;
+
+  g_return_val_if_fail (text != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  self = mend_error_policy_new ();
+  if (!mend_error_policy_update_from_json (self, text, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * mend_error_policy_new_from_file:
+ * @path: (type filename): a JSON file
+ * @error: return location for a %MEND_POLICY_ERROR or a file error
+ *
+ * Creates a policy from a JSON file; see
+ * [method@Mend.ErrorPolicy.update_from_json].
+ *
+ * Returns: (transfer full) (nullable): a new policy, or %NULL on error
+ */
+MendErrorPolicy *
+mend_error_policy_new_from_file (const char  *path,
+                                 GError     **error)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!g_file_get_contents (path, &contents, &length, error))
+    return NULL;
+
+  if (memchr (contents, '\0', length) != NULL)
+    {
+      g_autofree char *display = g_filename_display_name (path);
+
+      g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
+                   _("The policy file “%s” is not text"), display);
+      return NULL;
+    }
+
+  return mend_error_policy_new_from_json (contents, error);
+}
+
+/**
+ * mend_error_policy_to_json:
+ * @self: a policy
+ *
+ * Writes the policy as a JSON object that
+ * [ctor@Mend.ErrorPolicy.new_from_json] reads back to the same policy.
+ *
+ * Returns: (transfer full): the JSON text
+ */
+char *
+mend_error_policy_to_json (MendErrorPolicy *self)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  MendErrorPolicyPrivate *priv;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), NULL);
+
+  priv = mend_error_policy_get_instance_private (self);
+  builder = json_builder_new_immutable ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "maxRetries");
+  json_builder_add_int_value (builder, priv->max_retries);
+  json_builder_set_member_name (builder, "baseDelayMs");
+  json_builder_add_int_value (builder, priv->base_delay_ms);
+  json_builder_set_member_name (builder, "maxDelayMs");
+  json_builder_add_int_value (builder, priv->max_delay_ms);
+  json_builder_set_member_name (builder, "multiplier");
+  json_builder_add_double_value (builder, priv->multiplier);
+  json_builder_set_member_name (builder, "jitter");
+  {
+    g_autoptr(GEnumClass) enum_class = g_type_class_ref (MEND_TYPE_JITTER);
+    json_builder_add_string_value (builder, g_enum_get_value (enum_class, priv->jitter)->value_nick);
+  }
+  json_builder_set_member_name (builder, "jitterMs");
+  json_builder_add_int_value (builder, priv->jitter_ms);
+  json_builder_set_member_name (builder, "delays");
+  if (priv->delays == NULL)
+    json_builder_add_null_value (builder);
+  else
+    {
+      json_builder_begin_array (builder);
+      for (guint i = 0; i < priv->delays->len; i++)
+        json_builder_add_int_value (builder, g_array_index (priv->delays, guint, i));
+      json_builder_end_array (builder);
+    }
+  json_builder_set_member_name (builder, "retryAfterMaxMs");
+  json_builder_add_int_value (builder, priv->retry_after_max_ms);
+  json_builder_set_member_name (builder, "staggerMs");
+  json_builder_add_int_value (builder, priv->stagger_ms);
+  json_builder_set_member_name (builder, "retryPartial");
+  json_builder_add_boolean_value (builder, priv->retry_partial);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}

@@ -1,0 +1,128 @@
+/* mend-error-policy.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+
+#include "mend-enums.h"
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define MEND_TYPE_ERROR_POLICY (mend_error_policy_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_DERIVABLE_TYPE (MendErrorPolicy, mend_error_policy, MEND, ERROR_POLICY, GObject)
+
+/**
+ * MendErrorPolicyClass:
+ * @parent_class: the parent class
+ * @classify: decides whether a failure is retried; the default reads the
+ *   failure's reason, its `x-should-retry` and whether it was partial
+ *
+ * The class of an error policy. Override @classify to change what is
+ * retried (`do_classify` in Python).
+ */
+struct _MendErrorPolicyClass
+{
+  GObjectClass parent_class;
+
+  MendFailureKind (*classify) (MendErrorPolicy *self,
+                               MendFailure     *failure);
+
+  /*< private >*/
+  gpointer _reserved[8];
+};
+
+MEND_AVAILABLE_IN_ALL
+MendErrorPolicy  *mend_error_policy_new                   (void);
+MEND_AVAILABLE_IN_ALL
+MendErrorPolicy  *mend_error_policy_new_for_resume        (void);
+MEND_AVAILABLE_IN_ALL
+MendErrorPolicy  *mend_error_policy_new_from_json         (const char       *text,
+                                                           GError          **error);
+MEND_AVAILABLE_IN_ALL
+MendErrorPolicy  *mend_error_policy_new_from_file         (const char       *path,
+                                                           GError          **error);
+MEND_AVAILABLE_IN_ALL
+gboolean          mend_error_policy_update_from_json      (MendErrorPolicy  *self,
+                                                           const char       *text,
+                                                           GError          **error);
+MEND_AVAILABLE_IN_ALL
+char             *mend_error_policy_to_json               (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+MendFailureKind   mend_error_policy_classify              (MendErrorPolicy  *self,
+                                                           MendFailure      *failure);
+MEND_AVAILABLE_IN_ALL
+gint64            mend_error_policy_delay_for             (MendErrorPolicy  *self,
+                                                           guint             retry,
+                                                           MendFailure      *failure,
+                                                           gboolean         *server_hint);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_stagger_for       (MendErrorPolicy  *self,
+                                                           const char       *key);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_seed              (MendErrorPolicy  *self,
+                                                           guint32           seed);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_max_retries       (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_max_retries       (MendErrorPolicy  *self,
+                                                           guint             max_retries);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_base_delay_ms     (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_base_delay_ms     (MendErrorPolicy  *self,
+                                                           guint             base_delay_ms);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_max_delay_ms      (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_max_delay_ms      (MendErrorPolicy  *self,
+                                                           guint             max_delay_ms);
+MEND_AVAILABLE_IN_ALL
+double            mend_error_policy_get_multiplier        (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_multiplier        (MendErrorPolicy  *self,
+                                                           double            multiplier);
+MEND_AVAILABLE_IN_ALL
+MendJitter        mend_error_policy_get_jitter            (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_jitter            (MendErrorPolicy  *self,
+                                                           MendJitter        jitter);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_jitter_ms         (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_jitter_ms         (MendErrorPolicy  *self,
+                                                           guint             jitter_ms);
+MEND_AVAILABLE_IN_ALL
+const guint      *mend_error_policy_get_delays            (MendErrorPolicy  *self,
+                                                           gsize            *n_delays);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_delays            (MendErrorPolicy  *self,
+                                                           const guint      *delays,
+                                                           gsize             n_delays);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_retry_after_max_ms (MendErrorPolicy *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_retry_after_max_ms (MendErrorPolicy *self,
+                                                            guint            retry_after_max_ms);
+MEND_AVAILABLE_IN_ALL
+guint             mend_error_policy_get_stagger_ms        (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_stagger_ms        (MendErrorPolicy  *self,
+                                                           guint             stagger_ms);
+MEND_AVAILABLE_IN_ALL
+gboolean          mend_error_policy_get_retry_partial     (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_ALL
+void              mend_error_policy_set_retry_partial     (MendErrorPolicy  *self,
+                                                           gboolean          retry_partial);
+
+G_END_DECLS

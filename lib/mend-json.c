@@ -1,0 +1,127 @@
+/* mend-json.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-json-private.h"
+
+/* A byte scan for the nesting depth, skipping strings, so that a line of
+ * ten thousand '[' never reaches the recursive parser. */
+static gboolean
+depth_within_bound (const char *data,
+                    gsize       length)
+{
+  gboolean in_string = FALSE;
+  guint depth = 0;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      char c = data[i];
+
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+        }
+      else if (c == '"')
+        in_string = TRUE;
+      else if (c == '{' || c == '[')
+        {
+          if (++depth > MEND_JSON_MAX_DEPTH)
+            return FALSE;
+        }
+      else if ((c == '}' || c == ']') && depth > 0)
+        depth--;
+    }
+
+  return TRUE;
+}
+
+JsonNode *
+mend_json_parse (const char  *data,
+                 gssize       length,
+                 GError     **error)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  JsonNode *root;
+
+  if (length < 0)
+    length = strlen (data);
+
+  if (!depth_within_bound (data, length))
+    {
+      g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE,
+                   _("JSON is nested deeper than %u levels"), MEND_JSON_MAX_DEPTH);
+      return NULL;
+    }
+
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, data, length, error))
+    return NULL;
+
+  root = json_parser_get_root (parser);
+  if (root == NULL)
+    {
+      g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE,
+                           _("The JSON text is empty"));
+      return NULL;
+    }
+
+  return json_node_ref (root);
+}
+
+char *
+mend_json_to_string (JsonNode *node)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+
+  json_generator_set_root (generator, node);
+  return json_generator_to_data (generator, NULL);
+}
+
+char *
+mend_json_builder_finish (JsonBuilder *builder)
+{
+  g_autoptr(JsonNode) root = json_builder_get_root (builder);
+
+  return mend_json_to_string (root);
+}
+
+const char *
+mend_json_get_string (JsonObject *object,
+                      const char *member)
+{
+  JsonNode *node;
+
+  if (object == NULL)
+    return NULL;
+
+  node = json_object_get_member (object, member);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
+JsonObject *
+mend_json_get_object (JsonObject *object,
+                      const char *member)
+{
+  JsonNode *node;
+
+  if (object == NULL)
+    return NULL;
+
+  node = json_object_get_member (object, member);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return NULL;
+
+  return json_node_get_object (node);
+}

@@ -1,0 +1,31 @@
+/* mend-manual-clock.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include "mend-clock.h"
+
+G_BEGIN_DECLS
+
+#define MEND_TYPE_MANUAL_CLOCK (mend_manual_clock_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendManualClock, mend_manual_clock, MEND, MANUAL_CLOCK, MendClock)
+
+MEND_AVAILABLE_IN_ALL
+MendClock *mend_manual_clock_new             (gint64           wall_start_us);
+MEND_AVAILABLE_IN_ALL
+void       mend_manual_clock_advance         (MendManualClock *self,
+                                              guint64          ms);
+MEND_AVAILABLE_IN_ALL
+gboolean   mend_manual_clock_advance_to_next (MendManualClock *self);
+MEND_AVAILABLE_IN_ALL
+guint      mend_manual_clock_get_n_pending   (MendManualClock *self);
+
+G_END_DECLS

@@ -1,0 +1,901 @@
+/* mend-retry-wait.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-clock.h"
+#include "mend-enum-types.h"
+#include "mend-failure.h"
+#include "mend-i18n-private.h"
+#include "mend-json-private.h"
+#include "mend-retry-wait.h"
+
+/**
+ * MendRetryWait:
+ *
+ * One scheduled retry, as the UI draws it: "Retrying in 4 s (retry 2 of 4)".
+ *
+ * A wait starts counting when it is made, on its [class@Mend.Clock], and
+ * ends once: it fires when its delay has passed or on
+ * [method@Mend.RetryWait.fire_now] ("Retry now"), or it is cancelled.
+ * Firing, cancelling and `fire_now()` are idempotent: a wait fires at most
+ * once, and a cancelled wait never fires.
+ *
+ * [property@Mend.RetryWait:attempt] is the number of the retry that runs
+ * when the wait fires, from 1, and [property@Mend.RetryWait:of] the policy's
+ * [property@Mend.ErrorPolicy:max-retries]: the same meaning for turns and
+ * subagents. Times are wall-clock microseconds since the Unix epoch.
+ *
+ * Pending waits cost one timer each in their clock's ordered set, and no
+ * wakeup until the earliest deadline.
+ */
+
+struct _MendRetryWait
+{
+  GObject             parent_instance;
+
+  MendClock          *clock;
+  MendFailure        *failure;
+  guint64             delay_ms;
+  guint               attempt;
+  guint               of;
+  MendReason          reason;
+  gboolean            server_hint;
+
+  gint64              started_at;
+  gint64              next_at;
+  gint64              deadline_us;  /* on the clock's monotonic time */
+  guint               timer_id;
+  MendRetryWaitState  state;
+};
+
+enum {
+  PROP_0,
+  PROP_CLOCK,
+  PROP_ATTEMPT,
+  PROP_OF,
+  PROP_REASON,
+  PROP_FAILURE,
+  PROP_DELAY_MS,
+  PROP_STARTED_AT,
+  PROP_NEXT_AT,
+  PROP_SERVER_HINT,
+  PROP_STATE,
+  N_PROPS
+};
+
+enum {
+  FIRED,
+  CANCELLED,
+  N_SIGNALS
+};
+
+G_DEFINE_FINAL_TYPE (MendRetryWait, mend_retry_wait, G_TYPE_OBJECT)
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void
+finish (MendRetryWait      *self,
+        MendRetryWaitState  state)
+{
+  g_assert (state != MEND_RETRY_WAIT_PENDING);
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return;
+
+  g_object_ref (self);
+
+  self->state = state;
+  if (self->timer_id != 0)
+    {
+      mend_clock_remove_timeout (self->clock, self->timer_id);
+      self->timer_id = 0;
+    }
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+  g_signal_emit (self, signals[state == MEND_RETRY_WAIT_FIRED ? FIRED : CANCELLED], 0);
+
+  g_object_unref (self);
+}
+
+static void
+on_timer (gpointer user_data)
+{
+  MendRetryWait *self = user_data;
+
+  /* The timer is spent: nothing to remove. */
+  self->timer_id = 0;
+  finish (self, MEND_RETRY_WAIT_FIRED);
+}
+
+static void
+mend_retry_wait_constructed (GObject *object)
+{
+  MendRetryWait *self = (MendRetryWait *) object;
+  gint64 delay_us;
+
+  G_OBJECT_CLASS (mend_retry_wait_parent_class)->constructed (object);
+
+  if (self->clock == NULL)
+    self->clock = g_object_ref (mend_clock_get_default ());
+
+  delay_us = self->delay_ms > (guint64) (G_MAXINT64 / 4000) ? G_MAXINT64 / 4 : (gint64) self->delay_ms * 1000;
+
+  self->started_at = mend_clock_get_real_time (self->clock);
+  self->next_at = self->started_at + delay_us;
+  self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
+  /* No reference: dispose removes the timer, so it never outlives us. */
+  self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer, self, NULL);
+}
+
+static void
+mend_retry_wait_dispose (GObject *object)
+{
+  MendRetryWait *self = (MendRetryWait *) object;
+
+  if (self->timer_id != 0)
+    {
+      mend_clock_remove_timeout (self->clock, self->timer_id);
+      self->timer_id = 0;
+    }
+
+  G_OBJECT_CLASS (mend_retry_wait_parent_class)->dispose (object);
+}
+
+static void
+mend_retry_wait_finalize (GObject *object)
+{
+  MendRetryWait *self = (MendRetryWait *) object;
+
+  g_clear_object (&self->clock);
+  g_clear_object (&self->failure);
+
+  G_OBJECT_CLASS (mend_retry_wait_parent_class)->finalize (object);
+}
+
+static void
+mend_retry_wait_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  MendRetryWait *self = MEND_RETRY_WAIT (object);
+
+  switch (prop_id)
+    {
+    case PROP_CLOCK:
+      g_value_set_object (value, self->clock);
+      break;
+    case PROP_ATTEMPT:
+      g_value_set_uint (value, self->attempt);
+      break;
+    case PROP_OF:
+      g_value_set_uint (value, self->of);
+      break;
+    case PROP_REASON:
+      g_value_set_enum (value, self->reason);
+      break;
+    case PROP_FAILURE:
+      g_value_set_object (value, self->failure);
+      break;
+    case PROP_DELAY_MS:
+      g_value_set_uint64 (value, self->delay_ms);
+      break;
+    case PROP_STARTED_AT:
+      g_value_set_int64 (value, self->started_at);
+      break;
+    case PROP_NEXT_AT:
+      g_value_set_int64 (value, self->next_at);
+      break;
+    case PROP_SERVER_HINT:
+      g_value_set_boolean (value, self->server_hint);
+      break;
+    case PROP_STATE:
+      g_value_set_enum (value, self->state);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_retry_wait_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  MendRetryWait *self = MEND_RETRY_WAIT (object);
+
+  switch (prop_id)
+    {
+    case PROP_CLOCK:
+      self->clock = g_value_dup_object (value);
+      break;
+    case PROP_ATTEMPT:
+      self->attempt = g_value_get_uint (value);
+      break;
+    case PROP_OF:
+      self->of = g_value_get_uint (value);
+      break;
+    case PROP_REASON:
+      self->reason = g_value_get_enum (value);
+      break;
+    case PROP_FAILURE:
+      self->failure = g_value_dup_object (value);
+      break;
+    case PROP_DELAY_MS:
+      self->delay_ms = g_value_get_uint64 (value);
+      break;
+    case PROP_SERVER_HINT:
+      self->server_hint = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_retry_wait_class_init (MendRetryWaitClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = mend_retry_wait_constructed;
+  object_class->dispose = mend_retry_wait_dispose;
+  object_class->finalize = mend_retry_wait_finalize;
+  object_class->get_property = mend_retry_wait_get_property;
+  object_class->set_property = mend_retry_wait_set_property;
+
+  mend_i18n_init ();
+
+  /**
+   * MendRetryWait:clock:
+   *
+   * The clock the wait counts on; %NULL at construction means the default
+   * clock.
+   */
+  properties[PROP_CLOCK] =
+    g_param_spec_object ("clock", NULL, NULL,
+                         MEND_TYPE_CLOCK,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:attempt:
+   *
+   * The number of the retry that runs when the wait fires, from 1.
+   */
+  properties[PROP_ATTEMPT] =
+    g_param_spec_uint ("attempt", NULL, NULL,
+                       0, G_MAXUINT, 1,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:of:
+   *
+   * How many retries there are in all: the policy's
+   * [property@Mend.ErrorPolicy:max-retries].
+   */
+  properties[PROP_OF] =
+    g_param_spec_uint ("of", NULL, NULL,
+                       0, G_MAXUINT, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:reason:
+   *
+   * Why the retry is needed.
+   */
+  properties[PROP_REASON] =
+    g_param_spec_enum ("reason", NULL, NULL,
+                       MEND_TYPE_REASON, MEND_REASON_UNKNOWN,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:failure:
+   *
+   * The failure the retry follows, or %NULL.
+   */
+  properties[PROP_FAILURE] =
+    g_param_spec_object ("failure", NULL, NULL,
+                         MEND_TYPE_FAILURE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:delay-ms:
+   *
+   * How long the wait lasts, in milliseconds.
+   */
+  properties[PROP_DELAY_MS] =
+    g_param_spec_uint64 ("delay-ms", NULL, NULL,
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:started-at:
+   *
+   * When the wait began: wall-clock microseconds since the Unix epoch.
+   */
+  properties[PROP_STARTED_AT] =
+    g_param_spec_int64 ("started-at", NULL, NULL,
+                        G_MININT64, G_MAXINT64, 0,
+                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:next-at:
+   *
+   * When the wait is due: wall-clock microseconds since the Unix epoch.
+   */
+  properties[PROP_NEXT_AT] =
+    g_param_spec_int64 ("next-at", NULL, NULL,
+                        G_MININT64, G_MAXINT64, 0,
+                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:server-hint:
+   *
+   * Whether the delay came from the server (`Retry-After` or a hint in its
+   * error text).
+   */
+  properties[PROP_SERVER_HINT] =
+    g_param_spec_boolean ("server-hint", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:state:
+   *
+   * Whether the wait is pending, fired or cancelled.
+   */
+  properties[PROP_STATE] =
+    g_param_spec_enum ("state", NULL, NULL,
+                       MEND_TYPE_RETRY_WAIT_STATE, MEND_RETRY_WAIT_PENDING,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendRetryWait::fired:
+   * @self: the wait
+   *
+   * Emitted once when the wait ends and its retry should run, on time or
+   * through [method@Mend.RetryWait.fire_now].
+   */
+  signals[FIRED] =
+    g_signal_new ("fired",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
+
+  /**
+   * MendRetryWait::cancelled:
+   * @self: the wait
+   *
+   * Emitted once when the wait is cancelled; its retry never runs.
+   */
+  signals[CANCELLED] =
+    g_signal_new ("cancelled",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
+}
+
+static void
+mend_retry_wait_init (MendRetryWait *self)
+{
+  self->attempt = 1;
+  self->reason = MEND_REASON_UNKNOWN;
+  self->state = MEND_RETRY_WAIT_PENDING;
+}
+
+/**
+ * mend_retry_wait_new:
+ * @clock: (nullable): the clock to count on, or %NULL for the default clock
+ * @delay_ms: how long to wait, in milliseconds
+ * @attempt: the number of the retry that runs when the wait fires, from 1
+ * @of: how many retries there are in all
+ * @reason: why the retry is needed
+ *
+ * Creates a wait, which starts counting at once. Use
+ * [method@Mend.RetryWait.run_async] or the [signal@Mend.RetryWait::fired]
+ * signal to run the retry.
+ *
+ * Returns: (transfer full): a new pending wait
+ */
+MendRetryWait *
+mend_retry_wait_new (MendClock  *clock,
+                     guint64     delay_ms,
+                     guint       attempt,
+                     guint       of,
+                     MendReason  reason)
+{
+  g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
+
+  return g_object_new (MEND_TYPE_RETRY_WAIT,
+                       "clock", clock,
+                       "delay-ms", delay_ms,
+                       "attempt", attempt,
+                       "of", of,
+                       "reason", reason,
+                       NULL);
+}
+
+/**
+ * mend_retry_wait_get_clock:
+ * @self: a wait
+ *
+ * Gets the clock the wait counts on.
+ *
+ * Returns: (transfer none): the clock
+ */
+MendClock *
+mend_retry_wait_get_clock (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+
+  return self->clock;
+}
+
+/**
+ * mend_retry_wait_get_attempt:
+ * @self: a wait
+ *
+ * Gets the number of the retry that runs when the wait fires.
+ *
+ * Returns: the retry number, from 1
+ */
+guint
+mend_retry_wait_get_attempt (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  return self->attempt;
+}
+
+/**
+ * mend_retry_wait_get_of:
+ * @self: a wait
+ *
+ * Gets how many retries there are in all.
+ *
+ * Returns: the number of retries
+ */
+guint
+mend_retry_wait_get_of (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  return self->of;
+}
+
+/**
+ * mend_retry_wait_get_reason:
+ * @self: a wait
+ *
+ * Gets why the retry is needed.
+ *
+ * Returns: the reason
+ */
+MendReason
+mend_retry_wait_get_reason (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), MEND_REASON_UNKNOWN);
+
+  return self->reason;
+}
+
+/**
+ * mend_retry_wait_get_failure:
+ * @self: a wait
+ *
+ * Gets the failure the retry follows.
+ *
+ * Returns: (transfer none) (nullable): the failure, or %NULL
+ */
+MendFailure *
+mend_retry_wait_get_failure (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+
+  return self->failure;
+}
+
+/**
+ * mend_retry_wait_get_delay_ms:
+ * @self: a wait
+ *
+ * Gets how long the wait lasts.
+ *
+ * Returns: the delay in milliseconds
+ */
+guint64
+mend_retry_wait_get_delay_ms (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  return self->delay_ms;
+}
+
+/**
+ * mend_retry_wait_get_started_at:
+ * @self: a wait
+ *
+ * Gets when the wait began.
+ *
+ * Returns: wall-clock microseconds since the Unix epoch
+ */
+gint64
+mend_retry_wait_get_started_at (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  return self->started_at;
+}
+
+/**
+ * mend_retry_wait_get_next_at:
+ * @self: a wait
+ *
+ * Gets when the wait is due.
+ *
+ * Returns: wall-clock microseconds since the Unix epoch
+ */
+gint64
+mend_retry_wait_get_next_at (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  return self->next_at;
+}
+
+/**
+ * mend_retry_wait_get_server_hint:
+ * @self: a wait
+ *
+ * Gets whether the delay came from the server.
+ *
+ * Returns: %TRUE if the server's hint set the delay
+ */
+gboolean
+mend_retry_wait_get_server_hint (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+
+  return self->server_hint;
+}
+
+/**
+ * mend_retry_wait_get_state:
+ * @self: a wait
+ *
+ * Gets whether the wait is pending, fired or cancelled.
+ *
+ * Returns: the state
+ */
+MendRetryWaitState
+mend_retry_wait_get_state (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), MEND_RETRY_WAIT_CANCELLED);
+
+  return self->state;
+}
+
+/**
+ * mend_retry_wait_get_remaining_ms:
+ * @self: a wait
+ *
+ * Gets how long is left before the wait fires, rounded up to the
+ * millisecond.
+ *
+ * Returns: the remaining time in milliseconds; 0 once the wait has ended
+ */
+gint64
+mend_retry_wait_get_remaining_ms (MendRetryWait *self)
+{
+  gint64 left;
+
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return 0;
+
+  left = self->deadline_us - mend_clock_get_monotonic_time (self->clock);
+  return left <= 0 ? 0 : (left + 999) / 1000;
+}
+
+/**
+ * mend_retry_wait_fire_now:
+ * @self: a wait
+ *
+ * Ends the wait now and runs its retry: the "Retry now" button. Does
+ * nothing if the wait already fired or was cancelled.
+ *
+ * Returns: %TRUE if the wait fired now
+ */
+gboolean
+mend_retry_wait_fire_now (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return FALSE;
+
+  finish (self, MEND_RETRY_WAIT_FIRED);
+  return TRUE;
+}
+
+/**
+ * mend_retry_wait_cancel:
+ * @self: a wait
+ *
+ * Cancels the wait; its retry never runs. Does nothing if the wait already
+ * fired or was cancelled.
+ *
+ * Returns: %TRUE if the wait was cancelled now
+ */
+gboolean
+mend_retry_wait_cancel (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return FALSE;
+
+  finish (self, MEND_RETRY_WAIT_CANCELLED);
+  return TRUE;
+}
+
+static char *
+describe_duration (gint64 ms)
+{
+  guint64 seconds = (guint64) ((ms + 999) / 1000);
+
+  if (seconds < 60)
+    /* Translators: a short duration in seconds */
+    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u s", "%u s", (gulong) seconds),
+                            (guint) seconds);
+
+  if (seconds < 3600)
+    {
+      guint minutes = (guint) (seconds / 60);
+      guint rest = (guint) (seconds % 60);
+
+      if (rest == 0)
+        /* Translators: a short duration in minutes */
+        return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u min", "%u min", minutes), minutes);
+      /* Translators: a short duration in minutes and seconds */
+      return g_strdup_printf (_("%u min %u s"), minutes, rest);
+    }
+
+  {
+    guint64 hours = seconds / 3600;
+    guint minutes = (guint) ((seconds % 3600 + 59) / 60);
+
+    if (minutes == 60)
+      {
+        hours++;
+        minutes = 0;
+      }
+    if (minutes == 0)
+      /* Translators: a short duration in hours */
+      return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u h", "%u h", (gulong) hours), (guint) hours);
+    /* Translators: a short duration in hours and minutes */
+    return g_strdup_printf (_("%u h %u min"), (guint) hours, minutes);
+  }
+}
+
+/**
+ * mend_retry_wait_describe:
+ * @self: a wait
+ *
+ * Describes the wait for people, in their language: "Retrying in 4 s
+ * (retry 2 of 4)", "Retrying now (retry 2 of 4)" once fired, "Retry
+ * cancelled" once cancelled. Call it again as time passes for a countdown.
+ *
+ * Returns: (transfer full): the description
+ */
+char *
+mend_retry_wait_describe (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+
+  switch (self->state)
+    {
+    case MEND_RETRY_WAIT_PENDING:
+      {
+        g_autofree char *duration = describe_duration (mend_retry_wait_get_remaining_ms (self));
+
+        /* Translators: the first %s is a duration such as “4 s”; then the
+         * number of the retry and how many there are in all */
+        return g_strdup_printf (_("Retrying in %s (retry %u of %u)"), duration, self->attempt, self->of);
+      }
+    case MEND_RETRY_WAIT_FIRED:
+      /* Translators: the number of the retry and how many there are in all */
+      return g_strdup_printf (_("Retrying now (retry %u of %u)"), self->attempt, self->of);
+    case MEND_RETRY_WAIT_CANCELLED:
+    default:
+      return g_strdup (_("Retry cancelled"));
+    }
+}
+
+/**
+ * mend_retry_wait_to_json:
+ * @self: a wait
+ *
+ * Writes the wait as JSON, as records and saved state carry it:
+ * `{"attempt":2,"of":4,"reason":"capacity","nextAt":1764500000000}`, with
+ * `nextAt` in wall-clock milliseconds since the Unix epoch.
+ *
+ * Returns: (transfer full): the JSON text
+ */
+char *
+mend_retry_wait_to_json (MendRetryWait *self)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "attempt");
+  json_builder_add_int_value (builder, self->attempt);
+  json_builder_set_member_name (builder, "of");
+  json_builder_add_int_value (builder, self->of);
+  json_builder_set_member_name (builder, "reason");
+  json_builder_add_string_value (builder, mend_reason_to_nick (self->reason));
+  json_builder_set_member_name (builder, "nextAt");
+  json_builder_add_int_value (builder, self->next_at / 1000);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+typedef struct
+{
+  MendRetryWait *wait;
+  GCancellable  *cancellable;
+  GMainContext  *context;
+  gulong         fired_id;
+  gulong         cancelled_id;
+  gulong         cancellable_id;
+} RunData;
+
+static void
+run_data_free (RunData *data)
+{
+  g_clear_signal_handler (&data->fired_id, data->wait);
+  g_clear_signal_handler (&data->cancelled_id, data->wait);
+  if (data->cancellable_id != 0)
+    g_cancellable_disconnect (data->cancellable, data->cancellable_id);
+  g_clear_object (&data->cancellable);
+  g_clear_object (&data->wait);
+  g_clear_pointer (&data->context, g_main_context_unref);
+  g_free (data);
+}
+
+static void
+run_complete (GTask *task)
+{
+  RunData *data = g_task_get_task_data (task);
+
+  /* Disconnect before returning so that no second ending reaches the task. */
+  g_clear_signal_handler (&data->fired_id, data->wait);
+  g_clear_signal_handler (&data->cancelled_id, data->wait);
+
+  if (data->wait->state == MEND_RETRY_WAIT_FIRED)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                             _("The retry was cancelled"));
+}
+
+static void
+on_run_ended (MendRetryWait *wait,
+              GTask         *task)
+{
+  run_complete (task);
+  /* The reference the signal handlers held. */
+  g_object_unref (task);
+}
+
+static gboolean
+cancel_in_context (gpointer user_data)
+{
+  mend_retry_wait_cancel (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_run_cancellable (GCancellable *cancellable,
+                    gpointer      user_data)
+{
+  RunData *data = user_data;
+
+  /* The cancelling thread may not be the wait's: hop to the wait's context
+   * (at once when it is this thread's). */
+  g_main_context_invoke_full (data->context, G_PRIORITY_DEFAULT,
+                              cancel_in_context,
+                              g_object_ref (data->wait), g_object_unref);
+}
+
+/**
+ * mend_retry_wait_run_async:
+ * @self: a wait
+ * @cancellable: (nullable): cancels the wait
+ * @callback: (scope async) (closure user_data): called when the wait ends
+ * @user_data: data for @callback
+ *
+ * Waits for the wait to end. The call completes with %TRUE when it fires,
+ * and with %G_IO_ERROR_CANCELLED when it is cancelled, through
+ * [method@Mend.RetryWait.cancel] or @cancellable (which also cancels the
+ * wait).
+ */
+void
+mend_retry_wait_run_async (MendRetryWait       *self,
+                           GCancellable        *cancellable,
+                           GAsyncReadyCallback  callback,
+                           gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  RunData *data;
+
+  g_return_if_fail (MEND_IS_RETRY_WAIT (self));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, mend_retry_wait_run_async);
+
+  data = g_new0 (RunData, 1);
+  data->wait = g_object_ref (self);
+  data->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
+  data->context = g_main_context_ref_thread_default ();
+  g_task_set_task_data (task, data, (GDestroyNotify) run_data_free);
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    {
+      run_complete (task);
+      return;
+    }
+
+  data->fired_id = g_signal_connect (self, "fired", G_CALLBACK (on_run_ended), task);
+  data->cancelled_id = g_signal_connect (self, "cancelled", G_CALLBACK (on_run_ended), task);
+
+  if (cancellable != NULL)
+    {
+      data->cancellable_id = g_cancellable_connect (cancellable,
+                                                    G_CALLBACK (on_run_cancellable),
+                                                    data, NULL);
+      /* Already cancelled: the handler ran synchronously and the task has
+       * its result, returned from an idle by GTask. */
+    }
+
+  /* The signal handlers keep the task alive until the wait ends. */
+  g_steal_pointer (&task);
+}
+
+/**
+ * mend_retry_wait_run_finish:
+ * @self: a wait
+ * @result: the result passed to the callback
+ * @error: return location for a %G_IO_ERROR_CANCELLED error
+ *
+ * Finishes [method@Mend.RetryWait.run_async].
+ *
+ * Returns: %TRUE if the wait fired, %FALSE if it was cancelled
+ */
+gboolean
+mend_retry_wait_run_finish (MendRetryWait  *self,
+                            GAsyncResult   *result,
+                            GError        **error)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == mend_retry_wait_run_async, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}

@@ -1,0 +1,71 @@
+/* mend-retry-wait.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "mend-enums.h"
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define MEND_TYPE_RETRY_WAIT (mend_retry_wait_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendRetryWait, mend_retry_wait, MEND, RETRY_WAIT, GObject)
+
+MEND_AVAILABLE_IN_ALL
+MendRetryWait      *mend_retry_wait_new              (MendClock            *clock,
+                                                      guint64               delay_ms,
+                                                      guint                 attempt,
+                                                      guint                 of,
+                                                      MendReason            reason);
+MEND_AVAILABLE_IN_ALL
+MendClock          *mend_retry_wait_get_clock        (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+guint               mend_retry_wait_get_attempt      (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+guint               mend_retry_wait_get_of           (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+MendReason          mend_retry_wait_get_reason       (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+MendFailure        *mend_retry_wait_get_failure      (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+guint64             mend_retry_wait_get_delay_ms     (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+gint64              mend_retry_wait_get_started_at   (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+gint64              mend_retry_wait_get_next_at      (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_retry_wait_get_server_hint  (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+MendRetryWaitState  mend_retry_wait_get_state        (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+gint64              mend_retry_wait_get_remaining_ms (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_retry_wait_fire_now         (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_retry_wait_cancel           (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+char               *mend_retry_wait_describe         (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+char               *mend_retry_wait_to_json          (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_retry_wait_run_async        (MendRetryWait        *self,
+                                                      GCancellable         *cancellable,
+                                                      GAsyncReadyCallback   callback,
+                                                      gpointer              user_data);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_retry_wait_run_finish       (MendRetryWait        *self,
+                                                      GAsyncResult         *result,
+                                                      GError              **error);
+
+G_END_DECLS

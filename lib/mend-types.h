@@ -1,0 +1,22 @@
+/* mend-types.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+
+G_BEGIN_DECLS
+
+typedef struct _MendClock         MendClock;
+typedef struct _MendManualClock   MendManualClock;
+typedef struct _MendFailure       MendFailure;
+typedef struct _MendErrorPolicy   MendErrorPolicy;
+typedef struct _MendRetryWait     MendRetryWait;
+
+G_END_DECLS

@@ -1,0 +1,18 @@
+/* mend-version-macros.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <glib.h>
+
+#ifndef _MEND_EXTERN
+# define _MEND_EXTERN __attribute__((visibility("default"))) extern
+#endif
+
+#define MEND_AVAILABLE_IN_ALL _MEND_EXTERN
