@@ -513,7 +513,8 @@ scheduled_delay (MendErrorPolicyPrivate *priv,
   switch (priv->jitter)
     {
     case MEND_JITTER_ADDITIVE:
-      delay = MIN (cap, raw + (double) g_rand_int_range (priv->rand, 0, priv->jitter_ms + 1));
+      delay = raw + (double) g_rand_int_range (priv->rand, 0, priv->jitter_ms + 1);
+      delay = MIN (cap, delay);
       break;
     case MEND_JITTER_FULL:
       delay = random_between (priv, 0, MIN (cap, raw));
@@ -529,7 +530,8 @@ scheduled_delay (MendErrorPolicyPrivate *priv,
         double base = MIN (cap, priv->base_delay_ms);
         double prev = retry > 1 ? MIN (cap, raw_delay (priv, retry - 1)) : base;
 
-        delay = MIN (cap, random_between (priv, base, MAX (base, prev * 3)));
+        delay = random_between (priv, base, MAX (base, prev * 3));
+        delay = MIN (cap, delay);
       }
       break;
     case MEND_JITTER_NONE:
@@ -1243,12 +1245,6 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
           ok = FALSE;
           break;
         }
-      if (present[i])
-        {
-          ok = invalid (error, member, _("given twice"));
-          break;
-        }
-
       present[i] = TRUE;
       ok = stage_value (G_OBJECT_GET_CLASS (self), member, json_keys[i].prop,
                         node, &staged[i], error);

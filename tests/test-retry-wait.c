@@ -1,0 +1,434 @@
+/* test-retry-wait.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <locale.h>
+
+#include <glib/gi18n-lib.h>
+#include <libmend.h>
+
+#define WALL_START 1764500000000000  /* µs */
+
+typedef struct
+{
+  MendClock *clock;
+  guint fired;
+  guint cancelled;
+} Fixture;
+
+static void
+on_fired (MendRetryWait *wait,
+          Fixture       *f)
+{
+  f->fired++;
+}
+
+static void
+on_cancelled (MendRetryWait *wait,
+              Fixture       *f)
+{
+  f->cancelled++;
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  f->clock = mend_manual_clock_new (WALL_START);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_assert_finalize_object (f->clock);
+}
+
+static MendRetryWait *
+new_wait (Fixture *f,
+          guint64  delay_ms)
+{
+  MendRetryWait *wait = mend_retry_wait_new (f->clock, delay_ms, 2, 4, MEND_REASON_CAPACITY);
+
+  g_signal_connect (wait, "fired", G_CALLBACK (on_fired), f);
+  g_signal_connect (wait, "cancelled", G_CALLBACK (on_cancelled), f);
+  return wait;
+}
+
+static void
+advance (Fixture *f,
+         guint64  ms)
+{
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), ms);
+}
+
+static void
+test_properties (Fixture       *f,
+                 gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 4000);
+  g_autoptr(MendClock) clock = NULL;
+  guint attempt, of;
+  MendReason reason;
+  guint64 delay;
+  gint64 started, next;
+  gboolean hint;
+  MendRetryWaitState state;
+  MendFailure *failure = NULL;
+
+  g_object_get (wait,
+                "clock", &clock,
+                "attempt", &attempt,
+                "of", &of,
+                "reason", &reason,
+                "delay-ms", &delay,
+                "started-at", &started,
+                "next-at", &next,
+                "server-hint", &hint,
+                "state", &state,
+                "failure", &failure,
+                NULL);
+
+  g_assert_true (clock == f->clock);
+  g_assert_cmpuint (attempt, ==, 2);
+  g_assert_cmpuint (of, ==, 4);
+  g_assert_cmpint (reason, ==, MEND_REASON_CAPACITY);
+  g_assert_cmpuint (delay, ==, 4000);
+  g_assert_cmpint (started, ==, WALL_START);
+  g_assert_cmpint (next, ==, WALL_START + 4000 * 1000);
+  g_assert_false (hint);
+  g_assert_cmpint (state, ==, MEND_RETRY_WAIT_PENDING);
+  g_assert_null (failure);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_construct_with_failure_and_hint (Fixture       *f,
+                                      gconstpointer  data)
+{
+  MendFailure *failure = mend_failure_new_from_http (429, NULL, NULL);
+  MendRetryWait *wait = g_object_new (MEND_TYPE_RETRY_WAIT,
+                                      "clock", f->clock,
+                                      "delay-ms", (guint64) 7000,
+                                      "attempt", 1,
+                                      "of", 4,
+                                      "reason", MEND_REASON_RATE_LIMIT,
+                                      "failure", failure,
+                                      "server-hint", TRUE,
+                                      NULL);
+
+  g_assert_true (mend_retry_wait_get_failure (wait) == failure);
+  g_assert_true (mend_retry_wait_get_server_hint (wait));
+  g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, WALL_START + 7000000);
+
+  g_assert_finalize_object (wait);
+  g_assert_finalize_object (failure);
+}
+
+static void
+test_fires_once_when_due (Fixture       *f,
+                          gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 4000);
+
+  g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), ==, 4000);
+  advance (f, 3999);
+  g_assert_cmpuint (f->fired, ==, 0);
+  g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), ==, 1);
+  advance (f, 1);
+  g_assert_cmpuint (f->fired, ==, 1);
+  g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_FIRED);
+  g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), ==, 0);
+
+  /* Idempotent: nothing fires or cancels twice. */
+  g_assert_false (mend_retry_wait_fire_now (wait));
+  g_assert_false (mend_retry_wait_cancel (wait));
+  advance (f, 100000);
+  g_assert_cmpuint (f->fired, ==, 1);
+  g_assert_cmpuint (f->cancelled, ==, 0);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_fire_now_skips_the_wait (Fixture       *f,
+                              gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 60000);
+
+  g_assert_true (mend_retry_wait_fire_now (wait));
+  g_assert_cmpuint (f->fired, ==, 1);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
+  advance (f, 60000);
+  g_assert_cmpuint (f->fired, ==, 1);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_cancelled_wait_never_fires (Fixture       *f,
+                                 gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 1000);
+
+  g_assert_true (mend_retry_wait_cancel (wait));
+  g_assert_false (mend_retry_wait_cancel (wait));
+  g_assert_false (mend_retry_wait_fire_now (wait));
+  advance (f, 5000);
+  g_assert_cmpuint (f->fired, ==, 0);
+  g_assert_cmpuint (f->cancelled, ==, 1);
+  g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_CANCELLED);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_dropped_wait_leaves_no_timer (Fixture       *f,
+                                   gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 1000);
+
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
+  g_assert_finalize_object (wait);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
+  advance (f, 5000);
+  g_assert_cmpuint (f->fired, ==, 0);
+}
+
+static void
+test_to_json (Fixture       *f,
+              gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 4000);
+  g_autofree char *json = mend_retry_wait_to_json (wait);
+
+  g_assert_cmpstr (json, ==, "{\"attempt\":2,\"of\":4,\"reason\":\"capacity\",\"nextAt\":1764500004000}");
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_describe_counts_down (Fixture       *f,
+                           gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 4000);
+  MendRetryWait *longer = new_wait (f, 90500);
+  MendRetryWait *hours = new_wait (f, 3600000 + 120000);
+  char *text;
+
+  text = mend_retry_wait_describe (wait);
+  g_assert_cmpstr (text, ==, "Retrying in 4 s (retry 2 of 4)");
+  g_free (text);
+
+  advance (f, 1500);
+  text = mend_retry_wait_describe (wait);
+  g_assert_cmpstr (text, ==, "Retrying in 3 s (retry 2 of 4)");
+  g_free (text);
+
+  text = mend_retry_wait_describe (longer);
+  g_assert_cmpstr (text, ==, "Retrying in 1 min 29 s (retry 2 of 4)");
+  g_free (text);
+
+  text = mend_retry_wait_describe (hours);
+  g_assert_cmpstr (text, ==, "Retrying in 1 h 2 min (retry 2 of 4)");
+  g_free (text);
+
+  advance (f, 2500);
+  text = mend_retry_wait_describe (wait);
+  g_assert_cmpstr (text, ==, "Retrying now (retry 2 of 4)");
+  g_free (text);
+
+  mend_retry_wait_cancel (longer);
+  text = mend_retry_wait_describe (longer);
+  g_assert_cmpstr (text, ==, "Retry cancelled");
+  g_free (text);
+
+  g_assert_finalize_object (wait);
+  g_assert_finalize_object (longer);
+  g_assert_finalize_object (hours);
+}
+
+static void
+test_describe_is_translated (Fixture       *f,
+                             gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 4000);
+  char *text;
+
+  /* The wait's class has bound the domain to the install directory; point
+   * it at the catalogue built in the tree. */
+  bindtextdomain (GETTEXT_PACKAGE, MEND_TEST_LOCALEDIR);
+  g_setenv ("LANGUAGE", "de", TRUE);
+  setlocale (LC_ALL, "C.UTF-8");
+
+  text = mend_retry_wait_describe (wait);
+  g_assert_cmpstr (text, ==, "Neuer Versuch in 4 s (Versuch 2 von 4)");
+  g_free (text);
+
+  mend_retry_wait_fire_now (wait);
+  text = mend_retry_wait_describe (wait);
+  g_assert_cmpstr (text, ==, "Neuer Versuch läuft (Versuch 2 von 4)");
+  g_free (text);
+
+  g_unsetenv ("LANGUAGE");
+  setlocale (LC_ALL, "C");
+  g_assert_finalize_object (wait);
+}
+
+typedef struct
+{
+  gboolean done;
+  gboolean fired;
+  GError *error;
+} RunResult;
+
+static void
+on_run_done (GObject      *object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  RunResult *r = user_data;
+
+  r->fired = mend_retry_wait_run_finish (MEND_RETRY_WAIT (object), result, &r->error);
+  r->done = TRUE;
+}
+
+static void
+wait_for (RunResult *r)
+{
+  while (!r->done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static void
+test_run_async_completes_when_fired (Fixture       *f,
+                                     gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 500);
+  RunResult r = { 0 };
+
+  mend_retry_wait_run_async (wait, NULL, on_run_done, &r);
+  g_assert_false (r.done);
+  advance (f, 500);
+  wait_for (&r);
+  g_assert_no_error (r.error);
+  g_assert_true (r.fired);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_run_async_after_the_end (Fixture       *f,
+                              gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 500);
+  RunResult r = { 0 };
+
+  mend_retry_wait_fire_now (wait);
+  mend_retry_wait_run_async (wait, NULL, on_run_done, &r);
+  wait_for (&r);
+  g_assert_true (r.fired);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_run_async_cancel_wait (Fixture       *f,
+                            gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 500);
+  RunResult r = { 0 };
+
+  mend_retry_wait_run_async (wait, NULL, on_run_done, &r);
+  mend_retry_wait_cancel (wait);
+  wait_for (&r);
+  g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_false (r.fired);
+  g_clear_error (&r.error);
+
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_run_async_cancellable_cancels_the_wait (Fixture       *f,
+                                             gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 500);
+  GCancellable *cancellable = g_cancellable_new ();
+  RunResult r = { 0 };
+
+  mend_retry_wait_run_async (wait, cancellable, on_run_done, &r);
+  g_cancellable_cancel (cancellable);
+  wait_for (&r);
+  g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&r.error);
+  g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_CANCELLED);
+  g_assert_cmpuint (f->cancelled, ==, 1);
+
+  advance (f, 1000);
+  g_assert_cmpuint (f->fired, ==, 0);
+
+  g_assert_finalize_object (wait);
+  g_assert_finalize_object (cancellable);
+}
+
+static void
+test_run_async_already_cancelled (Fixture       *f,
+                                  gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 500);
+  GCancellable *cancellable = g_cancellable_new ();
+  RunResult r = { 0 };
+
+  g_cancellable_cancel (cancellable);
+  mend_retry_wait_run_async (wait, cancellable, on_run_done, &r);
+  wait_for (&r);
+  g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&r.error);
+
+  g_assert_finalize_object (wait);
+  g_assert_finalize_object (cancellable);
+}
+
+static void
+test_default_clock_when_null (void)
+{
+  MendRetryWait *wait = mend_retry_wait_new (NULL, 60000, 1, 4, MEND_REASON_TIMEOUT);
+
+  g_assert_true (mend_retry_wait_get_clock (wait) == mend_clock_get_default ());
+  g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), >, 59000);
+  mend_retry_wait_cancel (wait);
+  g_assert_finalize_object (wait);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+#define ADD(path, func) \
+  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("/Mend/RetryWait/properties", test_properties);
+  ADD ("/Mend/RetryWait/construct-with-failure-and-server-hint", test_construct_with_failure_and_hint);
+  ADD ("/Mend/RetryWait/fires-once-when-due", test_fires_once_when_due);
+  ADD ("/Mend/RetryWait/fire-now-skips-the-wait", test_fire_now_skips_the_wait);
+  ADD ("/Mend/RetryWait/cancelled-wait-never-fires", test_cancelled_wait_never_fires);
+  ADD ("/Mend/RetryWait/dropped-wait-leaves-no-timer", test_dropped_wait_leaves_no_timer);
+  ADD ("/Mend/RetryWait/to-json", test_to_json);
+  ADD ("/Mend/RetryWait/describe-counts-down", test_describe_counts_down);
+  ADD ("/Mend/RetryWait/describe-is-translated", test_describe_is_translated);
+  ADD ("/Mend/RetryWait/run-async-completes-when-fired", test_run_async_completes_when_fired);
+  ADD ("/Mend/RetryWait/run-async-after-the-end", test_run_async_after_the_end);
+  ADD ("/Mend/RetryWait/run-async-fails-when-wait-cancelled", test_run_async_cancel_wait);
+  ADD ("/Mend/RetryWait/run-async-cancellable-cancels-the-wait", test_run_async_cancellable_cancels_the_wait);
+  ADD ("/Mend/RetryWait/run-async-already-cancelled", test_run_async_already_cancelled);
+
+#undef ADD
+
+  g_test_add_func ("/Mend/RetryWait/default-clock-when-null", test_default_clock_when_null);
+
+  return g_test_run ();
+}
