@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""MendFailure and MendErrorPolicy from Python, through the typelib."""
+
+import gc
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from mendtest import Gio, GLib, Mend, Soup  # noqa: E402
+
+
+class RetryAuthPolicy(Mend.ErrorPolicy):
+    """Retries a refused key too: the classify seam from Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def do_classify(self, failure):
+        self.seen.append(failure.props.reason)
+        if failure.props.reason == Mend.Reason.AUTH:
+            return Mend.FailureKind.TRANSIENT
+        return Mend.ErrorPolicy.do_classify(self, failure)
+
+
+class FailureTests(unittest.TestCase):
+    def test_gateway_503_text_is_capacity_with_its_hint(self):
+        failure = Mend.Failure.new_from_text(
+            "API Error: 503 no non-exhausted claude accounts available; "
+            "next account frees up in 47m (retry after 2820s)")
+        self.assertEqual(failure.props.reason, Mend.Reason.CAPACITY)
+        self.assertEqual(failure.props.kind, Mend.FailureKind.TRANSIENT)
+        self.assertEqual(failure.props.retry_after_ms, 2820000)
+        self.assertEqual(failure.props.status, 503)
+
+    def test_usage_limit_is_limit(self):
+        failure = Mend.Failure.new_from_text("You've hit your usage limit")
+        self.assertEqual(failure.props.reason, Mend.Reason.USAGE_LIMIT)
+        self.assertEqual(failure.props.kind, Mend.FailureKind.LIMIT)
+
+    def test_http_429_with_retry_after(self):
+        headers = Soup.MessageHeaders.new(Soup.MessageHeadersType.RESPONSE)
+        headers.append("Retry-After", "7")
+        body = GLib.Bytes.new(json.dumps(
+            {"type": "error", "error": {"type": "rate_limit_error",
+                                        "message": "Slow down"}}).encode())
+        failure = Mend.Failure.new_from_http(429, headers, body)
+        self.assertEqual(failure.props.reason, Mend.Reason.RATE_LIMIT)
+        self.assertEqual(failure.props.retry_after_ms, 7000)
+        self.assertEqual(failure.props.api_error_type, "rate_limit_error")
+        self.assertEqual(failure.props.message, "Slow down")
+
+    def test_gerror_cancelled_is_stopped(self):
+        error = GLib.Error.new_literal(
+            Gio.io_error_quark(), "Operation was cancelled", Gio.IOErrorEnum.CANCELLED)
+        failure = Mend.Failure.new_from_error(error)
+        self.assertEqual(failure.props.kind, Mend.FailureKind.STOPPED)
+
+    def test_reason_nick(self):
+        self.assertEqual(Mend.reason_to_nick(Mend.Reason.RATE_LIMIT), "rate-limit")
+
+
+class PolicyTests(unittest.TestCase):
+    def test_turn_schedule_without_jitter(self):
+        policy = Mend.ErrorPolicy.new()
+        policy.props.jitter = Mend.Jitter.NONE
+        delays = [policy.delay_for(n, None)[0] for n in range(1, 5)]
+        self.assertEqual(delays, [250, 500, 1000, 2000])
+
+    def test_resume_schedule(self):
+        policy = Mend.ErrorPolicy.new_for_resume()
+        self.assertEqual(list(policy.get_delays()), [20000, 45000, 90000, 180000])
+        self.assertEqual(policy.props.max_retries, 4)
+
+    def test_keyword_construction(self):
+        policy = Mend.ErrorPolicy(max_retries=2, jitter=Mend.Jitter.FULL,
+                                  delays=GLib.Variant("au", [100, 200]))
+        self.assertEqual(policy.props.max_retries, 2)
+        self.assertEqual(list(policy.get_delays()), [100, 200])
+
+    def test_server_hint_above_max_gives_up(self):
+        policy = Mend.ErrorPolicy.new()
+        failure = Mend.Failure.new_from_text("overloaded (retry after 2820s)")
+        delay, server_hint = policy.delay_for(1, failure)
+        self.assertEqual(delay, -1)
+        self.assertTrue(server_hint)
+
+    def test_do_classify_override_changes_the_verdict(self):
+        policy = RetryAuthPolicy()
+        auth = Mend.Failure.new_from_http(401, None, None)
+        bad = Mend.Failure.new_from_http(400, None, None)
+        self.assertEqual(Mend.ErrorPolicy.new().classify(auth), Mend.FailureKind.PERMANENT)
+        self.assertEqual(policy.classify(auth), Mend.FailureKind.TRANSIENT)
+        self.assertEqual(policy.classify(bad), Mend.FailureKind.PERMANENT)
+        self.assertEqual(policy.seen, [Mend.Reason.AUTH, Mend.Reason.BAD_REQUEST])
+
+    def test_json_round_trip(self):
+        policy = Mend.ErrorPolicy.new_from_json('{"maxRetries": 6, "jitter": "equal"}')
+        self.assertEqual(policy.props.max_retries, 6)
+        again = Mend.ErrorPolicy.new_from_json(policy.to_json())
+        self.assertEqual(again.to_json(), policy.to_json())
+        self.assertEqual(json.loads(policy.to_json())["jitter"], "equal")
+
+    def test_json_error_names_the_key(self):
+        with self.assertRaises(GLib.Error) as caught:
+            Mend.ErrorPolicy.new_from_json('{"maxRetries": 5000}')
+        self.assertTrue(caught.exception.matches(Mend.policy_error_quark(),
+                                                 Mend.PolicyError.INVALID))
+        self.assertIn("maxRetries", caught.exception.message)
+
+    def test_update_is_all_or_nothing(self):
+        policy = Mend.ErrorPolicy.new()
+        before = policy.to_json()
+        with self.assertRaises(GLib.Error):
+            policy.update_from_json('{"maxRetries": 9, "multiplier": "fast"}')
+        self.assertEqual(policy.to_json(), before)
+
+    def tearDown(self):
+        gc.collect()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,109 @@
+/* test-foundation.vala
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * libmend from Vala, through the generated libmend-1.vapi: failures,
+ * policies and waits on a manual clock, with async/yield.
+ */
+
+const int64 WALL_START = 1764500000000000;
+
+class RetryAuthPolicy : Mend.ErrorPolicy {
+    public override Mend.FailureKind classify (Mend.Failure failure) {
+        if (failure.reason == Mend.Reason.AUTH)
+            return Mend.FailureKind.TRANSIENT;
+        return base.classify (failure);
+    }
+}
+
+void test_failure_from_text () {
+    var failure = new Mend.Failure.from_text ("API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}");
+    assert (failure.reason == Mend.Reason.CAPACITY);
+    assert (failure.kind == Mend.FailureKind.TRANSIENT);
+    assert (failure.api_error_type == "overloaded_error");
+    assert (failure.status == 529);
+
+    var limit = new Mend.Failure.from_text ("Claude AI usage limit reached|1760000000");
+    assert (limit.kind == Mend.FailureKind.LIMIT);
+}
+
+void test_failure_from_http () {
+    var headers = new Soup.MessageHeaders (Soup.MessageHeadersType.RESPONSE);
+    headers.append ("retry-after-ms", "1500");
+    var failure = new Mend.Failure.from_http (503, headers, null);
+    assert (failure.reason == Mend.Reason.CAPACITY);
+    assert (failure.retry_after_ms == 1500);
+}
+
+void test_policy () {
+    var policy = new Mend.ErrorPolicy ();
+    policy.jitter = Mend.Jitter.NONE;
+    int64[] expected = { 250, 500, 1000, 2000 };
+    for (uint retry = 1; retry <= 4; retry++) {
+        bool hint;
+        assert (policy.delay_for (retry, null, out hint) == expected[retry - 1]);
+        assert (!hint);
+    }
+
+    var resume = new Mend.ErrorPolicy.for_resume ();
+    unowned uint[] delays = resume.get_delays ();
+    assert (delays.length == 4);
+    assert (delays[3] == 180000);
+
+    var custom = new RetryAuthPolicy ();
+    assert (custom.classify (new Mend.Failure.from_http (401, null, null)) == Mend.FailureKind.TRANSIENT);
+    assert (custom.classify (new Mend.Failure.from_http (400, null, null)) == Mend.FailureKind.PERMANENT);
+
+    try {
+        new Mend.ErrorPolicy.from_json ("{\"jitter\": \"loud\"}");
+        assert_not_reached ();
+    } catch (Error e) {
+        assert (e is Mend.PolicyError.INVALID);
+        assert ("jitter" in e.message);
+    }
+}
+
+async void run_wait (Mend.ManualClock clock, MainLoop loop) {
+    var wait = new Mend.RetryWait (clock, 4000, 2, 4, Mend.Reason.CAPACITY);
+    assert (wait.describe () == "Retrying in 4 s (retry 2 of 4)");
+    assert (wait.next_at == WALL_START + 4000 * 1000);
+
+    Idle.add (() => { clock.advance (4000); return Source.REMOVE; });
+    try {
+        bool fired = yield wait.run_async (null);
+        assert (fired);
+        assert (wait.state == Mend.RetryWaitState.FIRED);
+    } catch (Error e) {
+        assert_not_reached ();
+    }
+
+    var cancelled = new Mend.RetryWait (clock, 60000, 3, 4, Mend.Reason.TIMEOUT);
+    var cancellable = new Cancellable ();
+    Idle.add (() => { cancellable.cancel (); return Source.REMOVE; });
+    try {
+        yield cancelled.run_async (cancellable);
+        assert_not_reached ();
+    } catch (IOError.CANCELLED e) {
+        assert (cancelled.state == Mend.RetryWaitState.CANCELLED);
+    } catch (Error e) {
+        assert_not_reached ();
+    }
+
+    loop.quit ();
+}
+
+void test_wait_async () {
+    var clock = (Mend.ManualClock) new Mend.ManualClock (WALL_START);
+    var loop = new MainLoop ();
+    run_wait.begin (clock, loop);
+    loop.run ();
+}
+
+int main (string[] args) {
+    Test.init (ref args);
+    Test.add_func ("/Mend/Vala/failure-from-text", test_failure_from_text);
+    Test.add_func ("/Mend/Vala/failure-from-http", test_failure_from_http);
+    Test.add_func ("/Mend/Vala/policy-schedules-and-classify-override", test_policy);
+    Test.add_func ("/Mend/Vala/wait-async-fires-and-cancels", test_wait_async);
+    return Test.run ();
+}
