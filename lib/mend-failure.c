@@ -74,14 +74,14 @@ static const char * const usage_phrases[] = {
   "spending limit", "quota", "billing", "credit balance", "out of credits",
   "insufficient credits", "insufficient funds", "payment required",
   "5-hour limit", "weekly limit", "daily limit", "monthly limit",
-  "plan limit", "limit will reset", NULL
+  "plan limit", "limit will reset", "per-day", "per day", "daily quota", NULL
 };
 
 static const char * const cancelled_phrases[] = {
   "request cancelled", "request canceled", "cancelled by user",
   "canceled by user", "interrupted by user", "aborted by user",
   "user aborted", "stopped by user", "operation was cancelled",
-  "operation was canceled", NULL
+  "operation was canceled", "request was aborted", NULL
 };
 
 typedef struct
@@ -124,7 +124,8 @@ static const PhraseGroup phrase_groups[] = {
       "connection lost", "network error", "network is unreachable",
       "enetunreach", "ehostunreach", "no route to host", "eai_again",
       "temporary failure in name resolution", "fetch failed",
-      "other side closed", "upstream connect error", NULL } },
+      "other side closed", "upstream connect error", "socket disconnected",
+      NULL } },
   { MEND_REASON_EMPTY, {
       "empty response", "empty model response", "response was empty",
       "returned no content", "no content in the response", "empty completion",
@@ -133,6 +134,25 @@ static const PhraseGroup phrase_groups[] = {
       "internal server error", "internal error", "api_error", "server_error",
       "server error", "bad gateway", "upstream error", NULL } },
 };
+
+/* Lower-cased text with URLs blanked out: "…/account/billing" in a link
+ * says nothing about the error. */
+static char *
+lower_without_urls (const char *text)
+{
+  char *lower = g_ascii_strdown (text, -1);
+
+  for (char *p = lower; (p = strstr (p, "http")) != NULL; )
+    {
+      if (g_str_has_prefix (p, "http://") || g_str_has_prefix (p, "https://"))
+        while (*p != '\0' && !g_ascii_isspace (*p))
+          *p++ = ' ';
+      else
+        p += 4;
+    }
+
+  return lower;
+}
 
 static gboolean
 contains_any (const char         *lower,
@@ -261,7 +281,7 @@ status_in_text (const char *text)
         continue;
 
       if (!g_ascii_isdigit (p[1]) || !g_ascii_isdigit (p[2]) ||
-          is_word_char (p[3]) ||
+          g_ascii_isalnum (p[3]) || p[3] == '_' ||
           /* "1,500" and "2.500" are numbers, "500." ends a sentence */
           ((p[3] == '.' || p[3] == ',') && g_ascii_isdigit (p[4])))
         {
@@ -296,15 +316,16 @@ saturating_ms (double value,
   return (gint64) ceil (ms);
 }
 
-/* "30", "30s", "30 seconds", "1.5s", "250ms", "2m", "1 hour" */
+/* One number and its unit: "30", "30s", "30 seconds", "1.5s", "250ms",
+ * "2m", "1 hour", "2 days". Sets *rest past it; -1 if there is none. */
 static gint64
-parse_duration (const char *p)
+parse_one_duration (const char  *p,
+                    const char **rest)
 {
   char *end = NULL;
   double value;
+  double unit = 1000;
 
-  while (*p == ' ' || *p == ':' || *p == '=')
-    p++;
   if (!g_ascii_isdigit (*p))
     return -1;
 
@@ -315,14 +336,46 @@ parse_duration (const char *p)
     end++;
 
   if (g_str_has_prefix (end, "ms") || g_str_has_prefix (end, "millisecond"))
-    return saturating_ms (value, 1);
-  if (g_str_has_prefix (end, "min") ||
-      (end[0] == 'm' && !g_ascii_isalpha (end[1])))
-    return saturating_ms (value, 60000);
-  if (end[0] == 'h' && (!g_ascii_isalpha (end[1]) || g_str_has_prefix (end, "hour")))
-    return saturating_ms (value, 3600000);
+    unit = 1;
+  else if (g_str_has_prefix (end, "min") || (end[0] == 'm' && !g_ascii_isalpha (end[1])))
+    unit = 60000;
+  else if (end[0] == 'h' && (!g_ascii_isalpha (end[1]) || g_str_has_prefix (end, "hour")))
+    unit = 3600000;
+  else if (end[0] == 'd' && (!g_ascii_isalpha (end[1]) || g_str_has_prefix (end, "day")))
+    unit = 86400000;
 
-  return saturating_ms (value, 1000);
+  while (g_ascii_isalpha (*end))
+    end++;
+  *rest = end;
+
+  return saturating_ms (value, unit);
+}
+
+/* A duration, which may have several parts: "2 days 3 hours 12 minutes". */
+static gint64
+parse_duration (const char *p)
+{
+  gint64 total = -1;
+
+  while (*p == ' ' || *p == ':' || *p == '=')
+    p++;
+
+  for (;;)
+    {
+      const char *rest = p;
+      gint64 part = parse_one_duration (p, &rest);
+
+      if (part < 0)
+        break;
+      total = total < 0 ? part : MIN (total + part, G_MAXINT64 / 2);
+      p = rest;
+      while (*p == ' ' || *p == ',')
+        p++;
+      if (g_str_has_prefix (p, "and "))
+        p += 4;
+    }
+
+  return total;
 }
 
 gint64
@@ -519,8 +572,25 @@ text_says (const char         *text,
   if (text == NULL)
     return FALSE;
 
-  lower = g_ascii_strdown (text, -1);
+  lower = lower_without_urls (text);
   return contains_any (lower, phrases);
+}
+
+/* A bad request whose words say the key was refused is an auth failure
+ * (Google answers an invalid key with 400 INVALID_ARGUMENT). */
+static MendReason
+refine_bad_request (MendReason  reason,
+                    const char *message)
+{
+  if (reason == MEND_REASON_BAD_REQUEST && message != NULL)
+    {
+      g_autofree char *lower = lower_without_urls (message);
+
+      if (contains_any (lower, phrase_groups[0].phrases))
+        return MEND_REASON_AUTH;
+    }
+
+  return reason;
 }
 
 /* Finds a JSON error body inside agent text, as in
@@ -541,38 +611,47 @@ static MendReason
 reason_from_text (const char  *text,
                   char       **api_error_type)
 {
-  g_autofree char *lower = g_ascii_strdown (text, -1);
-  g_autoptr(JsonNode) json = NULL;
+  g_autofree char *lower = lower_without_urls (text);
+  g_autoptr(JsonNode) json = embedded_json (text);
+  MendReason reason = MEND_REASON_UNKNOWN;
   ApiError api;
-  MendReason reason;
+  gboolean has_api = read_api_error (json, &api);
   guint status;
+
+  if (has_api)
+    {
+      g_free (*api_error_type);
+      *api_error_type = g_strdup (api.type);
+    }
 
   if (contains_any (lower, usage_phrases))
     return MEND_REASON_USAGE_LIMIT;
   if (contains_any (lower, cancelled_phrases))
     return MEND_REASON_CANCELLED;
 
-  json = embedded_json (text);
-  if (read_api_error (json, &api))
+  if (has_api)
     {
-      g_free (*api_error_type);
-      *api_error_type = g_strdup (api.type);
       reason = reason_from_api_error (&api);
       if (reason == MEND_REASON_SERVER && api.message != NULL)
         {
-          g_autofree char *msg = g_ascii_strdown (api.message, -1);
+          g_autofree char *msg = lower_without_urls (api.message);
+
           if (reason_from_phrases (msg) == MEND_REASON_CAPACITY)
             reason = MEND_REASON_CAPACITY;
         }
-      if (reason != MEND_REASON_UNKNOWN)
-        return reason;
     }
 
-  status = status_in_text (lower);
-  if (status != 0)
-    return reason_from_status (status);
+  if (reason == MEND_REASON_UNKNOWN)
+    {
+      status = status_in_text (lower);
+      if (status != 0)
+        reason = reason_from_status (status);
+    }
 
-  return reason_from_phrases (lower);
+  if (reason == MEND_REASON_UNKNOWN)
+    reason = reason_from_phrases (lower);
+
+  return refine_bad_request (reason, text);
 }
 
 /**
@@ -827,9 +906,11 @@ mend_failure_new_from_http_at (guint               status,
     reason = MEND_REASON_EMPTY;
   else if (reason == MEND_REASON_UNKNOWN && (api.message != NULL || body_text != NULL))
     {
-      g_autofree char *lower = g_ascii_strdown (api.message ? api.message : body_text, -1);
+      g_autofree char *lower = lower_without_urls (api.message ? api.message : body_text);
       reason = reason_from_phrases (lower);
     }
+
+  reason = refine_bad_request (reason, api.message ? api.message : body_text);
 
   if (api.message != NULL && *api.message != '\0')
     message = g_strdup (api.message);
