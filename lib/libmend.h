@@ -20,6 +20,11 @@ G_BEGIN_DECLS
 # include "mend-failure.h"
 # include "mend-error-policy.h"
 # include "mend-retry-wait.h"
+# include "mend-queue-item.h"
+# include "mend-queue.h"
+# include "mend-sender.h"
+# include "mend-turn.h"
+# include "mend-chat.h"
 #undef MEND_INSIDE
 
 G_END_DECLS

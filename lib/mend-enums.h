@@ -111,6 +111,106 @@ typedef enum
 } MendRetryWaitState;
 
 /**
+ * MendTurnState:
+ * @MEND_TURN_IDLE: made, not started
+ * @MEND_TURN_RUNNING: an attempt runs
+ * @MEND_TURN_WAITING: waiting before the next attempt
+ * @MEND_TURN_SUCCEEDED: an attempt succeeded (final)
+ * @MEND_TURN_FAILED: the turn gave up: retries used up, or a failure that is
+ *   not retried (final)
+ * @MEND_TURN_STOPPED: the user stopped the turn (final)
+ *
+ * The state of a [class@Mend.Turn].
+ */
+typedef enum
+{
+  MEND_TURN_IDLE,
+  MEND_TURN_RUNNING,
+  MEND_TURN_WAITING,
+  MEND_TURN_SUCCEEDED,
+  MEND_TURN_FAILED,
+  MEND_TURN_STOPPED,
+} MendTurnState;
+
+/**
+ * MendLifecycle:
+ * @MEND_LIFECYCLE_READY: nothing runs; a submission runs at once
+ * @MEND_LIFECYCLE_BUSY: a turn runs or waits to retry; submissions queue
+ * @MEND_LIFECYCLE_ERROR: the last turn gave up; the queue does not move by
+ *   itself
+ * @MEND_LIFECYCLE_CLOSED: the chat is closed
+ *
+ * The lifecycle of a [class@Mend.Chat].
+ */
+typedef enum
+{
+  MEND_LIFECYCLE_READY,
+  MEND_LIFECYCLE_BUSY,
+  MEND_LIFECYCLE_ERROR,
+  MEND_LIFECYCLE_CLOSED,
+} MendLifecycle;
+
+/**
+ * MendQueueError:
+ * @MEND_QUEUE_ERROR_FULL: the queue holds [property@Mend.Queue:max-items]
+ *   items already
+ * @MEND_QUEUE_ERROR_BLANK: the text is empty or only white space
+ * @MEND_QUEUE_ERROR_TOO_LARGE: the text is longer than
+ *   [property@Mend.Queue:max-item-bytes]
+ * @MEND_QUEUE_ERROR_NOT_FOUND: no item has that id
+ * @MEND_QUEUE_ERROR_INVALID_TEXT: the text is not valid UTF-8
+ *
+ * Errors in the %MEND_QUEUE_ERROR domain. The queue is unchanged after any
+ * of them.
+ */
+typedef enum
+{
+  MEND_QUEUE_ERROR_FULL,
+  MEND_QUEUE_ERROR_BLANK,
+  MEND_QUEUE_ERROR_TOO_LARGE,
+  MEND_QUEUE_ERROR_NOT_FOUND,
+  MEND_QUEUE_ERROR_INVALID_TEXT,
+} MendQueueError;
+
+/**
+ * MEND_QUEUE_ERROR:
+ *
+ * The error domain of [class@Mend.Queue].
+ */
+#define MEND_QUEUE_ERROR (mend_queue_error_quark ())
+
+MEND_AVAILABLE_IN_ALL
+GQuark mend_queue_error_quark (void);
+
+/**
+ * MendRetryError:
+ * @MEND_RETRY_ERROR_BUSY: an attempt already runs
+ * @MEND_RETRY_ERROR_NOT_RETRYABLE: the work cannot be retried now
+ * @MEND_RETRY_ERROR_UNKNOWN_SUBAGENT: no subagent has that id
+ * @MEND_RETRY_ERROR_CLOSED: the chat is closed
+ *
+ * Errors in the %MEND_RETRY_ERROR domain.
+ */
+typedef enum
+{
+  MEND_RETRY_ERROR_BUSY,
+  MEND_RETRY_ERROR_NOT_RETRYABLE,
+  MEND_RETRY_ERROR_UNKNOWN_SUBAGENT,
+  MEND_RETRY_ERROR_CLOSED,
+} MendRetryError;
+
+/**
+ * MEND_RETRY_ERROR:
+ *
+ * The error domain of retries asked for by hand and of a closed
+ * [class@Mend.Chat].
+ */
+#define MEND_RETRY_ERROR (mend_retry_error_quark ())
+
+MEND_AVAILABLE_IN_ALL
+GQuark mend_retry_error_quark (void);
+
+/**
  * MendPolicyError:
  * @MEND_POLICY_ERROR_INVALID: the configuration is malformed, has an unknown
  *   key or a value out of range; the message names the key

@@ -18,5 +18,10 @@ typedef struct _MendManualClock   MendManualClock;
 typedef struct _MendFailure       MendFailure;
 typedef struct _MendErrorPolicy   MendErrorPolicy;
 typedef struct _MendRetryWait     MendRetryWait;
+typedef struct _MendTurn          MendTurn;
+typedef struct _MendSender        MendSender;
+typedef struct _MendQueue         MendQueue;
+typedef struct _MendQueueItem     MendQueueItem;
+typedef struct _MendChat          MendChat;
 
 G_END_DECLS

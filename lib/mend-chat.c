@@ -1,0 +1,978 @@
+/* mend-chat.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-clock.h"
+#include "mend-chat.h"
+#include "mend-enum-types.h"
+#include "mend-error-policy.h"
+#include "mend-failure.h"
+#include "mend-i18n-private.h"
+#include "mend-json-private.h"
+#include "mend-queue.h"
+#include "mend-queue-item.h"
+#include "mend-retry-wait.h"
+#include "mend-sender.h"
+#include "mend-turn.h"
+
+/**
+ * MendChat:
+ *
+ * One conversation: its lifecycle, the user's queued follow-ups and the
+ * turn that runs.
+ *
+ * [method@Mend.Chat.submit] runs a message at once when the chat is ready
+ * (or in error) and nothing runs, and queues it otherwise. The rules that
+ * keep the user's follow-ups safe:
+ *
+ * 1. A failed turn never promotes the queue. Only a turn that succeeded
+ *    makes the chat ready and runs the queue's head.
+ * 2. While a turn retries it stays busy, so nothing can promote in between.
+ * 3. When a turn gives up (retries used up, or a failure that is not
+ *    retried) the chat goes to %MEND_LIFECYCLE_ERROR. If the queue holds
+ *    items and is not full, [property@Mend.Chat:continue-prompt] is
+ *    inserted at its head — an ordinary, editable item that runs only when
+ *    something promotes the head. Nothing is ever popped; a full queue gets
+ *    no insert and loses nothing; an empty queue gets nothing.
+ * 4. Stop makes the chat ready: no retry, no Continue, the queue untouched
+ *    and not promoted. The queue moves again on [method@Mend.Chat.send_next]
+ *    or after the next turn that succeeds.
+ * 5. Retries never repeat the user's line: a turn is one user message
+ *    however many attempts it takes.
+ *
+ * Every retry step is reported as one [signal@Mend.Chat::record], a line
+ * of JSON for logs: `{"kind":"turn_retry","turnId":…,"reason":"capacity",
+ * "outcome":"scheduled","attempt":1,"of":4,"nextAt":…}`.
+ *
+ * Each chat's waits are offset by a stable amount in
+ * [0, [property@Mend.ErrorPolicy:stagger-ms]) derived from its id, so that
+ * chats failing on the same gateway blip do not all retry at once.
+ */
+
+struct _MendChat
+{
+  GObject          parent_instance;
+
+  char            *id;
+  MendClock       *clock;
+  MendErrorPolicy *policy;
+  MendErrorPolicy *resume_policy;
+  MendSender      *sender;
+  MendQueue       *queue;
+  MendTurn        *turn;
+  gboolean         turn_exhausted;
+  MendLifecycle    lifecycle;
+  gboolean         external_turn;
+  char            *continue_prompt;
+};
+
+enum {
+  PROP_0,
+  PROP_ID,
+  PROP_CLOCK,
+  PROP_POLICY,
+  PROP_RESUME_POLICY,
+  PROP_SENDER,
+  PROP_QUEUE,
+  PROP_TURN,
+  PROP_LIFECYCLE,
+  PROP_EXTERNAL_TURN,
+  PROP_CONTINUE_PROMPT,
+  N_PROPS
+};
+
+enum {
+  TURN_STARTED,
+  TURN_FINISHED,
+  RECORD,
+  N_SIGNALS
+};
+
+G_DEFINE_FINAL_TYPE (MendChat, mend_chat, G_TYPE_OBJECT)
+G_DEFINE_QUARK (mend-retry-error-quark, mend_retry_error)
+
+/**
+ * mend_retry_error_quark:
+ *
+ * Gets the error domain of retries asked for by hand and of a closed chat.
+ *
+ * Returns: the %MEND_RETRY_ERROR quark
+ */
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void
+set_lifecycle (MendChat      *self,
+               MendLifecycle  lifecycle)
+{
+  if (self->lifecycle != lifecycle)
+    {
+      self->lifecycle = lifecycle;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIFECYCLE]);
+    }
+}
+
+/* One structured log line per retry step of a turn. @wait gives nextAt. */
+static void
+emit_record (MendChat      *self,
+             MendTurn      *turn,
+             const char    *outcome,
+             MendReason     reason,
+             guint          attempt,
+             MendRetryWait *wait)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  g_autofree char *json = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, "turn_retry");
+  json_builder_set_member_name (builder, "turnId");
+  json_builder_add_string_value (builder, mend_turn_get_id (turn));
+  json_builder_set_member_name (builder, "reason");
+  json_builder_add_string_value (builder, mend_reason_to_nick (reason));
+  json_builder_set_member_name (builder, "outcome");
+  json_builder_add_string_value (builder, outcome);
+  json_builder_set_member_name (builder, "attempt");
+  json_builder_add_int_value (builder, attempt);
+  json_builder_set_member_name (builder, "of");
+  json_builder_add_int_value (builder, mend_turn_get_max_attempts (turn) - 1);
+  if (wait != NULL)
+    {
+      json_builder_set_member_name (builder, "nextAt");
+      json_builder_add_int_value (builder, mend_retry_wait_get_next_at (wait) / 1000);
+    }
+  json_builder_end_object (builder);
+
+  json = mend_json_builder_finish (builder);
+  g_signal_emit (self, signals[RECORD], 0, json);
+}
+
+/* The retries a turn made so far. */
+static guint
+retries_made (MendTurn *turn)
+{
+  guint attempt = mend_turn_get_attempt (turn);
+
+  return attempt > 0 ? attempt - 1 : 0;
+}
+
+static MendReason
+last_reason (MendTurn *turn)
+{
+  MendFailure *failure = mend_turn_get_last_failure (turn);
+
+  return failure ? mend_failure_get_reason (failure) : MEND_REASON_CANCELLED;
+}
+
+static void
+on_turn_waiting (MendTurn      *turn,
+                 MendRetryWait *wait,
+                 MendChat      *self)
+{
+  emit_record (self, turn, "scheduled", mend_retry_wait_get_reason (wait),
+               mend_retry_wait_get_attempt (wait), wait);
+}
+
+static void
+on_turn_resumed (MendTurn *turn,
+                 guint     attempt,
+                 MendChat *self)
+{
+  /* Attempt n + 1 is retry n. */
+  emit_record (self, turn, "fired", last_reason (turn), attempt - 1, NULL);
+}
+
+static void
+on_turn_exhausted (MendTurn    *turn,
+                   MendFailure *failure,
+                   MendChat    *self)
+{
+  self->turn_exhausted = TRUE;
+  emit_record (self, turn, "exhausted", mend_failure_get_reason (failure),
+               retries_made (turn), NULL);
+}
+
+static void
+insert_continue (MendChat *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (mend_queue_get_length (self->queue) == 0 || mend_queue_is_full (self->queue))
+    return;
+
+  if (mend_queue_insert_front (self->queue, self->continue_prompt, NULL, &error) == NULL)
+    g_debug ("Chat %s: no Continue item: %s", self->id, error->message);
+}
+
+static void start_turn (MendChat   *self,
+                        const char *text,
+                        const char *provenance);
+
+static void
+on_turn_finished (MendTurn      *turn,
+                  MendTurnState  state,
+                  MendChat      *self)
+{
+  if (turn != self->turn)
+    return;
+
+  g_object_ref (self);
+
+  if (state == MEND_TURN_FAILED && !self->turn_exhausted)
+    emit_record (self, turn, "gave_up", last_reason (turn), retries_made (turn), NULL);
+  else if (state == MEND_TURN_STOPPED)
+    emit_record (self, turn, "stopped", last_reason (turn), retries_made (turn), NULL);
+
+  g_signal_handlers_disconnect_by_data (turn, self);
+  self->turn = NULL;
+
+  g_object_freeze_notify (G_OBJECT (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
+  if (self->lifecycle != MEND_LIFECYCLE_CLOSED)
+    {
+      if (state == MEND_TURN_FAILED)
+        {
+          set_lifecycle (self, MEND_LIFECYCLE_ERROR);
+          insert_continue (self);
+        }
+      else
+        set_lifecycle (self, MEND_LIFECYCLE_READY);
+    }
+  g_object_thaw_notify (G_OBJECT (self));
+
+  g_signal_emit (self, signals[TURN_FINISHED], 0, turn);
+
+  /* Only success moves the queue. */
+  if (state == MEND_TURN_SUCCEEDED &&
+      self->lifecycle == MEND_LIFECYCLE_READY &&
+      self->turn == NULL)
+    mend_chat_send_next (self);
+
+  g_object_unref (turn);
+  g_object_unref (self);
+}
+
+static void
+start_turn (MendChat   *self,
+            const char *text,
+            const char *provenance)
+{
+  MendTurn *turn;
+
+  g_assert (self->turn == NULL);
+
+  turn = g_object_new (MEND_TYPE_TURN,
+                       "prompt", text,
+                       "provenance", provenance,
+                       "policy", self->policy,
+                       "clock", self->clock,
+                       "sender", self->sender,
+                       "delay-offset-ms", mend_error_policy_get_stagger_for (self->policy, self->id),
+                       NULL);
+
+  /* The chat holds the turn until it finishes. */
+  self->turn = turn;
+  self->turn_exhausted = FALSE;
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_turn_waiting), self);
+  g_signal_connect (turn, "resumed", G_CALLBACK (on_turn_resumed), self);
+  g_signal_connect (turn, "exhausted", G_CALLBACK (on_turn_exhausted), self);
+  g_signal_connect (turn, "finished", G_CALLBACK (on_turn_finished), self);
+
+  g_object_freeze_notify (G_OBJECT (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
+  set_lifecycle (self, MEND_LIFECYCLE_BUSY);
+  g_object_thaw_notify (G_OBJECT (self));
+
+  g_object_ref (turn);
+  g_signal_emit (self, signals[TURN_STARTED], 0, turn);
+  if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
+    mend_turn_start (turn, NULL);
+  g_object_unref (turn);
+}
+
+static void
+mend_chat_dispose (GObject *object)
+{
+  MendChat *self = (MendChat *) object;
+
+  if (self->turn != NULL)
+    {
+      MendTurn *turn = self->turn;
+
+      g_signal_handlers_disconnect_by_data (turn, self);
+      self->turn = NULL;
+      mend_turn_stop (turn);
+      g_object_unref (turn);
+    }
+
+  G_OBJECT_CLASS (mend_chat_parent_class)->dispose (object);
+}
+
+static void
+mend_chat_finalize (GObject *object)
+{
+  MendChat *self = (MendChat *) object;
+
+  g_clear_pointer (&self->id, g_free);
+  g_clear_pointer (&self->continue_prompt, g_free);
+  g_clear_object (&self->clock);
+  g_clear_object (&self->policy);
+  g_clear_object (&self->resume_policy);
+  g_clear_object (&self->sender);
+  g_clear_object (&self->queue);
+
+  G_OBJECT_CLASS (mend_chat_parent_class)->finalize (object);
+}
+
+static void
+mend_chat_constructed (GObject *object)
+{
+  MendChat *self = (MendChat *) object;
+
+  G_OBJECT_CLASS (mend_chat_parent_class)->constructed (object);
+
+  if (self->id == NULL)
+    self->id = g_uuid_string_random ();
+  if (self->clock == NULL)
+    self->clock = g_object_ref (mend_clock_get_default ());
+  if (self->policy == NULL)
+    self->policy = mend_error_policy_new ();
+  if (self->resume_policy == NULL)
+    self->resume_policy = mend_error_policy_new_for_resume ();
+
+  self->queue = mend_queue_new (self->clock);
+}
+
+static void
+mend_chat_get_property (GObject    *object,
+                        guint       prop_id,
+                        GValue     *value,
+                        GParamSpec *pspec)
+{
+  MendChat *self = MEND_CHAT (object);
+
+  switch (prop_id)
+    {
+    case PROP_ID:
+      g_value_set_string (value, self->id);
+      break;
+    case PROP_CLOCK:
+      g_value_set_object (value, self->clock);
+      break;
+    case PROP_POLICY:
+      g_value_set_object (value, self->policy);
+      break;
+    case PROP_RESUME_POLICY:
+      g_value_set_object (value, self->resume_policy);
+      break;
+    case PROP_SENDER:
+      g_value_set_object (value, self->sender);
+      break;
+    case PROP_QUEUE:
+      g_value_set_object (value, self->queue);
+      break;
+    case PROP_TURN:
+      g_value_set_object (value, self->turn);
+      break;
+    case PROP_LIFECYCLE:
+      g_value_set_enum (value, self->lifecycle);
+      break;
+    case PROP_EXTERNAL_TURN:
+      g_value_set_boolean (value, self->external_turn);
+      break;
+    case PROP_CONTINUE_PROMPT:
+      g_value_set_string (value, self->continue_prompt);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_chat_set_property (GObject      *object,
+                        guint         prop_id,
+                        const GValue *value,
+                        GParamSpec   *pspec)
+{
+  MendChat *self = MEND_CHAT (object);
+
+  switch (prop_id)
+    {
+    case PROP_ID:
+      self->id = g_value_dup_string (value);
+      break;
+    case PROP_CLOCK:
+      self->clock = g_value_dup_object (value);
+      break;
+    case PROP_POLICY:
+      self->policy = g_value_dup_object (value);
+      break;
+    case PROP_RESUME_POLICY:
+      self->resume_policy = g_value_dup_object (value);
+      break;
+    case PROP_SENDER:
+      self->sender = g_value_dup_object (value);
+      break;
+    case PROP_CONTINUE_PROMPT:
+      mend_chat_set_continue_prompt (self, g_value_get_string (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_chat_class_init (MendChatClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = mend_chat_constructed;
+  object_class->dispose = mend_chat_dispose;
+  object_class->finalize = mend_chat_finalize;
+  object_class->get_property = mend_chat_get_property;
+  object_class->set_property = mend_chat_set_property;
+
+  mend_i18n_init ();
+
+  /**
+   * MendChat:id:
+   *
+   * A stable id, made when not given; the per-chat stagger derives from it.
+   */
+  properties[PROP_ID] =
+    g_param_spec_string ("id", NULL, NULL,
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:clock:
+   *
+   * The clock of every turn, wait and queue item of the chat; the default
+   * clock when not given.
+   */
+  properties[PROP_CLOCK] =
+    g_param_spec_object ("clock", NULL, NULL,
+                         MEND_TYPE_CLOCK,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:policy:
+   *
+   * The policy of the chat's turns; the turn defaults when not given.
+   */
+  properties[PROP_POLICY] =
+    g_param_spec_object ("policy", NULL, NULL,
+                         MEND_TYPE_ERROR_POLICY,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:resume-policy:
+   *
+   * The policy for resuming failed subagents; the resume defaults when not
+   * given.
+   */
+  properties[PROP_RESUME_POLICY] =
+    g_param_spec_object ("resume-policy", NULL, NULL,
+                         MEND_TYPE_ERROR_POLICY,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:sender:
+   *
+   * What runs the attempts of the chat's turns, or %NULL: then connect to
+   * [signal@Mend.Turn::attempt] in [signal@Mend.Chat::turn-started].
+   */
+  properties[PROP_SENDER] =
+    g_param_spec_object ("sender", NULL, NULL,
+                         MEND_TYPE_SENDER,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:queue:
+   *
+   * The user's queued follow-ups.
+   */
+  properties[PROP_QUEUE] =
+    g_param_spec_object ("queue", NULL, NULL,
+                         MEND_TYPE_QUEUE,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:turn:
+   *
+   * The turn that runs or waits to retry, or %NULL.
+   */
+  properties[PROP_TURN] =
+    g_param_spec_object ("turn", NULL, NULL,
+                         MEND_TYPE_TURN,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:lifecycle:
+   *
+   * Ready, busy, in error or closed.
+   */
+  properties[PROP_LIFECYCLE] =
+    g_param_spec_enum ("lifecycle", NULL, NULL,
+                       MEND_TYPE_LIFECYCLE, MEND_LIFECYCLE_READY,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:external-turn:
+   *
+   * Whether the agent runs a turn of its own (not one the app started):
+   * submissions queue until it ends.
+   */
+  properties[PROP_EXTERNAL_TURN] =
+    g_param_spec_boolean ("external-turn", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:continue-prompt:
+   *
+   * What is inserted at the queue's head when a turn gives up and the
+   * queue holds items.
+   */
+  properties[PROP_CONTINUE_PROMPT] =
+    g_param_spec_string ("continue-prompt", NULL, NULL,
+                         MEND_CHAT_DEFAULT_CONTINUE_PROMPT,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendChat::turn-started:
+   * @self: the chat
+   * @turn: the turn that starts
+   *
+   * A turn starts; its first attempt follows when handlers return. Connect
+   * to the turn's [signal@Mend.Turn::attempt] here, unless the chat has a
+   * [property@Mend.Chat:sender].
+   */
+  signals[TURN_STARTED] =
+    g_signal_new ("turn-started",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_TURN);
+
+  /**
+   * MendChat::turn-finished:
+   * @self: the chat
+   * @turn: the turn that ended
+   *
+   * A turn ended; the lifecycle already says how. Emitted before the queue's
+   * head runs after a success.
+   */
+  signals[TURN_FINISHED] =
+    g_signal_new ("turn-finished",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_TURN);
+
+  /**
+   * MendChat::record:
+   * @self: the chat
+   * @json: one JSON object
+   *
+   * One structured log record per retry step: `{"kind":"turn_retry",
+   * "turnId","reason","outcome","attempt","of","nextAt"?}` where outcome is
+   * `scheduled`, `fired`, `exhausted`, `gave_up` or `stopped`, attempt the
+   * retry's number (the retries made so far for the final outcomes), and
+   * nextAt (for `scheduled`) wall-clock milliseconds.
+   */
+  signals[RECORD] =
+    g_signal_new ("record",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void
+mend_chat_init (MendChat *self)
+{
+  self->lifecycle = MEND_LIFECYCLE_READY;
+  self->continue_prompt = g_strdup (MEND_CHAT_DEFAULT_CONTINUE_PROMPT);
+}
+
+/**
+ * mend_chat_new:
+ * @policy: (nullable): the policy of the chat's turns, or %NULL for the
+ *   turn defaults
+ *
+ * Creates a chat on the default clock. Use [ctor@GObject.Object.new] with
+ * the construct properties for a clock, sender, resume policy or id.
+ *
+ * Returns: (transfer full): a new ready chat
+ */
+MendChat *
+mend_chat_new (MendErrorPolicy *policy)
+{
+  g_return_val_if_fail (policy == NULL || MEND_IS_ERROR_POLICY (policy), NULL);
+
+  return g_object_new (MEND_TYPE_CHAT, "policy", policy, NULL);
+}
+
+/**
+ * mend_chat_get_id:
+ * @self: a chat
+ *
+ * Gets the chat's id.
+ *
+ * Returns: the id
+ */
+const char *
+mend_chat_get_id (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->id;
+}
+
+/**
+ * mend_chat_get_lifecycle:
+ * @self: a chat
+ *
+ * Gets the chat's lifecycle.
+ *
+ * Returns: the lifecycle
+ */
+MendLifecycle
+mend_chat_get_lifecycle (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), MEND_LIFECYCLE_CLOSED);
+
+  return self->lifecycle;
+}
+
+/**
+ * mend_chat_get_queue:
+ * @self: a chat
+ *
+ * Gets the user's queued follow-ups.
+ *
+ * Returns: (transfer none): the queue
+ */
+MendQueue *
+mend_chat_get_queue (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->queue;
+}
+
+/**
+ * mend_chat_get_turn:
+ * @self: a chat
+ *
+ * Gets the turn that runs or waits to retry.
+ *
+ * Returns: (transfer none) (nullable): the turn, or %NULL
+ */
+MendTurn *
+mend_chat_get_turn (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->turn;
+}
+
+/**
+ * mend_chat_get_policy:
+ * @self: a chat
+ *
+ * Gets the policy of the chat's turns.
+ *
+ * Returns: (transfer none): the policy
+ */
+MendErrorPolicy *
+mend_chat_get_policy (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->policy;
+}
+
+/**
+ * mend_chat_get_resume_policy:
+ * @self: a chat
+ *
+ * Gets the policy for resuming failed subagents.
+ *
+ * Returns: (transfer none): the policy
+ */
+MendErrorPolicy *
+mend_chat_get_resume_policy (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->resume_policy;
+}
+
+/**
+ * mend_chat_get_clock:
+ * @self: a chat
+ *
+ * Gets the chat's clock.
+ *
+ * Returns: (transfer none): the clock
+ */
+MendClock *
+mend_chat_get_clock (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->clock;
+}
+
+/**
+ * mend_chat_get_sender:
+ * @self: a chat
+ *
+ * Gets what runs the attempts of the chat's turns.
+ *
+ * Returns: (transfer none) (nullable): the sender, or %NULL
+ */
+MendSender *
+mend_chat_get_sender (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->sender;
+}
+
+/**
+ * mend_chat_get_external_turn:
+ * @self: a chat
+ *
+ * Gets whether the agent runs a turn of its own.
+ *
+ * Returns: %TRUE between [method@Mend.Chat.begin_external_turn] and
+ *   [method@Mend.Chat.end_external_turn]
+ */
+gboolean
+mend_chat_get_external_turn (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+
+  return self->external_turn;
+}
+
+/**
+ * mend_chat_get_continue_prompt:
+ * @self: a chat
+ *
+ * Gets what is inserted at the queue's head when a turn gives up.
+ *
+ * Returns: the prompt
+ */
+const char *
+mend_chat_get_continue_prompt (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->continue_prompt;
+}
+
+/**
+ * mend_chat_set_continue_prompt:
+ * @self: a chat
+ * @continue_prompt: (nullable): the prompt, or %NULL for the default
+ *
+ * Sets what is inserted at the queue's head when a turn gives up.
+ */
+void
+mend_chat_set_continue_prompt (MendChat   *self,
+                               const char *continue_prompt)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+
+  if (continue_prompt == NULL)
+    continue_prompt = MEND_CHAT_DEFAULT_CONTINUE_PROMPT;
+
+  if (g_strcmp0 (self->continue_prompt, continue_prompt) != 0)
+    {
+      g_free (self->continue_prompt);
+      self->continue_prompt = g_strdup (continue_prompt);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONTINUE_PROMPT]);
+    }
+}
+
+static gboolean
+can_run_now (MendChat *self)
+{
+  return (self->lifecycle == MEND_LIFECYCLE_READY || self->lifecycle == MEND_LIFECYCLE_ERROR) &&
+         self->turn == NULL &&
+         !self->external_turn;
+}
+
+static gboolean
+check_open (MendChat  *self,
+            GError   **error)
+{
+  if (self->lifecycle != MEND_LIFECYCLE_CLOSED)
+    return TRUE;
+
+  g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_CLOSED,
+                       _("The chat is closed"));
+  return FALSE;
+}
+
+/**
+ * mend_chat_submit:
+ * @self: a chat
+ * @text: the user's message
+ * @provenance: (nullable): where it came from, as JSON text
+ * @error: return location for a %MEND_QUEUE_ERROR or %MEND_RETRY_ERROR_CLOSED
+ *
+ * Sends a message: it runs now as a new turn when the chat is ready or in
+ * error and nothing runs, and is queued otherwise. The text follows the
+ * queue's rules (line ends normalized; blank, too large or a full queue is
+ * an error) either way, and nothing changes on error.
+ *
+ * Returns: %TRUE if the message runs or was queued
+ */
+gboolean
+mend_chat_submit (MendChat    *self,
+                  const char  *text,
+                  const char  *provenance,
+                  GError     **error)
+{
+  g_autofree char *normalized = NULL;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_open (self, error))
+    return FALSE;
+
+  if (!can_run_now (self))
+    return mend_queue_push (self->queue, text, provenance, error) != NULL;
+
+  normalized = mend_queue_normalize_text (self->queue, text, error);
+  if (normalized == NULL)
+    return FALSE;
+  if (provenance != NULL && !g_utf8_validate (provenance, -1, NULL))
+    {
+      g_set_error_literal (error, MEND_QUEUE_ERROR, MEND_QUEUE_ERROR_INVALID_TEXT,
+                           _("The provenance is not valid UTF-8"));
+      return FALSE;
+    }
+
+  start_turn (self, normalized, provenance);
+  return TRUE;
+}
+
+/**
+ * mend_chat_send_next:
+ * @self: a chat
+ *
+ * Runs the queue's head as a new turn when nothing runs: the "send" of an
+ * empty composer, also after a Stop or in error.
+ *
+ * Returns: %TRUE if a turn started
+ */
+gboolean
+mend_chat_send_next (MendChat *self)
+{
+  g_autoptr(MendQueueItem) item = NULL;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+
+  if (!can_run_now (self))
+    return FALSE;
+
+  item = mend_queue_pop (self->queue);
+  if (item == NULL)
+    return FALSE;
+
+  start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item));
+  return TRUE;
+}
+
+/**
+ * mend_chat_stop:
+ * @self: a chat
+ *
+ * The user's Stop: ends the running turn at once, with no retry and no
+ * Continue; the chat becomes ready and the queue stays as it is.
+ */
+void
+mend_chat_stop (MendChat *self)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+
+  if (self->turn != NULL)
+    mend_turn_stop (self->turn);
+}
+
+/**
+ * mend_chat_close:
+ * @self: a chat
+ *
+ * Closes the chat: the running turn stops, and nothing runs or queues
+ * after.
+ */
+void
+mend_chat_close (MendChat *self)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+
+  if (self->lifecycle == MEND_LIFECYCLE_CLOSED)
+    return;
+
+  g_object_ref (self);
+  set_lifecycle (self, MEND_LIFECYCLE_CLOSED);
+  if (self->turn != NULL)
+    mend_turn_stop (self->turn);
+  g_object_unref (self);
+}
+
+/**
+ * mend_chat_begin_external_turn:
+ * @self: a chat
+ *
+ * Notes that the agent runs a turn of its own, as when it wakes up to hand
+ * a notification to the model. Submissions queue until it ends.
+ */
+void
+mend_chat_begin_external_turn (MendChat *self)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+
+  if (!self->external_turn)
+    {
+      self->external_turn = TRUE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
+    }
+}
+
+/**
+ * mend_chat_end_external_turn:
+ * @self: a chat
+ *
+ * Notes that the agent's own turn ended. What was queued meanwhile stays
+ * queued: the queue moves on [method@Mend.Chat.send_next] or after the next
+ * turn that succeeds.
+ */
+void
+mend_chat_end_external_turn (MendChat *self)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+
+  if (self->external_turn)
+    {
+      self->external_turn = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
+    }
+}

@@ -1,0 +1,74 @@
+/* mend-chat.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "mend-enums.h"
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+/**
+ * MEND_CHAT_DEFAULT_CONTINUE_PROMPT:
+ *
+ * The default of [property@Mend.Chat:continue-prompt]: model-facing text,
+ * not translated.
+ */
+#define MEND_CHAT_DEFAULT_CONTINUE_PROMPT "Continue the current turn"
+
+#define MEND_TYPE_CHAT (mend_chat_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendChat, mend_chat, MEND, CHAT, GObject)
+
+MEND_AVAILABLE_IN_ALL
+MendChat        *mend_chat_new                 (MendErrorPolicy  *policy);
+MEND_AVAILABLE_IN_ALL
+const char      *mend_chat_get_id              (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendLifecycle    mend_chat_get_lifecycle       (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendQueue       *mend_chat_get_queue           (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendTurn        *mend_chat_get_turn            (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendErrorPolicy *mend_chat_get_policy          (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendErrorPolicy *mend_chat_get_resume_policy   (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendClock       *mend_chat_get_clock           (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+MendSender      *mend_chat_get_sender          (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+gboolean         mend_chat_get_external_turn   (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+const char      *mend_chat_get_continue_prompt (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+void             mend_chat_set_continue_prompt (MendChat         *self,
+                                                const char       *continue_prompt);
+MEND_AVAILABLE_IN_ALL
+gboolean         mend_chat_submit              (MendChat         *self,
+                                                const char       *text,
+                                                const char       *provenance,
+                                                GError          **error);
+MEND_AVAILABLE_IN_ALL
+gboolean         mend_chat_send_next           (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+void             mend_chat_stop                (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+void             mend_chat_close               (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+void             mend_chat_begin_external_turn (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+void             mend_chat_end_external_turn   (MendChat         *self);
+
+G_END_DECLS

@@ -1,0 +1,21 @@
+/* mend-queue-item-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "mend-queue-item.h"
+
+G_BEGIN_DECLS
+
+/* Items are made and edited by their queue only: to everyone else they are
+ * read-only. @text must already be normalized and @provenance valid UTF-8. */
+MendQueueItem *mend_queue_item_new      (const char    *id,
+                                         const char    *text,
+                                         const char    *provenance,
+                                         gint64         queued_at);
+void           mend_queue_item_set_text (MendQueueItem *self,
+                                         const char    *text);
+
+G_END_DECLS

@@ -1,0 +1,59 @@
+/* mend-sender.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define MEND_TYPE_SENDER (mend_sender_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_INTERFACE (MendSender, mend_sender, MEND, SENDER, GObject)
+
+/**
+ * MendSenderInterface:
+ * @parent_iface: the parent interface
+ * @send_async: sends one attempt of a turn
+ * @send_finish: finishes @send_async: %NULL when the attempt succeeded, else
+ *   the failure
+ *
+ * The interface of whatever runs a turn's attempts: an HTTP client, an
+ * agent process, a test's script.
+ */
+struct _MendSenderInterface
+{
+  GTypeInterface parent_iface;
+
+  void          (*send_async)  (MendSender          *self,
+                                MendTurn            *turn,
+                                guint                attempt,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data);
+  MendFailure * (*send_finish) (MendSender          *self,
+                                GAsyncResult        *result);
+};
+
+MEND_AVAILABLE_IN_ALL
+void         mend_sender_send_async  (MendSender          *self,
+                                      MendTurn            *turn,
+                                      guint                attempt,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data);
+MEND_AVAILABLE_IN_ALL
+MendFailure *mend_sender_send_finish (MendSender          *self,
+                                      GAsyncResult        *result);
+
+G_END_DECLS

@@ -1,0 +1,1127 @@
+/* mend-turn.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "mend-clock.h"
+#include "mend-enum-types.h"
+#include "mend-error-policy.h"
+#include "mend-failure-private.h"
+#include "mend-retry-wait.h"
+#include "mend-sender.h"
+#include "mend-turn.h"
+
+/**
+ * MendTurn:
+ *
+ * One turn of a conversation and its retries.
+ *
+ * A turn sends the same prompt, with the same provenance, on every attempt.
+ * Each attempt runs through the turn's [iface@Mend.Sender] when one is set,
+ * or through the [signal@Mend.Turn::attempt] signal, after which the app
+ * calls [method@Mend.Turn.succeed] or [method@Mend.Turn.fail].
+ *
+ * A failure is classified by the turn's [class@Mend.ErrorPolicy]. A
+ * transient one is retried after a [class@Mend.RetryWait]
+ * ([signal@Mend.Turn::waiting], then [signal@Mend.Turn::resumed] when the
+ * next attempt starts) until the policy's retries are used up
+ * ([signal@Mend.Turn::exhausted]). A permanent failure or a limit gives up
+ * after that one attempt. A failure after [method@Mend.Turn.note_output] is
+ * not retried, unless the policy's [property@Mend.ErrorPolicy:retry-partial]
+ * says so: a retry would run tools twice and duplicate text.
+ *
+ * [method@Mend.Turn.stop], or cancelling the cancellable given to
+ * [method@Mend.Turn.start], ends the turn at once, during an attempt (whose
+ * cancellable is cancelled) or during a wait, and no attempt follows. A late
+ * `succeed ()` or `fail ()` for an attempt that was stopped is ignored.
+ *
+ * [signal@Mend.Turn::finished] is emitted exactly once, at the end.
+ */
+
+struct _MendTurn
+{
+  GObject           parent_instance;
+
+  char             *id;
+  char             *prompt;
+  char             *provenance;
+  MendErrorPolicy  *policy;
+  MendClock        *clock;
+  MendSender       *sender;
+  guint             delay_offset_ms;
+
+  MendTurnState     state;
+  guint             attempt;
+  guint             max_retries;  /* fixed at start */
+  MendRetryWait    *wait;
+  MendFailure      *last_failure;
+  gboolean          output_seen;
+
+  GCancellable     *attempt_cancellable;
+  GCancellable     *start_cancellable;
+  gulong            start_cancelled_id;
+  GMainContext     *context;
+  gboolean          in_cancel_handler;
+};
+
+enum {
+  PROP_0,
+  PROP_ID,
+  PROP_PROMPT,
+  PROP_PROVENANCE,
+  PROP_POLICY,
+  PROP_CLOCK,
+  PROP_SENDER,
+  PROP_DELAY_OFFSET_MS,
+  PROP_STATE,
+  PROP_ATTEMPT,
+  PROP_MAX_ATTEMPTS,
+  PROP_WAIT,
+  PROP_LAST_FAILURE,
+  PROP_OUTPUT_SEEN,
+  N_PROPS
+};
+
+enum {
+  ATTEMPT,
+  WAITING,
+  RESUMED,
+  EXHAUSTED,
+  FINISHED,
+  N_SIGNALS
+};
+
+G_DEFINE_FINAL_TYPE (MendTurn, mend_turn, G_TYPE_OBJECT)
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void run_attempt (MendTurn *self);
+
+static void
+clear_wait (MendTurn *self)
+{
+  if (self->wait == NULL)
+    return;
+
+  g_signal_handlers_disconnect_by_data (self->wait, self);
+  mend_retry_wait_cancel (self->wait);
+  g_clear_object (&self->wait);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
+}
+
+static void
+set_state (MendTurn      *self,
+           MendTurnState  state)
+{
+  if (self->state != state)
+    {
+      self->state = state;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+    }
+}
+
+static void
+finish (MendTurn      *self,
+        MendTurnState  state)
+{
+  if (mend_turn_is_finished (self))
+    return;
+
+  g_object_ref (self);
+  g_object_freeze_notify (G_OBJECT (self));
+
+  clear_wait (self);
+  if (state == MEND_TURN_STOPPED && self->attempt_cancellable != NULL)
+    g_cancellable_cancel (self->attempt_cancellable);
+
+  /* GCancellable forbids disconnecting from inside its own handler; the
+   * handler only holds a weak reference, so leaving it is safe. */
+  if (self->start_cancelled_id != 0 && !self->in_cancel_handler)
+    g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
+  self->start_cancelled_id = 0;
+  g_clear_object (&self->start_cancellable);
+
+  set_state (self, state);
+  g_object_thaw_notify (G_OBJECT (self));
+
+  g_signal_emit (self, signals[FINISHED], 0, state);
+  g_object_unref (self);
+}
+
+static void
+on_wait_fired (MendRetryWait *wait,
+               MendTurn      *self)
+{
+  if (self->state != MEND_TURN_WAITING || wait != self->wait)
+    return;
+
+  g_object_ref (self);
+
+  g_signal_handlers_disconnect_by_data (self->wait, self);
+  g_clear_object (&self->wait);
+  self->attempt++;
+
+  g_object_freeze_notify (G_OBJECT (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
+  set_state (self, MEND_TURN_RUNNING);
+  g_object_thaw_notify (G_OBJECT (self));
+
+  g_signal_emit (self, signals[RESUMED], 0, self->attempt);
+  if (self->state == MEND_TURN_RUNNING)
+    run_attempt (self);
+
+  g_object_unref (self);
+}
+
+typedef struct
+{
+  MendTurn *turn;
+  guint     attempt;
+} SendData;
+
+static void
+on_sent (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  SendData *data = user_data;
+  MendTurn *self = data->turn;
+  g_autoptr(MendFailure) failure = mend_sender_send_finish (MEND_SENDER (object), result);
+
+  /* A late answer for an attempt that was stopped, or superseded. */
+  if (self->state == MEND_TURN_RUNNING && self->attempt == data->attempt)
+    {
+      if (failure == NULL)
+        mend_turn_succeed (self);
+      else
+        mend_turn_fail (self, failure);
+    }
+
+  g_object_unref (data->turn);
+  g_free (data);
+}
+
+static void
+run_attempt (MendTurn *self)
+{
+  g_clear_object (&self->attempt_cancellable);
+  self->attempt_cancellable = g_cancellable_new ();
+
+  if (self->output_seen)
+    {
+      self->output_seen = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OUTPUT_SEEN]);
+    }
+
+  if (self->sender != NULL)
+    {
+      SendData *data = g_new0 (SendData, 1);
+
+      data->turn = g_object_ref (self);
+      data->attempt = self->attempt;
+      mend_sender_send_async (self->sender, self, self->attempt,
+                              self->attempt_cancellable, on_sent, data);
+    }
+  else
+    {
+      g_signal_emit (self, signals[ATTEMPT], 0, self->attempt, self->attempt_cancellable);
+    }
+}
+
+static void
+mend_turn_dispose (GObject *object)
+{
+  MendTurn *self = (MendTurn *) object;
+
+  clear_wait (self);
+  if (self->start_cancelled_id != 0)
+    g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
+  self->start_cancelled_id = 0;
+
+  G_OBJECT_CLASS (mend_turn_parent_class)->dispose (object);
+}
+
+static void
+mend_turn_finalize (GObject *object)
+{
+  MendTurn *self = (MendTurn *) object;
+
+  g_clear_pointer (&self->id, g_free);
+  g_clear_pointer (&self->prompt, g_free);
+  g_clear_pointer (&self->provenance, g_free);
+  g_clear_object (&self->policy);
+  g_clear_object (&self->clock);
+  g_clear_object (&self->sender);
+  g_clear_object (&self->last_failure);
+  g_clear_object (&self->attempt_cancellable);
+  g_clear_object (&self->start_cancellable);
+  g_clear_pointer (&self->context, g_main_context_unref);
+
+  G_OBJECT_CLASS (mend_turn_parent_class)->finalize (object);
+}
+
+static void
+mend_turn_constructed (GObject *object)
+{
+  MendTurn *self = (MendTurn *) object;
+
+  G_OBJECT_CLASS (mend_turn_parent_class)->constructed (object);
+
+  if (self->id == NULL)
+    self->id = g_uuid_string_random ();
+  if (self->prompt == NULL)
+    self->prompt = g_strdup ("");
+  if (self->policy == NULL)
+    self->policy = mend_error_policy_new ();
+  if (self->clock == NULL)
+    self->clock = g_object_ref (mend_clock_get_default ());
+}
+
+static void
+mend_turn_get_property (GObject    *object,
+                        guint       prop_id,
+                        GValue     *value,
+                        GParamSpec *pspec)
+{
+  MendTurn *self = MEND_TURN (object);
+
+  switch (prop_id)
+    {
+    case PROP_ID:
+      g_value_set_string (value, self->id);
+      break;
+    case PROP_PROMPT:
+      g_value_set_string (value, self->prompt);
+      break;
+    case PROP_PROVENANCE:
+      g_value_set_string (value, self->provenance);
+      break;
+    case PROP_POLICY:
+      g_value_set_object (value, self->policy);
+      break;
+    case PROP_CLOCK:
+      g_value_set_object (value, self->clock);
+      break;
+    case PROP_SENDER:
+      g_value_set_object (value, self->sender);
+      break;
+    case PROP_DELAY_OFFSET_MS:
+      g_value_set_uint (value, self->delay_offset_ms);
+      break;
+    case PROP_STATE:
+      g_value_set_enum (value, self->state);
+      break;
+    case PROP_ATTEMPT:
+      g_value_set_uint (value, self->attempt);
+      break;
+    case PROP_MAX_ATTEMPTS:
+      g_value_set_uint (value, mend_turn_get_max_attempts (self));
+      break;
+    case PROP_WAIT:
+      g_value_set_object (value, self->wait);
+      break;
+    case PROP_LAST_FAILURE:
+      g_value_set_object (value, self->last_failure);
+      break;
+    case PROP_OUTPUT_SEEN:
+      g_value_set_boolean (value, self->output_seen);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_turn_set_property (GObject      *object,
+                        guint         prop_id,
+                        const GValue *value,
+                        GParamSpec   *pspec)
+{
+  MendTurn *self = MEND_TURN (object);
+
+  switch (prop_id)
+    {
+    case PROP_ID:
+      self->id = g_value_dup_string (value);
+      break;
+    case PROP_PROMPT:
+      self->prompt = g_value_dup_string (value);
+      break;
+    case PROP_PROVENANCE:
+      self->provenance = g_value_dup_string (value);
+      break;
+    case PROP_POLICY:
+      self->policy = g_value_dup_object (value);
+      break;
+    case PROP_CLOCK:
+      self->clock = g_value_dup_object (value);
+      break;
+    case PROP_SENDER:
+      mend_turn_set_sender (self, g_value_get_object (value));
+      break;
+    case PROP_DELAY_OFFSET_MS:
+      self->delay_offset_ms = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_turn_class_init (MendTurnClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = mend_turn_constructed;
+  object_class->dispose = mend_turn_dispose;
+  object_class->finalize = mend_turn_finalize;
+  object_class->get_property = mend_turn_get_property;
+  object_class->set_property = mend_turn_set_property;
+
+  /**
+   * MendTurn:id:
+   *
+   * A unique id, made when not given.
+   */
+  properties[PROP_ID] =
+    g_param_spec_string ("id", NULL, NULL,
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:prompt:
+   *
+   * The user's text, sent unchanged on every attempt.
+   */
+  properties[PROP_PROMPT] =
+    g_param_spec_string ("prompt", NULL, NULL,
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:provenance:
+   *
+   * Where the prompt came from, as JSON text, or %NULL; the same on every
+   * attempt.
+   */
+  properties[PROP_PROVENANCE] =
+    g_param_spec_string ("provenance", NULL, NULL,
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:policy:
+   *
+   * What is retried and how long to wait; the turn defaults when not given.
+   */
+  properties[PROP_POLICY] =
+    g_param_spec_object ("policy", NULL, NULL,
+                         MEND_TYPE_ERROR_POLICY,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:clock:
+   *
+   * The clock the waits count on; the default clock when not given.
+   */
+  properties[PROP_CLOCK] =
+    g_param_spec_object ("clock", NULL, NULL,
+                         MEND_TYPE_CLOCK,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:sender:
+   *
+   * What runs each attempt, or %NULL to run them through
+   * [signal@Mend.Turn::attempt].
+   */
+  properties[PROP_SENDER] =
+    g_param_spec_object ("sender", NULL, NULL,
+                         MEND_TYPE_SENDER,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:delay-offset-ms:
+   *
+   * Added to every wait: a chat's stagger, so that chats failing together do
+   * not retry together.
+   */
+  properties[PROP_DELAY_OFFSET_MS] =
+    g_param_spec_uint ("delay-offset-ms", NULL, NULL,
+                       0, 86400000, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:state:
+   *
+   * Where the turn is: idle, running, waiting, or one of the final states.
+   */
+  properties[PROP_STATE] =
+    g_param_spec_enum ("state", NULL, NULL,
+                       MEND_TYPE_TURN_STATE, MEND_TURN_IDLE,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:attempt:
+   *
+   * The number of the current or last attempt: 1 is the first send, 0
+   * before the start.
+   */
+  properties[PROP_ATTEMPT] =
+    g_param_spec_uint ("attempt", NULL, NULL,
+                       0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:max-attempts:
+   *
+   * How many attempts the turn makes at most: the policy's
+   * [property@Mend.ErrorPolicy:max-retries] plus one.
+   */
+  properties[PROP_MAX_ATTEMPTS] =
+    g_param_spec_uint ("max-attempts", NULL, NULL,
+                       1, G_MAXUINT, 5,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:wait:
+   *
+   * The wait before the next attempt, or %NULL when not waiting.
+   */
+  properties[PROP_WAIT] =
+    g_param_spec_object ("wait", NULL, NULL,
+                         MEND_TYPE_RETRY_WAIT,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:last-failure:
+   *
+   * The failure of the last attempt that failed, or %NULL.
+   */
+  properties[PROP_LAST_FAILURE] =
+    g_param_spec_object ("last-failure", NULL, NULL,
+                         MEND_TYPE_FAILURE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:output-seen:
+   *
+   * Whether the current attempt produced output.
+   */
+  properties[PROP_OUTPUT_SEEN] =
+    g_param_spec_boolean ("output-seen", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendTurn::attempt:
+   * @self: the turn
+   * @n: the number of the attempt, from 1
+   * @cancellable: cancelled if the user stops the turn
+   *
+   * Run attempt @n now, then call [method@Mend.Turn.succeed] or
+   * [method@Mend.Turn.fail]. Not emitted when [property@Mend.Turn:sender]
+   * is set: the sender runs the attempt.
+   */
+  signals[ATTEMPT] =
+    g_signal_new ("attempt",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_CANCELLABLE);
+
+  /**
+   * MendTurn::waiting:
+   * @self: the turn
+   * @wait: the wait before the next attempt
+   *
+   * A transient failure: the next attempt runs when @wait fires.
+   */
+  signals[WAITING] =
+    g_signal_new ("waiting",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_RETRY_WAIT);
+
+  /**
+   * MendTurn::resumed:
+   * @self: the turn
+   * @n: the number of the attempt that starts
+   *
+   * A retry attempt starts.
+   */
+  signals[RESUMED] =
+    g_signal_new ("resumed",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_UINT);
+
+  /**
+   * MendTurn::exhausted:
+   * @self: the turn
+   * @failure: the failure of the last attempt
+   *
+   * The last retry failed too: the turn gives up. Emitted before
+   * [signal@Mend.Turn::finished].
+   */
+  signals[EXHAUSTED] =
+    g_signal_new ("exhausted",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_FAILURE);
+
+  /**
+   * MendTurn::finished:
+   * @self: the turn
+   * @state: %MEND_TURN_SUCCEEDED, %MEND_TURN_FAILED or %MEND_TURN_STOPPED
+   *
+   * The turn ended. Emitted exactly once.
+   */
+  signals[FINISHED] =
+    g_signal_new ("finished",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_TURN_STATE);
+}
+
+static void
+mend_turn_init (MendTurn *self)
+{
+  self->state = MEND_TURN_IDLE;
+}
+
+/**
+ * mend_turn_new:
+ * @prompt: the user's text
+ * @policy: (nullable): the policy, or %NULL for the turn defaults
+ *
+ * Creates a turn on the default clock. Use [ctor@GObject.Object.new] with
+ * the construct properties for a clock, provenance or id of your own.
+ *
+ * Returns: (transfer full): a new idle turn
+ */
+MendTurn *
+mend_turn_new (const char      *prompt,
+               MendErrorPolicy *policy)
+{
+  g_return_val_if_fail (prompt != NULL, NULL);
+  g_return_val_if_fail (policy == NULL || MEND_IS_ERROR_POLICY (policy), NULL);
+
+  return g_object_new (MEND_TYPE_TURN,
+                       "prompt", prompt,
+                       "policy", policy,
+                       NULL);
+}
+
+/**
+ * mend_turn_get_id:
+ * @self: a turn
+ *
+ * Gets the turn's id.
+ *
+ * Returns: the id
+ */
+const char *
+mend_turn_get_id (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->id;
+}
+
+/**
+ * mend_turn_get_prompt:
+ * @self: a turn
+ *
+ * Gets the prompt sent on every attempt.
+ *
+ * Returns: the prompt
+ */
+const char *
+mend_turn_get_prompt (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->prompt;
+}
+
+/**
+ * mend_turn_get_provenance:
+ * @self: a turn
+ *
+ * Gets where the prompt came from.
+ *
+ * Returns: (nullable): JSON text, or %NULL
+ */
+const char *
+mend_turn_get_provenance (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->provenance;
+}
+
+/**
+ * mend_turn_get_policy:
+ * @self: a turn
+ *
+ * Gets the turn's policy.
+ *
+ * Returns: (transfer none): the policy
+ */
+MendErrorPolicy *
+mend_turn_get_policy (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->policy;
+}
+
+/**
+ * mend_turn_get_clock:
+ * @self: a turn
+ *
+ * Gets the clock the turn's waits count on.
+ *
+ * Returns: (transfer none): the clock
+ */
+MendClock *
+mend_turn_get_clock (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->clock;
+}
+
+/**
+ * mend_turn_get_state:
+ * @self: a turn
+ *
+ * Gets the turn's state.
+ *
+ * Returns: the state
+ */
+MendTurnState
+mend_turn_get_state (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), MEND_TURN_IDLE);
+
+  return self->state;
+}
+
+/**
+ * mend_turn_is_finished:
+ * @self: a turn
+ *
+ * Gets whether the turn reached a final state.
+ *
+ * Returns: %TRUE once the turn succeeded, failed or was stopped
+ */
+gboolean
+mend_turn_is_finished (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), TRUE);
+
+  return self->state == MEND_TURN_SUCCEEDED ||
+         self->state == MEND_TURN_FAILED ||
+         self->state == MEND_TURN_STOPPED;
+}
+
+/**
+ * mend_turn_get_attempt:
+ * @self: a turn
+ *
+ * Gets the number of the current or last attempt.
+ *
+ * Returns: the attempt, from 1; 0 before the start
+ */
+guint
+mend_turn_get_attempt (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), 0);
+
+  return self->attempt;
+}
+
+/**
+ * mend_turn_get_max_attempts:
+ * @self: a turn
+ *
+ * Gets how many attempts the turn makes at most.
+ *
+ * Returns: the policy's max-retries plus one
+ */
+guint
+mend_turn_get_max_attempts (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), 1);
+
+  if (self->state == MEND_TURN_IDLE)
+    return mend_error_policy_get_max_retries (self->policy) + 1;
+
+  return self->max_retries + 1;
+}
+
+/**
+ * mend_turn_get_wait:
+ * @self: a turn
+ *
+ * Gets the wait before the next attempt.
+ *
+ * Returns: (transfer none) (nullable): the wait, or %NULL when not waiting
+ */
+MendRetryWait *
+mend_turn_get_wait (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->wait;
+}
+
+/**
+ * mend_turn_get_last_failure:
+ * @self: a turn
+ *
+ * Gets the failure of the last attempt that failed.
+ *
+ * Returns: (transfer none) (nullable): the failure, or %NULL
+ */
+MendFailure *
+mend_turn_get_last_failure (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->last_failure;
+}
+
+/**
+ * mend_turn_get_output_seen:
+ * @self: a turn
+ *
+ * Gets whether the current attempt produced output.
+ *
+ * Returns: %TRUE after [method@Mend.Turn.note_output]
+ */
+gboolean
+mend_turn_get_output_seen (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), FALSE);
+
+  return self->output_seen;
+}
+
+/**
+ * mend_turn_get_sender:
+ * @self: a turn
+ *
+ * Gets what runs the turn's attempts.
+ *
+ * Returns: (transfer none) (nullable): the sender, or %NULL
+ */
+MendSender *
+mend_turn_get_sender (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->sender;
+}
+
+/**
+ * mend_turn_set_sender:
+ * @self: a turn
+ * @sender: (nullable): what runs the attempts, or %NULL for the
+ *   [signal@Mend.Turn::attempt] signal
+ *
+ * Sets what runs the turn's attempts, from the next attempt on.
+ */
+void
+mend_turn_set_sender (MendTurn   *self,
+                      MendSender *sender)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+  g_return_if_fail (sender == NULL || MEND_IS_SENDER (sender));
+
+  if (g_set_object (&self->sender, sender))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SENDER]);
+}
+
+/**
+ * mend_turn_get_delay_offset_ms:
+ * @self: a turn
+ *
+ * Gets what is added to every wait.
+ *
+ * Returns: the offset in milliseconds
+ */
+guint
+mend_turn_get_delay_offset_ms (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), 0);
+
+  return self->delay_offset_ms;
+}
+
+static gboolean
+stop_in_context (gpointer data)
+{
+  mend_turn_stop (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_start_cancelled (GCancellable *cancellable,
+                    GWeakRef     *weak)
+{
+  g_autoptr(MendTurn) self = g_weak_ref_get (weak);
+
+  if (self == NULL)
+    return;
+
+  /* Runs at once when this thread may run the turn's context, else on it. */
+  self->in_cancel_handler = TRUE;
+  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT,
+                              stop_in_context,
+                              g_object_ref (self), g_object_unref);
+  self->in_cancel_handler = FALSE;
+}
+
+static void
+weak_ref_free (gpointer data)
+{
+  g_weak_ref_clear (data);
+  g_free (data);
+}
+
+/**
+ * mend_turn_start:
+ * @self: an idle turn
+ * @cancellable: (nullable): stops the turn when cancelled
+ *
+ * Starts the first attempt. Cancelling @cancellable is the user's Stop, as
+ * [method@Mend.Turn.stop]; a turn started with a cancelled cancellable ends
+ * stopped without an attempt.
+ */
+void
+mend_turn_start (MendTurn     *self,
+                 GCancellable *cancellable)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+  g_return_if_fail (self->state == MEND_TURN_IDLE);
+
+  self->context = g_main_context_ref_thread_default ();
+  self->max_retries = mend_error_policy_get_max_retries (self->policy);
+
+  if (cancellable != NULL)
+    {
+      GWeakRef *weak;
+
+      if (g_cancellable_is_cancelled (cancellable))
+        {
+          finish (self, MEND_TURN_STOPPED);
+          return;
+        }
+
+      weak = g_new0 (GWeakRef, 1);
+      g_weak_ref_init (weak, self);
+      self->start_cancellable = g_object_ref (cancellable);
+      self->start_cancelled_id = g_cancellable_connect (cancellable,
+                                                        G_CALLBACK (on_start_cancelled),
+                                                        weak, weak_ref_free);
+    }
+
+  g_object_ref (self);
+  self->attempt = 1;
+  g_object_freeze_notify (G_OBJECT (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
+  set_state (self, MEND_TURN_RUNNING);
+  g_object_thaw_notify (G_OBJECT (self));
+  run_attempt (self);
+  g_object_unref (self);
+}
+
+/**
+ * mend_turn_succeed:
+ * @self: a turn
+ *
+ * Ends the running attempt, and the turn, with success. Ignored unless an
+ * attempt runs: a late answer for a stopped attempt changes nothing.
+ */
+void
+mend_turn_succeed (MendTurn *self)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+
+  if (self->state != MEND_TURN_RUNNING)
+    return;
+
+  finish (self, MEND_TURN_SUCCEEDED);
+}
+
+static void
+give_up (MendTurn    *self,
+         MendFailure *failure,
+         gboolean     exhausted)
+{
+  g_object_ref (self);
+  if (exhausted)
+    g_signal_emit (self, signals[EXHAUSTED], 0, failure);
+  finish (self, MEND_TURN_FAILED);
+  g_object_unref (self);
+}
+
+static void
+schedule_retry (MendTurn    *self,
+                MendFailure *failure)
+{
+  gboolean server_hint = FALSE;
+  gint64 delay;
+
+  if (self->attempt > self->max_retries)
+    {
+      give_up (self, failure, TRUE);
+      return;
+    }
+
+  delay = mend_error_policy_delay_for (self->policy, self->attempt, failure, &server_hint);
+  if (delay < 0)
+    {
+      /* The server asked for a wait longer than the policy allows. */
+      give_up (self, failure, FALSE);
+      return;
+    }
+
+  self->wait = g_object_new (MEND_TYPE_RETRY_WAIT,
+                             "clock", self->clock,
+                             "delay-ms", (guint64) delay + self->delay_offset_ms,
+                             "attempt", self->attempt,
+                             "of", self->max_retries,
+                             "reason", mend_failure_get_reason (failure),
+                             "failure", failure,
+                             "server-hint", server_hint,
+                             NULL);
+  g_signal_connect (self->wait, "fired", G_CALLBACK (on_wait_fired), self);
+
+  g_object_freeze_notify (G_OBJECT (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
+  set_state (self, MEND_TURN_WAITING);
+  g_object_thaw_notify (G_OBJECT (self));
+
+  g_signal_emit (self, signals[WAITING], 0, self->wait);
+}
+
+/**
+ * mend_turn_fail:
+ * @self: a turn
+ * @failure: what went wrong with the running attempt
+ *
+ * Ends the running attempt with a failure. The turn's policy classifies it
+ * and @failure carries that verdict: a transient failure waits and retries
+ * while retries remain; anything else ends the turn. A failure after
+ * output was seen is marked [property@Mend.Failure:partial]. Ignored unless
+ * an attempt runs.
+ */
+void
+mend_turn_fail (MendTurn    *self,
+                MendFailure *failure)
+{
+  MendFailureKind kind;
+
+  g_return_if_fail (MEND_IS_TURN (self));
+  g_return_if_fail (MEND_IS_FAILURE (failure));
+
+  if (self->state != MEND_TURN_RUNNING)
+    return;
+
+  g_object_ref (self);
+
+  if (self->output_seen)
+    mend_failure_set_partial (failure, TRUE);
+  kind = mend_error_policy_classify (self->policy, failure);
+  mend_failure_set_kind (failure, kind);
+
+  if (g_set_object (&self->last_failure, failure))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
+
+  switch (kind)
+    {
+    case MEND_FAILURE_TRANSIENT:
+      schedule_retry (self, failure);
+      break;
+    case MEND_FAILURE_STOPPED:
+      finish (self, MEND_TURN_STOPPED);
+      break;
+    case MEND_FAILURE_PERMANENT:
+    case MEND_FAILURE_LIMIT:
+    default:
+      give_up (self, failure, FALSE);
+      break;
+    }
+
+  g_object_unref (self);
+}
+
+/**
+ * mend_turn_note_output:
+ * @self: a turn
+ *
+ * Notes that the running attempt produced output (text or a tool call). A
+ * failure after it is not retried unless the policy's
+ * [property@Mend.ErrorPolicy:retry-partial] says so.
+ */
+void
+mend_turn_note_output (MendTurn *self)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+
+  if (self->state != MEND_TURN_RUNNING || self->output_seen)
+    return;
+
+  self->output_seen = TRUE;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OUTPUT_SEEN]);
+}
+
+/**
+ * mend_turn_stop:
+ * @self: a turn
+ *
+ * The user's Stop: ends the turn at once, whether an attempt runs (its
+ * cancellable is cancelled) or it waits, and no attempt follows. Does
+ * nothing once the turn has finished.
+ */
+void
+mend_turn_stop (MendTurn *self)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+
+  finish (self, MEND_TURN_STOPPED);
+}
+
+/**
+ * mend_turn_retry_now:
+ * @self: a turn
+ *
+ * Skips the wait and starts the next attempt now: "Retry now".
+ *
+ * Returns: %TRUE if the turn was waiting and the attempt started
+ */
+gboolean
+mend_turn_retry_now (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), FALSE);
+
+  if (self->state != MEND_TURN_WAITING || self->wait == NULL)
+    return FALSE;
+
+  return mend_retry_wait_fire_now (self->wait);
+}
