@@ -14,7 +14,7 @@
 #include "mend-failure.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
-#include "mend-queue.h"
+#include "mend-queue-private.h"
 #include "mend-queue-item.h"
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
@@ -859,15 +859,9 @@ mend_chat_submit (MendChat    *self,
   if (!can_run_now (self))
     return mend_queue_push (self->queue, text, provenance, error) != NULL;
 
-  normalized = mend_queue_normalize_text (self->queue, text, error);
+  normalized = mend_queue_check_message (self->queue, text, provenance, error);
   if (normalized == NULL)
     return FALSE;
-  if (provenance != NULL && !g_utf8_validate (provenance, -1, NULL))
-    {
-      g_set_error_literal (error, MEND_QUEUE_ERROR, MEND_QUEUE_ERROR_INVALID_TEXT,
-                           _("The provenance is not valid UTF-8"));
-      return FALSE;
-    }
 
   start_turn (self, normalized, provenance);
   return TRUE;

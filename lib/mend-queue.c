@@ -11,7 +11,7 @@
 
 #include "mend-clock.h"
 #include "mend-i18n-private.h"
-#include "mend-queue.h"
+#include "mend-queue-private.h"
 #include "mend-queue-item-private.h"
 
 /**
@@ -377,21 +377,15 @@ normalize_text (MendQueue   *self,
   return g_steal_pointer (&normalized);
 }
 
-static MendQueueItem *
-add_item (MendQueue   *self,
-          guint        position,
-          const char  *text,
-          const char  *provenance,
-          GError     **error)
+char *
+mend_queue_check_message (MendQueue   *self,
+                          const char  *text,
+                          const char  *provenance,
+                          GError     **error)
 {
-  g_autofree char *normalized = NULL;
-  g_autofree char *id = NULL;
-  MendQueueItem *item;
+  g_autofree char *normalized = normalize_text (self, text, error);
   gssize offset;
 
-  g_assert (position == 0 || position == self->items->len);
-
-  normalized = normalize_text (self, text, error);
   if (normalized == NULL)
     return NULL;
 
@@ -405,6 +399,26 @@ add_item (MendQueue   *self,
                    (gulong) offset);
       return NULL;
     }
+
+  return g_steal_pointer (&normalized);
+}
+
+static MendQueueItem *
+add_item (MendQueue   *self,
+          guint        position,
+          const char  *text,
+          const char  *provenance,
+          GError     **error)
+{
+  g_autofree char *normalized = NULL;
+  g_autofree char *id = NULL;
+  MendQueueItem *item;
+
+  g_assert (position == 0 || position == self->items->len);
+
+  normalized = mend_queue_check_message (self, text, provenance, error);
+  if (normalized == NULL)
+    return NULL;
 
   if (self->items->len >= self->max_items)
     {

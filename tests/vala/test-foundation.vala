@@ -99,11 +99,49 @@ void test_wait_async () {
     loop.run ();
 }
 
+void test_chat () {
+    var clock = new Mend.ManualClock (WALL_START);
+    var policy = new Mend.ErrorPolicy ();
+    policy.jitter = Mend.Jitter.NONE;
+    var chat = (Mend.Chat) Object.new (typeof (Mend.Chat), "clock", clock, "policy", policy);
+    uint attempts = 0;
+    string[] outcomes = {};
+
+    chat.turn_started.connect ((turn) => {
+        turn.attempt_requested.connect ((n, cancellable) => { attempts++; });
+    });
+    chat.record.connect ((json) => {
+        try {
+            var node = Json.from_string (json);
+            outcomes += node.get_object ().get_string_member ("outcome");
+        } catch (Error e) {
+            assert_not_reached ();
+        }
+    });
+
+    try {
+        chat.submit ("first", null);
+        chat.submit ("A", null);
+    } catch (Error e) {
+        assert_not_reached ();
+    }
+    chat.turn.fail (new Mend.Failure.from_http (529, null, null));
+    assert (chat.lifecycle == Mend.Lifecycle.BUSY);
+    ((Mend.ManualClock) clock).advance (250);
+    assert (attempts == 2);
+    chat.turn.succeed ();
+    assert (chat.turn.prompt == "A");
+    assert (chat.queue.get_n_items () == 0);
+    assert (outcomes.length == 2 && outcomes[0] == "scheduled" && outcomes[1] == "fired");
+    chat.close ();
+}
+
 int main (string[] args) {
     Test.init (ref args);
     Test.add_func ("/Mend/Vala/failure-from-text", test_failure_from_text);
     Test.add_func ("/Mend/Vala/failure-from-http", test_failure_from_http);
     Test.add_func ("/Mend/Vala/policy-schedules-and-classify-override", test_policy);
     Test.add_func ("/Mend/Vala/wait-async-fires-and-cancels", test_wait_async);
+    Test.add_func ("/Mend/Vala/chat-retries-and-keeps-the-queue", test_chat);
     return Test.run ();
 }
