@@ -25,6 +25,9 @@ G_BEGIN_DECLS
 # include "mend-sender.h"
 # include "mend-turn.h"
 # include "mend-chat.h"
+# include "mend-subagent.h"
+# include "mend-subagent-retry.h"
+# include "mend-stream-observer.h"
 #undef MEND_INSIDE
 
 G_END_DECLS

@@ -18,6 +18,7 @@
 #include "mend-queue-item.h"
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
+#include "mend-subagent-retry-private.h"
 #include "mend-turn.h"
 
 /**
@@ -64,6 +65,7 @@ struct _MendChat
   MendErrorPolicy *resume_policy;
   MendSender      *sender;
   MendQueue       *queue;
+  MendSubagentRetry *subagents;
   MendTurn        *turn;
   gboolean         turn_exhausted;
   MendLifecycle    lifecycle;
@@ -79,6 +81,7 @@ enum {
   PROP_RESUME_POLICY,
   PROP_SENDER,
   PROP_QUEUE,
+  PROP_SUBAGENTS,
   PROP_TURN,
   PROP_LIFECYCLE,
   PROP_EXTERNAL_TURN,
@@ -89,6 +92,7 @@ enum {
 enum {
   TURN_STARTED,
   TURN_FINISHED,
+  STOPPED,
   RECORD,
   N_SIGNALS
 };
@@ -312,6 +316,10 @@ mend_chat_dispose (GObject *object)
       g_object_unref (turn);
     }
 
+  if (self->subagents != NULL)
+    g_object_run_dispose (G_OBJECT (self->subagents));
+  g_clear_object (&self->subagents);
+
   G_OBJECT_CLASS (mend_chat_parent_class)->dispose (object);
 }
 
@@ -348,6 +356,7 @@ mend_chat_constructed (GObject *object)
     self->resume_policy = mend_error_policy_new_for_resume ();
 
   self->queue = mend_queue_new (self->clock);
+  self->subagents = mend_subagent_retry_new (self);
 }
 
 static void
@@ -377,6 +386,9 @@ mend_chat_get_property (GObject    *object,
       break;
     case PROP_QUEUE:
       g_value_set_object (value, self->queue);
+      break;
+    case PROP_SUBAGENTS:
+      g_value_set_object (value, self->subagents);
       break;
     case PROP_TURN:
       g_value_set_object (value, self->turn);
@@ -505,6 +517,17 @@ mend_chat_class_init (MendChatClass *klass)
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   /**
+   * MendChat:subagents:
+   *
+   * The chat's subagents, and the retry that resumes those a transient
+   * upstream error failed.
+   */
+  properties[PROP_SUBAGENTS] =
+    g_param_spec_object ("subagents", NULL, NULL,
+                         MEND_TYPE_SUBAGENT_RETRY,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
    * MendChat:turn:
    *
    * The turn that runs or waits to retry, or %NULL.
@@ -578,6 +601,20 @@ mend_chat_class_init (MendChatClass *klass)
                   G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, MEND_TYPE_TURN);
+
+  /**
+   * MendChat::stopped:
+   * @self: the chat
+   *
+   * The user pressed Stop: the running turn ended and every retry under way
+   * was dropped.
+   */
+  signals[STOPPED] =
+    g_signal_new ("stopped",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
 
   /**
    * MendChat::record:
@@ -669,6 +706,22 @@ mend_chat_get_queue (MendChat *self)
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
 
   return self->queue;
+}
+
+/**
+ * mend_chat_get_subagents:
+ * @self: a chat
+ *
+ * Gets the chat's subagents and their retry.
+ *
+ * Returns: (transfer none): the subagent retry
+ */
+MendSubagentRetry *
+mend_chat_get_subagents (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->subagents;
 }
 
 /**
@@ -856,6 +909,13 @@ mend_chat_submit (MendChat    *self,
   if (!check_open (self, error))
     return FALSE;
 
+  if (!mend_subagent_retry_may_start (self->subagents, provenance))
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
+                           _("This resume prompt was taken back"));
+      return FALSE;
+    }
+
   if (!can_run_now (self))
     return mend_queue_push (self->queue, text, provenance, error) != NULL;
 
@@ -886,7 +946,15 @@ mend_chat_send_next (MendChat *self)
   if (!can_run_now (self))
     return FALSE;
 
-  item = mend_queue_pop (self->queue);
+  /* A resume prompt taken back never starts. */
+  do
+    {
+      g_clear_object (&item);
+      item = mend_queue_pop (self->queue);
+    }
+  while (item != NULL &&
+         !mend_subagent_retry_may_start (self->subagents, mend_queue_item_get_provenance (item)));
+
   if (item == NULL)
     return FALSE;
 
@@ -899,15 +967,22 @@ mend_chat_send_next (MendChat *self)
  * @self: a chat
  *
  * The user's Stop: ends the running turn at once, with no retry and no
- * Continue; the chat becomes ready and the queue stays as it is.
+ * Continue; the chat becomes ready and the queue stays as it is. Subagent
+ * resumes under way are dropped too ([signal@Mend.Chat::stopped]).
  */
 void
 mend_chat_stop (MendChat *self)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
 
+  if (self->lifecycle == MEND_LIFECYCLE_CLOSED)
+    return;
+
+  g_object_ref (self);
   if (self->turn != NULL)
     mend_turn_stop (self->turn);
+  g_signal_emit (self, signals[STOPPED], 0);
+  g_object_unref (self);
 }
 
 /**
@@ -955,18 +1030,22 @@ mend_chat_begin_external_turn (MendChat *self)
  * mend_chat_end_external_turn:
  * @self: a chat
  *
- * Notes that the agent's own turn ended. What was queued meanwhile stays
- * queued: the queue moves on [method@Mend.Chat.send_next] or after the next
- * turn that succeeds.
+ * Notes that the agent's own turn ended. Like a turn of the app's that
+ * succeeded, it lets the queue move: when the chat is ready, the queue's
+ * head runs (in error, the queue waits for [method@Mend.Chat.send_next]).
  */
 void
 mend_chat_end_external_turn (MendChat *self)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
 
-  if (self->external_turn)
-    {
-      self->external_turn = FALSE;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
-    }
+  if (!self->external_turn)
+    return;
+
+  g_object_ref (self);
+  self->external_turn = FALSE;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
+  if (self->lifecycle == MEND_LIFECYCLE_READY && self->turn == NULL)
+    mend_chat_send_next (self);
+  g_object_unref (self);
 }

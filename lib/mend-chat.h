@@ -49,6 +49,8 @@ MendClock       *mend_chat_get_clock           (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
 MendSender      *mend_chat_get_sender          (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
+MendSubagentRetry *mend_chat_get_subagents     (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
 gboolean         mend_chat_get_external_turn   (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
 const char      *mend_chat_get_continue_prompt (MendChat         *self);

@@ -151,6 +151,23 @@ typedef enum
 } MendLifecycle;
 
 /**
+ * MendSubagentState:
+ * @MEND_SUBAGENT_RUNNING: the subagent runs
+ * @MEND_SUBAGENT_COMPLETED: it finished its task
+ * @MEND_SUBAGENT_FAILED: it stopped on an error
+ * @MEND_SUBAGENT_CANCELLED: it was stopped
+ *
+ * The state of a [class@Mend.Subagent].
+ */
+typedef enum
+{
+  MEND_SUBAGENT_RUNNING,
+  MEND_SUBAGENT_COMPLETED,
+  MEND_SUBAGENT_FAILED,
+  MEND_SUBAGENT_CANCELLED,
+} MendSubagentState;
+
+/**
  * MendQueueError:
  * @MEND_QUEUE_ERROR_FULL: the queue holds [property@Mend.Queue:max-items]
  *   items already

@@ -12,7 +12,7 @@
 #include "mend-failure.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
-#include "mend-retry-wait.h"
+#include "mend-retry-wait-private.h"
 
 /**
  * MendRetryWait:
@@ -741,6 +741,15 @@ mend_retry_wait_to_json (MendRetryWait *self)
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
 
   builder = json_builder_new_immutable ();
+  mend_retry_wait_build_json (self, builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+void
+mend_retry_wait_build_json (MendRetryWait *self,
+                            JsonBuilder   *builder)
+{
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "attempt");
   json_builder_add_int_value (builder, self->attempt);
@@ -751,8 +760,6 @@ mend_retry_wait_to_json (MendRetryWait *self)
   json_builder_set_member_name (builder, "nextAt");
   json_builder_add_int_value (builder, self->next_at / 1000);
   json_builder_end_object (builder);
-
-  return mend_json_builder_finish (builder);
 }
 
 typedef struct

@@ -23,5 +23,8 @@ typedef struct _MendSender        MendSender;
 typedef struct _MendQueue         MendQueue;
 typedef struct _MendQueueItem     MendQueueItem;
 typedef struct _MendChat          MendChat;
+typedef struct _MendSubagent      MendSubagent;
+typedef struct _MendSubagentRetry MendSubagentRetry;
+typedef struct _MendStreamObserver MendStreamObserver;
 
 G_END_DECLS

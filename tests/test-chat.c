@@ -520,10 +520,10 @@ test_external_turn_queues_submissions (Fixture       *f,
   submit (f, "while the agent works");
   g_assert_cmpuint (f->turns_started, ==, 0);
   assert_queue (f, "while the agent works");
+  /* Its end lets the queue move, like a turn that succeeded. */
   mend_chat_end_external_turn (f->chat);
-  g_assert_cmpuint (f->turns_started, ==, 0);
-  g_assert_true (mend_chat_send_next (f->chat));
   g_assert_cmpuint (f->turns_started, ==, 1);
+  assert_queue (f, "");
 }
 
 static void

@@ -1,0 +1,61 @@
+/* mend-stream-observer.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+/**
+ * MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES:
+ *
+ * The default of [property@Mend.StreamObserver:max-line-bytes]: 1 MiB.
+ */
+#define MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES (1024 * 1024)
+
+#define MEND_TYPE_STREAM_OBSERVER (mend_stream_observer_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendStreamObserver, mend_stream_observer, MEND, STREAM_OBSERVER, GObject)
+
+MEND_AVAILABLE_IN_ALL
+MendStreamObserver *mend_stream_observer_new                (MendChat            *chat);
+MEND_AVAILABLE_IN_ALL
+MendChat           *mend_stream_observer_get_chat           (MendStreamObserver  *self);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_stream_observer_feed_line          (MendStreamObserver  *self,
+                                                             const char          *line,
+                                                             gssize               length);
+MEND_AVAILABLE_IN_ALL
+void                mend_stream_observer_watch_async        (MendStreamObserver  *self,
+                                                             GInputStream        *stream,
+                                                             GCancellable        *cancellable,
+                                                             GAsyncReadyCallback  callback,
+                                                             gpointer             user_data);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_stream_observer_watch_finish       (MendStreamObserver  *self,
+                                                             GAsyncResult        *result,
+                                                             GError             **error);
+MEND_AVAILABLE_IN_ALL
+guint               mend_stream_observer_get_max_line_bytes (MendStreamObserver  *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_stream_observer_set_max_line_bytes (MendStreamObserver  *self,
+                                                             guint                max_line_bytes);
+MEND_AVAILABLE_IN_ALL
+guint64             mend_stream_observer_get_n_lines        (MendStreamObserver  *self);
+MEND_AVAILABLE_IN_ALL
+guint64             mend_stream_observer_get_n_parsed       (MendStreamObserver  *self);
+MEND_AVAILABLE_IN_ALL
+guint64             mend_stream_observer_get_n_ignored      (MendStreamObserver  *self);
+
+G_END_DECLS

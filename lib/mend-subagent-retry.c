@@ -1,0 +1,1381 @@
+/* mend-subagent-retry.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-chat.h"
+#include "mend-enum-types.h"
+#include "mend-error-policy.h"
+#include "mend-failure-private.h"
+#include "mend-i18n-private.h"
+#include "mend-json-private.h"
+#include "mend-queue.h"
+#include "mend-queue-item.h"
+#include "mend-retry-wait.h"
+#include "mend-subagent-private.h"
+#include "mend-subagent-retry-private.h"
+#include "mend-turn.h"
+
+/**
+ * MendSubagentRetry:
+ *
+ * Resumes the subagents of a chat that a transient upstream error failed.
+ *
+ * The parent's turn did not fail, so the turn retry never sees these
+ * failures. When a top-level subagent ends failed with an agent id and a
+ * transient failure, the retry waits the chat's
+ * [property@Mend.Chat:resume-policy] delay (plus the chat's stagger), then
+ * sends the parent chat — the same session — one prompt asking the agent to
+ * resume that subagent with SendMessage to its agent id, to start a new one
+ * only if the resume fails, and to do nothing if it already runs again. Its
+ * provenance is `{"kind":"subagent_retry","subagentId","agentId","attempt",
+ * "promptId"}`.
+ *
+ * The prompt queues behind the app's running turn and is never steered into
+ * it; while the agent runs a turn of its own
+ * ([property@Mend.Chat:external-turn]) it waits for that turn to end. A
+ * wait is skipped on Stop, on close, when the subagent runs again or ends,
+ * and when a new top-level subagent of the same name replaces it; a prompt
+ * already queued is taken back and refused if it would start later, while
+ * one already started is the agent's to answer. When the prompt's turn ends
+ * with the subagent still failed, or the resume fails again, the next
+ * attempt waits; after the last the subagent is exhausted, for good. Usage
+ * limits and permanent failures are never retried.
+ *
+ * Every step emits one [signal@Mend.SubagentRetry::record], and the
+ * subagent's entry ([method@Mend.Subagent.to_json]) is re-sent through
+ * [signal@Mend.SubagentRetry::entry-changed] whenever it changes.
+ *
+ * A chat keeps at most [property@Mend.SubagentRetry:max-failed] failed
+ * subagents that no retry waits for; past that the oldest is forgotten.
+ */
+
+typedef struct
+{
+  MendSubagentRetry *owner;
+  MendSubagent *subagent;
+  guint64       settled;        /* order in which it became settled */
+  gulong        fired_id;
+  gboolean      held;           /* fired during the agent's own turn */
+  char         *prompt_id;      /* the resume prompt out, if any */
+  gboolean      prompt_queued;
+  MendTurn     *prompt_turn;    /* the turn that runs it, if started */
+  gboolean      manual;         /* a person's Retry: never re-armed */
+  gboolean      stopped;        /* Stop ended the automatic attempts */
+} Entry;
+
+struct _MendSubagentRetry
+{
+  GObject     parent_instance;
+
+  MendChat   *chat;             /* weak */
+  GPtrArray  *entries;          /* Entry*, in list order */
+  GHashTable *skipped_prompts;  /* prompt id set */
+  guint       max_failed;
+  guint64     next_prompt;
+  guint64     next_settled;
+};
+
+enum {
+  PROP_0,
+  PROP_CHAT,
+  PROP_MAX_FAILED,
+  N_PROPS
+};
+
+enum {
+  WAITING,
+  FIRED,
+  RESUMED,
+  SKIPPED,
+  EXHAUSTED,
+  RECORD,
+  ENTRY_CHANGED,
+  N_SIGNALS
+};
+
+static void list_model_iface_init (GListModelInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (MendSubagentRetry, mend_subagent_retry, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, list_model_iface_init))
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void
+entry_free (Entry *entry)
+{
+  if (entry->fired_id != 0 && mend_subagent_get_retry (entry->subagent) != NULL)
+    g_signal_handler_disconnect (mend_subagent_get_retry (entry->subagent), entry->fired_id);
+  g_clear_object (&entry->prompt_turn);
+  g_clear_pointer (&entry->prompt_id, g_free);
+  g_clear_object (&entry->subagent);
+  g_free (entry);
+}
+
+static GType
+list_model_get_item_type (GListModel *model)
+{
+  return MEND_TYPE_SUBAGENT;
+}
+
+static guint
+list_model_get_n_items (GListModel *model)
+{
+  return MEND_SUBAGENT_RETRY (model)->entries->len;
+}
+
+static gpointer
+list_model_get_item (GListModel *model,
+                     guint       position)
+{
+  MendSubagentRetry *self = MEND_SUBAGENT_RETRY (model);
+  Entry *entry;
+
+  if (position >= self->entries->len)
+    return NULL;
+
+  entry = g_ptr_array_index (self->entries, position);
+  return g_object_ref (entry->subagent);
+}
+
+static void
+list_model_iface_init (GListModelInterface *iface)
+{
+  iface->get_item_type = list_model_get_item_type;
+  iface->get_n_items = list_model_get_n_items;
+  iface->get_item = list_model_get_item;
+}
+
+static gboolean
+chat_is_open (MendSubagentRetry *self)
+{
+  return self->chat != NULL && mend_chat_get_lifecycle (self->chat) != MEND_LIFECYCLE_CLOSED;
+}
+
+static MendErrorPolicy *
+resume_policy (MendSubagentRetry *self)
+{
+  return mend_chat_get_resume_policy (self->chat);
+}
+
+static guint
+position_of (MendSubagentRetry *self,
+             Entry             *entry)
+{
+  guint position = 0;
+
+  g_ptr_array_find (self->entries, entry, &position);
+  return position;
+}
+
+/* The subagent's entry changed: re-send it, and tell list views. */
+static void
+entry_changed (MendSubagentRetry *self,
+               Entry             *entry)
+{
+  g_autofree char *json = mend_subagent_to_json (entry->subagent);
+  guint position;
+
+  if (g_ptr_array_find (self->entries, entry, &position))
+    g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 1);
+  g_signal_emit (self, signals[ENTRY_CHANGED], 0, entry->subagent, json);
+}
+
+static void
+emit_record (MendSubagentRetry *self,
+             Entry             *entry,
+             const char        *outcome,
+             guint              attempt,
+             MendRetryWait     *wait,
+             const char        *skipped)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  g_autofree char *json = NULL;
+  MendSubagent *sub = entry->subagent;
+  MendFailure *failure = mend_subagent_get_failure (sub);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, "subagent_retry");
+  json_builder_set_member_name (builder, "subagentId");
+  json_builder_add_string_value (builder, mend_subagent_get_id (sub));
+  json_builder_set_member_name (builder, "agentId");
+  if (mend_subagent_get_agent_id (sub) != NULL)
+    json_builder_add_string_value (builder, mend_subagent_get_agent_id (sub));
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "reason");
+  json_builder_add_string_value (builder,
+                                 mend_reason_to_nick (failure ? mend_failure_get_reason (failure)
+                                                              : MEND_REASON_UNKNOWN));
+  json_builder_set_member_name (builder, "outcome");
+  json_builder_add_string_value (builder, outcome);
+  json_builder_set_member_name (builder, "attempt");
+  json_builder_add_int_value (builder, attempt);
+  json_builder_set_member_name (builder, "of");
+  json_builder_add_int_value (builder, self->chat ? mend_error_policy_get_max_retries (resume_policy (self)) : 0);
+  if (wait != NULL)
+    {
+      json_builder_set_member_name (builder, "nextAt");
+      json_builder_add_int_value (builder, mend_retry_wait_get_next_at (wait) / 1000);
+    }
+  if (entry->prompt_id != NULL && g_strcmp0 (outcome, "scheduled") != 0)
+    {
+      json_builder_set_member_name (builder, "promptId");
+      json_builder_add_string_value (builder, entry->prompt_id);
+    }
+  if (skipped != NULL)
+    {
+      json_builder_set_member_name (builder, "skipped");
+      json_builder_add_string_value (builder, skipped);
+    }
+  json_builder_end_object (builder);
+
+  json = mend_json_builder_finish (builder);
+  g_signal_emit (self, signals[RECORD], 0, json);
+}
+
+static Entry *
+find_by_id (MendSubagentRetry *self,
+            const char        *id)
+{
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+
+      if (g_strcmp0 (mend_subagent_get_id (entry->subagent), id) == 0)
+        return entry;
+    }
+
+  return NULL;
+}
+
+static Entry *
+find_by_agent_id (MendSubagentRetry *self,
+                  const char        *agent_id)
+{
+  if (agent_id == NULL)
+    return NULL;
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+
+      if (g_strcmp0 (mend_subagent_get_agent_id (entry->subagent), agent_id) == 0)
+        return entry;
+    }
+
+  return NULL;
+}
+
+static Entry *
+find (MendSubagentRetry *self,
+      const char        *id)
+{
+  Entry *entry = find_by_id (self, id);
+
+  return entry ? entry : find_by_agent_id (self, id);
+}
+
+/* Something of this subagent's retry is under way: a wait, a prompt held
+ * for the agent's own turn, or a prompt out. */
+static gboolean
+in_flight (Entry *entry)
+{
+  return mend_subagent_get_retry (entry->subagent) != NULL ||
+         entry->held ||
+         entry->prompt_queued ||
+         entry->prompt_turn != NULL;
+}
+
+static void
+clear_wait (Entry *entry)
+{
+  MendRetryWait *wait = mend_subagent_get_retry (entry->subagent);
+
+  if (wait == NULL)
+    return;
+
+  g_clear_signal_handler (&entry->fired_id, wait);
+  mend_retry_wait_cancel (wait);
+  mend_subagent_set_retry (entry->subagent, NULL);
+}
+
+/* Takes back a resume prompt that is still queued; one already started is
+ * the agent's to answer. */
+static void
+take_back_prompt (MendSubagentRetry *self,
+                  Entry             *entry)
+{
+  if (entry->prompt_id == NULL)
+    return;
+
+  g_hash_table_add (self->skipped_prompts, g_strdup (entry->prompt_id));
+
+  if (entry->prompt_queued && self->chat != NULL)
+    {
+      MendQueue *queue = mend_chat_get_queue (self->chat);
+
+      for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (queue)); i++)
+        {
+          g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (queue), i);
+          const char *provenance = mend_queue_item_get_provenance (item);
+
+          if (provenance != NULL && strstr (provenance, entry->prompt_id) != NULL)
+            {
+              mend_queue_remove (queue, mend_queue_item_get_id (item), NULL);
+              break;
+            }
+        }
+    }
+
+  entry->prompt_queued = FALSE;
+}
+
+/* Forgets the oldest settled failed subagents past the cap. */
+static void
+enforce_cap (MendSubagentRetry *self)
+{
+  for (;;)
+    {
+      Entry *oldest = NULL;
+      guint settled = 0;
+      guint position;
+
+      for (guint i = 0; i < self->entries->len; i++)
+        {
+          Entry *entry = g_ptr_array_index (self->entries, i);
+
+          if (mend_subagent_get_state (entry->subagent) != MEND_SUBAGENT_FAILED || in_flight (entry))
+            continue;
+          settled++;
+          if (oldest == NULL || entry->settled < oldest->settled)
+            oldest = entry;
+        }
+
+      if (settled <= self->max_failed || oldest == NULL)
+        return;
+
+      position = position_of (self, oldest);
+      mend_subagent_set_retryable (oldest->subagent, FALSE);
+      entry_changed (self, oldest);
+      g_ptr_array_remove_index (self->entries, position);
+      g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 0);
+    }
+}
+
+static void
+settle (MendSubagentRetry *self,
+        Entry             *entry)
+{
+  entry->settled = ++self->next_settled;
+}
+
+/* Ends whatever retry is under way, for @why: "stopped", "closed",
+ * "resumed", "ended" or "replaced". */
+static void
+skip (MendSubagentRetry *self,
+      Entry             *entry,
+      const char        *why)
+{
+  /* Something would still go out later: a started prompt is the agent's. */
+  gboolean had = mend_subagent_get_retry (entry->subagent) != NULL ||
+                 entry->held || entry->prompt_queued;
+  guint attempt = mend_subagent_get_attempts (entry->subagent);
+  MendRetryWait *wait = mend_subagent_get_retry (entry->subagent);
+
+  if (wait != NULL)
+    attempt = mend_retry_wait_get_attempt (wait);
+
+  clear_wait (entry);
+  entry->held = FALSE;
+  take_back_prompt (self, entry);
+  /* A started prompt is the agent's to answer; its end plans nothing. */
+  g_clear_object (&entry->prompt_turn);
+
+  if (!had)
+    return;
+
+  emit_record (self, entry, "skipped", attempt, NULL, why);
+  g_signal_emit (self, signals[SKIPPED], 0, entry->subagent, why);
+}
+
+static void on_wait_fired (MendRetryWait *wait,
+                           Entry         *entry);
+
+static void
+exhaust (MendSubagentRetry *self,
+         Entry             *entry)
+{
+  mend_subagent_set_retry (entry->subagent, NULL);
+  mend_subagent_set_retryable (entry->subagent, chat_is_open (self));
+  settle (self, entry);
+  emit_record (self, entry, "exhausted", mend_subagent_get_attempts (entry->subagent), NULL, NULL);
+  g_signal_emit (self, signals[EXHAUSTED], 0, entry->subagent);
+}
+
+static void
+schedule (MendSubagentRetry *self,
+          Entry             *entry)
+{
+  MendErrorPolicy *policy = resume_policy (self);
+  MendFailure *failure = mend_subagent_get_failure (entry->subagent);
+  guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
+  guint of = mend_error_policy_get_max_retries (policy);
+  gboolean server_hint = FALSE;
+  MendRetryWait *wait;
+  gint64 delay;
+
+  entry->stopped = FALSE;
+
+  if (attempt > of)
+    {
+      exhaust (self, entry);
+      return;
+    }
+
+  delay = mend_error_policy_delay_for (policy, attempt, failure, &server_hint);
+  if (delay < 0)
+    {
+      exhaust (self, entry);
+      return;
+    }
+
+  delay += mend_error_policy_get_stagger_for (policy, mend_chat_get_id (self->chat));
+  wait = g_object_new (MEND_TYPE_RETRY_WAIT,
+                       "clock", mend_chat_get_clock (self->chat),
+                       "delay-ms", (guint64) delay,
+                       "attempt", attempt,
+                       "of", of,
+                       "reason", mend_failure_get_reason (failure),
+                       "failure", failure,
+                       "server-hint", server_hint,
+                       NULL);
+  mend_subagent_set_retry (entry->subagent, wait);
+  entry->fired_id = g_signal_connect (wait, "fired", G_CALLBACK (on_wait_fired), entry);
+
+  emit_record (self, entry, "scheduled", attempt, wait, NULL);
+  g_signal_emit (self, signals[WAITING], 0, entry->subagent, wait);
+  g_object_unref (wait);
+}
+
+static char *
+sanitize (const char *text,
+          guint       max_chars,
+          gboolean    id_chars_only)
+{
+  GString *out = g_string_new (NULL);
+  g_autofree char *valid = NULL;
+  gboolean space = FALSE;
+  guint chars = 0;
+
+  if (text == NULL)
+    return g_string_free (out, FALSE);
+
+  valid = g_utf8_make_valid (text, -1);
+  for (const char *p = valid; *p != '\0' && chars < max_chars; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (id_chars_only)
+        {
+          if (c < 128 && (g_ascii_isalnum (c) || strchr ("-_.:", (int) c) != NULL))
+            {
+              g_string_append_c (out, (char) c);
+              chars++;
+            }
+          continue;
+        }
+
+      /* Quotes could end the quoting the prompt puts the name in; control
+       * characters could forge lines. */
+      if (g_unichar_iscntrl (c) || g_unichar_isspace (c) ||
+          g_unichar_type (c) == G_UNICODE_FORMAT ||
+          c == '"' || c == '\'' || c == '`' || c == '\\' ||
+          c == 0x201C || c == 0x201D || c == 0x201E || c == 0x2018 ||
+          c == 0x2019 || c == 0x201A || c == 0x00AB || c == 0x00BB ||
+          c == 0x2039 || c == 0x203A)
+        {
+          space = out->len > 0;
+          continue;
+        }
+
+      if (space)
+        {
+          g_string_append_c (out, ' ');
+          chars++;
+          space = FALSE;
+        }
+      g_string_append_unichar (out, c);
+      chars++;
+    }
+
+  if (!id_chars_only && g_utf8_strlen (valid, -1) > max_chars)
+    g_string_append (out, "…");
+
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * mend_subagent_retry_build_prompt:
+ * @name: (nullable): the subagent's name, untrusted
+ * @agent_id: the agent id to resume it by, untrusted
+ *
+ * Builds the resume prompt, from a translatable template. The name comes
+ * from the agent's output, so it is stripped of control characters and
+ * quotes and cut to %MEND_SUBAGENT_NAME_MAX_CHARS characters; the agent id
+ * keeps only letters, digits and `-_.:`.
+ *
+ * Returns: (transfer full): the prompt
+ */
+char *
+mend_subagent_retry_build_prompt (const char *name,
+                                  const char *agent_id)
+{
+  g_autofree char *safe_name = sanitize (name, MEND_SUBAGENT_NAME_MAX_CHARS, FALSE);
+  g_autofree char *safe_id = sanitize (agent_id, 128, TRUE);
+
+  g_return_val_if_fail (agent_id != NULL, NULL);
+
+  mend_i18n_init ();
+
+  if (*safe_name == '\0')
+    {
+      g_free (safe_name);
+      safe_name = g_strdup (_("unnamed"));
+    }
+
+  /* Translators: sent to the AI agent, not shown to people. The first %s
+   * is a subagent's name, the second and third its agent id. Keep
+   * “SendMessage” as it is: it is the name of the agent's tool. */
+  return g_strdup_printf (_("The subagent “%s” (agent id %s) stopped on a temporary upstream error. "
+                            "If it is not running again, resume it with SendMessage to %s. "
+                            "Start a new subagent for the same task only if that resume fails. "
+                            "If it already runs again, do nothing."),
+                          safe_name, safe_id, safe_id);
+}
+
+static char *
+prompt_provenance (Entry      *entry,
+                   guint       attempt)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, "subagent_retry");
+  json_builder_set_member_name (builder, "subagentId");
+  json_builder_add_string_value (builder, mend_subagent_get_id (entry->subagent));
+  json_builder_set_member_name (builder, "agentId");
+  json_builder_add_string_value (builder, mend_subagent_get_agent_id (entry->subagent));
+  json_builder_set_member_name (builder, "attempt");
+  json_builder_add_int_value (builder, attempt);
+  json_builder_set_member_name (builder, "promptId");
+  json_builder_add_string_value (builder, entry->prompt_id);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+static void
+send_prompt (MendSubagentRetry *self,
+             Entry             *entry)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *provenance = NULL;
+  g_autoptr(GError) error = NULL;
+  guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
+
+  mend_subagent_set_attempts (entry->subagent, attempt);
+  g_free (entry->prompt_id);
+  entry->prompt_id = g_strdup_printf ("sr-%" G_GUINT64_FORMAT, ++self->next_prompt);
+  text = mend_subagent_retry_build_prompt (mend_subagent_get_name (entry->subagent),
+                                           mend_subagent_get_agent_id (entry->subagent));
+  provenance = prompt_provenance (entry, attempt);
+
+  /* Queued behind a running turn, never steered into it. The turn-started
+   * handler notes the turn when it starts at once. */
+  entry->prompt_queued = TRUE;
+  if (!mend_chat_submit (self->chat, text, provenance, &error))
+    {
+      entry->prompt_queued = FALSE;
+      g_debug ("Subagent %s: resume prompt not sent: %s",
+               mend_subagent_get_id (entry->subagent), error->message);
+      settle (self, entry);
+      emit_record (self, entry, "skipped", attempt, NULL, "not_sent");
+      g_signal_emit (self, signals[SKIPPED], 0, entry->subagent, "not_sent");
+      return;
+    }
+
+  emit_record (self, entry, "fired", attempt, NULL, NULL);
+  g_signal_emit (self, signals[FIRED], 0, entry->subagent, entry->prompt_id);
+}
+
+static void
+on_wait_fired (MendRetryWait *wait,
+               Entry         *entry)
+{
+  MendSubagentRetry *self = entry->owner;
+
+  g_clear_signal_handler (&entry->fired_id, wait);
+  mend_subagent_set_retry (entry->subagent, NULL);
+
+  if (!chat_is_open (self))
+    return;
+
+  g_object_ref (self);
+  if (mend_chat_get_external_turn (self->chat))
+    entry->held = TRUE;   /* sent when the agent's own turn ends */
+  else
+    send_prompt (self, entry);
+  entry_changed (self, entry);
+  g_object_unref (self);
+}
+
+static Entry *
+add_entry (MendSubagentRetry *self,
+           const char        *id,
+           const char        *agent_id,
+           const char        *name)
+{
+  Entry *entry = g_new0 (Entry, 1);
+
+  entry->owner = self;
+  entry->subagent = mend_subagent_new (id, agent_id, name);
+  g_ptr_array_add (self->entries, entry);
+  g_list_model_items_changed (G_LIST_MODEL (self), self->entries->len - 1, 0, 1);
+
+  return entry;
+}
+
+static void
+forget (MendSubagentRetry *self,
+        Entry             *entry)
+{
+  guint position = position_of (self, entry);
+
+  g_ptr_array_remove_index (self->entries, position);
+  g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 0);
+}
+
+static void
+resume (MendSubagentRetry *self,
+        Entry             *entry)
+{
+  g_object_ref (self);
+  skip (self, entry, "resumed");
+  mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_RUNNING);
+  mend_subagent_set_retryable (entry->subagent, FALSE);
+  entry_changed (self, entry);
+  g_signal_emit (self, signals[RESUMED], 0, entry->subagent);
+  g_object_unref (self);
+}
+
+/* Chat events */
+
+static const char *
+prompt_id_of (const char *provenance)
+{
+  const char *found;
+
+  /* A cheap test first: most turns are not resume prompts. */
+  if (provenance == NULL || strstr (provenance, "\"subagent_retry\"") == NULL)
+    return NULL;
+
+  found = strstr (provenance, "\"promptId\":\"");
+  return found ? found + strlen ("\"promptId\":\"") : NULL;
+}
+
+static Entry *
+entry_for_prompt (MendSubagentRetry *self,
+                  const char        *provenance)
+{
+  const char *id = prompt_id_of (provenance);
+
+  if (id == NULL)
+    return NULL;
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+      gsize len = entry->prompt_id ? strlen (entry->prompt_id) : 0;
+
+      if (len > 0 && strncmp (id, entry->prompt_id, len) == 0 && id[len] == '"')
+        return entry;
+    }
+
+  return NULL;
+}
+
+static void
+on_turn_started (MendChat          *chat,
+                 MendTurn          *turn,
+                 MendSubagentRetry *self)
+{
+  Entry *entry = entry_for_prompt (self, mend_turn_get_provenance (turn));
+
+  if (entry == NULL)
+    return;
+
+  entry->prompt_queued = FALSE;
+  g_set_object (&entry->prompt_turn, turn);
+}
+
+static void
+on_turn_finished (MendChat          *chat,
+                  MendTurn          *turn,
+                  MendSubagentRetry *self)
+{
+  Entry *entry = NULL;
+
+  for (guint i = 0; i < self->entries->len && entry == NULL; i++)
+    {
+      Entry *candidate = g_ptr_array_index (self->entries, i);
+
+      if (candidate->prompt_turn == turn)
+        entry = candidate;
+    }
+
+  if (entry == NULL)
+    return;
+
+  g_clear_object (&entry->prompt_turn);
+
+  /* The agent did not resume it: the next attempt, unless a person asked
+   * for this one or Stop ended the schedule. */
+  if (mend_subagent_get_state (entry->subagent) == MEND_SUBAGENT_FAILED &&
+      chat_is_open (self))
+    {
+      g_object_ref (self);
+      if (!entry->manual && !entry->stopped)
+        schedule (self, entry);
+      else
+        settle (self, entry);
+      entry_changed (self, entry);
+      enforce_cap (self);
+      g_object_unref (self);
+    }
+}
+
+static void
+on_chat_stopped (MendChat          *chat,
+                 MendSubagentRetry *self)
+{
+  g_object_ref (self);
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+
+      if (!in_flight (entry))
+        continue;
+
+      /* Stop ends the automatic attempts; a person's Retry still works. */
+      entry->stopped = TRUE;
+      skip (self, entry, "stopped");
+      settle (self, entry);
+      entry_changed (self, entry);
+    }
+  enforce_cap (self);
+  g_object_unref (self);
+}
+
+static void
+on_external_turn (MendChat          *chat,
+                  GParamSpec        *pspec,
+                  MendSubagentRetry *self)
+{
+  if (mend_chat_get_external_turn (chat) || !chat_is_open (self))
+    return;
+
+  g_object_ref (self);
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+
+      if (entry->held)
+        {
+          entry->held = FALSE;
+          send_prompt (self, entry);
+          entry_changed (self, entry);
+        }
+    }
+  g_object_unref (self);
+}
+
+static void
+on_lifecycle (MendChat          *chat,
+              GParamSpec        *pspec,
+              MendSubagentRetry *self)
+{
+  if (mend_chat_get_lifecycle (chat) != MEND_LIFECYCLE_CLOSED)
+    return;
+
+  g_object_ref (self);
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+
+      skip (self, entry, "closed");
+      mend_subagent_set_retryable (entry->subagent, FALSE);
+      entry_changed (self, entry);
+    }
+  g_object_unref (self);
+}
+
+static void
+mend_subagent_retry_dispose (GObject *object)
+{
+  MendSubagentRetry *self = (MendSubagentRetry *) object;
+
+  if (self->chat != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->chat, self);
+      g_object_remove_weak_pointer (G_OBJECT (self->chat), (gpointer *) &self->chat);
+      self->chat = NULL;
+    }
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+
+      clear_wait (entry);
+    }
+
+  G_OBJECT_CLASS (mend_subagent_retry_parent_class)->dispose (object);
+}
+
+static void
+mend_subagent_retry_finalize (GObject *object)
+{
+  MendSubagentRetry *self = (MendSubagentRetry *) object;
+
+  g_clear_pointer (&self->entries, g_ptr_array_unref);
+  g_clear_pointer (&self->skipped_prompts, g_hash_table_unref);
+
+  G_OBJECT_CLASS (mend_subagent_retry_parent_class)->finalize (object);
+}
+
+static void
+mend_subagent_retry_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  MendSubagentRetry *self = MEND_SUBAGENT_RETRY (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHAT:
+      g_value_set_object (value, self->chat);
+      break;
+    case PROP_MAX_FAILED:
+      g_value_set_uint (value, self->max_failed);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_subagent_retry_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  MendSubagentRetry *self = MEND_SUBAGENT_RETRY (object);
+
+  switch (prop_id)
+    {
+    case PROP_MAX_FAILED:
+      mend_subagent_retry_set_max_failed (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = mend_subagent_retry_dispose;
+  object_class->finalize = mend_subagent_retry_finalize;
+  object_class->get_property = mend_subagent_retry_get_property;
+  object_class->set_property = mend_subagent_retry_set_property;
+
+  mend_i18n_init ();
+
+  /**
+   * MendSubagentRetry:chat:
+   *
+   * The chat whose subagents these are, or %NULL once it is gone.
+   */
+  properties[PROP_CHAT] =
+    g_param_spec_object ("chat", NULL, NULL,
+                         MEND_TYPE_CHAT,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendSubagentRetry:max-failed:
+   *
+   * The most failed subagents that no retry waits for kept; past that the
+   * oldest is forgotten.
+   */
+  properties[PROP_MAX_FAILED] =
+    g_param_spec_uint ("max-failed", NULL, NULL,
+                       1, 100000, MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendSubagentRetry::waiting:
+   * @self: the subagent retry
+   * @subagent: the subagent
+   * @wait: the wait before its resume prompt
+   *
+   * A resume is scheduled.
+   */
+  signals[WAITING] =
+    g_signal_new ("waiting", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, MEND_TYPE_SUBAGENT, MEND_TYPE_RETRY_WAIT);
+
+  /**
+   * MendSubagentRetry::fired:
+   * @self: the subagent retry
+   * @subagent: the subagent
+   * @prompt_id: the id of the resume prompt, also in its provenance
+   *
+   * The resume prompt was sent to the chat (started or queued).
+   */
+  signals[FIRED] =
+    g_signal_new ("fired", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, MEND_TYPE_SUBAGENT, G_TYPE_STRING);
+
+  /**
+   * MendSubagentRetry::resumed:
+   * @self: the subagent retry
+   * @subagent: the subagent
+   *
+   * The subagent runs again.
+   */
+  signals[RESUMED] =
+    g_signal_new ("resumed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_SUBAGENT);
+
+  /**
+   * MendSubagentRetry::skipped:
+   * @self: the subagent retry
+   * @subagent: the subagent
+   * @why: `stopped`, `closed`, `resumed`, `ended`, `replaced` or `not_sent`
+   *
+   * A retry under way was dropped.
+   */
+  signals[SKIPPED] =
+    g_signal_new ("skipped", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, MEND_TYPE_SUBAGENT, G_TYPE_STRING);
+
+  /**
+   * MendSubagentRetry::exhausted:
+   * @self: the subagent retry
+   * @subagent: the subagent
+   *
+   * The automatic attempts are used up; the subagent stays failed (a
+   * person's Retry still works).
+   */
+  signals[EXHAUSTED] =
+    g_signal_new ("exhausted", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, MEND_TYPE_SUBAGENT);
+
+  /**
+   * MendSubagentRetry::record:
+   * @self: the subagent retry
+   * @json: one JSON object
+   *
+   * One structured log record per step: `{"kind":"subagent_retry",
+   * "subagentId","agentId","reason","outcome","attempt","of","nextAt"?,
+   * "promptId"?,"skipped"?}` with outcome `scheduled`, `fired`, `skipped` or
+   * `exhausted`.
+   */
+  signals[RECORD] =
+    g_signal_new ("record", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  /**
+   * MendSubagentRetry::entry-changed:
+   * @self: the subagent retry
+   * @subagent: the subagent
+   * @json: its entry, as [method@Mend.Subagent.to_json] writes it
+   *
+   * The subagent's entry changed.
+   */
+  signals[ENTRY_CHANGED] =
+    g_signal_new ("entry-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, MEND_TYPE_SUBAGENT, G_TYPE_STRING);
+}
+
+static void
+mend_subagent_retry_init (MendSubagentRetry *self)
+{
+  self->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_free);
+  self->skipped_prompts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->max_failed = MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED;
+}
+
+MendSubagentRetry *
+mend_subagent_retry_new (MendChat *chat)
+{
+  MendSubagentRetry *self = g_object_new (MEND_TYPE_SUBAGENT_RETRY, NULL);
+
+  self->chat = chat;
+  g_object_add_weak_pointer (G_OBJECT (chat), (gpointer *) &self->chat);
+  g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started), self);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), self);
+  g_signal_connect (chat, "stopped", G_CALLBACK (on_chat_stopped), self);
+  g_signal_connect (chat, "notify::external-turn", G_CALLBACK (on_external_turn), self);
+  g_signal_connect (chat, "notify::lifecycle", G_CALLBACK (on_lifecycle), self);
+
+  return self;
+}
+
+gboolean
+mend_subagent_retry_may_start (MendSubagentRetry *self,
+                               const char        *provenance)
+{
+  const char *id = prompt_id_of (provenance);
+  const char *end;
+  g_autofree char *prompt_id = NULL;
+
+  if (id == NULL || (end = strchr (id, '"')) == NULL)
+    return TRUE;
+
+  prompt_id = g_strndup (id, end - id);
+  return !g_hash_table_contains (self->skipped_prompts, prompt_id);
+}
+
+/**
+ * mend_subagent_retry_get_chat:
+ * @self: a subagent retry
+ *
+ * Gets the chat whose subagents these are.
+ *
+ * Returns: (transfer none) (nullable): the chat, or %NULL once it is gone
+ */
+MendChat *
+mend_subagent_retry_get_chat (MendSubagentRetry *self)
+{
+  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
+
+  return self->chat;
+}
+
+/**
+ * mend_subagent_retry_lookup:
+ * @self: a subagent retry
+ * @id: a subagent id, or an agent id
+ *
+ * Finds a subagent by its id, or else by its agent id.
+ *
+ * Returns: (transfer none) (nullable): the subagent, or %NULL
+ */
+MendSubagent *
+mend_subagent_retry_lookup (MendSubagentRetry *self,
+                            const char        *id)
+{
+  Entry *entry;
+
+  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
+  g_return_val_if_fail (id != NULL, NULL);
+
+  entry = find (self, id);
+  return entry ? entry->subagent : NULL;
+}
+
+/**
+ * mend_subagent_retry_started:
+ * @self: a subagent retry
+ * @id: the subagent's id
+ * @agent_id: (nullable): the id the agent resumes it by
+ * @name: (nullable): its description
+ *
+ * A top-level subagent started. A start for an agent id that is known is a
+ * resume (see [method@Mend.SubagentRetry.resumed]). A new subagent replaces
+ * a failed one of the same name: that one's retry is skipped and it is
+ * forgotten.
+ *
+ * Returns: (transfer none): the subagent
+ */
+MendSubagent *
+mend_subagent_retry_started (MendSubagentRetry *self,
+                             const char        *id,
+                             const char        *agent_id,
+                             const char        *name)
+{
+  Entry *entry;
+
+  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
+  g_return_val_if_fail (id != NULL, NULL);
+
+  entry = find_by_agent_id (self, agent_id);
+  if (entry == NULL)
+    entry = find_by_id (self, id);
+  if (entry != NULL)
+    {
+      resume (self, entry);
+      return entry->subagent;
+    }
+
+  g_object_ref (self);
+
+  if (name != NULL)
+    {
+      for (guint i = 0; i < self->entries->len; )
+        {
+          Entry *old = g_ptr_array_index (self->entries, i);
+
+          if (mend_subagent_get_state (old->subagent) == MEND_SUBAGENT_FAILED &&
+              g_strcmp0 (mend_subagent_get_name (old->subagent), name) == 0)
+            {
+              skip (self, old, "replaced");
+              mend_subagent_set_retryable (old->subagent, FALSE);
+              entry_changed (self, old);
+              forget (self, old);
+            }
+          else
+            i++;
+        }
+    }
+
+  entry = add_entry (self, id, agent_id, name);
+  entry_changed (self, entry);
+
+  g_object_unref (self);
+  return entry->subagent;
+}
+
+/**
+ * mend_subagent_retry_failed:
+ * @self: a subagent retry
+ * @id: the subagent's id, or its agent id
+ * @failure: what it failed on
+ *
+ * A subagent ended failed. The chat's resume policy classifies @failure; a
+ * transient failure of a subagent with an agent id is retried while the
+ * chat is open. A failure for an unknown id makes a subagent of it (its
+ * agent id the same id), so that a forgotten agent still gets its retries.
+ */
+void
+mend_subagent_retry_failed (MendSubagentRetry *self,
+                            const char        *id,
+                            MendFailure       *failure)
+{
+  Entry *entry;
+  MendFailureKind kind = MEND_FAILURE_PERMANENT;
+
+  g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  g_return_if_fail (id != NULL);
+  g_return_if_fail (MEND_IS_FAILURE (failure));
+
+  g_object_ref (self);
+
+  entry = find (self, id);
+  if (entry == NULL)
+    entry = add_entry (self, id, id, NULL);
+
+  if (self->chat != NULL)
+    {
+      kind = mend_error_policy_classify (resume_policy (self), failure);
+      mend_failure_set_kind (failure, kind);
+    }
+
+  mend_subagent_set_failure (entry->subagent, failure);
+  mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_FAILED);
+  mend_subagent_set_retryable (entry->subagent,
+                               chat_is_open (self) && mend_subagent_get_agent_id (entry->subagent) != NULL);
+
+  /* A duplicate notice while a retry is under way changes nothing more. */
+  if (kind == MEND_FAILURE_TRANSIENT &&
+      chat_is_open (self) &&
+      mend_subagent_get_agent_id (entry->subagent) != NULL &&
+      !entry->manual && !in_flight (entry))
+    schedule (self, entry);
+  else if (!in_flight (entry))
+    settle (self, entry);
+
+  entry_changed (self, entry);
+  enforce_cap (self);
+  g_object_unref (self);
+}
+
+/**
+ * mend_subagent_retry_resumed:
+ * @self: a subagent retry
+ * @agent_id: the agent id of the subagent that runs again
+ *
+ * A subagent runs again, as after a SendMessage resume. Its retry is
+ * skipped, a queued resume prompt taken back, and it is no longer
+ * retryable.
+ */
+void
+mend_subagent_retry_resumed (MendSubagentRetry *self,
+                             const char        *agent_id)
+{
+  Entry *entry;
+
+  g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  g_return_if_fail (agent_id != NULL);
+
+  entry = find_by_agent_id (self, agent_id);
+  if (entry != NULL)
+    resume (self, entry);
+}
+
+/**
+ * mend_subagent_retry_ended:
+ * @self: a subagent retry
+ * @id: the subagent's id, or its agent id
+ * @state: how it ended: %MEND_SUBAGENT_COMPLETED or %MEND_SUBAGENT_CANCELLED
+ *
+ * A subagent ended other than by failing: its retry is skipped and it is
+ * no longer retryable.
+ */
+void
+mend_subagent_retry_ended (MendSubagentRetry *self,
+                           const char        *id,
+                           MendSubagentState  state)
+{
+  Entry *entry;
+
+  g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  g_return_if_fail (id != NULL);
+  g_return_if_fail (state != MEND_SUBAGENT_RUNNING);
+
+  entry = find (self, id);
+  if (entry == NULL)
+    return;
+
+  g_object_ref (self);
+  skip (self, entry, "ended");
+  mend_subagent_set_state (entry->subagent, state);
+  mend_subagent_set_retryable (entry->subagent, FALSE);
+  settle (self, entry);
+  entry_changed (self, entry);
+  g_object_unref (self);
+}
+
+/**
+ * mend_subagent_retry_retry:
+ * @self: a subagent retry
+ * @id: the subagent's id, or its agent id
+ * @error: return location for a %MEND_RETRY_ERROR
+ *
+ * A person's Retry: sends the resume prompt now, as one attempt. It never
+ * re-arms the automatic schedule: if this attempt does not bring the
+ * subagent back, it stays failed. A pending automatic wait is replaced by
+ * this attempt.
+ *
+ * Returns: %TRUE if the prompt was sent; %FALSE with
+ *   %MEND_RETRY_ERROR_UNKNOWN_SUBAGENT, %MEND_RETRY_ERROR_CLOSED,
+ *   %MEND_RETRY_ERROR_BUSY (an attempt runs) or
+ *   %MEND_RETRY_ERROR_NOT_RETRYABLE
+ */
+gboolean
+mend_subagent_retry_retry (MendSubagentRetry  *self,
+                           const char         *id,
+                           GError            **error)
+{
+  Entry *entry;
+
+  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), FALSE);
+  g_return_val_if_fail (id != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  entry = find (self, id);
+  if (entry == NULL)
+    {
+      g_set_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_UNKNOWN_SUBAGENT,
+                   _("No subagent has the id “%s”"), id);
+      return FALSE;
+    }
+  if (!chat_is_open (self))
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_CLOSED,
+                           _("The chat is closed"));
+      return FALSE;
+    }
+  if (entry->held || entry->prompt_queued || entry->prompt_turn != NULL)
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,
+                           _("A resume of this subagent is already under way"));
+      return FALSE;
+    }
+  if (!mend_subagent_get_retryable (entry->subagent))
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
+                           _("This subagent cannot be resumed now"));
+      return FALSE;
+    }
+
+  g_object_ref (self);
+  clear_wait (entry);
+  entry->manual = TRUE;
+  send_prompt (self, entry);
+  entry_changed (self, entry);
+  g_object_unref (self);
+
+  return TRUE;
+}
+
+/**
+ * mend_subagent_retry_get_max_failed:
+ * @self: a subagent retry
+ *
+ * Gets [property@Mend.SubagentRetry:max-failed].
+ *
+ * Returns: the cap
+ */
+guint
+mend_subagent_retry_get_max_failed (MendSubagentRetry *self)
+{
+  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), 0);
+
+  return self->max_failed;
+}
+
+/**
+ * mend_subagent_retry_set_max_failed:
+ * @self: a subagent retry
+ * @max_failed: the most failed subagents kept, at least 1
+ *
+ * Sets [property@Mend.SubagentRetry:max-failed]; lowering it forgets the
+ * oldest at once.
+ */
+void
+mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
+                                    guint              max_failed)
+{
+  g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  g_return_if_fail (max_failed >= 1);
+
+  if (self->max_failed != max_failed)
+    {
+      self->max_failed = max_failed;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_FAILED]);
+      enforce_cap (self);
+    }
+}

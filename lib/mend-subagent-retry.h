@@ -1,0 +1,74 @@
+/* mend-subagent-retry.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "mend-enums.h"
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+/**
+ * MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED:
+ *
+ * The default of [property@Mend.SubagentRetry:max-failed].
+ */
+#define MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED 32
+
+/**
+ * MEND_SUBAGENT_NAME_MAX_CHARS:
+ *
+ * The most characters of a subagent's name that reach the model in a resume
+ * prompt.
+ */
+#define MEND_SUBAGENT_NAME_MAX_CHARS 80
+
+#define MEND_TYPE_SUBAGENT_RETRY (mend_subagent_retry_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendSubagentRetry, mend_subagent_retry, MEND, SUBAGENT_RETRY, GObject)
+
+MEND_AVAILABLE_IN_ALL
+MendChat     *mend_subagent_retry_get_chat       (MendSubagentRetry *self);
+MEND_AVAILABLE_IN_ALL
+MendSubagent *mend_subagent_retry_lookup         (MendSubagentRetry *self,
+                                                  const char        *id);
+MEND_AVAILABLE_IN_ALL
+MendSubagent *mend_subagent_retry_started        (MendSubagentRetry *self,
+                                                  const char        *id,
+                                                  const char        *agent_id,
+                                                  const char        *name);
+MEND_AVAILABLE_IN_ALL
+void          mend_subagent_retry_failed         (MendSubagentRetry *self,
+                                                  const char        *id,
+                                                  MendFailure       *failure);
+MEND_AVAILABLE_IN_ALL
+void          mend_subagent_retry_resumed        (MendSubagentRetry *self,
+                                                  const char        *agent_id);
+MEND_AVAILABLE_IN_ALL
+void          mend_subagent_retry_ended          (MendSubagentRetry *self,
+                                                  const char        *id,
+                                                  MendSubagentState  state);
+MEND_AVAILABLE_IN_ALL
+gboolean      mend_subagent_retry_retry          (MendSubagentRetry *self,
+                                                  const char        *id,
+                                                  GError           **error);
+MEND_AVAILABLE_IN_ALL
+guint         mend_subagent_retry_get_max_failed (MendSubagentRetry *self);
+MEND_AVAILABLE_IN_ALL
+void          mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
+                                                  guint              max_failed);
+MEND_AVAILABLE_IN_ALL
+char         *mend_subagent_retry_build_prompt   (const char        *name,
+                                                  const char        *agent_id);
+
+G_END_DECLS
