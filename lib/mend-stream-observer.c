@@ -1,0 +1,1048 @@
+/* mend-stream-observer.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+/* memmem () */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-chat.h"
+#include "mend-failure.h"
+#include "mend-json-private.h"
+#include "mend-stream-observer.h"
+#include "mend-subagent.h"
+#include "mend-subagent-retry.h"
+#include "mend-turn.h"
+
+/**
+ * MendStreamObserver:
+ *
+ * Feeds a [class@Mend.Chat] from the output of an agent that speaks Claude
+ * Code's stream-json: one JSON object per line.
+ *
+ * The observer is how the chat learns what the agent did without the app
+ * parsing the stream itself:
+ *
+ * - While an app turn runs, a `result` line completes it: with
+ *   [method@Mend.Turn.succeed], or with [method@Mend.Turn.fail] and a
+ *   [class@Mend.Failure] read from its `api_error_status` and error text
+ *   when `is_error` is true. The `subtype` alone never decides a retry.
+ * - A `system`/`init` line while no app turn is in flight is the agent
+ *   starting a turn of its own ([method@Mend.Chat.begin_external_turn]);
+ *   its `result` ends it.
+ * - `system`/`task_started`, `task_notification` and `task_updated` lines
+ *   of top-level subagents reach [class@Mend.SubagentRetry], which resumes
+ *   the ones a transient upstream error failed.
+ *
+ * Agents write a line per token while they answer, so the observer must
+ * cost nothing there: a line is parsed only when it contains `"system"` or
+ * `"result"` (with the quotes, which an escaped string never produces), and
+ * every other line is rejected by a byte scan, without a parse or an
+ * allocation. Lines longer than [property@Mend.StreamObserver:max-line-bytes]
+ * are never parsed.
+ *
+ * Bad input never crashes and never changes the chat: a line that could
+ * matter but is malformed, of the wrong types, misses a field, is too long
+ * or is not UTF-8 is only counted in
+ * [property@Mend.StreamObserver:n-ignored]. Unknown types, subtypes and
+ * fields are ignored silently, as the stream grows new ones.
+ *
+ * Feed lines one by one with [method@Mend.StreamObserver.feed_line], or let
+ * [method@Mend.StreamObserver.watch_async] read them from a stream, such
+ * as the standard output of a [class@Gio.Subprocess].
+ */
+
+#define READ_BUFFER_SIZE  (64 * 1024)
+#define DEBUG_PREFIX_MAX  80
+
+/* Token deltas, the bulk of the stream, start like this; the byte scan
+ * below would reject them too, a little later. */
+#define STREAM_EVENT_PREFIX "{\"type\":\"stream_event\""
+
+struct _MendStreamObserver
+{
+  GObject   parent_instance;
+
+  MendChat *chat;
+  guint     max_line_bytes;
+  guint64   n_lines;
+  guint64   n_parsed;
+  guint64   n_ignored;
+  gboolean  watching;
+};
+
+enum {
+  PROP_0,
+  PROP_CHAT,
+  PROP_MAX_LINE_BYTES,
+  PROP_N_LINES,
+  PROP_N_PARSED,
+  PROP_N_IGNORED,
+  N_PROPS
+};
+
+G_DEFINE_FINAL_TYPE (MendStreamObserver, mend_stream_observer, G_TYPE_OBJECT)
+
+static GParamSpec *properties[N_PROPS];
+
+/* How a member of a JSON object reads: absent (or null), of the expected
+ * type, or of another type. */
+typedef enum
+{
+  MEMBER_ABSENT,
+  MEMBER_OK,
+  MEMBER_BAD,
+} Member;
+
+static Member
+get_string (JsonObject  *object,
+            const char  *name,
+            const char **out)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  *out = NULL;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return MEMBER_ABSENT;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return MEMBER_BAD;
+
+  *out = json_node_get_string (node);
+  return MEMBER_OK;
+}
+
+static Member
+get_boolean (JsonObject *object,
+             const char *name,
+             gboolean   *out)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  *out = FALSE;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return MEMBER_ABSENT;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    return MEMBER_BAD;
+
+  *out = json_node_get_boolean (node);
+  return MEMBER_OK;
+}
+
+static Member
+get_int (JsonObject *object,
+         const char *name,
+         gint64     *out)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  *out = 0;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return MEMBER_ABSENT;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    return MEMBER_BAD;
+
+  *out = json_node_get_int (node);
+  return MEMBER_OK;
+}
+
+/* Counts a line that could have mattered but was unusable, and says why
+ * in the debug log, with no more than the start of the line. */
+static void
+ignore_line (MendStreamObserver *self,
+             const char         *reason,
+             const char         *line,
+             gsize               length)
+{
+  self->n_ignored++;
+
+  if (g_log_writer_default_would_drop (G_LOG_LEVEL_DEBUG, G_LOG_DOMAIN))
+    return;
+
+  {
+    g_autofree char *prefix = g_strndup (line, MIN (length, DEBUG_PREFIX_MAX));
+    g_autofree char *escaped = g_strescape (prefix, NULL);
+
+    g_debug ("Stream line ignored (%s), %" G_GSIZE_FORMAT " bytes: %s%s",
+             reason, length, escaped, length > DEBUG_PREFIX_MAX ? "…" : "");
+  }
+}
+
+/* The byte scan of the hot path: only lines naming "system" or "result"
+ * can matter. No parse, no allocation. */
+static inline gboolean
+might_matter (const char *line,
+              gsize       length)
+{
+  if (length >= strlen (STREAM_EVENT_PREFIX) &&
+      memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
+    return FALSE;
+
+  return memmem (line, length, "\"system\"", 8) != NULL ||
+         memmem (line, length, "\"result\"", 8) != NULL;
+}
+
+/* The error text of a failed result: "result", else "error", else the
+ * first string of "errors", else the subtype. */
+static const char *
+result_error_text (JsonObject *object,
+                   const char *subtype)
+{
+  const char *text = NULL;
+  JsonNode *errors;
+
+  if (get_string (object, "result", &text) == MEMBER_OK && text[0] != '\0')
+    return text;
+  if (get_string (object, "error", &text) == MEMBER_OK && text[0] != '\0')
+    return text;
+
+  errors = json_object_get_member (object, "errors");
+  if (errors != NULL && JSON_NODE_HOLDS_ARRAY (errors))
+    {
+      JsonArray *array = json_node_get_array (errors);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonNode *node = json_array_get_element (array, i);
+
+          if (JSON_NODE_HOLDS_VALUE (node) &&
+              json_node_get_value_type (node) == G_TYPE_STRING &&
+              json_node_get_string (node)[0] != '\0')
+            return json_node_get_string (node);
+        }
+    }
+
+  return subtype;
+}
+
+static gboolean
+handle_result (MendStreamObserver  *self,
+               JsonObject          *object,
+               const char         **bad)
+{
+  MendTurn *turn;
+  const char *subtype = NULL;
+  gboolean is_error = FALSE;
+  gint64 status = 0;
+  Member status_member;
+
+  if (get_string (object, "subtype", &subtype) == MEMBER_BAD)
+    return (*bad = "subtype is not a string", FALSE);
+  if (get_boolean (object, "is_error", &is_error) == MEMBER_BAD)
+    return (*bad = "is_error is not a boolean", FALSE);
+  status_member = get_int (object, "api_error_status", &status);
+  if (status_member == MEMBER_BAD || (status_member == MEMBER_OK && (status < 100 || status > 599)))
+    return (*bad = "api_error_status is not an HTTP status", FALSE);
+
+  turn = mend_chat_get_turn (self->chat);
+  if (turn != NULL)
+    {
+      /* A turn waiting to retry has no attempt this result could end. */
+      if (mend_turn_get_state (turn) != MEND_TURN_RUNNING)
+        return FALSE;
+
+      if (is_error)
+        {
+          const char *text = result_error_text (object, subtype);
+          g_autoptr(MendFailure) failure = NULL;
+
+          if (status_member == MEMBER_OK)
+            {
+              g_autoptr(GBytes) body = text ? g_bytes_new (text, strlen (text)) : NULL;
+
+              failure = mend_failure_new_from_http ((guint) status, NULL, body);
+            }
+          else
+            failure = mend_failure_new_from_text (text);
+
+          mend_turn_fail (turn, failure);
+        }
+      else
+        mend_turn_succeed (turn);
+
+      return TRUE;
+    }
+
+  /* The agent's own turn ended, whether well or not: nothing to retry,
+   * the app did not ask for it. */
+  if (mend_chat_get_external_turn (self->chat))
+    {
+      mend_chat_end_external_turn (self->chat);
+      return TRUE;
+    }
+
+  return FALSE;
+}
+
+static gboolean
+handle_init (MendStreamObserver *self)
+{
+  /* With an app turn in flight, this is that turn starting. */
+  if (mend_chat_get_turn (self->chat) != NULL || mend_chat_get_external_turn (self->chat))
+    return FALSE;
+
+  mend_chat_begin_external_turn (self->chat);
+  return mend_chat_get_external_turn (self->chat);
+}
+
+static gboolean
+handle_task_started (MendStreamObserver  *self,
+                     JsonObject          *object,
+                     const char         **bad)
+{
+  const char *task_id = NULL;
+  const char *tool_use_id = NULL;
+  const char *description = NULL;
+  const char *parent = NULL;
+  Member parent_member;
+
+  if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
+    return (*bad = "task_started without a task_id string", FALSE);
+  if (get_string (object, "tool_use_id", &tool_use_id) == MEMBER_BAD)
+    return (*bad = "tool_use_id is not a string", FALSE);
+  if (get_string (object, "description", &description) == MEMBER_BAD)
+    return (*bad = "description is not a string", FALSE);
+  parent_member = get_string (object, "parent_tool_use_id", &parent);
+  if (parent_member == MEMBER_BAD)
+    return (*bad = "parent_tool_use_id is not a string", FALSE);
+
+  /* Only top-level subagents are resumed by the chat. */
+  if (parent_member == MEMBER_OK)
+    return FALSE;
+
+  if (tool_use_id == NULL || tool_use_id[0] == '\0')
+    tool_use_id = task_id;
+
+  return mend_subagent_retry_started (mend_chat_get_subagents (self->chat),
+                                      tool_use_id, task_id, description) != NULL;
+}
+
+/* What a subagent looks like before a change, to tell whether it changed. */
+typedef struct
+{
+  MendSubagent      *subagent;
+  MendSubagentState  state;
+  MendRetryWait     *retry;
+  gboolean           retryable;
+} Snapshot;
+
+static void
+snapshot_take (Snapshot          *snapshot,
+               MendSubagentRetry *subagents,
+               const char        *id)
+{
+  MendSubagent *subagent = mend_subagent_retry_lookup (subagents, id);
+
+  snapshot->subagent = subagent ? g_object_ref (subagent) : NULL;
+  snapshot->state = subagent ? mend_subagent_get_state (subagent) : MEND_SUBAGENT_RUNNING;
+  snapshot->retry = subagent ? mend_subagent_get_retry (subagent) : NULL;
+  snapshot->retryable = subagent ? mend_subagent_get_retryable (subagent) : FALSE;
+}
+
+/* Compares with the subagent as it is now, and drops the snapshot. */
+static gboolean
+snapshot_changed (Snapshot          *snapshot,
+                  MendSubagentRetry *subagents,
+                  const char        *id)
+{
+  Snapshot now;
+  gboolean changed;
+
+  snapshot_take (&now, subagents, id);
+  changed = now.subagent != snapshot->subagent ||
+            now.state != snapshot->state ||
+            now.retry != snapshot->retry ||
+            now.retryable != snapshot->retryable;
+  g_clear_object (&now.subagent);
+  g_clear_object (&snapshot->subagent);
+
+  return changed;
+}
+
+/* A subagent ended: failed with @failure_text, or @state. */
+static gboolean
+end_subagent (MendStreamObserver *self,
+              const char         *task_id,
+              MendSubagentState   state,
+              const char         *failure_text)
+{
+  MendSubagentRetry *subagents = mend_chat_get_subagents (self->chat);
+  Snapshot before;
+
+  snapshot_take (&before, subagents, task_id);
+
+  if (state == MEND_SUBAGENT_FAILED)
+    {
+      g_autoptr(MendFailure) failure = mend_failure_new_from_text (failure_text);
+
+      mend_subagent_retry_failed (subagents, task_id, failure);
+    }
+  else
+    mend_subagent_retry_ended (subagents, task_id, state);
+
+  return snapshot_changed (&before, subagents, task_id);
+}
+
+static gboolean
+handle_task_notification (MendStreamObserver  *self,
+                          JsonObject          *object,
+                          const char         **bad)
+{
+  const char *task_id = NULL;
+  const char *status = NULL;
+  const char *summary = NULL;
+
+  if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
+    return (*bad = "task_notification without a task_id string", FALSE);
+  if (get_string (object, "status", &status) != MEMBER_OK)
+    return (*bad = "task_notification without a status string", FALSE);
+  if (get_string (object, "summary", &summary) == MEMBER_BAD)
+    return (*bad = "summary is not a string", FALSE);
+
+  if (g_str_equal (status, "failed"))
+    return end_subagent (self, task_id, MEND_SUBAGENT_FAILED, summary);
+  if (g_str_equal (status, "completed"))
+    return end_subagent (self, task_id, MEND_SUBAGENT_COMPLETED, NULL);
+  if (g_str_equal (status, "stopped"))
+    return end_subagent (self, task_id, MEND_SUBAGENT_CANCELLED, NULL);
+
+  return FALSE;
+}
+
+static gboolean
+handle_task_updated (MendStreamObserver  *self,
+                     JsonObject          *object,
+                     const char         **bad)
+{
+  const char *task_id = NULL;
+  const char *status = NULL;
+  const char *text = NULL;
+  JsonNode *patch_node;
+  JsonObject *patch;
+  Member status_member;
+
+  if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
+    return (*bad = "task_updated without a task_id string", FALSE);
+
+  patch_node = json_object_get_member (object, "patch");
+  if (patch_node == NULL || !JSON_NODE_HOLDS_OBJECT (patch_node))
+    return (*bad = "task_updated without a patch object", FALSE);
+  patch = json_node_get_object (patch_node);
+
+  status_member = get_string (patch, "status", &status);
+  if (status_member == MEMBER_BAD)
+    return (*bad = "patch status is not a string", FALSE);
+  if (status_member == MEMBER_ABSENT)
+    return FALSE;
+
+  if (g_str_equal (status, "completed"))
+    return end_subagent (self, task_id, MEND_SUBAGENT_COMPLETED, NULL);
+  if (g_str_equal (status, "stopped") ||
+      g_str_equal (status, "killed") ||
+      g_str_equal (status, "cancelled"))
+    return end_subagent (self, task_id, MEND_SUBAGENT_CANCELLED, NULL);
+  if (g_str_equal (status, "failed"))
+    {
+      if (get_string (patch, "error", &text) != MEMBER_OK)
+        get_string (patch, "summary", &text);
+      return end_subagent (self, task_id, MEND_SUBAGENT_FAILED, text);
+    }
+
+  return FALSE;
+}
+
+static gboolean
+handle_line (MendStreamObserver *self,
+             const char         *line,
+             gsize               length)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *object;
+  const char *type = NULL;
+  const char *subtype = NULL;
+  const char *bad = NULL;
+  gboolean changed = FALSE;
+
+  if (!g_utf8_validate_len (line, length, NULL))
+    {
+      ignore_line (self, "not UTF-8", line, length);
+      return FALSE;
+    }
+
+  self->n_parsed++;
+  root = mend_json_parse (line, length, &error);
+  if (root == NULL)
+    {
+      ignore_line (self, error->message, line, length);
+      return FALSE;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      ignore_line (self, "not an object", line, length);
+      return FALSE;
+    }
+
+  object = json_node_get_object (root);
+  if (get_string (object, "type", &type) != MEMBER_OK)
+    {
+      ignore_line (self, "no type string", line, length);
+      return FALSE;
+    }
+
+  /* The chat's signal handlers may drop the app's last reference. */
+  g_object_ref (self);
+
+  if (g_str_equal (type, "result"))
+    changed = handle_result (self, object, &bad);
+  else if (g_str_equal (type, "system"))
+    {
+      if (get_string (object, "subtype", &subtype) != MEMBER_OK)
+        bad = "system line without a subtype string";
+      else if (g_str_equal (subtype, "init"))
+        changed = handle_init (self);
+      else if (g_str_equal (subtype, "task_started"))
+        changed = handle_task_started (self, object, &bad);
+      else if (g_str_equal (subtype, "task_notification"))
+        changed = handle_task_notification (self, object, &bad);
+      else if (g_str_equal (subtype, "task_updated"))
+        changed = handle_task_updated (self, object, &bad);
+    }
+
+  if (bad != NULL)
+    ignore_line (self, bad, line, length);
+
+  g_object_unref (self);
+
+  return changed;
+}
+
+static void
+mend_stream_observer_constructed (GObject *object)
+{
+  MendStreamObserver *self = (MendStreamObserver *) object;
+
+  G_OBJECT_CLASS (mend_stream_observer_parent_class)->constructed (object);
+
+  if (self->chat == NULL)
+    g_critical ("A MendStreamObserver needs a chat");
+}
+
+static void
+mend_stream_observer_dispose (GObject *object)
+{
+  MendStreamObserver *self = (MendStreamObserver *) object;
+
+  g_clear_object (&self->chat);
+
+  G_OBJECT_CLASS (mend_stream_observer_parent_class)->dispose (object);
+}
+
+static void
+mend_stream_observer_get_property (GObject    *object,
+                                   guint       prop_id,
+                                   GValue     *value,
+                                   GParamSpec *pspec)
+{
+  MendStreamObserver *self = MEND_STREAM_OBSERVER (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHAT:
+      g_value_set_object (value, self->chat);
+      break;
+    case PROP_MAX_LINE_BYTES:
+      g_value_set_uint (value, self->max_line_bytes);
+      break;
+    case PROP_N_LINES:
+      g_value_set_uint64 (value, self->n_lines);
+      break;
+    case PROP_N_PARSED:
+      g_value_set_uint64 (value, self->n_parsed);
+      break;
+    case PROP_N_IGNORED:
+      g_value_set_uint64 (value, self->n_ignored);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_stream_observer_set_property (GObject      *object,
+                                   guint         prop_id,
+                                   const GValue *value,
+                                   GParamSpec   *pspec)
+{
+  MendStreamObserver *self = MEND_STREAM_OBSERVER (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHAT:
+      self->chat = g_value_dup_object (value);
+      break;
+    case PROP_MAX_LINE_BYTES:
+      mend_stream_observer_set_max_line_bytes (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_stream_observer_class_init (MendStreamObserverClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = mend_stream_observer_constructed;
+  object_class->dispose = mend_stream_observer_dispose;
+  object_class->get_property = mend_stream_observer_get_property;
+  object_class->set_property = mend_stream_observer_set_property;
+
+  /**
+   * MendStreamObserver:chat:
+   *
+   * The chat the stream feeds.
+   */
+  properties[PROP_CHAT] =
+    g_param_spec_object ("chat", NULL, NULL,
+                         MEND_TYPE_CHAT,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendStreamObserver:max-line-bytes:
+   *
+   * The longest line, without its line end, that is looked at. Longer
+   * lines are counted in [property@Mend.StreamObserver:n-ignored] and never
+   * parsed, and [method@Mend.StreamObserver.watch_async] skips them without
+   * holding them in memory.
+   */
+  properties[PROP_MAX_LINE_BYTES] =
+    g_param_spec_uint ("max-line-bytes", NULL, NULL,
+                       1, G_MAXINT, MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendStreamObserver:n-lines:
+   *
+   * How many lines were fed. Like the other counters, it is not notified
+   * (that would cost a signal per token); read it when needed.
+   */
+  properties[PROP_N_LINES] =
+    g_param_spec_uint64 ("n-lines", NULL, NULL,
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendStreamObserver:n-parsed:
+   *
+   * How many lines were parsed as JSON: only those that passed the byte
+   * scan. Not notified.
+   */
+  properties[PROP_N_PARSED] =
+    g_param_spec_uint64 ("n-parsed", NULL, NULL,
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendStreamObserver:n-ignored:
+   *
+   * How many lines that could have mattered were unusable: too long, not
+   * UTF-8, not JSON, not an object, members of the wrong type or missing.
+   * Unknown types and subtypes are not counted. Not notified.
+   */
+  properties[PROP_N_IGNORED] =
+    g_param_spec_uint64 ("n-ignored", NULL, NULL,
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+mend_stream_observer_init (MendStreamObserver *self)
+{
+  self->max_line_bytes = MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES;
+}
+
+/**
+ * mend_stream_observer_new:
+ * @chat: the chat to feed
+ *
+ * Creates an observer that feeds @chat from the agent's stream-json
+ * output.
+ *
+ * Returns: (transfer full): a new observer
+ */
+MendStreamObserver *
+mend_stream_observer_new (MendChat *chat)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (chat), NULL);
+
+  return g_object_new (MEND_TYPE_STREAM_OBSERVER, "chat", chat, NULL);
+}
+
+/**
+ * mend_stream_observer_get_chat:
+ * @self: an observer
+ *
+ * Gets the chat the observer feeds.
+ *
+ * Returns: (transfer none): the chat
+ */
+MendChat *
+mend_stream_observer_get_chat (MendStreamObserver *self)
+{
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), NULL);
+
+  return self->chat;
+}
+
+/**
+ * mend_stream_observer_get_max_line_bytes:
+ * @self: an observer
+ *
+ * Gets the longest line that is looked at.
+ *
+ * Returns: the limit in bytes
+ */
+guint
+mend_stream_observer_get_max_line_bytes (MendStreamObserver *self)
+{
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+
+  return self->max_line_bytes;
+}
+
+/**
+ * mend_stream_observer_set_max_line_bytes:
+ * @self: an observer
+ * @max_line_bytes: the limit in bytes, from 1 to %G_MAXINT
+ *
+ * Sets the longest line that is looked at; longer lines are ignored
+ * without a parse.
+ */
+void
+mend_stream_observer_set_max_line_bytes (MendStreamObserver *self,
+                                         guint               max_line_bytes)
+{
+  g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
+  g_return_if_fail (max_line_bytes >= 1 && max_line_bytes <= G_MAXINT);
+
+  if (self->max_line_bytes != max_line_bytes)
+    {
+      self->max_line_bytes = max_line_bytes;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_LINE_BYTES]);
+    }
+}
+
+/**
+ * mend_stream_observer_get_n_lines:
+ * @self: an observer
+ *
+ * Gets how many lines were fed.
+ *
+ * Returns: the number of lines
+ */
+guint64
+mend_stream_observer_get_n_lines (MendStreamObserver *self)
+{
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+
+  return self->n_lines;
+}
+
+/**
+ * mend_stream_observer_get_n_parsed:
+ * @self: an observer
+ *
+ * Gets how many lines were parsed as JSON. Token deltas never are.
+ *
+ * Returns: the number of parses
+ */
+guint64
+mend_stream_observer_get_n_parsed (MendStreamObserver *self)
+{
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+
+  return self->n_parsed;
+}
+
+/**
+ * mend_stream_observer_get_n_ignored:
+ * @self: an observer
+ *
+ * Gets how many lines that could have mattered were unusable (too long,
+ * not UTF-8, malformed, of the wrong types or missing a member).
+ *
+ * Returns: the number of lines
+ */
+guint64
+mend_stream_observer_get_n_ignored (MendStreamObserver *self)
+{
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+
+  return self->n_ignored;
+}
+
+/**
+ * mend_stream_observer_feed_line:
+ * @self: an observer
+ * @line: (array length=length) (element-type guint8): one line of
+ *   stream-json
+ * @length: the length of @line in bytes, or -1 if it is nul-terminated
+ *
+ * Feeds one line of the agent's output to the chat. A trailing `"\n"` or
+ * `"\r\n"` is allowed. Lines that cannot matter, token deltas above all,
+ * are rejected by a byte scan, without a parse.
+ *
+ * Returns: %TRUE if the line changed the chat: a turn ended, the agent's
+ *   own turn began or ended, or a subagent started, ended or failed
+ */
+gboolean
+mend_stream_observer_feed_line (MendStreamObserver *self,
+                                const char         *line,
+                                gssize              length)
+{
+  gsize len;
+
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
+  g_return_val_if_fail (line != NULL || length == 0, FALSE);
+  g_return_val_if_fail (self->chat != NULL, FALSE);
+
+  if (line == NULL)
+    line = "";
+  len = length < 0 ? strlen (line) : (gsize) length;
+
+  if (len > 0 && line[len - 1] == '\n')
+    len--;
+  if (len > 0 && line[len - 1] == '\r')
+    len--;
+
+  self->n_lines++;
+
+  if (len > self->max_line_bytes)
+    {
+      ignore_line (self, "longer than max-line-bytes", line, len);
+      return FALSE;
+    }
+
+  if (!might_matter (line, len))
+    return FALSE;
+
+  return handle_line (self, line, len);
+}
+
+typedef struct
+{
+  GInputStream *stream;
+  guint8       *buffer;
+  GByteArray   *tail;        /* the start of a line split over reads */
+  gboolean      discarding;  /* in a line over the limit, until its '\n' */
+} WatchData;
+
+static void
+watch_data_free (WatchData *data)
+{
+  g_clear_object (&data->stream);
+  g_clear_pointer (&data->buffer, g_free);
+  g_clear_pointer (&data->tail, g_byte_array_unref);
+  g_free (data);
+}
+
+static void
+watch_return (GTask  *task,
+              GError *error)
+{
+  MendStreamObserver *self = g_task_get_source_object (task);
+
+  self->watching = FALSE;
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/* A line over the limit, skipped as it streamed by. */
+static void
+skip_long_line (MendStreamObserver *self,
+                const guint8       *start,
+                gsize               length)
+{
+  self->n_lines++;
+  ignore_line (self, "longer than max-line-bytes", (const char *) start, length);
+}
+
+/* Feeds the complete lines of one read, and keeps the rest for the next. */
+static void
+watch_consume (MendStreamObserver *self,
+               WatchData          *data,
+               const guint8       *p,
+               gsize               n)
+{
+  const guint8 *end = p + n;
+  /* Room for a '\r' before the '\n', which feed_line drops. */
+  gsize limit = (gsize) self->max_line_bytes + 1;
+
+  while (p < end)
+    {
+      const guint8 *newline = memchr (p, '\n', end - p);
+      gsize piece = (newline ? newline : end) - p;
+
+      if (data->discarding)
+        {
+          if (newline != NULL)
+            data->discarding = FALSE;
+        }
+      else if (data->tail->len + piece > limit)
+        {
+          skip_long_line (self, data->tail->len > 0 ? data->tail->data : p,
+                          data->tail->len > 0 ? data->tail->len : piece);
+          g_byte_array_set_size (data->tail, 0);
+          data->discarding = newline == NULL;
+        }
+      else if (newline == NULL)
+        g_byte_array_append (data->tail, p, piece);
+      else if (data->tail->len > 0)
+        {
+          g_byte_array_append (data->tail, p, piece);
+          mend_stream_observer_feed_line (self, (const char *) data->tail->data, data->tail->len);
+          g_byte_array_set_size (data->tail, 0);
+        }
+      else
+        /* The common case: the whole line is in the buffer. */
+        mend_stream_observer_feed_line (self, (const char *) p, piece);
+
+      if (newline == NULL)
+        break;
+      p = newline + 1;
+    }
+}
+
+static void
+watch_read (GTask *task);
+
+static void
+on_watch_read (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  MendStreamObserver *self = g_task_get_source_object (task);
+  WatchData *data = g_task_get_task_data (task);
+  GError *error = NULL;
+  gssize n;
+
+  n = g_input_stream_read_finish (G_INPUT_STREAM (source), result, &error);
+  if (n < 0)
+    {
+      watch_return (task, error);
+      return;
+    }
+
+  if (n == 0)
+    {
+      /* The last line may have no line end. */
+      if (!data->discarding && data->tail->len > 0)
+        mend_stream_observer_feed_line (self, (const char *) data->tail->data, data->tail->len);
+      g_byte_array_set_size (data->tail, 0);
+      watch_return (task, NULL);
+      return;
+    }
+
+  watch_consume (self, data, data->buffer, (gsize) n);
+  watch_read (g_steal_pointer (&task));
+}
+
+static void
+watch_read (GTask *task)
+{
+  WatchData *data = g_task_get_task_data (task);
+
+  g_input_stream_read_async (data->stream, data->buffer, READ_BUFFER_SIZE,
+                             g_task_get_priority (task),
+                             g_task_get_cancellable (task),
+                             on_watch_read, task);
+}
+
+/**
+ * mend_stream_observer_watch_async:
+ * @self: an observer
+ * @stream: the agent's output, such as a subprocess's standard output
+ * @cancellable: (nullable): stops the watch
+ * @callback: (scope async) (closure user_data): called at the end of
+ *   @stream, on a read error or when cancelled
+ * @user_data: data for @callback
+ *
+ * Reads @stream to its end and feeds each line to
+ * [method@Mend.StreamObserver.feed_line] as it arrives, including a last
+ * line without a line end. Lines split over reads are put together; lines
+ * longer than [property@Mend.StreamObserver:max-line-bytes] are skipped
+ * as they stream by, without being held in memory.
+ *
+ * An observer watches one stream at a time: a second watch while one runs
+ * completes with %G_IO_ERROR_PENDING and does not read.
+ */
+void
+mend_stream_observer_watch_async (MendStreamObserver  *self,
+                                  GInputStream        *stream,
+                                  GCancellable        *cancellable,
+                                  GAsyncReadyCallback  callback,
+                                  gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  WatchData *data;
+
+  g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
+  g_return_if_fail (G_IS_INPUT_STREAM (stream));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, mend_stream_observer_watch_async);
+
+  if (self->watching)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING,
+                               _("The observer already watches a stream"));
+      return;
+    }
+
+  data = g_new0 (WatchData, 1);
+  data->stream = g_object_ref (stream);
+  data->buffer = g_malloc (READ_BUFFER_SIZE);
+  data->tail = g_byte_array_new ();
+  g_task_set_task_data (task, data, (GDestroyNotify) watch_data_free);
+
+  self->watching = TRUE;
+  watch_read (g_steal_pointer (&task));
+}
+
+/**
+ * mend_stream_observer_watch_finish:
+ * @self: an observer
+ * @result: the result passed to the callback
+ * @error: return location for the stream's error, %G_IO_ERROR_CANCELLED
+ *   or %G_IO_ERROR_PENDING
+ *
+ * Finishes [method@Mend.StreamObserver.watch_async].
+ *
+ * Returns: %TRUE if the stream was read to its end
+ */
+gboolean
+mend_stream_observer_watch_finish (MendStreamObserver  *self,
+                                   GAsyncResult        *result,
+                                   GError             **error)
+{
+  g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == mend_stream_observer_watch_async, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
