@@ -23,6 +23,7 @@ G_BEGIN_DECLS
 # include "mend-queue-item.h"
 # include "mend-queue.h"
 # include "mend-sender.h"
+# include "mend-http-sender.h"
 # include "mend-turn.h"
 # include "mend-chat.h"
 # include "mend-subagent.h"

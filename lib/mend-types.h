@@ -20,6 +20,7 @@ typedef struct _MendErrorPolicy   MendErrorPolicy;
 typedef struct _MendRetryWait     MendRetryWait;
 typedef struct _MendTurn          MendTurn;
 typedef struct _MendSender        MendSender;
+typedef struct _MendHttpSender    MendHttpSender;
 typedef struct _MendQueue         MendQueue;
 typedef struct _MendQueueItem     MendQueueItem;
 typedef struct _MendChat          MendChat;

@@ -48,7 +48,9 @@ on_entry (MendSubagentRetry *retry,
           const char        *json,
           Fixture           *f)
 {
-  g_assert_nonnull (json_from_string (json, NULL));
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+
+  g_assert_nonnull (node);
   f->entries++;
 }
 

@@ -1,0 +1,866 @@
+/* mend-http-sender.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-clock.h"
+#include "mend-failure-private.h"
+#include "mend-http-sender.h"
+#include "mend-i18n-private.h"
+#include "mend-json-private.h"
+#include "mend-sender.h"
+#include "mend-turn.h"
+
+/**
+ * MendHttpSender:
+ *
+ * Runs a turn's attempts against an HTTP model API with libsoup.
+ *
+ * Each attempt POSTs the turn's prompt — by default as an Anthropic
+ * Messages request, `{"model","max_tokens","stream":true,"messages":[…]}`;
+ * connect to [signal@Mend.HttpSender::build-message] to add authentication
+ * or replace the body — with the same body and the same `Idempotency-Key`
+ * on every attempt of a turn, so that a server can tell a retry from a new
+ * request.
+ *
+ * The answer is read as server-sent events when it is `text/event-stream`:
+ * each content event (a text delta, a tool call) is emitted as
+ * [signal@Mend.HttpSender::content] and marks the turn's output as seen; an
+ * `error` event (such as `overloaded_error` inside a 200 stream) or the end
+ * of the stream before `message_stop` is a failure — transient when nothing
+ * was emitted yet, partial (not retried) after. A response of another type
+ * succeeds when its body is not empty. A non-2xx response becomes a
+ * [class@Mend.Failure] with its status, `Retry-After`, `retry-after-ms`,
+ * `x-should-retry` and JSON error body.
+ *
+ * [property@Mend.HttpSender:timeout-ms] bounds each attempt, measured on the
+ * turn's clock. Header values are never logged.
+ */
+
+struct _MendHttpSender
+{
+  GObject      parent_instance;
+
+  char        *uri;
+  SoupSession *session;
+  guint        timeout_ms;
+  char        *model;
+  guint        max_tokens;
+  GPtrArray   *headers;   /* name, value, name, value… */
+};
+
+enum {
+  PROP_0,
+  PROP_URI,
+  PROP_SESSION,
+  PROP_TIMEOUT_MS,
+  PROP_MODEL,
+  PROP_MAX_TOKENS,
+  N_PROPS
+};
+
+enum {
+  BUILD_MESSAGE,
+  CONTENT,
+  N_SIGNALS
+};
+
+static void sender_iface_init (MendSenderInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (MendHttpSender, mend_http_sender, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (MEND_TYPE_SENDER, sender_iface_init))
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+typedef struct
+{
+  MendHttpSender   *self;
+  MendTurn         *turn;
+  MendClock        *clock;
+  SoupMessage      *message;
+  GCancellable     *cancellable;  /* ours: the timeout and Stop cancel it */
+  GCancellable     *outer;
+  gulong            outer_id;
+  guint             timeout_id;
+  gboolean          timed_out;
+  GDataInputStream *lines;
+  GInputStream     *body_stream;
+  GByteArray       *body;
+  GString          *event_data;
+  char             *event_name;
+  gboolean          content_seen;
+} Attempt;
+
+static void
+attempt_free (Attempt *attempt)
+{
+  if (attempt->timeout_id != 0)
+    mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
+  if (attempt->outer_id != 0)
+    g_cancellable_disconnect (attempt->outer, attempt->outer_id);
+  g_clear_object (&attempt->outer);
+  g_clear_object (&attempt->cancellable);
+  g_clear_object (&attempt->lines);
+  g_clear_object (&attempt->body_stream);
+  g_clear_pointer (&attempt->body, g_byte_array_unref);
+  if (attempt->event_data != NULL)
+    g_string_free (attempt->event_data, TRUE);
+  g_clear_pointer (&attempt->event_name, g_free);
+  g_clear_object (&attempt->message);
+  g_clear_object (&attempt->clock);
+  g_clear_object (&attempt->turn);
+  g_clear_object (&attempt->self);
+  g_free (attempt);
+}
+
+static void
+finish (GTask       *task,
+        MendFailure *failure)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+
+  if (attempt->timeout_id != 0)
+    {
+      mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
+      attempt->timeout_id = 0;
+    }
+
+  if (failure != NULL && attempt->content_seen)
+    mend_failure_set_partial (failure, TRUE);
+
+  g_task_return_pointer (task, failure, g_object_unref);
+  g_object_unref (task);
+}
+
+static MendFailure *
+failure_from_error (Attempt      *attempt,
+                    const GError *error)
+{
+  if (attempt->timed_out)
+    {
+      g_autoptr(GError) timeout = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                                               _("The attempt timed out after %u ms"),
+                                               attempt->self->timeout_ms);
+      return mend_failure_new_from_error (timeout);
+    }
+
+  if (attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer))
+    return mend_failure_new_stopped ();
+
+  return mend_failure_new_from_error (error);
+}
+
+static MendFailure *
+failure_from_response (Attempt    *attempt,
+                       const void *data,
+                       gsize       size)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new (data, size);
+
+  return mend_failure_new_from_http_at (soup_message_get_status (attempt->message),
+                                        soup_message_get_response_headers (attempt->message),
+                                        bytes, attempt->clock);
+}
+
+/* Server-sent events */
+
+static void read_next_line (GTask *task);
+
+/* Returns TRUE when the attempt ended with this event. */
+static gboolean
+dispatch_event (GTask *task)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+  g_autoptr(JsonNode) node = NULL;
+  const char *type = attempt->event_name;
+
+  if (attempt->event_data->len == 0 && type == NULL)
+    return FALSE;
+
+  node = mend_json_parse (attempt->event_data->str, attempt->event_data->len, NULL);
+  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
+      mend_json_get_string (json_node_get_object (node), "type") != NULL)
+    type = mend_json_get_string (json_node_get_object (node), "type");
+
+  if (g_strcmp0 (type, "error") == 0)
+    {
+      finish (task, failure_from_response (attempt, attempt->event_data->str, attempt->event_data->len));
+      return TRUE;
+    }
+
+  if (g_strcmp0 (type, "message_stop") == 0)
+    {
+      finish (task, NULL);
+      return TRUE;
+    }
+
+  if (g_strcmp0 (type, "content_block_delta") == 0 ||
+      g_strcmp0 (type, "content_block_start") == 0)
+    {
+      attempt->content_seen = TRUE;
+      mend_turn_note_output (attempt->turn);
+      g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, attempt->event_data->str);
+    }
+
+  g_string_truncate (attempt->event_data, 0);
+  g_clear_pointer (&attempt->event_name, g_free);
+  return FALSE;
+}
+
+static void
+on_line (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  GTask *task = user_data;
+  Attempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  gsize length = 0;
+
+  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, &length, &error);
+
+  if (error != NULL)
+    {
+      finish (task, failure_from_error (attempt, error));
+      return;
+    }
+
+  if (line == NULL)
+    {
+      g_autoptr(GError) eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+                                                   _("The event stream ended before the message did"));
+
+      if (!dispatch_event (task))
+        finish (task, mend_failure_new_from_error (eof));
+      return;
+    }
+
+  if (length == 0)
+    {
+      if (dispatch_event (task))
+        return;
+    }
+  else if (g_str_has_prefix (line, "event:"))
+    {
+      g_free (attempt->event_name);
+      attempt->event_name = g_strdup (g_strstrip (line + strlen ("event:")));
+    }
+  else if (g_str_has_prefix (line, "data:"))
+    {
+      const char *data = line + strlen ("data:");
+
+      if (*data == ' ')
+        data++;
+      if (attempt->event_data->len > 0)
+        g_string_append_c (attempt->event_data, '\n');
+      g_string_append (attempt->event_data, data);
+      if (attempt->event_data->len > MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES * 16)
+        {
+          g_autoptr(GError) big = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                                                       _("An event of the stream is too large"));
+          finish (task, mend_failure_new_from_error (big));
+          return;
+        }
+    }
+
+  read_next_line (task);
+}
+
+static void
+read_next_line (GTask *task)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+
+  g_data_input_stream_read_line_async (attempt->lines, G_PRIORITY_DEFAULT,
+                                       attempt->cancellable, on_line, task);
+}
+
+/* Whole bodies: an error response, or an answer that is not a stream */
+
+static void read_more_body (GTask *task);
+
+static void
+on_body_read (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  GTask *task = user_data;
+  Attempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
+  guint status = soup_message_get_status (attempt->message);
+  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (status);
+
+  if (error != NULL)
+    {
+      finish (task, failure_from_error (attempt, error));
+      return;
+    }
+
+  if (g_bytes_get_size (chunk) > 0 &&
+      (success || attempt->body->len < MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES))
+    {
+      gsize size = 0;
+      const guint8 *data = g_bytes_get_data (chunk, &size);
+
+      g_byte_array_append (attempt->body, data, size);
+      read_more_body (task);
+      return;
+    }
+
+  if (!success)
+    {
+      guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
+      finish (task, failure_from_response (attempt, attempt->body->data, len));
+    }
+  else if (attempt->body->len == 0)
+    finish (task, mend_failure_new_empty_response ());
+  else
+    {
+      g_byte_array_append (attempt->body, (const guint8 *) "", 1);
+      attempt->content_seen = TRUE;
+      mend_turn_note_output (attempt->turn);
+      g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, (const char *) attempt->body->data);
+      finish (task, NULL);
+    }
+}
+
+static void
+read_more_body (GTask *task)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+
+  g_input_stream_read_bytes_async (attempt->body_stream, 16384, G_PRIORITY_DEFAULT,
+                                   attempt->cancellable, on_body_read, task);
+}
+
+static void
+on_sent (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  GTask *task = user_data;
+  Attempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GInputStream) stream = soup_session_send_finish (SOUP_SESSION (object), result, &error);
+  const char *content_type;
+  guint status;
+
+  if (stream == NULL)
+    {
+      finish (task, failure_from_error (attempt, error));
+      return;
+    }
+
+  status = soup_message_get_status (attempt->message);
+  content_type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
+  g_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status,
+           content_type ? content_type : "");
+
+  if (SOUP_STATUS_IS_SUCCESSFUL (status) && g_strcmp0 (content_type, "text/event-stream") == 0)
+    {
+      attempt->lines = g_data_input_stream_new (stream);
+      g_data_input_stream_set_newline_type (attempt->lines, G_DATA_STREAM_NEWLINE_TYPE_ANY);
+      attempt->event_data = g_string_new (NULL);
+      read_next_line (task);
+      return;
+    }
+
+  attempt->body_stream = g_steal_pointer (&stream);
+  attempt->body = g_byte_array_new ();
+  read_more_body (task);
+}
+
+static void
+on_timeout (gpointer data)
+{
+  Attempt *attempt = data;
+
+  attempt->timeout_id = 0;
+  attempt->timed_out = TRUE;
+  g_cancellable_cancel (attempt->cancellable);
+}
+
+static void
+on_outer_cancelled (GCancellable *outer,
+                    GCancellable *inner)
+{
+  g_cancellable_cancel (inner);
+}
+
+/**
+ * mend_http_sender_build_body:
+ * @self: a sender
+ * @turn: a turn
+ *
+ * Builds the default request body for @turn: an Anthropic Messages request
+ * with the sender's [property@Mend.HttpSender:model] and the turn's prompt
+ * as the one user message. The same turn always gives the same bytes.
+ *
+ * Returns: (transfer full): the JSON text
+ */
+char *
+mend_http_sender_build_body (MendHttpSender *self,
+                             MendTurn       *turn)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "model");
+  json_builder_add_string_value (builder, self->model);
+  json_builder_set_member_name (builder, "max_tokens");
+  json_builder_add_int_value (builder, self->max_tokens);
+  json_builder_set_member_name (builder, "stream");
+  json_builder_add_boolean_value (builder, TRUE);
+  json_builder_set_member_name (builder, "messages");
+  json_builder_begin_array (builder);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "role");
+  json_builder_add_string_value (builder, "user");
+  json_builder_set_member_name (builder, "content");
+  json_builder_add_string_value (builder, mend_turn_get_prompt (turn));
+  json_builder_end_object (builder);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+static void
+mend_http_sender_send_async (MendSender          *sender,
+                             MendTurn            *turn,
+                             guint                attempt_number,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  MendHttpSender *self = MEND_HTTP_SENDER (sender);
+  g_autofree char *body = NULL;
+  g_autofree char *key = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  SoupMessageHeaders *headers;
+  Attempt *attempt;
+  gsize length;
+  GTask *task;
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, mend_http_sender_send_async);
+
+  attempt = g_new0 (Attempt, 1);
+  attempt->self = g_object_ref (self);
+  attempt->turn = g_object_ref (turn);
+  attempt->clock = g_object_ref (mend_turn_get_clock (turn));
+  attempt->cancellable = g_cancellable_new ();
+  g_task_set_task_data (task, attempt, (GDestroyNotify) attempt_free);
+
+  attempt->message = soup_message_new ("POST", self->uri);
+  if (attempt->message == NULL)
+    {
+      g_autoptr(GError) error = g_error_new (G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                             _("“%s” is not an HTTP address"), self->uri);
+      MendFailure *failure = mend_failure_new_from_error (error);
+
+      /* Not something a retry can mend. */
+      finish (task, failure);
+      return;
+    }
+
+  headers = soup_message_get_request_headers (attempt->message);
+  key = g_strdup_printf ("mend-%s", mend_turn_get_id (turn));
+  soup_message_headers_replace (headers, "Idempotency-Key", key);
+  soup_message_headers_replace (headers, "Accept", "text/event-stream, application/json");
+  for (guint i = 0; i + 1 < self->headers->len; i += 2)
+    soup_message_headers_replace (headers,
+                                  g_ptr_array_index (self->headers, i),
+                                  g_ptr_array_index (self->headers, i + 1));
+
+  body = mend_http_sender_build_body (self, turn);
+  length = strlen (body);
+  bytes = g_bytes_new_take (g_steal_pointer (&body), length);
+  soup_message_set_request_body_from_bytes (attempt->message, "application/json", bytes);
+  g_signal_emit (self, signals[BUILD_MESSAGE], 0, attempt->message, turn, attempt_number);
+
+  if (cancellable != NULL)
+    {
+      attempt->outer = g_object_ref (cancellable);
+      attempt->outer_id = g_cancellable_connect (cancellable, G_CALLBACK (on_outer_cancelled),
+                                                 attempt->cancellable, NULL);
+    }
+  if (self->timeout_ms > 0)
+    attempt->timeout_id = mend_clock_add_timeout (attempt->clock, self->timeout_ms,
+                                                  on_timeout, attempt, NULL);
+
+  soup_session_send_async (self->session, attempt->message, G_PRIORITY_DEFAULT,
+                           attempt->cancellable, on_sent, task);
+}
+
+static MendFailure *
+mend_http_sender_send_finish (MendSender   *sender,
+                              GAsyncResult *result)
+{
+  g_return_val_if_fail (g_task_is_valid (result, sender), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), NULL);
+}
+
+static void
+sender_iface_init (MendSenderInterface *iface)
+{
+  iface->send_async = mend_http_sender_send_async;
+  iface->send_finish = mend_http_sender_send_finish;
+}
+
+static void
+mend_http_sender_finalize (GObject *object)
+{
+  MendHttpSender *self = (MendHttpSender *) object;
+
+  g_clear_pointer (&self->uri, g_free);
+  g_clear_pointer (&self->model, g_free);
+  g_clear_pointer (&self->headers, g_ptr_array_unref);
+  g_clear_object (&self->session);
+
+  G_OBJECT_CLASS (mend_http_sender_parent_class)->finalize (object);
+}
+
+static void
+mend_http_sender_constructed (GObject *object)
+{
+  MendHttpSender *self = (MendHttpSender *) object;
+
+  G_OBJECT_CLASS (mend_http_sender_parent_class)->constructed (object);
+
+  if (self->session == NULL)
+    self->session = soup_session_new_with_options ("user-agent", "libmend/" PACKAGE_VERSION,
+                                                   "timeout", 0,
+                                                   NULL);
+}
+
+static void
+mend_http_sender_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  MendHttpSender *self = MEND_HTTP_SENDER (object);
+
+  switch (prop_id)
+    {
+    case PROP_URI:
+      g_value_set_string (value, self->uri);
+      break;
+    case PROP_SESSION:
+      g_value_set_object (value, self->session);
+      break;
+    case PROP_TIMEOUT_MS:
+      g_value_set_uint (value, self->timeout_ms);
+      break;
+    case PROP_MODEL:
+      g_value_set_string (value, self->model);
+      break;
+    case PROP_MAX_TOKENS:
+      g_value_set_uint (value, self->max_tokens);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_http_sender_set_property (GObject      *object,
+                               guint         prop_id,
+                               const GValue *value,
+                               GParamSpec   *pspec)
+{
+  MendHttpSender *self = MEND_HTTP_SENDER (object);
+
+  switch (prop_id)
+    {
+    case PROP_URI:
+      self->uri = g_value_dup_string (value);
+      break;
+    case PROP_SESSION:
+      self->session = g_value_dup_object (value);
+      break;
+    case PROP_TIMEOUT_MS:
+      mend_http_sender_set_timeout_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_MODEL:
+      mend_http_sender_set_model (self, g_value_get_string (value));
+      break;
+    case PROP_MAX_TOKENS:
+      if (self->max_tokens != g_value_get_uint (value))
+        {
+          self->max_tokens = g_value_get_uint (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_http_sender_class_init (MendHttpSenderClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = mend_http_sender_constructed;
+  object_class->finalize = mend_http_sender_finalize;
+  object_class->get_property = mend_http_sender_get_property;
+  object_class->set_property = mend_http_sender_set_property;
+
+  mend_i18n_init ();
+
+  /**
+   * MendHttpSender:uri:
+   *
+   * The endpoint each attempt is POSTed to.
+   */
+  properties[PROP_URI] =
+    g_param_spec_string ("uri", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendHttpSender:session:
+   *
+   * The libsoup session, made when not given.
+   */
+  properties[PROP_SESSION] =
+    g_param_spec_object ("session", NULL, NULL,
+                         SOUP_TYPE_SESSION,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendHttpSender:timeout-ms:
+   *
+   * The most an attempt may take, on the turn's clock, in milliseconds; 0
+   * for no limit. An attempt past it fails with %MEND_REASON_TIMEOUT.
+   */
+  properties[PROP_TIMEOUT_MS] =
+    g_param_spec_uint ("timeout-ms", NULL, NULL, 0, 86400000, 600000,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendHttpSender:model:
+   *
+   * The model named in the default request body.
+   */
+  properties[PROP_MODEL] =
+    g_param_spec_string ("model", NULL, NULL, "claude-sonnet-4-5",
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendHttpSender:max-tokens:
+   *
+   * The `max_tokens` of the default request body.
+   */
+  properties[PROP_MAX_TOKENS] =
+    g_param_spec_uint ("max-tokens", NULL, NULL, 1, G_MAXINT, 4096,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendHttpSender::build-message:
+   * @self: the sender
+   * @message: the request, with the default body and headers
+   * @turn: the turn
+   * @attempt: the number of the attempt, from 1
+   *
+   * Adjusts or replaces each request before it is sent: authentication
+   * headers, another body. Keep the body the same for every attempt of a
+   * turn.
+   */
+  signals[BUILD_MESSAGE] =
+    g_signal_new ("build-message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 3, SOUP_TYPE_MESSAGE, MEND_TYPE_TURN, G_TYPE_UINT);
+
+  /**
+   * MendHttpSender::content:
+   * @self: the sender
+   * @turn: the turn
+   * @event: the content event's JSON data (or the whole body of an answer
+   *   that is not a stream)
+   *
+   * Output arrived: a text delta or a tool call.
+   */
+  signals[CONTENT] =
+    g_signal_new ("content", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING);
+}
+
+static void
+mend_http_sender_init (MendHttpSender *self)
+{
+  self->timeout_ms = 600000;
+  self->model = g_strdup ("claude-sonnet-4-5");
+  self->max_tokens = 4096;
+  self->headers = g_ptr_array_new_with_free_func (g_free);
+}
+
+/**
+ * mend_http_sender_new:
+ * @uri: the endpoint, such as `https://api.anthropic.com/v1/messages`
+ *
+ * Creates a sender with a session of its own.
+ *
+ * Returns: (transfer full): a new sender
+ */
+MendHttpSender *
+mend_http_sender_new (const char *uri)
+{
+  g_return_val_if_fail (uri != NULL, NULL);
+
+  return g_object_new (MEND_TYPE_HTTP_SENDER, "uri", uri, NULL);
+}
+
+/**
+ * mend_http_sender_get_uri:
+ * @self: a sender
+ *
+ * Gets the endpoint.
+ *
+ * Returns: the URI
+ */
+const char *
+mend_http_sender_get_uri (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+
+  return self->uri;
+}
+
+/**
+ * mend_http_sender_get_session:
+ * @self: a sender
+ *
+ * Gets the libsoup session.
+ *
+ * Returns: (transfer none): the session
+ */
+SoupSession *
+mend_http_sender_get_session (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+
+  return self->session;
+}
+
+/**
+ * mend_http_sender_get_timeout_ms:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:timeout-ms].
+ *
+ * Returns: the per-attempt timeout in milliseconds, 0 for none
+ */
+guint
+mend_http_sender_get_timeout_ms (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+
+  return self->timeout_ms;
+}
+
+/**
+ * mend_http_sender_set_timeout_ms:
+ * @self: a sender
+ * @timeout_ms: the per-attempt timeout in milliseconds, 0 for none
+ *
+ * Sets [property@Mend.HttpSender:timeout-ms].
+ */
+void
+mend_http_sender_set_timeout_ms (MendHttpSender *self,
+                                 guint           timeout_ms)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+
+  if (self->timeout_ms != timeout_ms)
+    {
+      self->timeout_ms = timeout_ms;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TIMEOUT_MS]);
+    }
+}
+
+/**
+ * mend_http_sender_get_model:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:model].
+ *
+ * Returns: the model
+ */
+const char *
+mend_http_sender_get_model (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+
+  return self->model;
+}
+
+/**
+ * mend_http_sender_set_model:
+ * @self: a sender
+ * @model: the model named in the default body
+ *
+ * Sets [property@Mend.HttpSender:model].
+ */
+void
+mend_http_sender_set_model (MendHttpSender *self,
+                            const char     *model)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  g_return_if_fail (model != NULL);
+
+  if (g_strcmp0 (self->model, model) != 0)
+    {
+      g_free (self->model);
+      self->model = g_strdup (model);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODEL]);
+    }
+}
+
+/**
+ * mend_http_sender_set_header:
+ * @self: a sender
+ * @name: a header name, such as `x-api-key`
+ * @value: (nullable): its value, or %NULL to remove it
+ *
+ * Sets a header sent with every request. Values are never logged.
+ */
+void
+mend_http_sender_set_header (MendHttpSender *self,
+                             const char     *name,
+                             const char     *value)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  g_return_if_fail (name != NULL);
+
+  for (guint i = 0; i + 1 < self->headers->len; i += 2)
+    if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
+      {
+        g_ptr_array_remove_range (self->headers, i, 2);
+        break;
+      }
+
+  if (value != NULL)
+    {
+      g_ptr_array_add (self->headers, g_strdup (name));
+      g_ptr_array_add (self->headers, g_strdup (value));
+    }
+}

@@ -1,0 +1,55 @@
+/* mend-http-sender.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <libsoup/soup.h>
+
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+/**
+ * MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES:
+ *
+ * The most bytes of an error response's body that are read and parsed.
+ */
+#define MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES 65536
+
+#define MEND_TYPE_HTTP_SENDER (mend_http_sender_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendHttpSender, mend_http_sender, MEND, HTTP_SENDER, GObject)
+
+MEND_AVAILABLE_IN_ALL
+MendHttpSender *mend_http_sender_new            (const char     *uri);
+MEND_AVAILABLE_IN_ALL
+const char     *mend_http_sender_get_uri        (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+SoupSession    *mend_http_sender_get_session    (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+guint           mend_http_sender_get_timeout_ms (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_timeout_ms (MendHttpSender *self,
+                                                 guint           timeout_ms);
+MEND_AVAILABLE_IN_ALL
+const char     *mend_http_sender_get_model      (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_model      (MendHttpSender *self,
+                                                 const char     *model);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_header     (MendHttpSender *self,
+                                                 const char     *name,
+                                                 const char     *value);
+MEND_AVAILABLE_IN_ALL
+char           *mend_http_sender_build_body     (MendHttpSender *self,
+                                                 MendTurn       *turn);
+
+G_END_DECLS

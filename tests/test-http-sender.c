@@ -1,0 +1,593 @@
+/* test-http-sender.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendHttpSender against a real SoupServer on 127.0.0.1, port 0, with a
+ * fault script per test. Waits between attempts run in virtual time.
+ */
+
+#include <string.h>
+
+#include <libmend.h>
+
+#define WALL_START_S 1764500000
+#define SECRET "sk-ant-test-0123456789-secret"
+
+typedef enum
+{
+  REPLY_BODY,       /* status, headers, body */
+  REPLY_CUT,        /* a stream cut off mid-response */
+  REPLY_HANG,       /* never answers */
+} ReplyKind;
+
+typedef struct
+{
+  ReplyKind   kind;
+  guint       status;
+  const char *content_type;
+  const char *body;
+  const char *header_name;
+  const char *header_value;
+} Reply;
+
+typedef struct
+{
+  SoupServer *server;
+  GUri *uri;
+  const Reply *script;
+  guint n_script;
+  guint served;
+  GPtrArray *keys;         /* Idempotency-Key of each request */
+  GPtrArray *bodies;       /* body of each request */
+  GPtrArray *api_keys;
+  GPtrArray *hanging;      /* SoupServerMessage* paused */
+
+  MendClock *clock;
+  MendChat *chat;
+  MendHttpSender *sender;
+  guint content_events;
+  GString *log;
+} Fixture;
+
+static GString *captured_log;
+
+static void
+capture_log (const char     *domain,
+             GLogLevelFlags  level,
+             const char     *message,
+             gpointer        data)
+{
+  if (captured_log != NULL)
+    g_string_append_printf (captured_log, "%s\n", message);
+}
+
+static const char SSE_OK[] =
+  "event: message_start\n"
+  "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"role\":\"assistant\"}}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
+static const char SSE_ERROR_FIRST[] =
+  "event: message_start\n"
+  "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\"}}\n\n"
+  "event: error\n"
+  "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+
+static const char SSE_ERROR_AFTER_CONTENT[] =
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Half an ans\"}}\n\n"
+  "event: error\n"
+  "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+
+static const char OVERLOADED[] =
+  "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
+
+static void
+write_cut_response (SoupServerMessage *msg)
+{
+  static const char partial[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: text/event-stream\r\n"
+    "Content-Length: 4096\r\n"
+    "\r\n"
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\"}\n\n";
+  g_autoptr(GIOStream) stream = soup_server_message_steal_connection (msg);
+
+  g_output_stream_write_all (g_io_stream_get_output_stream (stream), partial,
+                             strlen (partial), NULL, NULL, NULL);
+  g_io_stream_close (stream, NULL, NULL);
+}
+
+static void
+server_callback (SoupServer        *server,
+                 SoupServerMessage *msg,
+                 const char        *path,
+                 GHashTable        *query,
+                 gpointer           user_data)
+{
+  Fixture *f = user_data;
+  SoupMessageHeaders *request = soup_server_message_get_request_headers (msg);
+  SoupMessageBody *body = soup_server_message_get_request_body (msg);
+  g_autoptr(GBytes) flat = soup_message_body_flatten (body);
+  const Reply *reply;
+
+  g_ptr_array_add (f->keys, g_strdup (soup_message_headers_get_one (request, "Idempotency-Key")));
+  g_ptr_array_add (f->bodies, g_strndup (g_bytes_get_data (flat, NULL), g_bytes_get_size (flat)));
+  g_ptr_array_add (f->api_keys, g_strdup (soup_message_headers_get_one (request, "x-api-key")));
+
+  g_assert_cmpuint (f->served, <, f->n_script);
+  reply = &f->script[f->served++];
+
+  switch (reply->kind)
+    {
+    case REPLY_CUT:
+      write_cut_response (msg);
+      break;
+
+    case REPLY_HANG:
+      soup_server_message_pause (msg);
+      g_ptr_array_add (f->hanging, g_object_ref (msg));
+      break;
+
+    case REPLY_BODY:
+    default:
+      soup_server_message_set_status (msg, reply->status, NULL);
+      if (reply->header_name != NULL)
+        soup_message_headers_append (soup_server_message_get_response_headers (msg),
+                                     reply->header_name, reply->header_value);
+      soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
+                                        reply->body, reply->body ? strlen (reply->body) : 0);
+      break;
+    }
+}
+
+static void
+on_content (MendHttpSender *sender,
+            MendTurn       *turn,
+            const char     *event,
+            Fixture        *f)
+{
+  f->content_events++;
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  GSList *uris;
+  g_autofree char *endpoint = NULL;
+  MendErrorPolicy *policy = mend_error_policy_new ();
+
+  f->keys = g_ptr_array_new_with_free_func (g_free);
+  f->bodies = g_ptr_array_new_with_free_func (g_free);
+  f->api_keys = g_ptr_array_new_with_free_func (g_free);
+  f->hanging = g_ptr_array_new_with_free_func (g_object_unref);
+
+  f->server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (f->server, "/v1/messages", server_callback, f, NULL);
+  g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  g_assert_no_error (error);
+  uris = soup_server_get_uris (f->server);
+  f->uri = uris->data;
+  g_slist_free (uris);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%d/v1/messages", g_uri_get_port (f->uri));
+
+  f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  f->sender = mend_http_sender_new (endpoint);
+  mend_http_sender_set_header (f->sender, "x-api-key", SECRET);
+  mend_http_sender_set_timeout_ms (f->sender, 5000);
+  g_signal_connect (f->sender, "content", G_CALLBACK (on_content), f);
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  f->chat = g_object_new (MEND_TYPE_CHAT,
+                          "clock", f->clock,
+                          "policy", policy,
+                          "sender", f->sender,
+                          NULL);
+  g_object_unref (policy);
+
+  captured_log = g_string_new (NULL);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  mend_chat_close (f->chat);
+  g_assert_finalize_object (f->chat);
+  /* The session may hold the message of a cancelled attempt for a moment. */
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (f->sender);
+  g_assert_finalize_object (f->clock);
+
+  for (guint i = 0; i < f->hanging->len; i++)
+    soup_server_message_unpause (g_ptr_array_index (f->hanging, i));
+  soup_server_disconnect (f->server);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_ptr_array_unref (f->hanging);
+  g_uri_unref (f->uri);
+  g_assert_finalize_object (f->server);
+
+  /* No secret in any log line. */
+  g_assert_null (strstr (captured_log->str, SECRET));
+  g_string_free (captured_log, TRUE);
+  captured_log = NULL;
+
+  g_ptr_array_unref (f->keys);
+  g_ptr_array_unref (f->bodies);
+  g_ptr_array_unref (f->api_keys);
+}
+
+static gboolean
+watchdog (gpointer data)
+{
+  g_error ("the HTTP test did not reach its state in time");
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the loop until the chat's turn is waiting or gone, or the server saw
+ * @requests requests; real time only for the loopback I/O. */
+static void
+run_until (Fixture       *f,
+           MendTurnState  state,
+           guint          requests)
+{
+  guint id = g_timeout_add_seconds (20, watchdog, NULL);
+
+  for (;;)
+    {
+      MendTurn *turn = mend_chat_get_turn (f->chat);
+      MendTurnState now = turn ? mend_turn_get_state (turn) : MEND_TURN_SUCCEEDED;
+
+      if (f->served >= requests &&
+          (turn == NULL ? (state == MEND_TURN_SUCCEEDED || state == MEND_TURN_FAILED) : now == state))
+        break;
+      g_main_context_iteration (NULL, TRUE);
+    }
+
+  g_source_remove (id);
+}
+
+static void
+start (Fixture     *f,
+       const Reply *script,
+       guint        n)
+{
+  f->script = script;
+  f->n_script = n;
+  g_assert_true (mend_chat_submit (f->chat, "Summarize the build logs", NULL, NULL));
+}
+
+static MendRetryWait *
+current_wait (Fixture *f)
+{
+  MendTurn *turn = mend_chat_get_turn (f->chat);
+
+  g_assert_nonnull (turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  return mend_turn_get_wait (turn);
+}
+
+static void
+assert_same_key_and_body (Fixture *f)
+{
+  g_assert_cmpuint (f->keys->len, >=, 2);
+  for (guint i = 0; i < f->keys->len; i++)
+    {
+      g_assert_nonnull (g_ptr_array_index (f->keys, i));
+      g_assert_cmpstr (g_ptr_array_index (f->keys, i), ==, g_ptr_array_index (f->keys, 0));
+      g_assert_cmpstr (g_ptr_array_index (f->bodies, i), ==, g_ptr_array_index (f->bodies, 0));
+      g_assert_cmpstr (g_ptr_array_index (f->api_keys, i), ==, SECRET);
+    }
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 0), "\"content\":\"Summarize the build logs\""));
+}
+
+static void
+test_503_with_retry_after_then_success (Fixture       *f,
+                                        gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 503, "text/plain", "no non-exhausted accounts", "Retry-After", "2" },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  MendRetryWait *wait;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  wait = current_wait (f);
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (wait), ==, 2000);
+  g_assert_true (mend_retry_wait_get_server_hint (wait));
+  g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_CAPACITY);
+
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 2000);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  g_assert_cmpuint (f->content_events, ==, 2);
+  assert_same_key_and_body (f);
+}
+
+static void
+test_529_overloaded_is_retried (Fixture       *f,
+                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 529, "application/json", OVERLOADED },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  MendFailure *failure;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  failure = mend_turn_get_last_failure (mend_chat_get_turn (f->chat));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
+  g_assert_cmpstr (mend_failure_get_api_error_type (failure), ==, "overloaded_error");
+  g_assert_cmpuint (mend_failure_get_status (failure), ==, 529);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_same_key_and_body (f);
+}
+
+static void
+test_429_with_retry_after_ms (Fixture       *f,
+                              gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 429, "application/json",
+      "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Rate limited\"}}",
+      "retry-after-ms", "1500" },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (current_wait (f)), ==, 1500);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_RATE_LIMIT);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1500);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_http_date_retry_after (Fixture       *f,
+                            gconstpointer  data)
+{
+  static Reply script[] = {
+    { REPLY_BODY, 503, "text/plain", "busy", "Retry-After", NULL },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  g_autoptr(GDateTime) at = g_date_time_new_from_unix_utc (WALL_START_S + 3);
+  g_autofree char *date = soup_date_time_to_string (at, SOUP_DATE_HTTP);
+
+  script[0].header_value = date;
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (current_wait (f)), ==, 3000);
+  g_assert_true (mend_retry_wait_get_server_hint (current_wait (f)));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 3000);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  script[0].header_value = NULL;
+}
+
+static void
+test_stream_error_before_content_is_retried (Fixture       *f,
+                                             gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_ERROR_FIRST },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  MendFailure *failure;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  failure = mend_turn_get_last_failure (mend_chat_get_turn (f->chat));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
+  g_assert_false (mend_failure_get_partial (failure));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+on_turn_finished (MendChat  *chat,
+                  MendTurn  *turn,
+                  MendTurn **out)
+{
+  g_set_object (out, turn);
+}
+
+static void
+test_stream_error_after_content_is_not_retried (Fixture       *f,
+                                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_ERROR_AFTER_CONTENT },
+  };
+  g_autoptr(MendTurn) finished = NULL;
+  MendFailure *failure;
+
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  g_assert_nonnull (finished);
+  g_assert_cmpint (mend_turn_get_state (finished), ==, MEND_TURN_FAILED);
+  failure = mend_turn_get_last_failure (finished);
+  g_assert_true (mend_failure_get_partial (failure));
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpuint (f->content_events, ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+}
+
+static void
+test_connection_closed_mid_response_is_retried (Fixture       *f,
+                                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_CUT },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_TRANSPORT);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_same_key_and_body (f);
+}
+
+static void
+test_server_slower_than_the_timeout (Fixture       *f,
+                                     gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_HANG },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  guint id;
+
+  start (f, script, G_N_ELEMENTS (script));
+  id = g_timeout_add_seconds (20, watchdog, NULL);
+  while (f->served < 1)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (id);
+
+  /* The attempt's timeout runs on the turn's clock. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 4999);
+  g_assert_cmpint (mend_turn_get_state (mend_chat_get_turn (f->chat)), ==, MEND_TURN_RUNNING);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1);
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_TIMEOUT);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_401_is_one_request (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 401, "application/json",
+      "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 600000);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+}
+
+static void
+test_malformed_error_body (Fixture       *f,
+                           gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 503, "application/json", "{\"type\":\"error\",\"error\":{\"type\":" },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  MendFailure *failure;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  failure = mend_turn_get_last_failure (mend_chat_get_turn (f->chat));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "{\"type\":\"error\""));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_plain_json_success (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "application/json",
+      "{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}]}" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (f->content_events, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (f->api_keys, 0), ==, SECRET);
+}
+
+static void
+test_empty_200_is_retried (Fixture       *f,
+                           gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "application/json", "" },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_EMPTY);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_stop_cancels_the_request (Fixture       *f,
+                               gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_HANG },
+  };
+  guint id;
+
+  start (f, script, G_N_ELEMENTS (script));
+  id = g_timeout_add_seconds (20, watchdog, NULL);
+  while (f->served < 1)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (id);
+
+  mend_chat_stop (f->chat);
+  g_assert_null (mend_chat_get_turn (f->chat));
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 600000);
+  g_assert_cmpuint (f->served, ==, 1);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  /* The isolated test directories hold no GSettings schemas: no system
+   * proxy settings to read on loopback. */
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  g_log_set_handler ("Mend", G_LOG_LEVEL_DEBUG | G_LOG_LEVEL_INFO | G_LOG_LEVEL_MESSAGE,
+                     capture_log, NULL);
+
+#define ADD(path, func) \
+  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("/Mend/HttpSender/503-with-retry-after-then-success", test_503_with_retry_after_then_success);
+  ADD ("/Mend/HttpSender/529-overloaded-is-retried", test_529_overloaded_is_retried);
+  ADD ("/Mend/HttpSender/429-with-retry-after-ms", test_429_with_retry_after_ms);
+  ADD ("/Mend/HttpSender/http-date-retry-after", test_http_date_retry_after);
+  ADD ("/Mend/HttpSender/stream-error-before-content-is-retried", test_stream_error_before_content_is_retried);
+  ADD ("/Mend/HttpSender/stream-error-after-content-is-not-retried", test_stream_error_after_content_is_not_retried);
+  ADD ("/Mend/HttpSender/connection-closed-mid-response-is-retried", test_connection_closed_mid_response_is_retried);
+  ADD ("/Mend/HttpSender/server-slower-than-the-timeout", test_server_slower_than_the_timeout);
+  ADD ("/Mend/HttpSender/401-is-one-request", test_401_is_one_request);
+  ADD ("/Mend/HttpSender/malformed-error-body", test_malformed_error_body);
+  ADD ("/Mend/HttpSender/plain-json-success", test_plain_json_success);
+  ADD ("/Mend/HttpSender/empty-200-is-retried", test_empty_200_is_retried);
+  ADD ("/Mend/HttpSender/stop-cancels-the-request", test_stop_cancels_the_request);
+
+#undef ADD
+
+  return g_test_run ();
+}
