@@ -170,9 +170,35 @@ ignore_line (MendStreamObserver *self,
     g_autofree char *prefix = g_strndup (line, MIN (length, DEBUG_PREFIX_MAX));
     g_autofree char *escaped = g_strescape (prefix, NULL);
 
-    g_debug ("Stream line ignored (%s), %" G_GSIZE_FORMAT " bytes: %s%s",
-             reason, length, escaped, length > DEBUG_PREFIX_MAX ? "…" : "");
+    /* A parser's message may quote the line: cap it too. */
+    g_debug ("Stream line ignored (%.*s), %" G_GSIZE_FORMAT " bytes: %s%s",
+             DEBUG_PREFIX_MAX, reason, length, escaped,
+             length > DEBUG_PREFIX_MAX ? "..." : "");
   }
+}
+
+#define ASSISTANT_PREFIX "{\"type\":\"assistant\""
+
+/* Output of the app's running turn — a content delta, a tool call, an
+ * assistant message — makes a later failure of that turn partial, so that
+ * it is not replayed. Told apart by bytes, like everything on this path. */
+static inline void
+note_output (MendStreamObserver *self,
+             const char         *line,
+             gsize               length)
+{
+  MendTurn *turn;
+
+  if (!((length >= strlen (STREAM_EVENT_PREFIX) &&
+         memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0 &&
+         memmem (line, length, "\"content_block_", 15) != NULL) ||
+        (length >= strlen (ASSISTANT_PREFIX) &&
+         memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0)))
+    return;
+
+  turn = mend_chat_get_turn (self->chat);
+  if (turn != NULL)
+    mend_turn_note_output (turn);
 }
 
 /* The byte scan of the hot path: only lines naming "system" or "result"
@@ -795,8 +821,7 @@ mend_stream_observer_get_n_ignored (MendStreamObserver *self)
 /**
  * mend_stream_observer_feed_line:
  * @self: an observer
- * @line: (array length=length) (element-type guint8): one line of
- *   stream-json
+ * @line: one line of stream-json
  * @length: the length of @line in bytes, or -1 if it is nul-terminated
  *
  * Feeds one line of the agent's output to the chat. A trailing `"\n"` or
@@ -833,6 +858,8 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
       ignore_line (self, "longer than max-line-bytes", line, len);
       return FALSE;
     }
+
+  note_output (self, line, len);
 
   if (!might_matter (line, len))
     return FALSE;
