@@ -8,7 +8,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-clock.h"
-#include "mend-chat.h"
+#include "mend-chat-private.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
 #include "mend-failure.h"
@@ -19,7 +19,7 @@
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
 #include "mend-subagent-retry-private.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendChat:
@@ -263,8 +263,10 @@ on_turn_finished (MendTurn      *turn,
   g_object_unref (self);
 }
 
-static void
-start_turn (MendChat   *self,
+/* Makes the chat's turn and announces it; the caller starts it. */
+static MendTurn *
+adopt_turn (MendChat   *self,
+            const char *id,
             const char *text,
             const char *provenance)
 {
@@ -273,6 +275,7 @@ start_turn (MendChat   *self,
   g_assert (self->turn == NULL);
 
   turn = g_object_new (MEND_TYPE_TURN,
+                       "id", id,
                        "prompt", text,
                        "provenance", provenance,
                        "policy", self->policy,
@@ -294,11 +297,50 @@ start_turn (MendChat   *self,
   set_lifecycle (self, MEND_LIFECYCLE_BUSY);
   g_object_thaw_notify (G_OBJECT (self));
 
-  g_object_ref (turn);
   g_signal_emit (self, signals[TURN_STARTED], 0, turn);
+  return turn;
+}
+
+static void
+start_turn (MendChat   *self,
+            const char *text,
+            const char *provenance)
+{
+  g_autoptr(MendTurn) turn = g_object_ref (adopt_turn (self, NULL, text, provenance));
+
+  /* A turn-started handler may have stopped it already. */
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start (turn, NULL);
-  g_object_unref (turn);
+}
+
+void
+mend_chat_restore_turn (MendChat    *self,
+                        const char  *id,
+                        const char  *prompt,
+                        const char  *provenance,
+                        guint        attempt,
+                        gint64       delay_ms,
+                        MendFailure *failure)
+{
+  g_autoptr(MendTurn) turn = NULL;
+
+  g_return_if_fail (MEND_IS_CHAT (self));
+  g_return_if_fail (self->turn == NULL);
+
+  turn = g_object_ref (adopt_turn (self, id, prompt, provenance));
+  if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
+    mend_turn_start_restored (turn, attempt, delay_ms, failure);
+}
+
+void
+mend_chat_restore_lifecycle (MendChat      *self,
+                             MendLifecycle  lifecycle)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+  g_return_if_fail (lifecycle == MEND_LIFECYCLE_READY || lifecycle == MEND_LIFECYCLE_ERROR);
+
+  if (self->turn == NULL)
+    set_lifecycle (self, lifecycle);
 }
 
 static void

@@ -25,6 +25,21 @@ G_BEGIN_DECLS
  */
 #define MEND_CHAT_DEFAULT_CONTINUE_PROMPT "Continue the current turn"
 
+/**
+ * MEND_CHAT_STATE_VERSION:
+ *
+ * The version of the JSON that [method@Mend.Chat.save_state] writes; state
+ * of a later version is refused.
+ */
+#define MEND_CHAT_STATE_VERSION 1
+
+/**
+ * MEND_CHAT_STATE_MAX_BYTES:
+ *
+ * The largest saved state [method@Mend.Chat.restore_state_from_file] reads.
+ */
+#define MEND_CHAT_STATE_MAX_BYTES (64 * 1024 * 1024)
+
 #define MEND_TYPE_CHAT (mend_chat_get_type ())
 
 MEND_AVAILABLE_IN_ALL
@@ -72,5 +87,19 @@ MEND_AVAILABLE_IN_ALL
 void             mend_chat_begin_external_turn (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
 void             mend_chat_end_external_turn   (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+char            *mend_chat_save_state          (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
+gboolean         mend_chat_restore_state       (MendChat         *self,
+                                                const char       *json,
+                                                GError          **error);
+MEND_AVAILABLE_IN_ALL
+gboolean         mend_chat_save_state_to_file  (MendChat         *self,
+                                                const char       *path,
+                                                GError          **error);
+MEND_AVAILABLE_IN_ALL
+gboolean         mend_chat_restore_state_from_file (MendChat     *self,
+                                                const char       *path,
+                                                GError          **error);
 
 G_END_DECLS

@@ -228,6 +228,34 @@ MEND_AVAILABLE_IN_ALL
 GQuark mend_retry_error_quark (void);
 
 /**
+ * MendStateError:
+ * @MEND_STATE_ERROR_INVALID: the saved state is malformed, truncated or
+ *   out of bounds; the message says where
+ * @MEND_STATE_ERROR_VERSION: the state was saved by a newer libmend
+ * @MEND_STATE_ERROR_NOT_EMPTY: the chat already has a turn, queued
+ *   messages or subagents; state is restored into a new chat
+ *
+ * Errors in the %MEND_STATE_ERROR domain. The chat is unchanged after any
+ * of them.
+ */
+typedef enum
+{
+  MEND_STATE_ERROR_INVALID,
+  MEND_STATE_ERROR_VERSION,
+  MEND_STATE_ERROR_NOT_EMPTY,
+} MendStateError;
+
+/**
+ * MEND_STATE_ERROR:
+ *
+ * The error domain of [method@Mend.Chat.restore_state].
+ */
+#define MEND_STATE_ERROR (mend_state_error_quark ())
+
+MEND_AVAILABLE_IN_ALL
+GQuark mend_state_error_quark (void);
+
+/**
  * MendPolicyError:
  * @MEND_POLICY_ERROR_INVALID: the configuration is malformed, has an unknown
  *   key or a value out of range; the message names the key

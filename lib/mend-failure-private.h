@@ -15,6 +15,13 @@ void mend_failure_set_kind    (MendFailure *self,
 void mend_failure_set_partial (MendFailure *self,
                                gboolean     partial);
 
+/* A failure read back from saved state, classified by the default policy. */
+MendFailure *mend_failure_new_restored (MendReason  reason,
+                                        guint       status,
+                                        gint64      retry_after_ms,
+                                        const char *message,
+                                        gboolean    partial);
+
 /* Reads a retry hint ("retry after 30s", "try again in 250ms") out of free
  * text, in milliseconds, or -1. */
 gint64 mend_failure_parse_text_hint (const char *text);

@@ -933,6 +933,22 @@ mend_failure_new_from_http_at (guint               status,
   return self;
 }
 
+MendFailure *
+mend_failure_new_restored (MendReason  reason,
+                           guint       status,
+                           gint64      retry_after_ms,
+                           const char *message,
+                           gboolean    partial)
+{
+  MendFailure *self = failure_new (reason, message);
+
+  self->status = status;
+  self->retry_after_ms = retry_after_ms;
+  self->partial = partial;
+  classify_default (self);
+  return self;
+}
+
 /**
  * mend_failure_new_empty_response:
  *

@@ -17,4 +17,13 @@ char *mend_queue_check_message (MendQueue   *self,
                                 const char  *provenance,
                                 GError     **error);
 
+/* Appends an item read back from saved state, keeping its id; later ids
+ * never collide with it. Same checks as push, and a taken id is refused. */
+MendQueueItem *mend_queue_restore_item (MendQueue   *self,
+                                        const char  *id,
+                                        const char  *text,
+                                        const char  *provenance,
+                                        gint64       queued_at,
+                                        GError     **error);
+
 G_END_DECLS

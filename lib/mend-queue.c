@@ -828,3 +828,42 @@ mend_queue_set_max_item_bytes (MendQueue *self,
   self->max_item_bytes = max_item_bytes;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_ITEM_BYTES]);
 }
+
+MendQueueItem *
+mend_queue_restore_item (MendQueue   *self,
+                         const char  *id,
+                         const char  *text,
+                         const char  *provenance,
+                         gint64       queued_at,
+                         GError     **error)
+{
+  g_autofree char *normalized = NULL;
+  MendQueueItem *item;
+  guint64 number;
+
+  g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  g_return_val_if_fail (id != NULL, NULL);
+
+  normalized = mend_queue_check_message (self, text, provenance, error);
+  if (normalized == NULL)
+    return NULL;
+
+  if (mend_queue_find (self, id) != NULL || self->items->len >= self->max_items)
+    {
+      g_set_error (error, MEND_QUEUE_ERROR,
+                   self->items->len >= self->max_items ? MEND_QUEUE_ERROR_FULL : MEND_QUEUE_ERROR_INVALID_TEXT,
+                   _("The queued message “%s” cannot be restored"), id);
+      return NULL;
+    }
+
+  /* Ids this queue makes must not meet the restored ones. */
+  if (id[0] == 'q' && g_ascii_string_to_unsigned (id + 1, 10, 1, G_MAXUINT64, &number, NULL))
+    self->last_id = MAX (self->last_id, number);
+
+  item = mend_queue_item_new (id, normalized, provenance, queued_at);
+  g_ptr_array_add (self->items, item);
+  g_list_model_items_changed (G_LIST_MODEL (self), self->items->len - 1, 0, 1);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
+
+  return item;
+}

@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include <json-glib/json-glib.h>
+
 #include "mend-subagent-retry.h"
 
 G_BEGIN_DECLS
@@ -16,5 +18,14 @@ MendSubagentRetry *mend_subagent_retry_new       (MendChat          *chat);
  * taken back (its provenance names a skipped prompt id). */
 gboolean           mend_subagent_retry_may_start (MendSubagentRetry *self,
                                                   const char        *provenance);
+
+/* Saved state: the subagents as a JSON array, and back. Restoring checks
+ * every entry before it changes anything; pending waits keep their
+ * wall-clock deadline (due at once if it passed). */
+void     mend_subagent_retry_save    (MendSubagentRetry *self,
+                                      JsonBuilder       *builder);
+gboolean mend_subagent_retry_restore (MendSubagentRetry *self,
+                                      JsonArray         *array,
+                                      GError           **error);
 
 G_END_DECLS

@@ -11,7 +11,7 @@
 #include "mend-failure-private.h"
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendTurn:
@@ -981,6 +981,31 @@ give_up (MendTurn    *self,
 }
 
 static void
+wait_before_retry (MendTurn    *self,
+                   guint64      delay_ms,
+                   MendFailure *failure,
+                   gboolean     server_hint)
+{
+  self->wait = g_object_new (MEND_TYPE_RETRY_WAIT,
+                             "clock", self->clock,
+                             "delay-ms", delay_ms,
+                             "attempt", self->attempt,
+                             "of", self->max_retries,
+                             "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
+                             "failure", failure,
+                             "server-hint", server_hint,
+                             NULL);
+  g_signal_connect (self->wait, "fired", G_CALLBACK (on_wait_fired), self);
+
+  g_object_freeze_notify (G_OBJECT (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
+  set_state (self, MEND_TURN_WAITING);
+  g_object_thaw_notify (G_OBJECT (self));
+
+  g_signal_emit (self, signals[WAITING], 0, self->wait);
+}
+
+static void
 schedule_retry (MendTurn    *self,
                 MendFailure *failure)
 {
@@ -1001,23 +1026,41 @@ schedule_retry (MendTurn    *self,
       return;
     }
 
-  self->wait = g_object_new (MEND_TYPE_RETRY_WAIT,
-                             "clock", self->clock,
-                             "delay-ms", (guint64) delay + self->delay_offset_ms,
-                             "attempt", self->attempt,
-                             "of", self->max_retries,
-                             "reason", mend_failure_get_reason (failure),
-                             "failure", failure,
-                             "server-hint", server_hint,
-                             NULL);
-  g_signal_connect (self->wait, "fired", G_CALLBACK (on_wait_fired), self);
+  wait_before_retry (self, (guint64) delay + self->delay_offset_ms, failure, server_hint);
+}
 
+void
+mend_turn_start_restored (MendTurn    *self,
+                          guint        attempt,
+                          gint64       delay_ms,
+                          MendFailure *failure)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+  g_return_if_fail (self->state == MEND_TURN_IDLE);
+  g_return_if_fail (attempt >= 1);
+
+  self->context = g_main_context_ref_thread_default ();
+  self->max_retries = MAX (mend_error_policy_get_max_retries (self->policy), attempt - 1);
+  self->attempt = attempt;
+  g_set_object (&self->last_failure, failure);
+
+  g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
-  set_state (self, MEND_TURN_WAITING);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
   g_object_thaw_notify (G_OBJECT (self));
 
-  g_signal_emit (self, signals[WAITING], 0, self->wait);
+  if (delay_ms < 0)
+    {
+      /* The attempt was under way when the state was saved: it runs again,
+       * as the same attempt. */
+      set_state (self, MEND_TURN_RUNNING);
+      run_attempt (self);
+    }
+  else
+    wait_before_retry (self, (guint64) delay_ms, failure, FALSE);
+
+  g_object_unref (self);
 }
 
 /**

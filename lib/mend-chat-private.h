@@ -1,0 +1,25 @@
+/* mend-chat-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "mend-chat.h"
+
+G_BEGIN_DECLS
+
+/* For restoring saved state (mend-chat-state.c): the turn that was
+ * running or waiting, announced with turn-started, its attempt count kept;
+ * see mend_turn_start_restored(). */
+void mend_chat_restore_turn      (MendChat      *self,
+                                  const char    *id,
+                                  const char    *prompt,
+                                  const char    *provenance,
+                                  guint          attempt,
+                                  gint64         delay_ms,
+                                  MendFailure   *failure);
+void mend_chat_restore_lifecycle (MendChat      *self,
+                                  MendLifecycle  lifecycle);
+
+G_END_DECLS

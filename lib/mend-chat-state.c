@@ -1,0 +1,490 @@
+/* mend-chat-state.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A chat's saved state: what an app writes down so that a crash loses no
+ * queued message and no pending retry.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-chat-private.h"
+#include "mend-clock.h"
+#include "mend-enum-types.h"
+#include "mend-failure-private.h"
+#include "mend-json-private.h"
+#include "mend-queue-private.h"
+#include "mend-queue-item.h"
+#include "mend-retry-wait.h"
+#include "mend-subagent-retry-private.h"
+#include "mend-turn.h"
+
+G_DEFINE_QUARK (mend-state-error-quark, mend_state_error)
+
+/**
+ * mend_state_error_quark:
+ *
+ * Gets the error domain of saved state that cannot be restored.
+ *
+ * Returns: the %MEND_STATE_ERROR quark
+ */
+
+static void
+add_failure (JsonBuilder *builder,
+             MendFailure *failure)
+{
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "reason");
+  json_builder_add_string_value (builder, mend_reason_to_nick (mend_failure_get_reason (failure)));
+  json_builder_set_member_name (builder, "status");
+  json_builder_add_int_value (builder, mend_failure_get_status (failure));
+  json_builder_set_member_name (builder, "retryAfterMs");
+  json_builder_add_int_value (builder, mend_failure_get_retry_after_ms (failure));
+  json_builder_set_member_name (builder, "partial");
+  json_builder_add_boolean_value (builder, mend_failure_get_partial (failure));
+  json_builder_set_member_name (builder, "message");
+  json_builder_add_string_value (builder, mend_failure_get_message (failure));
+  json_builder_end_object (builder);
+}
+
+/**
+ * mend_chat_save_state:
+ * @self: a chat
+ *
+ * Writes down what a crash must not lose: the queue (ids, texts,
+ * provenance, order), the lifecycle, the turn that runs or waits (its
+ * attempt count and, for a wait, its wall-clock `nextAt`), and the
+ * subagents with their pending resumes. [method@Mend.Chat.restore_state]
+ * reads it back into a new chat.
+ *
+ * Returns: (transfer full): the state, as JSON text
+ */
+char *
+mend_chat_save_state (MendChat *self)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  MendQueue *queue;
+  MendTurn *turn;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  queue = mend_chat_get_queue (self);
+  turn = mend_chat_get_turn (self);
+  builder = json_builder_new_immutable ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "version");
+  json_builder_add_int_value (builder, MEND_CHAT_STATE_VERSION);
+  json_builder_set_member_name (builder, "chatId");
+  json_builder_add_string_value (builder, mend_chat_get_id (self));
+  json_builder_set_member_name (builder, "lifecycle");
+  json_builder_add_string_value (builder, mend_chat_get_lifecycle (self) == MEND_LIFECYCLE_ERROR ? "error" : "ready");
+
+  json_builder_set_member_name (builder, "queue");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (queue)); i++)
+    {
+      g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (queue), i);
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "id");
+      json_builder_add_string_value (builder, mend_queue_item_get_id (item));
+      json_builder_set_member_name (builder, "text");
+      json_builder_add_string_value (builder, mend_queue_item_get_text (item));
+      json_builder_set_member_name (builder, "provenance");
+      if (mend_queue_item_get_provenance (item) != NULL)
+        json_builder_add_string_value (builder, mend_queue_item_get_provenance (item));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "queuedAt");
+      json_builder_add_int_value (builder, mend_queue_item_get_queued_at (item) / 1000);
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+
+  json_builder_set_member_name (builder, "turn");
+  if (turn != NULL && !mend_turn_is_finished (turn) && mend_turn_get_state (turn) != MEND_TURN_IDLE)
+    {
+      MendRetryWait *wait = mend_turn_get_wait (turn);
+      MendFailure *failure = mend_turn_get_last_failure (turn);
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "id");
+      json_builder_add_string_value (builder, mend_turn_get_id (turn));
+      json_builder_set_member_name (builder, "prompt");
+      json_builder_add_string_value (builder, mend_turn_get_prompt (turn));
+      json_builder_set_member_name (builder, "provenance");
+      if (mend_turn_get_provenance (turn) != NULL)
+        json_builder_add_string_value (builder, mend_turn_get_provenance (turn));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "attempt");
+      json_builder_add_int_value (builder, mend_turn_get_attempt (turn));
+      json_builder_set_member_name (builder, "state");
+      json_builder_add_string_value (builder, wait != NULL ? "waiting" : "running");
+      if (wait != NULL)
+        {
+          json_builder_set_member_name (builder, "nextAt");
+          json_builder_add_int_value (builder, mend_retry_wait_get_next_at (wait) / 1000);
+        }
+      json_builder_set_member_name (builder, "failure");
+      if (failure != NULL)
+        add_failure (builder, failure);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_end_object (builder);
+    }
+  else
+    json_builder_add_null_value (builder);
+
+  json_builder_set_member_name (builder, "subagents");
+  mend_subagent_retry_save (mend_chat_get_subagents (self), builder);
+
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+static gboolean
+invalid (GError     **error,
+         const char  *what)
+{
+  g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
+               _("The saved state is not valid: %s"), what);
+  return FALSE;
+}
+
+static const char *
+get_string (JsonObject *object,
+            const char *member,
+            gboolean    nullable,
+            gboolean   *ok)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node != NULL && JSON_NODE_HOLDS_NULL (node) && nullable)
+    return NULL;
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING ||
+      !g_utf8_validate (json_node_get_string (node), -1, NULL))
+    {
+      if (!(node == NULL && nullable))
+        *ok = FALSE;
+      return NULL;
+    }
+
+  return json_node_get_string (node);
+}
+
+static gint64
+get_int (JsonObject *object,
+         const char *member,
+         gint64      min,
+         gint64      max,
+         gboolean   *ok)
+{
+  JsonNode *node = json_object_get_member (object, member);
+  gint64 value;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    {
+      *ok = FALSE;
+      return 0;
+    }
+
+  value = json_node_get_int (node);
+  if (value < min || value > max)
+    *ok = FALSE;
+  return value;
+}
+
+static MendFailure *
+read_failure (JsonObject *object,
+              gboolean   *ok)
+{
+  g_autoptr(GEnumClass) reasons = g_type_class_ref (MEND_TYPE_REASON);
+  const char *nick = get_string (object, "reason", FALSE, ok);
+  GEnumValue *reason = nick ? g_enum_get_value_by_nick (reasons, nick) : NULL;
+  guint status = (guint) get_int (object, "status", 0, 999, ok);
+  gint64 retry_after = get_int (object, "retryAfterMs", -1, G_MAXINT64 / 4, ok);
+  const char *message = get_string (object, "message", TRUE, ok);
+  JsonNode *partial = json_object_get_member (object, "partial");
+
+  if (reason == NULL)
+    *ok = FALSE;
+  if (!*ok)
+    return NULL;
+
+  return mend_failure_new_restored (reason->value, status, retry_after, message,
+                                    partial != NULL && JSON_NODE_HOLDS_VALUE (partial) &&
+                                    json_node_get_value_type (partial) == G_TYPE_BOOLEAN &&
+                                    json_node_get_boolean (partial));
+}
+
+/**
+ * mend_chat_restore_state:
+ * @self: a new chat: no turn, nothing queued, no subagents
+ * @json: state from [method@Mend.Chat.save_state]
+ * @error: return location for a %MEND_STATE_ERROR or a %MEND_QUEUE_ERROR
+ *
+ * Reads saved state back. The queue comes back in order with its ids; a
+ * turn that waited is announced with [signal@Mend.Chat::turn-started] and
+ * its retry fires at its original wall-clock time, or at once if that time
+ * has passed, its attempt count kept (no attempt is burnt by the restart);
+ * a turn that was running runs its attempt again. Subagents come back with
+ * their pending resumes.
+ *
+ * Corrupt, truncated, hostile or future-version state is an error that
+ * says what is wrong, and then nothing changes.
+ *
+ * Returns: %TRUE if the state was restored
+ */
+gboolean
+mend_chat_restore_state (MendChat    *self,
+                         const char  *json,
+                         GError     **error)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) parse_error = NULL;
+  g_autoptr(MendFailure) failure = NULL;
+  JsonObject *object;
+  JsonObject *turn = NULL;
+  JsonArray *queue = NULL;
+  JsonArray *subagents = NULL;
+  JsonNode *node;
+  MendQueue *live_queue;
+  MendLifecycle lifecycle;
+  const char *nick;
+  gboolean ok = TRUE;
+  gint64 version;
+  gint64 attempt = 0;
+  gint64 delay_ms = -1;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  g_return_val_if_fail (json != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  live_queue = mend_chat_get_queue (self);
+  if (mend_chat_get_turn (self) != NULL ||
+      mend_queue_get_length (live_queue) > 0 ||
+      g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (self))) > 0 ||
+      mend_chat_get_lifecycle (self) == MEND_LIFECYCLE_CLOSED)
+    {
+      g_set_error_literal (error, MEND_STATE_ERROR, MEND_STATE_ERROR_NOT_EMPTY,
+                           _("State is restored into a new chat, and this one is in use"));
+      return FALSE;
+    }
+
+  root = mend_json_parse (json, -1, &parse_error);
+  if (root == NULL)
+    {
+      g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
+                   _("The saved state is not valid JSON: %s"), parse_error->message);
+      return FALSE;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    return invalid (error, _("not a JSON object"));
+  object = json_node_get_object (root);
+
+  version = get_int (object, "version", 1, G_MAXINT64, &ok);
+  if (!ok)
+    return invalid (error, _("no version"));
+  if (version > MEND_CHAT_STATE_VERSION)
+    {
+      g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_VERSION,
+                   _("The state was saved by a newer libmend (version %" G_GINT64_FORMAT ", this one reads %d)"),
+                   version, MEND_CHAT_STATE_VERSION);
+      return FALSE;
+    }
+
+  nick = get_string (object, "lifecycle", FALSE, &ok);
+  if (g_strcmp0 (nick, "ready") == 0)
+    lifecycle = MEND_LIFECYCLE_READY;
+  else if (g_strcmp0 (nick, "error") == 0)
+    lifecycle = MEND_LIFECYCLE_ERROR;
+  else
+    return invalid (error, _("an unknown lifecycle"));
+
+  node = json_object_get_member (object, "queue");
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return invalid (error, _("no queue"));
+  queue = json_node_get_array (node);
+  if (json_array_get_length (queue) > mend_queue_get_max_items (live_queue))
+    return invalid (error, _("more queued messages than the queue holds"));
+
+  for (guint i = 0; i < json_array_get_length (queue); i++)
+    {
+      JsonNode *item = json_array_get_element (queue, i);
+      g_autofree char *checked = NULL;
+      JsonObject *obj;
+
+      if (!JSON_NODE_HOLDS_OBJECT (item))
+        return invalid (error, _("a queued message that is not an object"));
+      obj = json_node_get_object (item);
+      get_string (obj, "id", FALSE, &ok);
+      get_string (obj, "text", FALSE, &ok);
+      get_string (obj, "provenance", TRUE, &ok);
+      get_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok);
+      if (!ok)
+        return invalid (error, _("a queued message without an id, text or time"));
+      checked = mend_queue_check_message (live_queue, get_string (obj, "text", FALSE, &ok),
+                                          get_string (obj, "provenance", TRUE, &ok), error);
+      if (checked == NULL)
+        return FALSE;
+      for (guint j = 0; j < i; j++)
+        if (g_strcmp0 (json_object_get_string_member (json_node_get_object (json_array_get_element (queue, j)), "id"),
+                       get_string (obj, "id", FALSE, &ok)) == 0)
+          return invalid (error, _("a queued message id given twice"));
+    }
+
+  node = json_object_get_member (object, "turn");
+  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+    {
+      const char *state;
+
+      turn = json_node_get_object (node);
+      get_string (turn, "id", FALSE, &ok);
+      get_string (turn, "prompt", FALSE, &ok);
+      get_string (turn, "provenance", TRUE, &ok);
+      attempt = get_int (turn, "attempt", 1, 1001, &ok);
+      state = get_string (turn, "state", FALSE, &ok);
+      if (!ok)
+        return invalid (error, _("a turn without an id, prompt or attempt"));
+
+      if (g_strcmp0 (state, "waiting") == 0)
+        {
+          gint64 next_at = get_int (turn, "nextAt", 0, G_MAXINT64 / 1000, &ok);
+          gint64 now_ms = mend_clock_get_real_time (mend_chat_get_clock (self)) / 1000;
+
+          if (!ok)
+            return invalid (error, _("a waiting turn without its time"));
+          delay_ms = MAX (0, next_at - now_ms);
+        }
+      else if (g_strcmp0 (state, "running") != 0)
+        return invalid (error, _("a turn in an unknown state"));
+
+      node = json_object_get_member (turn, "failure");
+      if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+        {
+          failure = read_failure (json_node_get_object (node), &ok);
+          if (failure == NULL)
+            return invalid (error, _("a turn's failure that cannot be read"));
+        }
+      else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+        return invalid (error, _("a turn's failure that is not an object"));
+    }
+  else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    return invalid (error, _("a turn that is not an object"));
+
+  node = json_object_get_member (object, "subagents");
+  if (node != NULL && JSON_NODE_HOLDS_ARRAY (node))
+    subagents = json_node_get_array (node);
+  else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    return invalid (error, _("subagents that are not an array"));
+
+  /* Everything was checked; the subagents check their own entries before
+   * they change anything, so they go first. */
+  if (subagents != NULL &&
+      !mend_subagent_retry_restore (mend_chat_get_subagents (self), subagents, error))
+    return FALSE;
+
+  g_object_ref (self);
+  for (guint i = 0; i < json_array_get_length (queue); i++)
+    {
+      JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
+
+      mend_queue_restore_item (live_queue,
+                               get_string (obj, "id", FALSE, &ok),
+                               get_string (obj, "text", FALSE, &ok),
+                               get_string (obj, "provenance", TRUE, &ok),
+                               get_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
+                               NULL);
+    }
+
+  mend_chat_restore_lifecycle (self, lifecycle);
+  if (turn != NULL)
+    mend_chat_restore_turn (self,
+                            get_string (turn, "id", FALSE, &ok),
+                            get_string (turn, "prompt", FALSE, &ok),
+                            get_string (turn, "provenance", TRUE, &ok),
+                            (guint) attempt, delay_ms, failure);
+  g_object_unref (self);
+
+  return TRUE;
+}
+
+/**
+ * mend_chat_save_state_to_file:
+ * @self: a chat
+ * @path: (type filename): where to write
+ * @error: return location for a file error
+ *
+ * Writes [method@Mend.Chat.save_state] to @path atomically: a new file is
+ * written and renamed over the old one, so a crash or a failed save never
+ * leaves a half-written state, and the previous good file stays.
+ *
+ * Returns: %TRUE if the state was written
+ */
+gboolean
+mend_chat_save_state_to_file (MendChat    *self,
+                              const char  *path,
+                              GError     **error)
+{
+  g_autofree char *json = NULL;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  json = mend_chat_save_state (self);
+  return g_file_set_contents_full (path, json, -1,
+                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+                                   0600, error);
+}
+
+/**
+ * mend_chat_restore_state_from_file:
+ * @self: a new chat
+ * @path: (type filename): a file written by
+ *   [method@Mend.Chat.save_state_to_file]
+ * @error: return location for a %MEND_STATE_ERROR or a file error
+ *
+ * Reads state from @path; see [method@Mend.Chat.restore_state]. Files
+ * over %MEND_CHAT_STATE_MAX_BYTES are refused.
+ *
+ * Returns: %TRUE if the state was restored
+ */
+gboolean
+mend_chat_restore_state_from_file (MendChat    *self,
+                                   const char  *path,
+                                   GError     **error)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GFileInfo) info = NULL;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  file = g_file_new_for_path (path);
+  info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE, NULL, error);
+  if (info == NULL)
+    return FALSE;
+  if (g_file_info_get_size (info) > MEND_CHAT_STATE_MAX_BYTES)
+    {
+      g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
+                   _("The saved state is larger than %d bytes"), MEND_CHAT_STATE_MAX_BYTES);
+      return FALSE;
+    }
+
+  if (!g_file_get_contents (path, &contents, &length, error))
+    return FALSE;
+  if (memchr (contents, '\0', length) != NULL)
+    return invalid (error, _("it is not text"));
+
+  return mend_chat_restore_state (self, contents, error);
+}

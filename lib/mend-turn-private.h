@@ -1,0 +1,20 @@
+/* mend-turn-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "mend-turn.h"
+
+G_BEGIN_DECLS
+
+/* Starts a turn restored from saved state, its attempt count kept: attempt
+ * @attempt failed with @failure and its retry is due in @delay_ms (0: now),
+ * or, with @delay_ms < 0, attempt @attempt was running and runs again. */
+void mend_turn_start_restored (MendTurn    *self,
+                               guint        attempt,
+                               gint64       delay_ms,
+                               MendFailure *failure);
+
+G_END_DECLS

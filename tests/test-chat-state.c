@@ -1,0 +1,527 @@
+/* test-chat-state.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Saved state: nothing queued and no pending retry is lost to a crash.
+ */
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include <json-glib/json-glib.h>
+#include <libmend.h>
+
+#define WALL_START 1764500000000000
+#define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available"
+
+typedef struct
+{
+  guint started;
+  guint attempts;
+  guint last_attempt;
+  GPtrArray *prompts;
+} Seen;
+
+static void
+on_attempt (MendTurn     *turn,
+            guint         n,
+            GCancellable *cancellable,
+            Seen         *seen)
+{
+  seen->attempts++;
+  seen->last_attempt = n;
+}
+
+static void
+on_turn_started (MendChat *chat,
+                 MendTurn *turn,
+                 Seen     *seen)
+{
+  seen->started++;
+  g_ptr_array_add (seen->prompts, g_strdup (mend_turn_get_prompt (turn)));
+  g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), seen);
+}
+
+static MendChat *
+new_chat (MendClock *clock,
+          Seen      *seen)
+{
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  MendChat *chat;
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  chat = g_object_new (MEND_TYPE_CHAT, "id", "saved-chat", "clock", clock, "policy", policy, NULL);
+  g_object_unref (policy);
+  if (seen != NULL)
+    g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started), seen);
+  return chat;
+}
+
+static void
+seen_init (Seen *seen)
+{
+  memset (seen, 0, sizeof *seen);
+  seen->prompts = g_ptr_array_new_with_free_func (g_free);
+}
+
+static void
+seen_clear (Seen *seen)
+{
+  g_ptr_array_unref (seen->prompts);
+}
+
+static MendFailure *
+failure_with_retry_after (const char *seconds)
+{
+  SoupMessageHeaders *headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  MendFailure *failure;
+
+  soup_message_headers_append (headers, "Retry-After", seconds);
+  failure = mend_failure_new_from_http (503, headers, NULL);
+  soup_message_headers_unref (headers);
+  return failure;
+}
+
+/* A chat with a waiting turn at attempt 2 of a 30 s wait, two queued
+ * messages, and a subagent waiting to be resumed. */
+static char *
+busy_state (MendClock *clock)
+{
+  MendChat *chat = new_chat (clock, NULL);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) first = mend_failure_new_from_http (500, NULL, NULL);
+  g_autoptr(MendFailure) second = failure_with_retry_after ("30");
+  g_autoptr(MendFailure) sub_failure = mend_failure_new_from_text (GATEWAY_503);
+  char *json;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", "{\"kind\":\"user\"}", NULL));
+  g_assert_true (mend_chat_submit (chat, "A", NULL, NULL));
+  g_assert_true (mend_chat_submit (chat, "B\nsecond line", "{\"kind\":\"voice\"}", NULL));
+  mend_turn_fail (mend_chat_get_turn (chat), first);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 250);
+  mend_turn_fail (mend_chat_get_turn (chat), second);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_chat_get_turn (chat)), ==, 2);
+
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", sub_failure);
+
+  json = mend_chat_save_state (chat);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  return json;
+}
+
+static void
+test_round_trip_keeps_queue_turn_and_subagents (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *json = busy_state (clock);
+  MendClock *later = mend_manual_clock_new (WALL_START + 250 * 1000 + (gint64) 10 * G_USEC_PER_SEC);
+  g_autoptr(GError) error = NULL;
+  MendChat *chat;
+  MendQueue *queue;
+  MendTurn *turn;
+  MendSubagent *sub;
+  Seen seen;
+
+  seen_init (&seen);
+  chat = new_chat (later, &seen);
+  g_assert_true (mend_chat_restore_state (chat, json, &error));
+  g_assert_no_error (error);
+
+  queue = mend_chat_get_queue (chat);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 2);
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_peek (queue)), ==, "A");
+  g_assert_nonnull (mend_queue_find (queue, "q1"));
+  g_assert_cmpstr (mend_queue_item_get_provenance (mend_queue_find (queue, "q2")), ==, "{\"kind\":\"voice\"}");
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_find (queue, "q2")), ==, "B\nsecond line");
+
+  /* The turn is announced, its attempt count kept, still waiting. */
+  g_assert_cmpuint (seen.started, ==, 1);
+  turn = mend_chat_get_turn (chat);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpstr (mend_turn_get_provenance (turn), ==, "{\"kind\":\"user\"}");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_BUSY);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_CAPACITY);
+
+  /* The subagent's resume is pending too, at its time. */
+  sub = mend_subagent_retry_lookup (mend_chat_get_subagents (chat), "toolu_1");
+  g_assert_nonnull (sub);
+  g_assert_nonnull (mend_subagent_get_retry (sub));
+  g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 1);
+  g_assert_true (mend_subagent_get_retryable (sub));
+
+  /* It fires at its original time: 30 s after the save, 10 s have passed. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (later), 19999);
+  g_assert_cmpuint (seen.attempts, ==, 0);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (later), 1);
+  g_assert_cmpuint (seen.attempts, ==, 1);
+  g_assert_cmpuint (seen.last_attempt, ==, 3);
+
+  /* New ids never collide with the restored ones. */
+  g_assert_true (mend_chat_submit (chat, "C", NULL, NULL));
+  g_assert_nonnull (mend_queue_find (queue, "q3"));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (later);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
+static void
+test_passed_deadline_fires_at_once_without_burning_an_attempt (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *json = busy_state (clock);
+  MendClock *much_later = mend_manual_clock_new (WALL_START + (gint64) 3600 * G_USEC_PER_SEC);
+  MendChat *chat;
+  Seen seen;
+
+  seen_init (&seen);
+  chat = new_chat (much_later, &seen);
+  g_assert_true (mend_chat_restore_state (chat, json, NULL));
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (mend_turn_get_wait (mend_chat_get_turn (chat))), ==, 0);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (much_later), 0);
+  g_assert_cmpuint (seen.last_attempt, ==, 3);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (much_later);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
+static void
+test_running_turn_runs_its_attempt_again (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autofree char *json = NULL;
+  Seen seen;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  json = mend_chat_save_state (chat);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+
+  seen_init (&seen);
+  chat = new_chat (clock, &seen);
+  g_assert_true (mend_chat_restore_state (chat, json, NULL));
+  g_assert_cmpuint (seen.started, ==, 1);
+  g_assert_cmpuint (seen.attempts, ==, 1);
+  g_assert_cmpuint (seen.last_attempt, ==, 1);
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_READY);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
+static void
+test_error_lifecycle_and_continue_survive (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autoptr(MendFailure) auth = mend_failure_new_from_http (401, NULL, NULL);
+  g_autofree char *json = NULL;
+
+  mend_chat_submit (chat, "x", NULL, NULL);
+  mend_chat_submit (chat, "A", NULL, NULL);
+  mend_turn_fail (mend_chat_get_turn (chat), auth);
+  json = mend_chat_save_state (chat);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+
+  chat = new_chat (clock, NULL);
+  g_assert_true (mend_chat_restore_state (chat, json, NULL));
+  g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_ERROR);
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_peek (mend_chat_get_queue (chat))), ==, "Continue the current turn");
+  g_assert_null (mend_chat_get_turn (chat));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_bad_state_is_refused_and_changes_nothing (void)
+{
+  const struct {
+    const char *json;
+    int code;
+  } cases[] = {
+    { "", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[{\"id\":\"q1\",\"te", MEND_STATE_ERROR_INVALID },
+    { "[]", MEND_STATE_ERROR_INVALID },
+    { "{\"lifecycle\":\"ready\",\"queue\":[]}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":2,\"lifecycle\":\"ready\",\"queue\":[]}", MEND_STATE_ERROR_VERSION },
+    { "{\"version\":1,\"lifecycle\":\"busy\",\"queue\":[]}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":{}}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[{\"id\":\"q1\",\"text\":\"x\",\"queuedAt\":1},"
+      "{\"id\":\"q1\",\"text\":\"y\",\"queuedAt\":1}]}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[{\"id\":\"q1\",\"text\":7,\"queuedAt\":1}]}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[],\"turn\":{\"id\":\"t\",\"prompt\":\"p\","
+      "\"attempt\":99999,\"state\":\"waiting\",\"nextAt\":1}}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[],\"turn\":{\"id\":\"t\",\"prompt\":\"p\","
+      "\"attempt\":1,\"state\":\"dancing\"}}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[],\"subagents\":[{\"subagentId\":\"s\","
+      "\"state\":\"failed\",\"attempts\":-3}]}", MEND_STATE_ERROR_INVALID },
+    { "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[],\"subagents\":[{\"subagentId\":\"s\","
+      "\"state\":\"failed\",\"attempts\":0,\"retry\":{\"attempt\":1,\"nextAt\":5}}]}", MEND_STATE_ERROR_INVALID },
+  };
+  g_autoptr(GString) deep = g_string_new ("{\"version\":1,\"queue\":");
+
+  for (guint i = 0; i < 100000; i++)
+    g_string_append_c (deep, '[');
+
+  for (guint i = 0; i <= G_N_ELEMENTS (cases); i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock, NULL);
+      g_autoptr(GError) error = NULL;
+      const char *json = i < G_N_ELEMENTS (cases) ? cases[i].json : deep->str;
+      int code = i < G_N_ELEMENTS (cases) ? cases[i].code : MEND_STATE_ERROR_INVALID;
+      g_autofree char *before = mend_chat_save_state (chat);
+      g_autofree char *after = NULL;
+
+      g_test_message ("case %u", i);
+      g_assert_false (mend_chat_restore_state (chat, json, &error));
+      g_assert_error (error, MEND_STATE_ERROR, code);
+      g_assert_cmpstr (error->message, !=, "");
+      after = mend_chat_save_state (chat);
+      g_assert_cmpstr (before, ==, after);
+      g_assert_null (mend_chat_get_turn (chat));
+
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+      g_assert_finalize_object (clock);
+    }
+}
+
+static void
+test_bad_queued_text_is_a_queue_error (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (mend_chat_restore_state (chat,
+    "{\"version\":1,\"lifecycle\":\"ready\",\"queue\":[{\"id\":\"q1\",\"text\":\"   \",\"queuedAt\":1}]}", &error));
+  g_assert_error (error, MEND_QUEUE_ERROR, MEND_QUEUE_ERROR_BLANK);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 0);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_restore_into_a_chat_in_use_is_refused (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *json = busy_state (clock);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autoptr(GError) error = NULL;
+
+  mend_chat_submit (chat, "already here", NULL, NULL);
+  g_assert_false (mend_chat_restore_state (chat, json, &error));
+  g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_NOT_EMPTY);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_file_save_is_atomic_and_keeps_the_good_file (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *json = busy_state (clock);
+  g_autofree char *dir = g_build_filename (g_get_tmp_dir (), "state", NULL);
+  g_autofree char *path = g_build_filename (dir, "chat.json", NULL);
+  g_autofree char *big = g_build_filename (dir, "big.json", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  MendChat *chat = new_chat (clock, NULL);
+  MendChat *other;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (mend_chat_restore_state (chat, json, NULL));
+  g_assert_true (mend_chat_save_state_to_file (chat, path, &error));
+  g_assert_no_error (error);
+
+  /* A save that cannot be written leaves the good file as it was: in a
+   * child that may not write there (as root, it drops to nobody). */
+  g_assert_cmpint (g_chmod (dir, 0555), ==, 0);
+  {
+    g_autoptr(GSubprocess) child =
+      g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error,
+                        g_test_get_filename (G_TEST_BUILT, "test-chat-state", NULL),
+                        "--save-unwritable", path, NULL);
+
+    g_assert_no_error (error);
+    g_assert_true (g_subprocess_wait_check (child, NULL, &error));
+    g_assert_no_error (error);
+  }
+  g_assert_cmpint (g_chmod (dir, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  g_assert_nonnull (strstr (contents, "\"Fix the build\""));
+
+  other = new_chat (clock, NULL);
+  g_assert_true (mend_chat_restore_state_from_file (other, path, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (other)), ==, 2);
+  mend_chat_close (other);
+  g_assert_finalize_object (other);
+
+  /* Text with a NUL, and a missing file, are errors too. */
+  g_assert_true (g_file_set_contents (big, "{\"version\":1}\0junk", 18, NULL));
+  other = new_chat (clock, NULL);
+  g_assert_false (mend_chat_restore_state_from_file (other, big, &error));
+  g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (mend_chat_restore_state_from_file (other, "/nonexistent/chat.json", &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  mend_chat_close (other);
+  g_assert_finalize_object (other);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* The crash test: a child process saves its state in the middle of a wait
+ * and is killed with SIGKILL; this process restores it. */
+
+static int
+child_main (const char *path)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autoptr(MendFailure) failure = failure_with_retry_after ("30");
+  g_autoptr(GError) error = NULL;
+
+  mend_chat_submit (chat, "Deploy staging", NULL, NULL);
+  mend_chat_submit (chat, "Then tell the team", NULL, NULL);
+  mend_turn_fail (mend_chat_get_turn (chat), failure);
+  if (!mend_chat_save_state_to_file (chat, path, &error))
+    {
+      g_printerr ("child: %s\n", error->message);
+      return 1;
+    }
+
+  g_print ("saved\n");
+  fflush (stdout);
+  for (;;)
+    g_usleep (G_USEC_PER_SEC);   /* until SIGKILL: the point is the crash */
+}
+
+static void
+test_state_survives_sigkill_mid_wait (void)
+{
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "crash.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) child = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *line = NULL;
+  MendClock *clock;
+  MendChat *chat;
+  Seen seen;
+
+  child = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                            g_test_get_filename (G_TEST_BUILT, "test-chat-state", NULL),
+                            "--child", path, NULL);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (child));
+  line = g_data_input_stream_read_line (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (line, ==, "saved");
+
+  g_subprocess_force_exit (child);
+  g_assert_true (g_subprocess_wait (child, NULL, &error));
+  g_assert_true (g_subprocess_get_if_signaled (child));
+  g_assert_cmpint (g_subprocess_get_term_sig (child), ==, SIGKILL);
+
+  /* A second process, ten seconds later on the wall clock. */
+  clock = mend_manual_clock_new (WALL_START + (gint64) 10 * G_USEC_PER_SEC);
+  seen_init (&seen);
+  chat = new_chat (clock, &seen);
+  g_assert_true (mend_chat_restore_state_from_file (chat, path, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_peek (mend_chat_get_queue (chat))), ==, "Then tell the team");
+  g_assert_cmpuint (seen.started, ==, 1);
+
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 19999);
+  g_assert_cmpuint (seen.attempts, ==, 0);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 1);
+  g_assert_cmpuint (seen.attempts, ==, 1);
+  g_assert_cmpuint (seen.last_attempt, ==, 2);
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_cmpstr (g_ptr_array_index (seen.prompts, 1), ==, "Then tell the team");
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
+/* Exits 0 if a save to @path fails as it must, leaving the file as it was. */
+static int
+unwritable_main (const char *path)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!g_file_get_contents (path, &before, NULL, NULL))
+    return 2;
+  if (geteuid () == 0 && (setgid (65534) != 0 || setuid (65534) != 0))
+    return 3;
+
+  mend_chat_submit (chat, "a different state", NULL, NULL);
+  if (mend_chat_save_state_to_file (chat, path, &error))
+    return 4;
+  if (!g_file_get_contents (path, &after, NULL, NULL) && access (path, R_OK) == 0)
+    return 5;
+  if (after != NULL && g_strcmp0 (before, after) != 0)
+    return 6;
+
+  mend_chat_close (chat);
+  g_object_unref (chat);
+  g_object_unref (clock);
+  return 0;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  if (argc == 3 && g_str_equal (argv[1], "--child"))
+    return child_main (argv[2]);
+  if (argc == 3 && g_str_equal (argv[1], "--save-unwritable"))
+    return unwritable_main (argv[2]);
+
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/Mend/ChatState/round-trip-keeps-queue-turn-and-subagents", test_round_trip_keeps_queue_turn_and_subagents);
+  g_test_add_func ("/Mend/ChatState/passed-deadline-fires-at-once-without-burning-an-attempt", test_passed_deadline_fires_at_once_without_burning_an_attempt);
+  g_test_add_func ("/Mend/ChatState/running-turn-runs-its-attempt-again", test_running_turn_runs_its_attempt_again);
+  g_test_add_func ("/Mend/ChatState/error-lifecycle-and-continue-survive", test_error_lifecycle_and_continue_survive);
+  g_test_add_func ("/Mend/ChatState/bad-state-is-refused-and-changes-nothing", test_bad_state_is_refused_and_changes_nothing);
+  g_test_add_func ("/Mend/ChatState/bad-queued-text-is-a-queue-error", test_bad_queued_text_is_a_queue_error);
+  g_test_add_func ("/Mend/ChatState/restore-into-a-chat-in-use-is-refused", test_restore_into_a_chat_in_use_is_refused);
+  g_test_add_func ("/Mend/ChatState/file-save-is-atomic-and-keeps-the-good-file", test_file_save_is_atomic_and_keeps_the_good_file);
+  g_test_add_func ("/Mend/ChatState/state-survives-sigkill-mid-wait", test_state_survives_sigkill_mid_wait);
+
+  return g_test_run ();
+}
