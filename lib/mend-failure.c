@@ -16,6 +16,7 @@
 #include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 
 /**
  * MendFailure:
@@ -488,9 +489,10 @@ failure_new (MendReason  reason,
              const char *message)
 {
   MendFailure *self = g_object_new (MEND_TYPE_FAILURE, NULL);
+  g_autofree char *redacted = mend_redact_secrets (message, -1);
 
   self->reason = reason;
-  self->message = truncate_message (message);
+  self->message = truncate_message (redacted);
 
   return self;
 }

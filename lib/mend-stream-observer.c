@@ -17,6 +17,7 @@
 #include "mend-chat.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 #include "mend-stream-observer.h"
 #include "mend-subagent.h"
 #include "mend-subagent-retry.h"
@@ -167,7 +168,9 @@ ignore_line (MendStreamObserver *self,
     return;
 
   {
-    g_autofree char *prefix = g_strndup (line, MIN (length, DEBUG_PREFIX_MAX));
+    /* Redacted before it is cut, so that a cut key is not half shown. */
+    g_autofree char *redacted = mend_redact_secrets (line, MIN (length, 4096));
+    g_autofree char *prefix = g_strndup (redacted, DEBUG_PREFIX_MAX);
     g_autofree char *escaped = g_strescape (prefix, NULL);
 
     /* A parser's message may quote the line: cap it too. */
@@ -897,6 +900,26 @@ watch_return (GTask  *task,
     g_task_return_boolean (task, TRUE);
 }
 
+/* The agent's output ended, as when it crashed: the app's attempt in
+ * flight can never get its result, so it fails as a dropped connection
+ * (retried unless output was seen), and the agent's own turn is over. */
+static void
+end_of_output (MendStreamObserver *self)
+{
+  MendTurn *turn = mend_chat_get_turn (self->chat);
+
+  if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+    {
+      g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                                                     _("The agent's output ended before the turn's result"));
+      g_autoptr(MendFailure) failure = mend_failure_new_from_error (error);
+
+      mend_turn_fail (turn, failure);
+    }
+
+  mend_chat_end_external_turn (self->chat);
+}
+
 /* A line over the limit, skipped as it streamed by. */
 static void
 skip_long_line (MendStreamObserver *self,
@@ -980,6 +1003,7 @@ on_watch_read (GObject      *source,
       if (!data->discarding && data->tail->len > 0)
         mend_stream_observer_feed_line (self, (const char *) data->tail->data, data->tail->len);
       g_byte_array_set_size (data->tail, 0);
+      end_of_output (self);
       watch_return (task, NULL);
       return;
     }
@@ -1013,6 +1037,10 @@ watch_read (GTask *task)
  * line without a line end. Lines split over reads are put together; lines
  * longer than [property@Mend.StreamObserver:max-line-bytes] are skipped
  * as they stream by, without being held in memory.
+ *
+ * When @stream ends — the agent exited or crashed — an app turn whose
+ * attempt is in flight fails as a dropped connection (retried, unless
+ * output was seen), and the agent's own turn, if one ran, is over.
  *
  * An observer watches one stream at a time: a second watch while one runs
  * completes with %G_IO_ERROR_PENDING and does not read.

@@ -22,8 +22,12 @@
 #   agent-keeps-failing   every resume fails again with a 503
 #   agent-bad-request     the subagent fails on a 400: not retryable
 #   agent-usage-limit     the subagent hits a usage limit: not retryable
+#   crash-mid-turn        dies (exit 1) in the middle of its first turn
+#   half-line             writes half a line of its first turn, then exits
+#   flood                 answers the first prompt with 100 000 token deltas
 
 import json
+import os
 import sys
 import uuid
 
@@ -50,7 +54,9 @@ SUMMARIES = {
     "agent-usage-limit": "You've hit your usage limit \u00b7 resets 3pm",
 }
 
-SCENARIOS = ["plain", "own-turn", "turn-529"] + sorted(SUMMARIES)
+FAULTS = ["crash-mid-turn", "half-line", "flood"]
+
+SCENARIOS = ["plain", "own-turn", "turn-529"] + FAULTS + sorted(SUMMARIES)
 
 
 class Agent:
@@ -280,6 +286,26 @@ class Agent:
 
     def on_prompt(self, prompt):
         self.prompts += 1
+
+        if self.scenario == "crash-mid-turn":
+            self.init()
+            self.say("Working on it")
+            sys.stdout.flush()
+            os._exit(1)
+
+        if self.scenario == "half-line":
+            self.init()
+            sys.stdout.write('{"type":"result","subtype":"success","is_er')
+            sys.stdout.flush()
+            os._exit(0)
+
+        if self.scenario == "flood" and self.prompts == 1:
+            self.init()
+            for i in range(100000):
+                self.stream_event({"type": "content_block_delta", "index": 0,
+                                   "delta": {"type": "text_delta", "text": "tok%d " % i}})
+            self.result("A long answer.")
+            return
 
         if self.scenario == "turn-529" and not self.failed_529:
             self.failed_529 = True

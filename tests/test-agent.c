@@ -727,6 +727,98 @@ test_own_turn_holds_submissions (Fixture       *f,
   finish_agent (f);
 }
 
+/* Faults: the agent dies mid-turn, leaves half a line, or floods. */
+
+static void
+run_until_watch_done (Fixture *f)
+{
+  guint watchdog = g_timeout_add_seconds (WATCHDOG_SECONDS, on_watchdog, (gpointer) "the end of the output");
+
+  while (!f->watch_done)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (watchdog);
+}
+
+static void
+assert_queue_is (Fixture    *f,
+                 const char *text)
+{
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 1);
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_peek (queue)), ==, text);
+}
+
+static void
+test_agent_crash_mid_turn_is_a_dropped_connection (Fixture       *f,
+                                                   gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  start_agent (f, "crash-mid-turn");
+  submit (f, "Check the relay.");
+  submit (f, "And the follow-up.");
+  run_until_watch_done (f);
+  g_assert_true (f->watch_ok);
+
+  /* No result will come: the attempt failed like a dropped connection;
+   * output was seen, so it is not replayed and the turn gives up… */
+  turn = mend_chat_get_turn (f->chat);
+  g_assert_null (turn);
+  g_assert_cmpint (g_array_index (f->finished_states, MendTurnState, 0), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+  /* …and no queued item is lost: Continue goes in front of it. */
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 2);
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_peek (mend_chat_get_queue (f->chat))), ==,
+                   "Continue the current turn");
+
+  g_subprocess_wait (f->agent, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (f->agent), ==, 1);
+}
+
+static void
+test_agent_half_line_then_exit (Fixture       *f,
+                                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  start_agent (f, "half-line");
+  submit (f, "Check the relay.");
+  submit (f, "And the follow-up.");
+  run_until_watch_done (f);
+
+  /* The half line is bad input, counted; the turn failed before any
+   * output, so it waits to be retried. */
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 1);
+  turn = mend_chat_get_turn (f->chat);
+  g_assert_nonnull (turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_retry_wait_get_reason (mend_turn_get_wait (turn)), ==, MEND_REASON_TRANSPORT);
+  assert_queue_is (f, "And the follow-up.");
+
+  g_subprocess_wait (f->agent, NULL, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_agent_flood_of_token_deltas (Fixture       *f,
+                                  gconstpointer  data)
+{
+  start_agent (f, "flood");
+  submit (f, "Write a long answer.");
+  submit (f, "And the follow-up.");
+  run_until (f, two_turns_finished, "the flood and the follow-up");
+
+  g_assert_cmpint (g_array_index (f->finished_states, MendTurnState, 0), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), >, 100000);
+  /* 100 000 deltas, and only the init and result lines were parsed. */
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), <=, 4);
+  finish_agent (f);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -746,6 +838,9 @@ main (int   argc,
   ADD ("subagent-that-keeps-failing-is-given-up", test_subagent_that_keeps_failing_is_given_up);
   ADD ("turn-529-is-retried-with-the-same-prompt", test_turn_529_is_retried_with_the_same_prompt);
   ADD ("own-turn-holds-submissions", test_own_turn_holds_submissions);
+  ADD ("agent-crash-mid-turn-is-a-dropped-connection", test_agent_crash_mid_turn_is_a_dropped_connection);
+  ADD ("agent-half-line-then-exit", test_agent_half_line_then_exit);
+  ADD ("agent-flood-of-token-deltas", test_agent_flood_of_token_deltas);
 
 #undef ADD
 

@@ -18,6 +18,8 @@ typedef enum
   REPLY_BODY,       /* status, headers, body */
   REPLY_CUT,        /* a stream cut off mid-response */
   REPLY_HANG,       /* never answers */
+  REPLY_HEADERS,    /* headers, then the connection is reset */
+  REPLY_GARBAGE,    /* not HTTP at all */
 } ReplyKind;
 
 typedef struct
@@ -88,20 +90,15 @@ static const char SSE_ERROR_AFTER_CONTENT[] =
 static const char OVERLOADED[] =
   "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
 
+/* Writes raw bytes on the message's connection, then drops it. */
 static void
-write_cut_response (SoupServerMessage *msg)
+write_raw (SoupServerMessage *msg,
+           const char        *bytes)
 {
-  static const char partial[] =
-    "HTTP/1.1 200 OK\r\n"
-    "Content-Type: text/event-stream\r\n"
-    "Content-Length: 4096\r\n"
-    "\r\n"
-    "event: message_start\n"
-    "data: {\"type\":\"message_start\"}\n\n";
   g_autoptr(GIOStream) stream = soup_server_message_steal_connection (msg);
 
-  g_output_stream_write_all (g_io_stream_get_output_stream (stream), partial,
-                             strlen (partial), NULL, NULL, NULL);
+  g_output_stream_write_all (g_io_stream_get_output_stream (stream), bytes,
+                             strlen (bytes), NULL, NULL, NULL);
   g_io_stream_close (stream, NULL, NULL);
 }
 
@@ -128,7 +125,21 @@ server_callback (SoupServer        *server,
   switch (reply->kind)
     {
     case REPLY_CUT:
-      write_cut_response (msg);
+      write_raw (msg,
+                 "HTTP/1.1 200 OK\r\n"
+                 "Content-Type: text/event-stream\r\n"
+                 "Content-Length: 4096\r\n"
+                 "\r\n"
+                 "event: message_start\n"
+                 "data: {\"type\":\"message_start\"}\n\n");
+      break;
+
+    case REPLY_HEADERS:
+      write_raw (msg, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n");
+      break;
+
+    case REPLY_GARBAGE:
+      write_raw (msg, "\x16\x03\x01 this is not HTTP \xff\xfe\r\n\r\n");
       break;
 
     case REPLY_HANG:
@@ -537,6 +548,70 @@ test_empty_200_is_retried (Fixture       *f,
 }
 
 static void
+test_reset_after_headers_is_retried (Fixture       *f,
+                                     gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_HEADERS },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_TRANSPORT);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_garbage_is_retried (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_GARBAGE },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_TRANSPORT);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_alternating_503_and_success_loses_nothing (Fixture       *f,
+                                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 503, "application/json", OVERLOADED },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+    { REPLY_BODY, 503, "application/json", OVERLOADED },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+    { REPLY_BODY, 503, "application/json", OVERLOADED },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "second", NULL, NULL));
+  g_assert_true (mend_chat_submit (f->chat, "third", NULL, NULL));
+
+  for (guint turn = 0; turn < 3; turn++)
+    {
+      run_until (f, MEND_TURN_WAITING, 2 * turn + 1);
+      /* While it retries, nothing left the queue. */
+      g_assert_cmpuint (mend_queue_get_length (queue), ==, 2 - turn);
+      mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+      if (turn < 2)
+        run_until (f, MEND_TURN_RUNNING, 2 * turn + 2);
+    }
+  run_until (f, MEND_TURN_SUCCEEDED, 6);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+}
+
+static void
 test_stop_cancels_the_request (Fixture       *f,
                                gconstpointer  data)
 {
@@ -586,6 +661,9 @@ main (int   argc,
   ADD ("/Mend/HttpSender/plain-json-success", test_plain_json_success);
   ADD ("/Mend/HttpSender/empty-200-is-retried", test_empty_200_is_retried);
   ADD ("/Mend/HttpSender/stop-cancels-the-request", test_stop_cancels_the_request);
+  ADD ("/Mend/HttpSender/reset-after-headers-is-retried", test_reset_after_headers_is_retried);
+  ADD ("/Mend/HttpSender/garbage-is-retried", test_garbage_is_retried);
+  ADD ("/Mend/HttpSender/alternating-503-and-success-loses-nothing", test_alternating_503_and_success_loses_nothing);
 
 #undef ADD
 

@@ -902,7 +902,8 @@ run_watch (Fixture      *f,
   g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 4);
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 1);
   g_assert_cmpuint (begun, ==, 2);
-  g_assert_true (mend_chat_get_external_turn (f->chat));
+  /* The stream ended during the agent's second turn of its own: over. */
+  g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_nonnull (lookup (f, "toolu_01"));
 
   g_signal_handlers_disconnect_by_func (f->chat, on_external_turn, &begun);
@@ -952,7 +953,9 @@ test_watch_long_lines_are_skipped_whole (Fixture       *f,
                                              padding, padding);
   GInputStream *stream = g_memory_input_stream_new_from_data (g_steal_pointer (&script), -1, g_free);
   WatchResult r = { 0 };
+  guint begun = 0;
 
+  g_signal_connect (f->chat, "notify::external-turn", G_CALLBACK (on_external_turn), &begun);
   mend_stream_observer_set_max_line_bytes (f->observer, 1024);
   mend_stream_observer_watch_async (f->observer, stream, NULL, on_watched, &r);
   wait_for (&r);
@@ -961,8 +964,11 @@ test_watch_long_lines_are_skipped_whole (Fixture       *f,
   g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), ==, 4);
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 2);
   g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 2);
-  /* The result had nothing to end; the last init began the agent's turn. */
-  g_assert_true (mend_chat_get_external_turn (f->chat));
+  /* The result had nothing to end; the last init began the agent's turn,
+   * which the end of the stream ended. */
+  g_assert_cmpuint (begun, ==, 1);
+  g_assert_false (mend_chat_get_external_turn (f->chat));
+  g_signal_handlers_disconnect_by_func (f->chat, on_external_turn, &begun);
   g_assert_finalize_object (stream);
 }
 
