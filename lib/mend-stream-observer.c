@@ -190,17 +190,18 @@ note_output (MendStreamObserver *self,
              const char         *line,
              gsize               length)
 {
-  MendTurn *turn;
+  MendTurn *turn = mend_chat_get_turn (self->chat);
 
-  if (!((length >= strlen (STREAM_EVENT_PREFIX) &&
-         memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0 &&
-         memmem (line, length, "\"content_block_", 15) != NULL) ||
-        (length >= strlen (ASSISTANT_PREFIX) &&
-         memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0)))
+  /* Once per attempt: after the first output, a delta costs no scan. */
+  if (turn == NULL || mend_turn_get_output_seen (turn) ||
+      mend_turn_get_state (turn) != MEND_TURN_RUNNING)
     return;
 
-  turn = mend_chat_get_turn (self->chat);
-  if (turn != NULL)
+  if ((length >= strlen (STREAM_EVENT_PREFIX) &&
+       memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0 &&
+       memmem (line, length, "\"content_block_", 15) != NULL) ||
+      (length >= strlen (ASSISTANT_PREFIX) &&
+       memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0))
     mend_turn_note_output (turn);
 }
 
