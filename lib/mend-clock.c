@@ -5,6 +5,12 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <unistd.h>
+#ifdef HAVE_TIMERFD
+# include <sys/timerfd.h>
+#endif
+
 #include "mend-clock-private.h"
 #include "mend-timer-queue-private.h"
 
@@ -23,6 +29,13 @@
  * deadline. A thousand pending waits cost one source, no polling and no
  * periodic tick; the loop wakes only when a deadline comes.
  *
+ * Deadlines are served by the millisecond: the loop wakes once at the start
+ * of the millisecond a deadline falls in (by a timerfd, to the microsecond,
+ * where the system has one) and runs every timer due within it. A timer of
+ * the real clock so runs up to a millisecond early and, on an idle machine,
+ * well under a millisecond late; ten thousand waits spread over a second
+ * cost at most a thousand wakeups.
+ *
  * Timers run on the thread-default main context of the thread that added
  * them.
  */
@@ -34,7 +47,48 @@ typedef struct
   GMutex         *mutex;
   GHashTable     *sources;
   GMainContext   *context;
+  int             timer_fd;    /* -1 without timerfd */
+  gint64          armed_us;    /* the wake-up set now, or -1 */
 } TimerSource;
+
+#define BUCKET_US 1000
+
+/* Arms the source for the millisecond @deadline_us falls in (G_MAXINT64:
+ * nothing pending). A timerfd wakes the loop at its start, to the
+ * microsecond; GLib's ready time rounds up to the next millisecond, so it
+ * is only the fallback. */
+static void
+arm (TimerSource *ts,
+     gint64       deadline_us)
+{
+#ifdef HAVE_TIMERFD
+  if (ts->timer_fd >= 0)
+    {
+      struct itimerspec spec = { { 0, 0 }, { 0, 0 } };
+      /* 0 would disarm it: a deadline at the epoch is simply due. */
+      gint64 at = deadline_us == G_MAXINT64 ? -1 : MAX (deadline_us - deadline_us % BUCKET_US, 1);
+
+      /* Most adds and removals leave the earliest millisecond as it was:
+       * no system call for them. */
+      if (at == ts->armed_us)
+        return;
+
+      if (at > 0)
+        {
+          spec.it_value.tv_sec = at / G_USEC_PER_SEC;
+          spec.it_value.tv_nsec = (at % G_USEC_PER_SEC) * 1000;
+        }
+      if (timerfd_settime (ts->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL) == 0)
+        {
+          ts->armed_us = at;
+          return;
+        }
+      g_warning ("Cannot arm the clock's timer: %s", g_strerror (errno));
+    }
+#endif
+
+  g_source_set_ready_time ((GSource *) ts, deadline_us == G_MAXINT64 ? -1 : deadline_us);
+}
 
 typedef struct
 {
@@ -61,13 +115,27 @@ timer_source_dispatch (GSource     *source,
 {
   TimerSource *ts = (TimerSource *) source;
   gint64 now = g_get_monotonic_time ();
+  /* With a timerfd, every timer of the current millisecond runs now. */
+  gint64 limit = ts->timer_fd >= 0 ? now - now % BUCKET_US + BUCKET_US - 1 : now;
   gint64 deadline;
   MendTimerCall call;
+
+#ifdef HAVE_TIMERFD
+  if (ts->timer_fd >= 0)
+    {
+      guint64 expirations;
+
+      /* Clears the fd's readiness; EAGAIN when the ready time woke us. */
+      while (read (ts->timer_fd, &expirations, sizeof expirations) < 0 && errno == EINTR)
+        ;
+      ts->armed_us = -1;
+    }
+#endif
 
   g_mutex_lock (ts->mutex);
   /* Timers a callback adds at an earlier deadline wait for the next round,
    * so one dispatch cannot run forever. */
-  while (mend_timer_queue_pop_due (ts->queue, now, &deadline, &call))
+  while (mend_timer_queue_pop_due (ts->queue, limit, &deadline, &call))
     {
       g_mutex_unlock (ts->mutex);
       mend_timer_call_finish (&call, TRUE);
@@ -77,7 +145,7 @@ timer_source_dispatch (GSource     *source,
   if (deadline == G_MAXINT64)
     drop_source (ts);
   else
-    g_source_set_ready_time (source, deadline);
+    arm (ts, deadline);
   g_mutex_unlock (ts->mutex);
 
   return G_SOURCE_CONTINUE;
@@ -89,6 +157,8 @@ timer_source_finalize (GSource *source)
   TimerSource *ts = (TimerSource *) source;
 
   g_clear_pointer (&ts->queue, mend_timer_queue_free);
+  if (ts->timer_fd >= 0)
+    close (ts->timer_fd);
 }
 
 static GSourceFuncs timer_source_funcs = {
@@ -150,8 +220,20 @@ mend_clock_real_add_timer (MendClock      *self,
       ts->mutex = &priv->mutex;
       ts->sources = priv->sources;
       ts->context = context;
+      ts->timer_fd = -1;
+      ts->armed_us = -1;
+#ifdef HAVE_TIMERFD
+      ts->timer_fd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+      if (ts->timer_fd >= 0)
+        g_source_add_unix_fd ((GSource *) ts, ts->timer_fd, G_IO_IN);
+#endif
       g_source_set_static_name ((GSource *) ts, "[mend] clock timers");
       g_source_set_priority ((GSource *) ts, G_PRIORITY_DEFAULT);
+      /* GLib blocks a source with a file descriptor while it dispatches and
+       * wakes its context to unblock it: a second wakeup per deadline. The
+       * dispatch is safe to re-enter (a callback running a nested loop), so
+       * it need not be blocked. */
+      g_source_set_can_recurse ((GSource *) ts, TRUE);
       g_source_attach ((GSource *) ts, context);
       g_hash_table_insert (priv->sources, g_main_context_ref (context), ts);
     }
@@ -159,7 +241,7 @@ mend_clock_real_add_timer (MendClock      *self,
   mend_timer_queue_add (ts->queue, id, deadline_us, func, user_data, notify);
 
   if (mend_timer_queue_get_earliest (ts->queue) == deadline_us)
-    g_source_set_ready_time ((GSource *) ts, deadline_us);
+    arm (ts, deadline_us);
 
   g_mutex_unlock (&priv->mutex);
 
@@ -185,7 +267,7 @@ mend_clock_real_remove_timer (MendClock *self,
       if (earliest == G_MAXINT64)
         drop_source (ts);
       else
-        g_source_set_ready_time ((GSource *) ts, earliest);
+        arm (ts, earliest);
     }
   g_mutex_unlock (&priv->mutex);
 

@@ -414,15 +414,22 @@ mend_retry_wait_new (MendClock  *clock,
                      guint       of,
                      MendReason  reason)
 {
+  MendRetryWait *self;
+
   g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
 
-  return g_object_new (MEND_TYPE_RETRY_WAIT,
-                       "clock", clock,
-                       "delay-ms", delay_ms,
-                       "attempt", attempt,
-                       "of", of,
-                       "reason", reason,
-                       NULL);
+  /* Only what the timer needs goes through the property machinery; waits
+   * are made by the thousand, and nothing can watch the rest yet. */
+  if (clock != NULL)
+    self = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", clock, "delay-ms", delay_ms, NULL);
+  else
+    self = g_object_new (MEND_TYPE_RETRY_WAIT, "delay-ms", delay_ms, NULL);
+
+  self->attempt = attempt;
+  self->of = of;
+  self->reason = reason;
+
+  return self;
 }
 
 /**

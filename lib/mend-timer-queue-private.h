@@ -9,7 +9,7 @@
 
 G_BEGIN_DECLS
 
-/* An ordered set of deadlines: what each clock keeps instead of one GSource
+/* An ordered set of deadlines (a binary heap): what each clock keeps instead of one GSource
  * per timer. Timers at the same deadline keep the order they were added in.
  * Not thread-safe on its own; the clock that owns it locks around it. */
 typedef struct _MendTimerQueue MendTimerQueue;

@@ -7,34 +7,90 @@
 
 #include "mend-timer-queue-private.h"
 
+/* A binary min-heap of timers ordered by (deadline, serial), with an id →
+ * timer map for removal. Each timer knows its index in the heap, so a
+ * removal is O(log n) and a sift costs no lookup. */
+
 typedef struct
 {
   gint64        deadline_us;
   guint64       serial;
   guint         id;
+  guint         index;
   MendTimerCall call;
 } Timer;
 
 struct _MendTimerQueue
 {
-  GSequence  *timers;   /* Timer*, ordered by (deadline, serial) */
-  GHashTable *by_id;    /* id → GSequenceIter* */
+  GPtrArray  *heap;     /* Timer* */
+  GHashTable *by_id;    /* id → Timer* */
   guint64     serial;
 };
 
-static int
-timer_compare (gconstpointer a,
-               gconstpointer b,
-               gpointer      user_data)
+static inline gboolean
+earlier (const Timer *a,
+         const Timer *b)
 {
-  const Timer *ta = a;
-  const Timer *tb = b;
+  if (a->deadline_us != b->deadline_us)
+    return a->deadline_us < b->deadline_us;
+  return a->serial < b->serial;
+}
 
-  if (ta->deadline_us != tb->deadline_us)
-    return ta->deadline_us < tb->deadline_us ? -1 : 1;
-  if (ta->serial != tb->serial)
-    return ta->serial < tb->serial ? -1 : 1;
-  return 0;
+static inline Timer *
+at (MendTimerQueue *queue,
+    guint           i)
+{
+  return g_ptr_array_index (queue->heap, i);
+}
+
+static inline void
+place (MendTimerQueue *queue,
+       guint           i,
+       Timer          *timer)
+{
+  queue->heap->pdata[i] = timer;
+  timer->index = i;
+}
+
+static void
+sift_up (MendTimerQueue *queue,
+         guint           i)
+{
+  Timer *timer = at (queue, i);
+
+  while (i > 0)
+    {
+      guint parent = (i - 1) / 2;
+
+      if (!earlier (timer, at (queue, parent)))
+        break;
+      place (queue, i, at (queue, parent));
+      i = parent;
+    }
+  place (queue, i, timer);
+}
+
+static void
+sift_down (MendTimerQueue *queue,
+           guint           i)
+{
+  guint n = queue->heap->len;
+  Timer *timer = at (queue, i);
+
+  for (;;)
+    {
+      guint child = 2 * i + 1;
+
+      if (child >= n)
+        break;
+      if (child + 1 < n && earlier (at (queue, child + 1), at (queue, child)))
+        child++;
+      if (!earlier (at (queue, child), timer))
+        break;
+      place (queue, i, at (queue, child));
+      i = child;
+    }
+  place (queue, i, timer);
 }
 
 MendTimerQueue *
@@ -42,7 +98,7 @@ mend_timer_queue_new (void)
 {
   MendTimerQueue *queue = g_new0 (MendTimerQueue, 1);
 
-  queue->timers = g_sequence_new (NULL);
+  queue->heap = g_ptr_array_new ();
   queue->by_id = g_hash_table_new (NULL, NULL);
 
   return queue;
@@ -60,7 +116,7 @@ mend_timer_queue_free (MendTimerQueue *queue)
   while (mend_timer_queue_pop_due (queue, G_MAXINT64, &deadline, &call))
     mend_timer_call_finish (&call, FALSE);
 
-  g_sequence_free (queue->timers);
+  g_ptr_array_unref (queue->heap);
   g_hash_table_unref (queue->by_id);
   g_free (queue);
 }
@@ -74,7 +130,6 @@ mend_timer_queue_add (MendTimerQueue *queue,
                       GDestroyNotify  notify)
 {
   Timer *timer = g_new (Timer, 1);
-  GSequenceIter *iter;
 
   g_assert (timer_id != 0);
   g_assert (!g_hash_table_contains (queue->by_id, GUINT_TO_POINTER (timer_id)));
@@ -86,20 +141,31 @@ mend_timer_queue_add (MendTimerQueue *queue,
   timer->call.user_data = user_data;
   timer->call.notify = notify;
 
-  iter = g_sequence_insert_sorted (queue->timers, timer, timer_compare, NULL);
-  g_hash_table_insert (queue->by_id, GUINT_TO_POINTER (timer_id), iter);
+  g_ptr_array_add (queue->heap, timer);
+  sift_up (queue, queue->heap->len - 1);
+  g_hash_table_insert (queue->by_id, GUINT_TO_POINTER (timer_id), timer);
 }
 
+/* Takes the timer at heap index @i out, keeping the heap ordered. */
 static void
-take_timer (MendTimerQueue *queue,
-            GSequenceIter  *iter,
-            MendTimerCall  *call)
+take_at (MendTimerQueue *queue,
+         guint           i,
+         MendTimerCall  *call)
 {
-  Timer *timer = g_sequence_get (iter);
+  Timer *timer = at (queue, i);
+  Timer *last = g_ptr_array_steal_index_fast (queue->heap, queue->heap->len - 1);
+
+  if (last != timer)
+    {
+      place (queue, i, last);
+      if (i > 0 && earlier (last, at (queue, (i - 1) / 2)))
+        sift_up (queue, i);
+      else
+        sift_down (queue, i);
+    }
 
   *call = timer->call;
   g_hash_table_remove (queue->by_id, GUINT_TO_POINTER (timer->id));
-  g_sequence_remove (iter);
   g_free (timer);
 }
 
@@ -108,24 +174,22 @@ mend_timer_queue_steal (MendTimerQueue *queue,
                         guint           timer_id,
                         MendTimerCall  *call)
 {
-  GSequenceIter *iter = g_hash_table_lookup (queue->by_id, GUINT_TO_POINTER (timer_id));
+  Timer *timer = g_hash_table_lookup (queue->by_id, GUINT_TO_POINTER (timer_id));
 
-  if (iter == NULL)
+  if (timer == NULL)
     return FALSE;
 
-  take_timer (queue, iter, call);
+  take_at (queue, timer->index, call);
   return TRUE;
 }
 
 gint64
 mend_timer_queue_get_earliest (MendTimerQueue *queue)
 {
-  GSequenceIter *iter = g_sequence_get_begin_iter (queue->timers);
-
-  if (g_sequence_iter_is_end (iter))
+  if (queue->heap->len == 0)
     return G_MAXINT64;
 
-  return ((Timer *) g_sequence_get (iter))->deadline_us;
+  return at (queue, 0)->deadline_us;
 }
 
 gboolean
@@ -134,25 +198,18 @@ mend_timer_queue_pop_due (MendTimerQueue *queue,
                           gint64         *deadline_us,
                           MendTimerCall  *call)
 {
-  GSequenceIter *iter = g_sequence_get_begin_iter (queue->timers);
-  Timer *timer;
-
-  if (g_sequence_iter_is_end (iter))
+  if (queue->heap->len == 0 || at (queue, 0)->deadline_us > now_us)
     return FALSE;
 
-  timer = g_sequence_get (iter);
-  if (timer->deadline_us > now_us)
-    return FALSE;
-
-  *deadline_us = timer->deadline_us;
-  take_timer (queue, iter, call);
+  *deadline_us = at (queue, 0)->deadline_us;
+  take_at (queue, 0, call);
   return TRUE;
 }
 
 guint
 mend_timer_queue_get_length (MendTimerQueue *queue)
 {
-  return g_hash_table_size (queue->by_id);
+  return queue->heap->len;
 }
 
 gboolean

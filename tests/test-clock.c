@@ -175,6 +175,100 @@ test_manual_finalize_frees_pending_data (Fixture       *f,
   add (f, 200, "pending");
 }
 
+/* Random adds, removals and advances against the obvious reference: every
+ * timer not removed fires once, in (deadline, order added) order, never
+ * early; a removed one never fires. */
+
+typedef struct
+{
+  GArray *fired;        /* guint index */
+  gint64 *deadline;     /* per index */
+  gboolean *removed;
+  guint *fire_count;
+  MendManualClock *clock;
+} Stress;
+
+typedef struct
+{
+  Stress *stress;
+  guint index;
+} StressTimer;
+
+static void
+on_stress_timer (gpointer data)
+{
+  StressTimer *timer = data;
+  Stress *stress = timer->stress;
+
+  g_assert_false (stress->removed[timer->index]);
+  g_assert_cmpint (mend_clock_get_monotonic_time (MEND_CLOCK (stress->clock)), ==, stress->deadline[timer->index]);
+  stress->fire_count[timer->index]++;
+  g_array_append_val (stress->fired, timer->index);
+}
+
+static void
+test_manual_random_schedule_matches_reference (void)
+{
+  const guint n = 20000;
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20261130);
+  g_autofree guint *ids = g_new0 (guint, n);
+  Stress stress = { 0 };
+  guint added = 0;
+
+  stress.clock = MEND_MANUAL_CLOCK (mend_manual_clock_new (0));
+  stress.fired = g_array_new (FALSE, FALSE, sizeof (guint));
+  stress.deadline = g_new0 (gint64, n);
+  stress.removed = g_new0 (gboolean, n);
+  stress.fire_count = g_new0 (guint, n);
+
+  while (added < n)
+    {
+      guint op = g_rand_int_range (rand, 0, 10);
+
+      if (op < 6)
+        {
+          StressTimer *timer = g_new0 (StressTimer, 1);
+          guint64 delay = g_rand_int_range (rand, 0, 50);
+
+          timer->stress = &stress;
+          timer->index = added;
+          stress.deadline[added] = mend_clock_get_monotonic_time (MEND_CLOCK (stress.clock)) + delay * 1000;
+          ids[added] = mend_clock_add_timeout (MEND_CLOCK (stress.clock), delay, on_stress_timer, timer, g_free);
+          added++;
+        }
+      else if (op < 8 && added > 0)
+        {
+          guint victim = g_rand_int_range (rand, 0, added);
+          gboolean pending = stress.fire_count[victim] == 0 && !stress.removed[victim];
+
+          g_assert_true (mend_clock_remove_timeout (MEND_CLOCK (stress.clock), ids[victim]) == pending);
+          if (pending)
+            stress.removed[victim] = TRUE;
+        }
+      else
+        mend_manual_clock_advance (stress.clock, g_rand_int_range (rand, 0, 20));
+    }
+  mend_manual_clock_advance (stress.clock, 100);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (stress.clock), ==, 0);
+
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpuint (stress.fire_count[i], ==, stress.removed[i] ? 0 : 1);
+  for (guint i = 1; i < stress.fired->len; i++)
+    {
+      guint a = g_array_index (stress.fired, guint, i - 1);
+      guint b = g_array_index (stress.fired, guint, i);
+
+      g_assert_true (stress.deadline[a] < stress.deadline[b] ||
+                     (stress.deadline[a] == stress.deadline[b] && a < b));
+    }
+
+  g_array_unref (stress.fired);
+  g_free (stress.deadline);
+  g_free (stress.removed);
+  g_free (stress.fire_count);
+  g_assert_finalize_object (stress.clock);
+}
+
 /* Real clock */
 
 typedef struct
@@ -188,7 +282,7 @@ typedef struct
 typedef struct
 {
   RealState *state;
-  gint64 earliest_us;  /* no timer may fire before this */
+  gint64 earliest_us;  /* no timer may fire more than 1 ms before this */
 } RealTimer;
 
 static void
@@ -197,7 +291,8 @@ on_real_timer (gpointer data)
   RealTimer *timer = data;
   RealState *state = timer->state;
 
-  if (g_get_monotonic_time () < timer->earliest_us)
+  /* Served by the millisecond: at most one early. */
+  if (g_get_monotonic_time () < timer->earliest_us - 1000)
     state->early++;
 
   if (++state->fired == state->expected)
@@ -312,6 +407,7 @@ main (int   argc,
 
 #undef ADD
 
+  g_test_add_func ("/Mend/ManualClock/random-schedule-matches-reference", test_manual_random_schedule_matches_reference);
   g_test_add_func ("/Mend/Clock/one-source-for-many-timers", test_real_one_source_for_many_timers);
   g_test_add_func ("/Mend/Clock/removing-last-timer-drops-source", test_real_removing_last_timer_drops_source);
   g_test_add_func ("/Mend/Clock/timer-runs-on-thread-default-context", test_real_timer_runs_on_thread_default_context);
