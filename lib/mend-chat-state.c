@@ -33,24 +33,6 @@ G_DEFINE_QUARK (mend-state-error-quark, mend_state_error)
  * Returns: the %MEND_STATE_ERROR quark
  */
 
-static void
-add_failure (JsonBuilder *builder,
-             MendFailure *failure)
-{
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "reason");
-  json_builder_add_string_value (builder, mend_reason_to_nick (mend_failure_get_reason (failure)));
-  json_builder_set_member_name (builder, "status");
-  json_builder_add_int_value (builder, mend_failure_get_status (failure));
-  json_builder_set_member_name (builder, "retryAfterMs");
-  json_builder_add_int_value (builder, mend_failure_get_retry_after_ms (failure));
-  json_builder_set_member_name (builder, "partial");
-  json_builder_add_boolean_value (builder, mend_failure_get_partial (failure));
-  json_builder_set_member_name (builder, "message");
-  json_builder_add_string_value (builder, mend_failure_get_message (failure));
-  json_builder_end_object (builder);
-}
-
 /**
  * mend_chat_save_state:
  * @self: a chat
@@ -95,11 +77,7 @@ mend_chat_save_state (MendChat *self)
       json_builder_add_string_value (builder, mend_queue_item_get_id (item));
       json_builder_set_member_name (builder, "text");
       json_builder_add_string_value (builder, mend_queue_item_get_text (item));
-      json_builder_set_member_name (builder, "provenance");
-      if (mend_queue_item_get_provenance (item) != NULL)
-        json_builder_add_string_value (builder, mend_queue_item_get_provenance (item));
-      else
-        json_builder_add_null_value (builder);
+      mend_json_add_string (builder, "provenance", mend_queue_item_get_provenance (item));
       json_builder_set_member_name (builder, "queuedAt");
       json_builder_add_int_value (builder, mend_queue_item_get_queued_at (item) / 1000);
       json_builder_end_object (builder);
@@ -117,11 +95,7 @@ mend_chat_save_state (MendChat *self)
       json_builder_add_string_value (builder, mend_turn_get_id (turn));
       json_builder_set_member_name (builder, "prompt");
       json_builder_add_string_value (builder, mend_turn_get_prompt (turn));
-      json_builder_set_member_name (builder, "provenance");
-      if (mend_turn_get_provenance (turn) != NULL)
-        json_builder_add_string_value (builder, mend_turn_get_provenance (turn));
-      else
-        json_builder_add_null_value (builder);
+      mend_json_add_string (builder, "provenance", mend_turn_get_provenance (turn));
       json_builder_set_member_name (builder, "attempt");
       json_builder_add_int_value (builder, mend_turn_get_attempt (turn));
       json_builder_set_member_name (builder, "state");
@@ -133,7 +107,7 @@ mend_chat_save_state (MendChat *self)
         }
       json_builder_set_member_name (builder, "failure");
       if (failure != NULL)
-        add_failure (builder, failure);
+        mend_failure_build_state (failure, builder);
       else
         json_builder_add_null_value (builder);
       json_builder_end_object (builder);
@@ -156,73 +130,6 @@ invalid (GError     **error,
   g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
                _("The saved state is not valid: %s"), what);
   return FALSE;
-}
-
-static const char *
-get_string (JsonObject *object,
-            const char *member,
-            gboolean    nullable,
-            gboolean   *ok)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node != NULL && JSON_NODE_HOLDS_NULL (node) && nullable)
-    return NULL;
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
-      json_node_get_value_type (node) != G_TYPE_STRING ||
-      !g_utf8_validate (json_node_get_string (node), -1, NULL))
-    {
-      if (!(node == NULL && nullable))
-        *ok = FALSE;
-      return NULL;
-    }
-
-  return json_node_get_string (node);
-}
-
-static gint64
-get_int (JsonObject *object,
-         const char *member,
-         gint64      min,
-         gint64      max,
-         gboolean   *ok)
-{
-  JsonNode *node = json_object_get_member (object, member);
-  gint64 value;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
-    {
-      *ok = FALSE;
-      return 0;
-    }
-
-  value = json_node_get_int (node);
-  if (value < min || value > max)
-    *ok = FALSE;
-  return value;
-}
-
-static MendFailure *
-read_failure (JsonObject *object,
-              gboolean   *ok)
-{
-  g_autoptr(GEnumClass) reasons = g_type_class_ref (MEND_TYPE_REASON);
-  const char *nick = get_string (object, "reason", FALSE, ok);
-  GEnumValue *reason = nick ? g_enum_get_value_by_nick (reasons, nick) : NULL;
-  guint status = (guint) get_int (object, "status", 0, 999, ok);
-  gint64 retry_after = get_int (object, "retryAfterMs", -1, G_MAXINT64 / 4, ok);
-  const char *message = get_string (object, "message", TRUE, ok);
-  JsonNode *partial = json_object_get_member (object, "partial");
-
-  if (reason == NULL)
-    *ok = FALSE;
-  if (!*ok)
-    return NULL;
-
-  return mend_failure_new_restored (reason->value, status, retry_after, message,
-                                    partial != NULL && JSON_NODE_HOLDS_VALUE (partial) &&
-                                    json_node_get_value_type (partial) == G_TYPE_BOOLEAN &&
-                                    json_node_get_boolean (partial));
 }
 
 /**
@@ -290,7 +197,7 @@ mend_chat_restore_state (MendChat    *self,
     return invalid (error, _("not a JSON object"));
   object = json_node_get_object (root);
 
-  version = get_int (object, "version", 1, G_MAXINT64, &ok);
+  version = mend_json_read_int (object, "version", 1, G_MAXINT64, &ok);
   if (!ok)
     return invalid (error, _("no version"));
   if (version > MEND_CHAT_STATE_VERSION)
@@ -301,7 +208,7 @@ mend_chat_restore_state (MendChat    *self,
       return FALSE;
     }
 
-  nick = get_string (object, "lifecycle", FALSE, &ok);
+  nick = mend_json_read_string (object, "lifecycle", FALSE, &ok);
   if (g_strcmp0 (nick, "ready") == 0)
     lifecycle = MEND_LIFECYCLE_READY;
   else if (g_strcmp0 (nick, "error") == 0)
@@ -325,19 +232,19 @@ mend_chat_restore_state (MendChat    *self,
       if (!JSON_NODE_HOLDS_OBJECT (item))
         return invalid (error, _("a queued message that is not an object"));
       obj = json_node_get_object (item);
-      get_string (obj, "id", FALSE, &ok);
-      get_string (obj, "text", FALSE, &ok);
-      get_string (obj, "provenance", TRUE, &ok);
-      get_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok);
+      mend_json_read_string (obj, "id", FALSE, &ok);
+      mend_json_read_string (obj, "text", FALSE, &ok);
+      mend_json_read_string (obj, "provenance", TRUE, &ok);
+      mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok);
       if (!ok)
         return invalid (error, _("a queued message without an id, text or time"));
-      checked = mend_queue_check_message (live_queue, get_string (obj, "text", FALSE, &ok),
-                                          get_string (obj, "provenance", TRUE, &ok), error);
+      checked = mend_queue_check_message (live_queue, mend_json_read_string (obj, "text", FALSE, &ok),
+                                          mend_json_read_string (obj, "provenance", TRUE, &ok), error);
       if (checked == NULL)
         return FALSE;
       for (guint j = 0; j < i; j++)
         if (g_strcmp0 (json_object_get_string_member (json_node_get_object (json_array_get_element (queue, j)), "id"),
-                       get_string (obj, "id", FALSE, &ok)) == 0)
+                       mend_json_read_string (obj, "id", FALSE, &ok)) == 0)
           return invalid (error, _("a queued message id given twice"));
     }
 
@@ -347,17 +254,17 @@ mend_chat_restore_state (MendChat    *self,
       const char *state;
 
       turn = json_node_get_object (node);
-      get_string (turn, "id", FALSE, &ok);
-      get_string (turn, "prompt", FALSE, &ok);
-      get_string (turn, "provenance", TRUE, &ok);
-      attempt = get_int (turn, "attempt", 1, 1001, &ok);
-      state = get_string (turn, "state", FALSE, &ok);
+      mend_json_read_string (turn, "id", FALSE, &ok);
+      mend_json_read_string (turn, "prompt", FALSE, &ok);
+      mend_json_read_string (turn, "provenance", TRUE, &ok);
+      attempt = mend_json_read_int (turn, "attempt", 1, 1001, &ok);
+      state = mend_json_read_string (turn, "state", FALSE, &ok);
       if (!ok)
         return invalid (error, _("a turn without an id, prompt or attempt"));
 
       if (g_strcmp0 (state, "waiting") == 0)
         {
-          gint64 next_at = get_int (turn, "nextAt", 0, G_MAXINT64 / 1000, &ok);
+          gint64 next_at = mend_json_read_int (turn, "nextAt", 0, G_MAXINT64 / 1000, &ok);
           gint64 now_ms = mend_clock_get_real_time (mend_chat_get_clock (self)) / 1000;
 
           if (!ok)
@@ -370,7 +277,7 @@ mend_chat_restore_state (MendChat    *self,
       node = json_object_get_member (turn, "failure");
       if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
         {
-          failure = read_failure (json_node_get_object (node), &ok);
+          failure = mend_failure_new_from_state (json_node_get_object (node), &ok);
           if (failure == NULL)
             return invalid (error, _("a turn's failure that cannot be read"));
         }
@@ -398,19 +305,19 @@ mend_chat_restore_state (MendChat    *self,
       JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
 
       mend_queue_restore_item (live_queue,
-                               get_string (obj, "id", FALSE, &ok),
-                               get_string (obj, "text", FALSE, &ok),
-                               get_string (obj, "provenance", TRUE, &ok),
-                               get_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
+                               mend_json_read_string (obj, "id", FALSE, &ok),
+                               mend_json_read_string (obj, "text", FALSE, &ok),
+                               mend_json_read_string (obj, "provenance", TRUE, &ok),
+                               mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
                                NULL);
     }
 
   mend_chat_restore_lifecycle (self, lifecycle);
   if (turn != NULL)
     mend_chat_restore_turn (self,
-                            get_string (turn, "id", FALSE, &ok),
-                            get_string (turn, "prompt", FALSE, &ok),
-                            get_string (turn, "provenance", TRUE, &ok),
+                            mend_json_read_string (turn, "id", FALSE, &ok),
+                            mend_json_read_string (turn, "prompt", FALSE, &ok),
+                            mend_json_read_string (turn, "provenance", TRUE, &ok),
                             (guint) attempt, delay_ms, failure);
   g_object_unref (self);
 

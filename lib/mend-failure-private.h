@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include <json-glib/json-glib.h>
+
 #include "mend-failure.h"
 
 G_BEGIN_DECLS
@@ -15,12 +17,13 @@ void mend_failure_set_kind    (MendFailure *self,
 void mend_failure_set_partial (MendFailure *self,
                                gboolean     partial);
 
-/* A failure read back from saved state, classified by the default policy. */
-MendFailure *mend_failure_new_restored (MendReason  reason,
-                                        guint       status,
-                                        gint64      retry_after_ms,
-                                        const char *message,
-                                        gboolean    partial);
+/* Saved state: a failure's facts as a JSON object ({reason, status,
+ * retryAfterMs, partial, message}), and back, classified by the default
+ * policy; NULL, with *ok cleared, when the object is not one. */
+void         mend_failure_build_state    (MendFailure *self,
+                                          JsonBuilder *builder);
+MendFailure *mend_failure_new_from_state (JsonObject  *object,
+                                          gboolean    *ok);
 
 /* Reads a retry hint ("retry after 30s", "try again in 250ms") out of free
  * text, in milliseconds, or -1. */

@@ -935,17 +935,44 @@ mend_failure_new_from_http_at (guint               status,
   return self;
 }
 
-MendFailure *
-mend_failure_new_restored (MendReason  reason,
-                           guint       status,
-                           gint64      retry_after_ms,
-                           const char *message,
-                           gboolean    partial)
+void
+mend_failure_build_state (MendFailure *self,
+                          JsonBuilder *builder)
 {
-  MendFailure *self = failure_new (reason, message);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "reason");
+  json_builder_add_string_value (builder, mend_reason_to_nick (self->reason));
+  json_builder_set_member_name (builder, "status");
+  json_builder_add_int_value (builder, self->status);
+  json_builder_set_member_name (builder, "retryAfterMs");
+  json_builder_add_int_value (builder, self->retry_after_ms);
+  json_builder_set_member_name (builder, "partial");
+  json_builder_add_boolean_value (builder, self->partial);
+  mend_json_add_string (builder, "message", self->message);
+  json_builder_end_object (builder);
+}
 
+MendFailure *
+mend_failure_new_from_state (JsonObject *object,
+                             gboolean   *ok)
+{
+  gboolean valid = TRUE;
+  MendReason reason = mend_json_read_nick (object, "reason", MEND_TYPE_REASON, &valid);
+  guint status = (guint) mend_json_read_int (object, "status", 0, 999, &valid);
+  gint64 retry_after = mend_json_read_int (object, "retryAfterMs", -1, G_MAXINT64 / 4, &valid);
+  gboolean partial = mend_json_read_bool (object, "partial", &valid);
+  const char *message = mend_json_read_string (object, "message", TRUE, &valid);
+  MendFailure *self;
+
+  if (!valid)
+    {
+      *ok = FALSE;
+      return NULL;
+    }
+
+  self = failure_new (reason, message);
   self->status = status;
-  self->retry_after_ms = retry_after_ms;
+  self->retry_after_ms = retry_after;
   self->partial = partial;
   classify_default (self);
   return self;

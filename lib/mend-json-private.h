@@ -23,4 +23,28 @@ const char *mend_json_get_string     (JsonObject    *object,
 JsonObject *mend_json_get_object     (JsonObject    *object,
                                       const char    *member);
 
+/* Typed reads of saved state. Each clears *ok on a missing member (unless
+ * @nullable), a wrong type, text that is not UTF-8 or a number out of
+ * range, and leaves it alone otherwise, so that a run of reads can be
+ * checked once. */
+const char *mend_json_read_string    (JsonObject    *object,
+                                      const char    *member,
+                                      gboolean       nullable,
+                                      gboolean      *ok);
+gint64      mend_json_read_int       (JsonObject    *object,
+                                      const char    *member,
+                                      gint64         min,
+                                      gint64         max,
+                                      gboolean      *ok);
+gboolean    mend_json_read_bool      (JsonObject    *object,
+                                      const char    *member,
+                                      gboolean      *ok);
+int         mend_json_read_nick      (JsonObject    *object,
+                                      const char    *member,
+                                      GType          enum_type,
+                                      gboolean      *ok);
+void        mend_json_add_string     (JsonBuilder   *builder,
+                                      const char    *member,
+                                      const char    *value);
+
 G_END_DECLS

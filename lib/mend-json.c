@@ -125,3 +125,106 @@ mend_json_get_object (JsonObject *object,
 
   return json_node_get_object (node);
 }
+
+const char *
+mend_json_read_string (JsonObject *object,
+                       const char *member,
+                       gboolean    nullable,
+                       gboolean   *ok)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    {
+      if (!nullable)
+        *ok = FALSE;
+      return NULL;
+    }
+
+  if (!JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING ||
+      !g_utf8_validate (json_node_get_string (node), -1, NULL))
+    {
+      *ok = FALSE;
+      return NULL;
+    }
+
+  return json_node_get_string (node);
+}
+
+gint64
+mend_json_read_int (JsonObject *object,
+                    const char *member,
+                    gint64      min,
+                    gint64      max,
+                    gboolean   *ok)
+{
+  JsonNode *node = json_object_get_member (object, member);
+  gint64 value;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    {
+      *ok = FALSE;
+      return min;
+    }
+
+  value = json_node_get_int (node);
+  if (value < min || value > max)
+    {
+      *ok = FALSE;
+      return min;
+    }
+
+  return value;
+}
+
+gboolean
+mend_json_read_bool (JsonObject *object,
+                     const char *member,
+                     gboolean   *ok)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  /* A flag left out is false. */
+  if (node == NULL)
+    return FALSE;
+
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    {
+      *ok = FALSE;
+      return FALSE;
+    }
+
+  return json_node_get_boolean (node);
+}
+
+int
+mend_json_read_nick (JsonObject *object,
+                     const char *member,
+                     GType       enum_type,
+                     gboolean   *ok)
+{
+  g_autoptr(GEnumClass) klass = g_type_class_ref (enum_type);
+  const char *nick = mend_json_read_string (object, member, FALSE, ok);
+  GEnumValue *value = nick ? g_enum_get_value_by_nick (klass, nick) : NULL;
+
+  if (value == NULL)
+    {
+      *ok = FALSE;
+      return 0;
+    }
+
+  return value->value;
+}
+
+void
+mend_json_add_string (JsonBuilder *builder,
+                      const char  *member,
+                      const char  *value)
+{
+  json_builder_set_member_name (builder, member);
+  if (value != NULL)
+    json_builder_add_string_value (builder, value);
+  else
+    json_builder_add_null_value (builder);
+}

@@ -1383,18 +1383,6 @@ mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
 
 /* Saved state */
 
-static void
-add_string_or_null (JsonBuilder *builder,
-                    const char  *name,
-                    const char  *value)
-{
-  json_builder_set_member_name (builder, name);
-  if (value != NULL)
-    json_builder_add_string_value (builder, value);
-  else
-    json_builder_add_null_value (builder);
-}
-
 void
 mend_subagent_retry_save (MendSubagentRetry *self,
                           JsonBuilder       *builder)
@@ -1409,9 +1397,9 @@ mend_subagent_retry_save (MendSubagentRetry *self,
       g_autoptr(GEnumClass) states = g_type_class_ref (MEND_TYPE_SUBAGENT_STATE);
 
       json_builder_begin_object (builder);
-      add_string_or_null (builder, "subagentId", mend_subagent_get_id (sub));
-      add_string_or_null (builder, "agentId", mend_subagent_get_agent_id (sub));
-      add_string_or_null (builder, "name", mend_subagent_get_name (sub));
+      mend_json_add_string (builder, "subagentId", mend_subagent_get_id (sub));
+      mend_json_add_string (builder, "agentId", mend_subagent_get_agent_id (sub));
+      mend_json_add_string (builder, "name", mend_subagent_get_name (sub));
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, g_enum_get_value (states, mend_subagent_get_state (sub))->value_nick);
       json_builder_set_member_name (builder, "attempts");
@@ -1422,22 +1410,12 @@ mend_subagent_retry_save (MendSubagentRetry *self,
       json_builder_add_boolean_value (builder, entry->manual);
       json_builder_set_member_name (builder, "held");
       json_builder_add_boolean_value (builder, entry->held);
-      add_string_or_null (builder, "promptId", entry->prompt_id);
+      mend_json_add_string (builder, "promptId", entry->prompt_id);
       json_builder_set_member_name (builder, "promptQueued");
       json_builder_add_boolean_value (builder, entry->prompt_queued);
       json_builder_set_member_name (builder, "failure");
       if (failure != NULL)
-        {
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "reason");
-          json_builder_add_string_value (builder, mend_reason_to_nick (mend_failure_get_reason (failure)));
-          json_builder_set_member_name (builder, "status");
-          json_builder_add_int_value (builder, mend_failure_get_status (failure));
-          json_builder_set_member_name (builder, "retryAfterMs");
-          json_builder_add_int_value (builder, mend_failure_get_retry_after_ms (failure));
-          add_string_or_null (builder, "message", mend_failure_get_message (failure));
-          json_builder_end_object (builder);
-        }
+        mend_failure_build_state (failure, builder);
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "retry");
@@ -1462,11 +1440,7 @@ typedef struct
   gboolean           held;
   const char        *prompt_id;
   gboolean           prompt_queued;
-  gboolean           has_failure;
-  MendReason         reason;
-  guint              status;
-  gint64             retry_after_ms;
-  const char        *message;
+  MendFailure       *failure;
   gboolean           has_retry;
   guint              retry_attempt;
   gint64             next_at_ms;
@@ -1483,73 +1457,6 @@ bad_entry (GError     **error,
 }
 
 static gboolean
-read_optional_string (JsonObject  *object,
-                      const char  *member,
-                      const char **out)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  *out = NULL;
-  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
-    return TRUE;
-  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING ||
-      !g_utf8_validate (json_node_get_string (node), -1, NULL))
-    return FALSE;
-  *out = json_node_get_string (node);
-  return TRUE;
-}
-
-static gboolean
-read_int (JsonObject *object,
-          const char *member,
-          gint64      min,
-          gint64      max,
-          gint64     *out)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
-    return FALSE;
-  *out = json_node_get_int (node);
-  return *out >= min && *out <= max;
-}
-
-static gboolean
-read_bool (JsonObject *object,
-           const char *member,
-           gboolean   *out)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  *out = FALSE;
-  if (node == NULL)
-    return TRUE;
-  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-    return FALSE;
-  *out = json_node_get_boolean (node);
-  return TRUE;
-}
-
-static gboolean
-read_nick (GType        type,
-           JsonObject  *object,
-           const char  *member,
-           int         *out)
-{
-  g_autoptr(GEnumClass) klass = g_type_class_ref (type);
-  const char *nick = NULL;
-  GEnumValue *value;
-
-  if (!read_optional_string (object, member, &nick) || nick == NULL)
-    return FALSE;
-  value = g_enum_get_value_by_nick (klass, nick);
-  if (value == NULL)
-    return FALSE;
-  *out = value->value;
-  return TRUE;
-}
-
-static gboolean
 read_saved_entry (JsonNode    *node,
                   guint        index,
                   SavedEntry  *saved,
@@ -1558,8 +1465,7 @@ read_saved_entry (JsonNode    *node,
   JsonObject *object;
   JsonObject *failure;
   JsonObject *retry;
-  gint64 n;
-  int value;
+  gboolean ok = TRUE;
 
   memset (saved, 0, sizeof *saved);
 
@@ -1567,54 +1473,57 @@ read_saved_entry (JsonNode    *node,
     return bad_entry (error, index, _("not an object"));
   object = json_node_get_object (node);
 
-  if (!read_optional_string (object, "subagentId", &saved->id) || saved->id == NULL)
+  saved->id = mend_json_read_string (object, "subagentId", FALSE, &ok);
+  if (!ok)
     return bad_entry (error, index, _("no subagentId"));
-  if (!read_optional_string (object, "agentId", &saved->agent_id) ||
-      !read_optional_string (object, "name", &saved->name) ||
-      !read_optional_string (object, "promptId", &saved->prompt_id))
+  saved->agent_id = mend_json_read_string (object, "agentId", TRUE, &ok);
+  saved->name = mend_json_read_string (object, "name", TRUE, &ok);
+  saved->prompt_id = mend_json_read_string (object, "promptId", TRUE, &ok);
+  if (!ok)
     return bad_entry (error, index, _("a name or id that is not text"));
-  if (!read_nick (MEND_TYPE_SUBAGENT_STATE, object, "state", &value))
+  saved->state = mend_json_read_nick (object, "state", MEND_TYPE_SUBAGENT_STATE, &ok);
+  if (!ok)
     return bad_entry (error, index, _("an unknown state"));
-  saved->state = value;
-  if (!read_int (object, "attempts", 0, 1001, &n))
+  saved->attempts = (guint) mend_json_read_int (object, "attempts", 0, 1001, &ok);
+  if (!ok)
     return bad_entry (error, index, _("attempts out of range"));
-  saved->attempts = (guint) n;
-  if (!read_bool (object, "retryable", &saved->retryable) ||
-      !read_bool (object, "manual", &saved->manual) ||
-      !read_bool (object, "held", &saved->held) ||
-      !read_bool (object, "promptQueued", &saved->prompt_queued))
+  saved->retryable = mend_json_read_bool (object, "retryable", &ok);
+  saved->manual = mend_json_read_bool (object, "manual", &ok);
+  saved->held = mend_json_read_bool (object, "held", &ok);
+  saved->prompt_queued = mend_json_read_bool (object, "promptQueued", &ok);
+  if (!ok)
     return bad_entry (error, index, _("a flag that is not true or false"));
 
   failure = mend_json_get_object (object, "failure");
   if (failure != NULL)
     {
-      saved->has_failure = TRUE;
-      if (!read_nick (MEND_TYPE_REASON, failure, "reason", &value))
-        return bad_entry (error, index, _("an unknown failure reason"));
-      saved->reason = value;
-      if (!read_int (failure, "status", 0, 999, &n))
-        return bad_entry (error, index, _("a failure status out of range"));
-      saved->status = (guint) n;
-      if (!read_int (failure, "retryAfterMs", -1, G_MAXINT64 / 4, &saved->retry_after_ms))
-        return bad_entry (error, index, _("a retry hint out of range"));
-      if (!read_optional_string (failure, "message", &saved->message))
-        return bad_entry (error, index, _("a failure message that is not text"));
+      saved->failure = mend_failure_new_from_state (failure, &ok);
+      if (!ok)
+        return bad_entry (error, index, _("a failure that cannot be read"));
     }
 
   retry = mend_json_get_object (object, "retry");
   if (retry != NULL)
     {
       saved->has_retry = TRUE;
-      if (!read_int (retry, "attempt", 1, 1001, &n))
-        return bad_entry (error, index, _("a retry attempt out of range"));
-      saved->retry_attempt = (guint) n;
-      if (!read_int (retry, "nextAt", 0, G_MAXINT64 / 4000, &saved->next_at_ms))
-        return bad_entry (error, index, _("a retry time out of range"));
-      if (!saved->has_failure || saved->agent_id == NULL)
+      saved->retry_attempt = (guint) mend_json_read_int (retry, "attempt", 1, 1001, &ok);
+      saved->next_at_ms = mend_json_read_int (retry, "nextAt", 0, G_MAXINT64 / 4000, &ok);
+      if (!ok)
+        return bad_entry (error, index, _("a retry out of range"));
+      if (saved->failure == NULL || saved->agent_id == NULL)
         return bad_entry (error, index, _("a retry without a failure or an agent id"));
     }
 
   return TRUE;
+}
+
+static void
+saved_entries_free (SavedEntry *saved,
+                    guint       n)
+{
+  for (guint i = 0; i < n; i++)
+    g_clear_object (&saved[i].failure);
+  g_free (saved);
 }
 
 gboolean
@@ -1623,7 +1532,8 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
                              GError            **error)
 {
   guint n = json_array_get_length (array);
-  g_autofree SavedEntry *saved = NULL;
+  SavedEntry *saved = NULL;
+  gboolean ok = FALSE;
 
   if (self->entries->len > 0)
     {
@@ -1640,19 +1550,16 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
 
   saved = g_new0 (SavedEntry, MAX (n, 1));
   for (guint i = 0; i < n; i++)
-    if (!read_saved_entry (json_array_get_element (array, i), i, &saved[i], error))
-      return FALSE;
-
-  for (guint i = 0; i < n; i++)
-    if (find_by_id (self, saved[i].id) != NULL)
-      return bad_entry (error, i, _("an id given twice"));
-    else
-      {
-        /* Checked with the ones before it only: the list is still empty. */
-        for (guint j = 0; j < i; j++)
-          if (g_strcmp0 (saved[j].id, saved[i].id) == 0)
-            return bad_entry (error, i, _("an id given twice"));
-      }
+    {
+      if (!read_saved_entry (json_array_get_element (array, i), i, &saved[i], error))
+        goto out;
+      for (guint j = 0; j < i; j++)
+        if (g_strcmp0 (saved[j].id, saved[i].id) == 0)
+          {
+            bad_entry (error, i, _("an id given twice"));
+            goto out;
+          }
+    }
 
   g_object_ref (self);
   for (guint i = 0; i < n; i++)
@@ -1663,18 +1570,11 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
       mend_subagent_set_state (sub, saved[i].state);
       mend_subagent_set_attempts (sub, saved[i].attempts);
       mend_subagent_set_retryable (sub, saved[i].retryable && chat_is_open (self));
+      mend_subagent_set_failure (sub, saved[i].failure);
       entry->manual = saved[i].manual;
       entry->held = saved[i].held;
       entry->prompt_id = g_strdup (saved[i].prompt_id);
       entry->prompt_queued = saved[i].prompt_queued && saved[i].prompt_id != NULL;
-
-      if (saved[i].has_failure)
-        {
-          g_autoptr(MendFailure) failure =
-            mend_failure_new_restored (saved[i].reason, saved[i].status, saved[i].retry_after_ms,
-                                       saved[i].message, FALSE);
-          mend_subagent_set_failure (sub, failure);
-        }
 
       if (saved[i].has_retry && chat_is_open (self))
         {
@@ -1685,8 +1585,8 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
                                               "delay-ms", (guint64) MAX (0, saved[i].next_at_ms - now_ms),
                                               "attempt", saved[i].retry_attempt,
                                               "of", mend_error_policy_get_max_retries (policy),
-                                              "reason", saved[i].reason,
-                                              "failure", mend_subagent_get_failure (sub),
+                                              "reason", mend_failure_get_reason (saved[i].failure),
+                                              "failure", saved[i].failure,
                                               NULL);
 
           /* The attempt runs at its time; none is burnt by the restart. */
@@ -1704,6 +1604,9 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
   /* A prompt held for the agent's own turn goes out now if none runs. */
   on_external_turn (self->chat, NULL, self);
   g_object_unref (self);
+  ok = TRUE;
 
-  return TRUE;
+out:
+  saved_entries_free (saved, n);
+  return ok;
 }

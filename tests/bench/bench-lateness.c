@@ -24,6 +24,8 @@
 
 #include <libmend.h>
 
+#include "bench-common.h"
+
 #define WATCHDOG_SECONDS 300
 
 typedef enum
@@ -128,50 +130,6 @@ run_job (Impl         impl,
 }
 
 static gboolean
-write_all (int           fd,
-           gconstpointer data,
-           gsize         size)
-{
-  const char *p = data;
-
-  while (size > 0)
-    {
-      gssize n = write (fd, p, size);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return FALSE;
-      p += n;
-      size -= (gsize) n;
-    }
-
-  return TRUE;
-}
-
-static gboolean
-read_all (int      fd,
-          gpointer data,
-          gsize    size)
-{
-  char *p = data;
-
-  while (size > 0)
-    {
-      gssize n = read (fd, p, size);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return FALSE;
-      p += n;
-      size -= (gsize) n;
-    }
-
-  return TRUE;
-}
-
-static gboolean
 run_in_child (Impl         impl,
               guint        n,
               const guint *delays_ms,
@@ -199,11 +157,11 @@ run_in_child (Impl         impl,
       close (fds[0]);
       alarm (WATCHDOG_SECONDS);
       done = run_job (impl, n, delays_ms, lateness_us);
-      _exit (done && write_all (fds[1], lateness_us, n * sizeof (gint64)) ? 0 : 1);
+      _exit (done && bench_write_all (fds[1], lateness_us, n * sizeof (gint64)) ? 0 : 1);
     }
 
   close (fds[1]);
-  ok = read_all (fds[0], lateness_us, n * sizeof (gint64));
+  ok = bench_read_all (fds[0], lateness_us, n * sizeof (gint64));
   close (fds[0]);
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;

@@ -23,6 +23,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "bench-common.h"
+
 /* Counting allocator: every malloc in the process goes through these. */
 extern void *__libc_malloc (size_t size);
 extern void *__libc_calloc (size_t n, size_t size);
@@ -55,16 +57,6 @@ realloc (void   *p,
   if (counting)
     n_allocs++;
   return __libc_realloc (p, size);
-}
-
-static gint64
-cpu_us (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_SELF, &usage);
-  return (gint64) usage.ru_utime.tv_sec * G_USEC_PER_SEC + usage.ru_utime.tv_usec +
-         (gint64) usage.ru_stime.tv_sec * G_USEC_PER_SEC + usage.ru_stime.tv_usec;
 }
 
 /* A transcript: per 100 lines, 96 token deltas, a tool call, a task line,
@@ -217,22 +209,22 @@ run_rounds (guint n_lines,
   /* The best of several rounds: this machine is shared. */
   for (guint r = 0; r < rounds; r++)
     {
-      gint64 t0 = cpu_us ();
+      gint64 t0 = bench_cpu_time_us ();
 
       for_each_line (text, count_line, &sink);
-      t_split = MIN (t_split, cpu_us () - t0);
+      t_split = MIN (t_split, bench_cpu_time_us () - t0);
 
-      t0 = cpu_us ();
+      t0 = bench_cpu_time_us ();
       for_each_line (text, parse_line, parser);
-      t_parse = MIN (t_parse, cpu_us () - t0);
+      t_parse = MIN (t_parse, bench_cpu_time_us () - t0);
 
-      t0 = cpu_us ();
+      t0 = bench_cpu_time_us ();
       for_each_line (text, observe_line, observer);
-      t_mend = MIN (t_mend, cpu_us () - t0);
+      t_mend = MIN (t_mend, bench_cpu_time_us () - t0);
 
-      t0 = cpu_us ();
+      t0 = bench_cpu_time_us ();
       for_each_line (text, observe_delta, observer);
-      t_mend_deltas = MIN (t_mend_deltas, cpu_us () - t0);
+      t_mend_deltas = MIN (t_mend_deltas, bench_cpu_time_us () - t0);
       mend_chat_end_external_turn (chat);
     }
 

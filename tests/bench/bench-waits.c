@@ -32,6 +32,8 @@
 
 #include <libmend.h>
 
+#include "bench-common.h"
+
 #include "mend-clock-private.h"
 
 /* A child that takes longer than this is stuck, not slow. */
@@ -91,17 +93,6 @@ counting_poll (GPollFD *fds,
     n_sleeps++;
 
   return g_poll (fds, n_fds, timeout);
-}
-
-static gint64
-cpu_time_us (void)
-{
-  struct rusage ru;
-
-  getrusage (RUSAGE_SELF, &ru);
-
-  return ((gint64) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * G_USEC_PER_SEC
-         + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 }
 
 /* A "VmRSS:"-style field of /proc/self/status, in bytes; -1 if unknown. */
@@ -273,7 +264,7 @@ run_job (const Job *job,
   rss_before = read_status_bytes ("VmRSS:");
   n_sleeps = 0;
   wall_start = g_get_monotonic_time ();
-  cpu_start = cpu_time_us ();
+  cpu_start = bench_cpu_time_us ();
 
   if (job->impl == IMPL_FLOOR)
     schedule_floor (&run, job->delays_ms);
@@ -286,7 +277,7 @@ run_job (const Job *job,
           handles[i] = GUINT_TO_POINTER (g_timeout_add (job->delays_ms[i], on_naive_timeout, &run));
       }
 
-  out->sched_cpu_us = cpu_time_us () - cpu_start;
+  out->sched_cpu_us = bench_cpu_time_us () - cpu_start;
   out->rss_growth = read_status_bytes ("VmRSS:") - rss_before;
   out->n_sources = mend_clock_get_n_sources (mend_clock_get_default ());
 
@@ -311,7 +302,7 @@ run_job (const Job *job,
         }
     }
 
-  out->cpu_us = cpu_time_us () - cpu_start;
+  out->cpu_us = bench_cpu_time_us () - cpu_start;
   out->wall_us = g_get_monotonic_time () - wall_start;
   out->sleeps = n_sleeps;
   out->done = run.done;
@@ -320,50 +311,6 @@ run_job (const Job *job,
   if (hook_id != 0)
     g_signal_remove_emission_hook (fired_id, hook_id);
   g_free (handles);
-}
-
-static gboolean
-write_all (int           fd,
-           gconstpointer data,
-           gsize         size)
-{
-  const char *p = data;
-
-  while (size > 0)
-    {
-      gssize n = write (fd, p, size);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return FALSE;
-      p += n;
-      size -= (gsize) n;
-    }
-
-  return TRUE;
-}
-
-static gboolean
-read_all (int      fd,
-          gpointer data,
-          gsize    size)
-{
-  char *p = data;
-
-  while (size > 0)
-    {
-      gssize n = read (fd, p, size);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return FALSE;
-      p += n;
-      size -= (gsize) n;
-    }
-
-  return TRUE;
 }
 
 static gboolean
@@ -393,11 +340,11 @@ run_in_child (const Job *job,
       close (fds[0]);
       alarm (WATCHDOG_SECONDS);
       run_job (job, &result);
-      _exit (write_all (fds[1], &result, sizeof result) ? 0 : 1);
+      _exit (bench_write_all (fds[1], &result, sizeof result) ? 0 : 1);
     }
 
   close (fds[1]);
-  ok = read_all (fds[0], out, sizeof *out);
+  ok = bench_read_all (fds[0], out, sizeof *out);
   close (fds[0]);
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
