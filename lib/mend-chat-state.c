@@ -202,9 +202,11 @@ mend_chat_restore_state (MendChat    *self,
     return invalid (error, _("no version"));
   if (version > MEND_CHAT_STATE_VERSION)
     {
+      g_autofree char *saved = g_strdup_printf ("%" G_GINT64_FORMAT, version);
+
       g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_VERSION,
-                   _("The state was saved by a newer libmend (version %" G_GINT64_FORMAT ", this one reads %d)"),
-                   version, MEND_CHAT_STATE_VERSION);
+                   _("The state was saved by a newer libmend (version %s, this one reads %d)"),
+                   saved, MEND_CHAT_STATE_VERSION);
       return FALSE;
     }
 
