@@ -494,10 +494,17 @@ static double
 raw_delay (MendErrorPolicyPrivate *priv,
            guint                   retry)
 {
+  double raw;
+
   if (priv->delays != NULL && priv->delays->len > 0)
     return g_array_index (priv->delays, guint, MIN (retry, priv->delays->len) - 1);
 
-  return priv->base_delay_ms * pow (priv->multiplier, (double) retry - 1);
+  /* 0 × ∞ would be NaN, and NaN slips through MIN (): a zero base stays
+   * zero, and an exponential past what a double holds is simply huge. */
+  if (priv->base_delay_ms == 0)
+    return 0;
+  raw = priv->base_delay_ms * pow (priv->multiplier, (double) retry - 1);
+  return isfinite (raw) ? raw : G_MAXDOUBLE;
 }
 
 static double

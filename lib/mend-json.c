@@ -9,13 +9,17 @@
 
 #include "mend-json-private.h"
 
-/* A byte scan for the nesting depth, skipping strings, so that a line of
- * ten thousand '[' never reaches the recursive parser. */
-static gboolean
-depth_within_bound (const char *data,
-                    gsize       length)
+/* A byte scan, before any parse: the nesting depth stays within bounds, so
+ * that a line of ten thousand '[' never reaches the recursive parser, and
+ * the text holds one JSON value — json-glib 1.6 takes "{}{}" or "1 {}",
+ * keeps the last value and leaks the others. */
+static const char *
+check_shape (const char *data,
+             gsize       length)
 {
   gboolean in_string = FALSE;
+  gboolean in_scalar = FALSE;   /* a top-level number, true, false, null */
+  gboolean done = FALSE;        /* the top-level value has ended */
   guint depth = 0;
 
   for (gsize i = 0; i < length; i++)
@@ -27,20 +31,40 @@ depth_within_bound (const char *data,
           if (c == '\\')
             i++;
           else if (c == '"')
-            in_string = FALSE;
+            {
+              in_string = FALSE;
+              done = done || depth == 0;
+            }
+          continue;
         }
-      else if (c == '"')
+
+      if (depth == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+        {
+          done = done || in_scalar;
+          in_scalar = FALSE;
+          continue;
+        }
+
+      if (depth == 0 && (done || (in_scalar && (c == '{' || c == '[' || c == '"'))))
+        return _("The JSON text holds more than one value");
+
+      if (c == '"')
         in_string = TRUE;
       else if (c == '{' || c == '[')
         {
           if (++depth > MEND_JSON_MAX_DEPTH)
-            return FALSE;
+            return NULL;
         }
       else if ((c == '}' || c == ']') && depth > 0)
-        depth--;
+        {
+          if (--depth == 0)
+            done = TRUE;
+        }
+      else if (depth == 0)
+        in_scalar = TRUE;
     }
 
-  return TRUE;
+  return "";
 }
 
 JsonNode *
@@ -49,15 +73,22 @@ mend_json_parse (const char  *data,
                  GError     **error)
 {
   g_autoptr(JsonParser) parser = NULL;
+  const char *problem;
   JsonNode *root;
 
   if (length < 0)
     length = strlen (data);
 
-  if (!depth_within_bound (data, length))
+  problem = check_shape (data, length);
+  if (problem == NULL)
     {
       g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE,
                    _("JSON is nested deeper than %u levels"), MEND_JSON_MAX_DEPTH);
+      return NULL;
+    }
+  if (*problem != '\0')
+    {
+      g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE, problem);
       return NULL;
     }
 

@@ -534,6 +534,48 @@ test_json_deep_nesting_is_refused_without_recursion (void)
 }
 
 static void
+test_huge_exponent_saturates_at_the_cap (void)
+{
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  const MendJitter jitters[] = { MEND_JITTER_NONE, MEND_JITTER_ADDITIVE, MEND_JITTER_FULL,
+                                 MEND_JITTER_EQUAL, MEND_JITTER_DECORRELATED };
+
+  mend_error_policy_set_multiplier (policy, 100);
+  mend_error_policy_set_max_retries (policy, 1000);
+  for (guint j = 0; j < G_N_ELEMENTS (jitters); j++)
+    {
+      mend_error_policy_set_jitter (policy, jitters[j]);
+
+      /* 100^999 is past what a double holds: the cap, never garbage. */
+      mend_error_policy_set_base_delay_ms (policy, 250);
+      g_assert_cmpint (mend_error_policy_delay_for (policy, 1000, NULL, NULL), >=, 0);
+      g_assert_cmpint (mend_error_policy_delay_for (policy, 1000, NULL, NULL), <=, 4000);
+
+      /* A zero base stays zero however far the exponent goes. */
+      mend_error_policy_set_base_delay_ms (policy, 0);
+      g_assert_cmpint (mend_error_policy_delay_for (policy, 200, NULL, NULL), >=, 0);
+      g_assert_cmpint (mend_error_policy_delay_for (policy, 200, NULL, NULL), <=, 4000);
+    }
+
+  g_assert_finalize_object (policy);
+}
+
+static void
+test_json_more_than_one_value_is_refused (void)
+{
+  const char *cases[] = { "{\"maxRetries\": 1}{}", "{} {\"maxRetries\": 2}", "1 {}", "[] 2", "\"a\" \"b\"" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("%s", cases[i]);
+      g_assert_null (mend_error_policy_new_from_json (cases[i], &error));
+      g_assert_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID);
+    }
+}
+
+static void
 test_json_nothing_half_applied (void)
 {
   MendErrorPolicy *policy = mend_error_policy_new ();
@@ -606,6 +648,8 @@ main (int   argc,
   g_test_add_func ("/Mend/ErrorPolicy/json-malformed-is-an-error", test_json_malformed_is_an_error);
   g_test_add_func ("/Mend/ErrorPolicy/json-deep-nesting-is-refused", test_json_deep_nesting_is_refused_without_recursion);
   g_test_add_func ("/Mend/ErrorPolicy/json-nothing-half-applied", test_json_nothing_half_applied);
+  g_test_add_func ("/Mend/ErrorPolicy/huge-exponent-saturates-at-the-cap", test_huge_exponent_saturates_at_the_cap);
+  g_test_add_func ("/Mend/ErrorPolicy/json-more-than-one-value-is-refused", test_json_more_than_one_value_is_refused);
   g_test_add_func ("/Mend/ErrorPolicy/json-from-file", test_json_from_file);
 
   return g_test_run ();

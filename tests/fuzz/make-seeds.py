@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+# Writes the seed corpora in corpus/<harness>/: small, real-shaped inputs.
+# Run from anywhere; it rewrites the files it owns (seed-*) and leaves
+# others (inputs a fuzzing run found worth keeping) alone.
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(harness, name, data):
+    directory = os.path.join(HERE, "corpus", harness)
+    os.makedirs(directory, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with open(os.path.join(directory, "seed-" + name), "wb") as f:
+        f.write(data)
+
+
+def compact(obj):
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def anthropic(kind, message):
+    return compact({"type": "error", "error": {"type": kind, "message": message}})
+
+
+def openai(message, kind, code=None, param=None):
+    return compact({"error": {"message": message, "type": kind, "param": param, "code": code}})
+
+
+def google(code, message, status):
+    return compact({"error": {"code": code, "message": message, "status": status}})
+
+
+OVERLOADED = anthropic("overloaded_error", "Overloaded")
+CREDIT = ("Your credit balance is too low to access the Anthropic API. "
+          "Please go to Plans & Billing to upgrade or purchase credits.")
+SPEND = ("You have reached your specified API usage limits. "
+         "You will regain access on 2025-11-01 at 00:00 UTC.")
+GATEWAY_EXHAUSTED = ("no non-exhausted claude accounts available; next account frees up in "
+                     "47m (retry after 2820s) (error type server_error, HTTP 503)")
+OPENAI_TPM = ("Rate limit reached for gpt-4o in organization org-x1y2z3 on tokens per "
+              "min (TPM): Limit 30000, Used 29500, Requested 1200. Please try again in "
+              "1.5s. Visit https://platform.openai.com/account/rate-limits to learn more.")
+OPENAI_QUOTA = openai("You exceeded your current quota, please check your plan and billing "
+                      "details. For more information on this error, read the docs: "
+                      "https://platform.openai.com/docs/guides/error-codes/api-errors.",
+                      "insufficient_quota", "insufficient_quota")
+
+# Error bodies: shared by the HTTP and text harnesses.
+BODIES = {
+    "anthropic-overloaded": OVERLOADED,
+    "anthropic-rate-limit": anthropic("rate_limit_error",
+                                      "Number of request tokens has exceeded your per-minute rate limit"),
+    "anthropic-api-error": anthropic("api_error", "Internal server error"),
+    "anthropic-auth": anthropic("authentication_error", "invalid x-api-key"),
+    "anthropic-permission": anthropic("permission_error",
+                                      "Your API key does not have permission to use the specified resource."),
+    "anthropic-not-found": anthropic("not_found_error", "model: claude-opus-9"),
+    "anthropic-too-long": anthropic("invalid_request_error",
+                                    "prompt is too long: 210000 tokens > 200000 maximum"),
+    "anthropic-credit": anthropic("invalid_request_error", CREDIT),
+    "anthropic-spend": anthropic("invalid_request_error", SPEND),
+    "anthropic-request-too-large": anthropic("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    "openai-quota": OPENAI_QUOTA,
+    "openai-tpm": openai(OPENAI_TPM, "tokens", "rate_limit_exceeded"),
+    "openai-key": openai("Incorrect API key provided: sk-abc***xyz. You can find your API key at "
+                         "https://platform.openai.com/account/api-keys.",
+                         "invalid_request_error", "invalid_api_key"),
+    "openai-context": openai("This model's maximum context length is 128000 tokens. However, your "
+                             "messages resulted in 130000 tokens.", "invalid_request_error",
+                             "context_length_exceeded", "messages"),
+    "openai-server": openai("The server had an error while processing your request. Sorry about that!",
+                            "server_error"),
+    "openai-overloaded": openai("That model is currently overloaded with other requests. You can retry "
+                                "your request.", "server_error"),
+    "google-unavailable": google(503, "The model is overloaded. Please try again later.", "UNAVAILABLE"),
+    "google-exhausted": google(429, "Resource exhausted. Please try again later.", "RESOURCE_EXHAUSTED"),
+    "google-key": google(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT"),
+    "openrouter-credits": compact({"error": {"message": "Insufficient credits. Add more using "
+                                             "https://openrouter.ai/credits", "code": 402}}),
+    "validation": compact({"detail": [{"loc": ["body", "model"], "msg": "field required",
+                                       "type": "value_error.missing"}]}),
+    "cloudflare-502": ("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 "
+                       "Bad Gateway</h1></center><hr><center>cloudflare</center></body></html>"),
+    "nginx-413": "<html><head><title>413 Request Entity Too Large</title></head></html>",
+    "truncated-json": '{"type":"error","error":{"type":"overloaded_er',
+    "gateway-text": GATEWAY_EXHAUSTED,
+    "plain-not-found": "Not Found",
+    "empty-error": '{"error":{}}',
+    "new-error-type": compact({"type": "error", "error": {"type": "brand_new_error", "message": "?"}}),
+    "nested": '{"error":' * 70 + '1' + '}' * 70,
+}
+
+# Error texts, as agents print them.
+TEXTS = {
+    "api-529": "API Error: 529 " + OVERLOADED,
+    "api-503-gateway": "API Error: 503 " + GATEWAY_EXHAUSTED,
+    "api-500": "API Error: 500 " + anthropic("api_error", "Internal server error"),
+    "api-400-unique": "API Error: 400 messages.3: tool_use ids must be unique (error type invalid_request_error)",
+    "econnreset": "Connection error: ECONNRESET",
+    "fetch-failed": "TypeError: fetch failed",
+    "socket-hang-up": "Error: socket hang up",
+    "usage-limit": "You've hit your usage limit \u00b7 resets 3pm (Europe/Berlin)",
+    "claude-limit": "Claude AI usage limit reached|1764511200",
+    "interrupted": "[Request interrupted by user]",
+    "aborted": "Request was aborted.",
+    "empty-response": "The model returned an empty response.",
+    "upstream-reset": ("upstream connect error or disconnect/reset before headers. reset reason: "
+                       "connection failure"),
+    "gateway-timeout": "504 Gateway Timeout",
+    "unauthorized": "Error: 401 Unauthorized",
+    "too-many": "429 Too Many Requests",
+    "client-closed": "499 Client Closed Request",
+    "openai-tpm": OPENAI_TPM,
+    "retry-in-days": "Rate limited. Try again in 2 days 3 hours 12 minutes and 5 seconds.",
+    "retry-after-ms": "Server busy, retry after 250ms",
+    "retry-huge": "retry after 99999999999999999999999999 seconds",
+    "retry-float": "retrying in 1e308 hours",
+    "status-in-number": "error 15000 happened, not 500",
+    "codex": "stream error: stream disconnected before completion: Transport error: error decoding response body",
+    "codex-429": ("exceeded retry limit, last status: 429 Too Many Requests, request id: "
+                  "8f2c1a3e-1b2c-4d5e-9f00-123456789abc"),
+    "url": "Error: 503 see https://status.anthropic.com/incidents/503-overloaded for details",
+    "long": "API Error: 500 " + "x" * 5000,
+    "utf8-cut": "API Error: 503 " + "\u00e9" * 2100,
+    "invalid-utf8": b"API Error: 503 \xff\xfe overloaded \xc3",
+}
+
+
+def http_seed(status, flags, retry_after=None, retry_after_ms=None, should_retry=None, body=b""):
+    out = struct.pack(">HB", status, flags)
+    if flags & 1:
+        out += retry_after.encode() + b"\n"
+    if flags & 2:
+        out += retry_after_ms.encode() + b"\n"
+    if flags & 4:
+        out += should_retry.encode() + b"\n"
+    if isinstance(body, str):
+        body = body.encode()
+    return out + body
+
+
+def http_seeds():
+    s = http_seed
+    seeds = {
+        "529-overloaded": s(529, 4, should_retry="true", body=OVERLOADED),
+        "503-retry-after-30": s(503, 1, retry_after="30", body=BODIES["google-unavailable"]),
+        "429-retry-after-ms": s(429, 2 | 1, retry_after="2", retry_after_ms="1500.5",
+                                body=BODIES["anthropic-rate-limit"]),
+        "429-date": s(429, 1, retry_after="Sun, 30 Nov 2025 10:54:20 GMT", body=BODIES["openai-tpm"]),
+        "503-date-past": s(503, 1, retry_after="Wed, 21 Oct 2015 07:28:00 GMT", body=""),
+        "503-date-rfc850": s(503, 1, retry_after="Sunday, 30-Nov-25 11:00:00 GMT", body="Service Unavailable"),
+        "503-date-asctime": s(503, 1, retry_after="Sun Nov 30 11:00:00 2025", body="Service Unavailable"),
+        "503-retry-after-huge": s(503, 1, retry_after="99999999999999999999999", body=""),
+        "503-retry-after-junk": s(503, 1 | 32, retry_after=" 12abc ", body=""),
+        "500-retry-after-ms-nan": s(500, 2, retry_after_ms="nan", body=BODIES["anthropic-api-error"]),
+        "500-retry-after-ms-neg": s(500, 2, retry_after_ms="-5", body=OVERLOADED),
+        "500-retry-after-ms-inf": s(500, 2, retry_after_ms="1e400", body=""),
+        "529-should-retry-false": s(529, 4, should_retry="false", body=OVERLOADED),
+        "400-should-retry-True": s(400, 4, should_retry="True", body=BODIES["anthropic-too-long"]),
+        "400-credit": s(400, 0, body=BODIES["anthropic-credit"]),
+        "401-key": s(401, 0, body=BODIES["anthropic-auth"]),
+        "403-permission": s(403, 0, body=BODIES["anthropic-permission"]),
+        "404-not-found": s(404, 0, body=BODIES["anthropic-not-found"]),
+        "402-openrouter": s(402, 0, body=BODIES["openrouter-credits"]),
+        "429-quota": s(429, 0, body=OPENAI_QUOTA),
+        "429-google": s(429, 0, body=BODIES["google-exhausted"]),
+        "400-google-key": s(400, 0, body=BODIES["google-key"]),
+        "422-validation": s(422, 0, body=BODIES["validation"]),
+        "502-cloudflare": s(502, 0, body=BODIES["cloudflare-502"]),
+        "413-nginx": s(413, 0, body=BODIES["nginx-413"]),
+        "503-truncated": s(503, 0, body=BODIES["truncated-json"]),
+        "503-gateway-text": s(503, 0, body=GATEWAY_EXHAUSTED),
+        "200-empty": s(200, 0, body=""),
+        "200-no-body": s(200, 16, body=""),
+        "204-no-headers": s(204, 8 | 16, body=""),
+        "200-overloaded": s(200, 0, body=OVERLOADED),
+        "500-overloaded": s(500, 0, body=OVERLOADED),
+        "520-cloudflare": s(520, 0, body="error code: 520"),
+        "499": s(499, 16),
+        "409": s(409, 0, body=""),
+        "0-transport": s(0, 8, body=""),
+        "500-nested": s(500, 0, body=BODIES["nested"]),
+        "500-invalid-utf8": s(500, 0, body=b"\xff\xfe{\"error\":1}\xc3"),
+        "500-long-text": s(500, 0, body="overloaded " * 900),
+    }
+    for name, data in seeds.items():
+        write("fuzz-http", name, data)
+
+
+def stream_seeds():
+    session = "9f6d7a1e-7e0e-4c1a-8a55-2d5a0c1f3b11"
+
+    def line(obj):
+        return compact(obj)
+
+    def init():
+        return line({"type": "system", "subtype": "init", "cwd": "/src", "session_id": session,
+                     "tools": ["Task", "Bash", "Read"], "mcp_servers": [],
+                     "model": "claude-sonnet-4-5", "permissionMode": "default",
+                     "apiKeySource": "none", "uuid": "u-1"})
+
+    def delta(text):
+        return line({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
+                                                       "delta": {"type": "text_delta", "text": text}},
+                     "session_id": session, "parent_tool_use_id": None, "uuid": "u-3"})
+
+    def assistant(text):
+        return line({"type": "assistant", "message": {"id": "msg_01", "type": "message", "role": "assistant",
+                                                      "content": [{"type": "text", "text": text}]},
+                     "parent_tool_use_id": None, "session_id": session})
+
+    def success(text="Done."):
+        return line({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1234,
+                     "duration_api_ms": 1100, "num_turns": 2, "result": text, "session_id": session,
+                     "total_cost_usd": 0.0123, "usage": {"input_tokens": 12, "output_tokens": 34},
+                     "uuid": "u-2"})
+
+    def error_result(status, text, subtype="success"):
+        obj = {"type": "result", "subtype": subtype, "is_error": True, "duration_ms": 2100,
+               "result": text, "session_id": session}
+        if status is not None:
+            obj["api_error_status"] = status
+        return line(obj)
+
+    def started(task_id, tool_use_id, description, parent=None):
+        obj = {"type": "system", "subtype": "task_started", "task_id": task_id,
+               "tool_use_id": tool_use_id, "description": description, "session_id": session,
+               "uuid": "u-4"}
+        if parent is not None:
+            obj["parent_tool_use_id"] = parent
+        return line(obj)
+
+    def notification(task_id, status, summary):
+        return line({"type": "system", "subtype": "task_notification", "task_id": task_id,
+                     "status": status, "summary": summary, "session_id": session})
+
+    def updated(task_id, patch):
+        return line({"type": "system", "subtype": "task_updated", "task_id": task_id,
+                     "patch": patch, "session_id": session})
+
+    summary_503 = ("API Error: 503 no non-exhausted claude accounts available for model "
+                   "claude-sonnet-4-5 (error type server_error, HTTP 503)")
+    api_529 = "API Error: 529 " + OVERLOADED
+
+    seeds = {
+        "turn-success": ["@submit Review the relay", init(), delta("Hel"), delta("lo"),
+                         assistant("Hello"), success()],
+        "turn-529-retry": ["@submit Review the relay", init(), error_result(529, api_529),
+                           "@advance 1000", init(), success()],
+        "turn-529-exhausted": ["@submit Go", error_result(529, api_529), "@fire",
+                               error_result(529, api_529), "@fire", error_result(529, api_529),
+                               "@fire", error_result(529, api_529), "@fire",
+                               error_result(529, api_529), "@submit Next", "@next"],
+        "turn-400": ["@submit Go", error_result(400, "API Error: 400 messages.3: tool_use ids must be "
+                                                     "unique (error type invalid_request_error)")],
+        "turn-usage-limit": ["@submit Go", "@submit Queued", error_result(None, "You've hit your usage "
+                                                                             "limit \u00b7 resets 3pm")],
+        "turn-error-member": ["@submit Go", line({"type": "result", "subtype": "error_during_execution",
+                                                  "is_error": True, "error": "Connection error: ECONNRESET"})],
+        "turn-errors-array": ["@submit Go", line({"type": "result", "subtype": "error_during_execution",
+                                                  "is_error": True, "errors": ["", 5, "Request timed out"]})],
+        "turn-subtype-only": ["@submit Go", line({"type": "result", "subtype": "error_max_turns",
+                                                  "is_error": True})],
+        "turn-stop-retry": ["@submit Go", error_result(503, summary_503), "@stop", "@next", "@retry"],
+        "turn-output-partial": ["@submit Go", delta("x"), "@output", error_result(529, api_529)],
+        "turn-retry-hint": ["@submit Go", error_result(503, "API Error: 503 " + GATEWAY_EXHAUSTED),
+                            "@retry", success()],
+        "external-turn": [init(), "@submit Later", delta("thinking"), success(), init(),
+                          error_result(529, "Overloaded")],
+        "subagent-failed-503": [started("a7c41e2", "toolu_01", "Push relay for GCP lane bundles"),
+                                notification("a7c41e2", "failed", summary_503), "@advance 25000",
+                                success(), started("a7c41e2", "toolu_02", "Push relay for GCP lane bundles"),
+                                notification("a7c41e2", "completed", "Done")],
+        "subagent-resume-cycle": [started("b1", "toolu_11", "Index the repo"),
+                                  notification("b1", "failed", api_529), "@fire", "@fire",
+                                  error_result(529, api_529), "@fire", success(),
+                                  notification("b1", "failed", api_529), "@fire", success()],
+        "subagent-stopped": [started("a7c41e2", "toolu_01", "Push relay"),
+                             notification("a7c41e2", "stopped", "Stopped by the user")],
+        "subagent-400": [started("c3", "toolu_03", "Bad"),
+                         notification("c3", "failed", "API Error: 400 invalid_request_error")],
+        "subagent-updated": [started("a7c41e2", "toolu_01", "Push relay"),
+                             updated("a7c41e2", {"description": "Renamed"}),
+                             updated("a7c41e2", {"status": "running"}),
+                             updated("a7c41e2", {"status": "failed", "error": "Connection error: ECONNRESET"}),
+                             updated("a7c41e2", {"status": "killed"})],
+        "subagent-updated-completed": [started("d4", "toolu_04", "Lint"),
+                                       updated("d4", {"status": "failed", "summary": summary_503}),
+                                       "@resume toolu_04", updated("d4", {"status": "completed"})],
+        "subagent-nested": [started("n1", "toolu_09", "Nested", parent="toolu_01"),
+                            line({"type": "system", "subtype": "task_started", "task_id": "t1",
+                                  "tool_use_id": "toolu_10", "parent_tool_use_id": None})],
+        "subagent-manual-retry": [started("e5", "toolu_05", 'Evil "name"\n\u202e'),
+                                  notification("e5", "failed", api_529), "@resume e5", "@resume toolu_05",
+                                  "@close", "@resume e5"],
+        "subagent-during-turn": ["@submit Go", started("f6", "toolu_06", "Helper"),
+                                 notification("f6", "failed", summary_503), "@advance 60000",
+                                 success(), "@fire", success()],
+        "provenance": ["@prov " + compact({"kind": "subagent_retry", "subagentId": "toolu_01",
+                                           "agentId": "a7c41e2", "attempt": 1, "promptId": "p-1"}),
+                       "@prov {\"kind\":", "@prov [1,2,3]", success()],
+        "deltas-only": [delta("a"), delta("\"system\""), delta("\"result\"")],
+        "bad-lines": ['{"type":"result"', '{"type":"system","subtype":5}', '["system","result"]',
+                      '{"type":"result","is_error":"yes"}', '{"type":"result","api_error_status":999}',
+                      '{"type":"result","api_error_status":"529"}',
+                      '{"type":"system","subtype":"task_started","task_id":""}',
+                      '{"type":"system","subtype":"task_notification","task_id":"x","status":1}',
+                      '{"type":"system","subtype":"task_updated","task_id":"x","patch":[]}',
+                      '"result"', '{"type":null,"x":"system"}', "\r", ""],
+        "deep": ['{"type":"system","subtype":"init","x":' + "[" * 100 + "]" * 100 + "}"],
+        "long-line": ["@max 64", init(), "@max 1048576", init()],
+        "closed": ["@submit Go", "@close", success(), init(), "@submit After", "@next"],
+        "crlf": ["@submit Go", success() + "\r"],
+    }
+    for name, lines in seeds.items():
+        write("fuzz-stream", name, "\n".join(lines) + "\n")
+    write("fuzz-stream", "invalid-utf8",
+          b'@submit Go\n{"type":"result","is_error":true,"result":"\xff\xfe \\"system\\""}\n')
+
+
+def policy_seeds():
+    seeds = {
+        "empty-object": "{}",
+        "full": compact({"maxRetries": 4, "baseDelayMs": 250, "maxDelayMs": 30000, "multiplier": 2.0,
+                         "jitter": "full", "jitterMs": 100, "delays": None, "retryAfterMaxMs": 60000,
+                         "staggerMs": 0, "retryPartial": False}),
+        "resume-preset": compact({"preset": "resume", "maxRetries": 6}),
+        "turn-preset": compact({"preset": "turn", "jitter": "decorrelated"}),
+        "delays": compact({"delays": [20000, 45000, 90000, 180000], "maxRetries": 10}),
+        "delays-empty": compact({"delays": []}),
+        "additive": compact({"jitter": "additive", "jitterMs": 86400000, "maxDelayMs": 86400000}),
+        "equal": compact({"jitter": "equal", "multiplier": 100, "maxRetries": 1000}),
+        "none": compact({"jitter": "none", "multiplier": 1}),
+        "stagger": compact({"staggerMs": 5000, "retryPartial": True}),
+        "float-int": '{"maxRetries": 3.0, "baseDelayMs": 1e3}',
+        "bad-fraction": '{"maxRetries": 3.5}',
+        "bad-negative": '{"baseDelayMs": -1}',
+        "bad-huge": '{"maxDelayMs": 1e300}',
+        "bad-key": '{"maxRetry": 4}',
+        "bad-jitter": '{"jitter": "sometimes"}',
+        "bad-preset": '{"preset": "fast"}',
+        "bad-preset-type": '{"preset": 1}',
+        "bad-multiplier": '{"multiplier": 0.5}',
+        "bad-delays-item": '{"delays": [1, "2"]}',
+        "bad-delays-long": compact({"delays": list(range(1001))}),
+        "bad-type-bool": '{"retryPartial": "yes"}',
+        "not-object": "[1, 2, 3]",
+        "not-json": "maxRetries = 4",
+        "truncated": '{"maxRetries": 4, "jitter": "fu',
+        "nested-deep": "[" * 100 + "]" * 100,
+        "duplicate-keys": '{"maxRetries": 1, "maxRetries": 2000}',
+        "unicode-key": '{"max\\u0052etries": 2}',
+        "comment": '/* policy */ {"maxRetries": 2}',
+        "empty": "",
+    }
+    for name, text in seeds.items():
+        write("fuzz-policy", name, text)
+
+
+def text_seeds():
+    # Byte 0 picks the domain (0 GIO, 1 resolver, 2 TLS, 3 soup session,
+    # 4 file, 5 the app's own), byte 1 the code plus 8; the whole input is
+    # also error text.
+    for name, text in TEXTS.items():
+        write("fuzz-text", name, text)
+    for name in ("anthropic-overloaded", "openai-quota", "google-unavailable", "cloudflare-502"):
+        write("fuzz-text", "body-" + name, BODIES[name])
+    errors = {
+        "gio-cancelled": (0, 19, "Operation was cancelled"),
+        "gio-timed-out": (0, 24, "Socket I/O timed out"),
+        "gio-refused": (0, 39, "Could not connect: Connection refused"),
+        "gio-closed": (0, 44, "Connection closed by peer"),
+        "gio-failed": (0, 0, "Error receiving data: Connection reset by peer"),
+        "resolver-temporary": (1, 1, "Temporary failure in name resolution"),
+        "tls-eof": (2, 6, "TLS connection closed unexpectedly"),
+        "soup-parsing": (3, 0, "Could not parse HTTP response"),
+        "soup-redirects": (3, 2, "Too many redirects"),
+        "file-noent": (4, 4, "No such file or directory"),
+        "app-529": (5, 9, "API Error: 529 " + OVERLOADED),
+    }
+    for name, (domain, code, message) in errors.items():
+        write("fuzz-text", "error-" + name, bytes([domain, code + 8]) + message.encode())
+
+
+if __name__ == "__main__":
+    policy_seeds()
+    http_seeds()
+    text_seeds()
+    stream_seeds()
