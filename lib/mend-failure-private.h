@@ -25,13 +25,5 @@ void         mend_failure_build_state    (MendFailure *self,
 MendFailure *mend_failure_new_from_state (JsonObject  *object,
                                           gboolean    *ok);
 
-/* Reads a retry hint ("retry after 30s", "try again in 250ms") out of free
- * text, in milliseconds, or -1. */
-gint64 mend_failure_parse_text_hint (const char *text);
-
-/* Reads a Retry-After value (seconds or an HTTP-date, relative to
- * @now_wall_us) in milliseconds, or -1. */
-gint64 mend_failure_parse_retry_after (const char *value,
-                                       gint64      now_wall_us);
 
 G_END_DECLS

@@ -1,0 +1,54 @@
+/* mend-reason-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+
+#include "mend-enums.h"
+
+G_BEGIN_DECLS
+
+/* What the facts of a failure say went wrong: the tables MendFailure
+ * classifies by. Text is matched lower-cased, with URLs blanked out. */
+
+/* The parts of an Anthropic, OpenAI or Google error body; strings point
+ * into the parsed JSON. */
+typedef struct
+{
+  const char *type;     /* error.type, or error.code / error.status */
+  const char *message;  /* error.message, or error as a string */
+  const char *code;
+} MendApiError;
+
+MendReason mend_reason_from_text      (const char     *text,
+                                       char          **api_error_type);
+MendReason mend_reason_from_gerror    (const GError   *error);
+MendReason mend_reason_from_http      (guint           status,
+                                       const char     *body,
+                                       gsize           size,
+                                       JsonNode      **json,
+                                       MendApiError   *api,
+                                       char          **body_text);
+guint      mend_reason_status_in_text (const char     *text);
+
+/* The server's word on retrying: x-should-retry (-1 when it did not say),
+ * and retry-after-ms, then Retry-After (left alone when neither is there). */
+void       mend_reason_read_headers   (SoupMessageHeaders *headers,
+                                       gint64              now_wall_us,
+                                       int                *should_retry,
+                                       gint64             *retry_after_ms);
+
+/* Reads a retry hint ("retry after 30s", "try again in 250ms") out of free
+ * text, in milliseconds, or -1. */
+gint64 mend_failure_parse_text_hint   (const char     *text);
+
+/* Reads a Retry-After value (seconds or an HTTP-date, relative to
+ * @now_wall_us) in milliseconds, or -1. */
+gint64 mend_failure_parse_retry_after (const char     *value,
+                                       gint64          now_wall_us);
+
+G_END_DECLS
