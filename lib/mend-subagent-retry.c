@@ -640,6 +640,19 @@ on_wait_fired (MendRetryWait *wait,
   g_object_unref (self);
 }
 
+/* Ids past the cap are refused: records and entries stay bounded. */
+static gboolean
+ids_fit (const char *id,
+         const char *agent_id)
+{
+  if (strlen (id) <= MEND_SUBAGENT_MAX_ID_BYTES &&
+      (agent_id == NULL || strlen (agent_id) <= MEND_SUBAGENT_MAX_ID_BYTES))
+    return TRUE;
+
+  g_debug ("Subagent event ignored: an id is longer than %d bytes", MEND_SUBAGENT_MAX_ID_BYTES);
+  return FALSE;
+}
+
 static Entry *
 add_entry (MendSubagentRetry *self,
            const char        *id,
@@ -647,6 +660,16 @@ add_entry (MendSubagentRetry *self,
            const char        *name)
 {
   Entry *entry = g_new0 (Entry, 1);
+  g_autofree char *kept = NULL;
+
+  if (name != NULL && strlen (name) > MEND_SUBAGENT_MAX_NAME_BYTES)
+    {
+      const char *end = name + MEND_SUBAGENT_MAX_NAME_BYTES;
+
+      g_utf8_validate (name, MEND_SUBAGENT_MAX_NAME_BYTES, &end);
+      kept = g_strndup (name, end - name);
+      name = kept;
+    }
 
   entry->owner = self;
   entry->subagent = mend_subagent_new (id, agent_id, name);
@@ -1117,9 +1140,10 @@ mend_subagent_retry_lookup (MendSubagentRetry *self,
  * A top-level subagent started. A start for an agent id that is known is a
  * resume (see [method@Mend.SubagentRetry.resumed]). A new subagent replaces
  * a failed one of the same name: that one's retry is skipped and it is
- * forgotten.
+ * forgotten. Ids longer than %MEND_SUBAGENT_MAX_ID_BYTES are ignored.
  *
- * Returns: (transfer none): the subagent
+ * Returns: (transfer none) (nullable): the subagent, or %NULL when an id
+ *   was too long
  */
 MendSubagent *
 mend_subagent_retry_started (MendSubagentRetry *self,
@@ -1131,6 +1155,9 @@ mend_subagent_retry_started (MendSubagentRetry *self,
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
   g_return_val_if_fail (id != NULL, NULL);
+
+  if (!ids_fit (id, agent_id))
+    return NULL;
 
   entry = find_by_agent_id (self, agent_id);
   if (entry == NULL)
@@ -1191,6 +1218,9 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
   g_return_if_fail (id != NULL);
   g_return_if_fail (MEND_IS_FAILURE (failure));
+
+  if (!ids_fit (id, NULL))
+    return;
 
   g_object_ref (self);
 

@@ -32,6 +32,22 @@ G_BEGIN_DECLS
  */
 #define MEND_SUBAGENT_NAME_MAX_CHARS 80
 
+/**
+ * MEND_SUBAGENT_MAX_ID_BYTES:
+ *
+ * The longest subagent id or agent id kept; events with a longer one are
+ * ignored, so that no record or entry grows with hostile input.
+ */
+#define MEND_SUBAGENT_MAX_ID_BYTES 256
+
+/**
+ * MEND_SUBAGENT_MAX_NAME_BYTES:
+ *
+ * The most bytes of a subagent's name kept; a longer name is cut at a
+ * character boundary.
+ */
+#define MEND_SUBAGENT_MAX_NAME_BYTES 1024
+
 #define MEND_TYPE_SUBAGENT_RETRY (mend_subagent_retry_get_type ())
 
 MEND_AVAILABLE_IN_ALL

@@ -182,6 +182,32 @@ test_cap_subagent_name_in_prompt (void)
 }
 
 static void
+test_cap_subagent_ids_and_names (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, NULL);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autofree char *id_fits = g_strnfill (MEND_SUBAGENT_MAX_ID_BYTES, 'i');
+  g_autofree char *id_over = g_strnfill (MEND_SUBAGENT_MAX_ID_BYTES + 1, 'i');
+  g_autofree char *name = g_strnfill (MEND_SUBAGENT_MAX_NAME_BYTES + 1, 'n');
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text ("API Error: 503 overloaded");
+  MendSubagent *sub;
+
+  sub = mend_subagent_retry_started (retry, id_fits, id_fits, name);
+  g_assert_nonnull (sub);
+  g_assert_cmpuint (strlen (mend_subagent_get_name (sub)), ==, MEND_SUBAGENT_MAX_NAME_BYTES);
+
+  g_assert_null (mend_subagent_retry_started (retry, id_over, "agent", "x"));
+  g_assert_null (mend_subagent_retry_started (retry, "id", id_over, "x"));
+  mend_subagent_retry_failed (retry, id_over, failure);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (retry)), ==, 1);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
 test_secrets_never_reach_messages (void)
 {
   g_autofree char *text = g_strdup_printf ("API Error: 401 invalid x-api-key: %s", secrets[0]);
@@ -274,6 +300,7 @@ main (int   argc,
   g_test_add_func ("/Mend/Hardening/cap/json-depth-64", test_cap_json_depth);
   g_test_add_func ("/Mend/Hardening/cap/failure-message-4096-bytes", test_cap_failure_message);
   g_test_add_func ("/Mend/Hardening/cap/subagent-name-in-prompt-80-chars", test_cap_subagent_name_in_prompt);
+  g_test_add_func ("/Mend/Hardening/cap/subagent-ids-256-and-names-1024-bytes", test_cap_subagent_ids_and_names);
   g_test_add_func ("/Mend/Hardening/secrets-never-reach-messages", test_secrets_never_reach_messages);
   g_test_add_func ("/Mend/Hardening/secrets-never-reach-records-or-logs", test_secrets_never_reach_records_or_logs);
 
