@@ -334,7 +334,9 @@ on_turn_finished (MendChat *chat,
          mend_turn_get_attempt (turn), mend_turn_get_attempt (turn) == 1 ? "" : "s",
          mend_failure_get_message (failure), mend_failure_kind_to_nick (mend_failure_get_kind (failure)));
   else
-    say ("  ✓ %s after %u attempt%s", how[mend_turn_get_state (turn)],
+    say ("  %s %s after %u attempt%s",
+         mend_turn_get_state (turn) == MEND_TURN_SUCCEEDED ? "✓" : "■",
+         how[mend_turn_get_state (turn)],
          mend_turn_get_attempt (turn), mend_turn_get_attempt (turn) == 1 ? "" : "s");
   say ("  lifecycle %s · queue %s", lifecycle[mend_chat_get_lifecycle (chat)], queue);
 
