@@ -531,52 +531,43 @@ test_plain_json_success (Fixture       *f,
   g_assert_cmpstr (g_ptr_array_index (f->api_keys, 0), ==, SECRET);
 }
 
+/* One faulty reply, retried after the first wait, then a success. */
+static void
+assert_fault_is_retried (Fixture    *f,
+                         const Reply *fault,
+                         MendReason  reason)
+{
+  Reply *script = g_new0 (Reply, 2);
+
+  script[0] = *fault;
+  script[1] = (Reply) { REPLY_BODY, 200, "text/event-stream", SSE_OK };
+  start (f, script, 2);
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, reason);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_free (script);
+}
+
 static void
 test_empty_200_is_retried (Fixture       *f,
                            gconstpointer  data)
 {
-  static const Reply script[] = {
-    { REPLY_BODY, 200, "application/json", "" },
-    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
-  };
-
-  start (f, script, G_N_ELEMENTS (script));
-  run_until (f, MEND_TURN_WAITING, 1);
-  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_EMPTY);
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
-  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_fault_is_retried (f, &(Reply) { REPLY_BODY, 200, "application/json", "" }, MEND_REASON_EMPTY);
 }
 
 static void
 test_reset_after_headers_is_retried (Fixture       *f,
                                      gconstpointer  data)
 {
-  static const Reply script[] = {
-    { REPLY_HEADERS },
-    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
-  };
-
-  start (f, script, G_N_ELEMENTS (script));
-  run_until (f, MEND_TURN_WAITING, 1);
-  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_TRANSPORT);
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
-  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_fault_is_retried (f, &(Reply) { REPLY_HEADERS }, MEND_REASON_TRANSPORT);
 }
 
 static void
 test_garbage_is_retried (Fixture       *f,
                          gconstpointer  data)
 {
-  static const Reply script[] = {
-    { REPLY_GARBAGE },
-    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
-  };
-
-  start (f, script, G_N_ELEMENTS (script));
-  run_until (f, MEND_TURN_WAITING, 1);
-  g_assert_cmpint (mend_retry_wait_get_reason (current_wait (f)), ==, MEND_REASON_TRANSPORT);
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
-  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_fault_is_retried (f, &(Reply) { REPLY_GARBAGE }, MEND_REASON_TRANSPORT);
 }
 
 static void
