@@ -309,6 +309,31 @@ clear_wait (Entry *entry)
   mend_subagent_set_retry (entry->subagent, NULL);
 }
 
+static const char *
+prompt_id_of (const char *provenance)
+{
+  const char *found;
+
+  /* A cheap test first: most turns are not resume prompts. */
+  if (provenance == NULL || strstr (provenance, "\"subagent_retry\"") == NULL)
+    return NULL;
+
+  found = strstr (provenance, "\"promptId\":\"");
+  return found ? found + strlen ("\"promptId\":\"") : NULL;
+}
+
+/* Whether @provenance is that of the resume prompt @prompt_id, exactly:
+ * "sr-1" is not "sr-12". */
+static gboolean
+names_prompt (const char *provenance,
+              const char *prompt_id)
+{
+  const char *id = prompt_id_of (provenance);
+  gsize len = prompt_id ? strlen (prompt_id) : 0;
+
+  return id != NULL && len > 0 && strncmp (id, prompt_id, len) == 0 && id[len] == '"';
+}
+
 /* Takes back a resume prompt that is still queued; one already started is
  * the agent's to answer. */
 static void
@@ -329,7 +354,7 @@ take_back_prompt (MendSubagentRetry *self,
           g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (queue), i);
           const char *provenance = mend_queue_item_get_provenance (item);
 
-          if (provenance != NULL && strstr (provenance, entry->prompt_id) != NULL)
+          if (names_prompt (provenance, entry->prompt_id))
             {
               mend_queue_remove (queue, mend_queue_item_get_id (item), NULL);
               break;
@@ -704,34 +729,18 @@ resume (MendSubagentRetry *self,
 
 /* Chat events */
 
-static const char *
-prompt_id_of (const char *provenance)
-{
-  const char *found;
-
-  /* A cheap test first: most turns are not resume prompts. */
-  if (provenance == NULL || strstr (provenance, "\"subagent_retry\"") == NULL)
-    return NULL;
-
-  found = strstr (provenance, "\"promptId\":\"");
-  return found ? found + strlen ("\"promptId\":\"") : NULL;
-}
-
 static Entry *
 entry_for_prompt (MendSubagentRetry *self,
                   const char        *provenance)
 {
-  const char *id = prompt_id_of (provenance);
-
-  if (id == NULL)
+  if (prompt_id_of (provenance) == NULL)
     return NULL;
 
   for (guint i = 0; i < self->entries->len; i++)
     {
       Entry *entry = g_ptr_array_index (self->entries, i);
-      gsize len = entry->prompt_id ? strlen (entry->prompt_id) : 0;
 
-      if (len > 0 && strncmp (id, entry->prompt_id, len) == 0 && id[len] == '"')
+      if (names_prompt (provenance, entry->prompt_id))
         return entry;
     }
 

@@ -462,6 +462,28 @@ test_a_skipped_retry_prompt_never_starts (Fixture       *f,
 }
 
 static void
+test_taking_back_a_prompt_takes_only_its_own (Fixture       *f,
+                                              gconstpointer  data)
+{
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+  MendQueueItem *first;
+
+  g_assert_true (mend_chat_submit (f->chat, "a person's question", NULL, NULL));
+  fail_many (f, 10, GATEWAY_503);
+  advance (f, 20000);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 10);
+
+  /* A person removes the first resume prompt ("sr-1") by hand… */
+  first = mend_queue_peek (queue);
+  g_assert_nonnull (strstr (mend_queue_item_get_provenance (first), "\"sr-1\""));
+  g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (first), NULL));
+
+  /* …and its subagent resumes: "sr-10" is not taken back with it. */
+  mend_subagent_retry_resumed (f->retry, "agent-0");
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 9);
+}
+
+static void
 test_a_dropped_connection_is_resumed_with_reason_transport (Fixture       *f,
                                                             gconstpointer  data)
 {
@@ -747,6 +769,7 @@ main (int   argc,
   ADD ("/Mend/SubagentRetry/a-forgotten-agent-that-keeps-failing-is-given-up", test_a_forgotten_agent_that_keeps_failing_is_given_up);
   ADD ("/Mend/SubagentRetry/a-forgotten-agent-that-completes-after-its-resume-ends-completed", test_a_forgotten_agent_that_completes_after_its_resume_ends_completed);
   ADD ("/Mend/SubagentRetry/a-skipped-retry-prompt-never-starts", test_a_skipped_retry_prompt_never_starts);
+  ADD ("/Mend/SubagentRetry/taking-back-a-prompt-takes-only-its-own", test_taking_back_a_prompt_takes_only_its_own);
   ADD ("/Mend/SubagentRetry/a-dropped-connection-is-resumed-with-reason-transport", test_a_dropped_connection_is_resumed_with_reason_transport);
   ADD ("/Mend/SubagentRetry/bad-request-and-usage-limit-are-not-retried", test_bad_request_and_usage_limit_are_not_retried);
   ADD ("/Mend/SubagentRetry/a-new-subagent-of-the-same-name-replaces-it", test_a_new_subagent_of_the_same_name_replaces_it);
