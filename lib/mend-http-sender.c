@@ -96,6 +96,7 @@ typedef struct
   GString          *event_data;
   char             *event_name;
   gboolean          content_seen;
+  int               io_priority;
 } Attempt;
 
 static void
@@ -279,7 +280,7 @@ read_next_line (GTask *task)
 {
   Attempt *attempt = g_task_get_task_data (task);
 
-  g_data_input_stream_read_line_async (attempt->lines, G_PRIORITY_DEFAULT,
+  g_data_input_stream_read_line_async (attempt->lines, attempt->io_priority,
                                        attempt->cancellable, on_line, task);
 }
 
@@ -338,7 +339,7 @@ read_more_body (GTask *task)
 {
   Attempt *attempt = g_task_get_task_data (task);
 
-  g_input_stream_read_bytes_async (attempt->body_stream, 16384, G_PRIORITY_DEFAULT,
+  g_input_stream_read_bytes_async (attempt->body_stream, 16384, attempt->io_priority,
                                    attempt->cancellable, on_body_read, task);
 }
 
@@ -442,6 +443,7 @@ static void
 mend_http_sender_send_async (MendSender          *sender,
                              MendTurn            *turn,
                              guint                attempt_number,
+                             int                  io_priority,
                              GCancellable        *cancellable,
                              GAsyncReadyCallback  callback,
                              gpointer             user_data)
@@ -463,6 +465,8 @@ mend_http_sender_send_async (MendSender          *sender,
   attempt->turn = g_object_ref (turn);
   attempt->clock = g_object_ref (mend_turn_get_clock (turn));
   attempt->cancellable = g_cancellable_new ();
+  attempt->io_priority = io_priority;
+  g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, attempt, (GDestroyNotify) attempt_free);
 
   attempt->message = soup_message_new ("POST", self->uri);
@@ -502,17 +506,19 @@ mend_http_sender_send_async (MendSender          *sender,
     attempt->timeout_id = mend_clock_add_timeout (attempt->clock, self->timeout_ms,
                                                   on_timeout, attempt, NULL);
 
-  soup_session_send_async (self->session, attempt->message, G_PRIORITY_DEFAULT,
+  soup_session_send_async (self->session, attempt->message, attempt->io_priority,
                            attempt->cancellable, on_sent, task);
 }
 
 static MendFailure *
-mend_http_sender_send_finish (MendSender   *sender,
-                              GAsyncResult *result)
+mend_http_sender_send_finish (MendSender    *sender,
+                              GAsyncResult  *result,
+                              GError       **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, sender), NULL);
 
-  return g_task_propagate_pointer (G_TASK (result), NULL);
+  /* A cancelled task propagates G_IO_ERROR_CANCELLED. */
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 static void

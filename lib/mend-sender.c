@@ -37,16 +37,23 @@ mend_sender_default_init (MendSenderInterface *iface)
  * @self: a sender
  * @turn: the turn the attempt belongs to
  * @attempt: the number of the attempt, from 1
+ * @io_priority: the I/O priority of the request, such as %G_PRIORITY_DEFAULT
  * @cancellable: (nullable): cancelled when the user stops the turn
  * @callback: (scope async) (closure user_data): called when the attempt ended
  * @user_data: data for @callback
  *
  * Sends one attempt of @turn.
+ *
+ * An implementation calls @callback exactly once, on the thread-default
+ * main context of the call. When @cancellable is cancelled before the
+ * attempt ended, [method@Mend.Sender.send_finish] fails with
+ * %G_IO_ERROR_CANCELLED: a cancelled attempt never reads as a success.
  */
 void
 mend_sender_send_async (MendSender          *self,
                         MendTurn            *turn,
                         guint                attempt,
+                        int                  io_priority,
                         GCancellable        *cancellable,
                         GAsyncReadyCallback  callback,
                         gpointer             user_data)
@@ -55,25 +62,44 @@ mend_sender_send_async (MendSender          *self,
   g_return_if_fail (MEND_IS_TURN (turn));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  MEND_SENDER_GET_IFACE (self)->send_async (self, turn, attempt, cancellable, callback, user_data);
+  MEND_SENDER_GET_IFACE (self)->send_async (self, turn, attempt, io_priority,
+                                             cancellable, callback, user_data);
 }
 
 /**
  * mend_sender_send_finish:
  * @self: a sender
  * @result: the result passed to the callback
+ * @error: return location for a #GError, or %NULL
  *
  * Finishes [method@Mend.Sender.send_async].
  *
- * Returns: (transfer full) (nullable): %NULL when the attempt succeeded, else
- *   what went wrong
+ * There are three outcomes: the attempt succeeded (%NULL, @error unset), it
+ * failed upstream (the failure, for the turn's policy to classify), or it
+ * could not be made (%NULL with @error set; %G_IO_ERROR_CANCELLED when it
+ * was cancelled). A turn reads an error as a failure made from it, so a
+ * cancelled attempt is a Stop, never a success.
+ *
+ * Returns: (transfer full) (nullable): the attempt's failure, or %NULL
  */
 MendFailure *
-mend_sender_send_finish (MendSender   *self,
-                         GAsyncResult *result)
+mend_sender_send_finish (MendSender    *self,
+                         GAsyncResult  *result,
+                         GError       **error)
 {
+  MendFailure *failure;
+  GError *local_error = NULL;
+
   g_return_val_if_fail (MEND_IS_SENDER (self), NULL);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return MEND_SENDER_GET_IFACE (self)->send_finish (self, result);
+  failure = MEND_SENDER_GET_IFACE (self)->send_finish (self, result, &local_error);
+  if (local_error != NULL)
+    {
+      g_clear_object (&failure);
+      g_propagate_error (error, local_error);
+    }
+
+  return failure;
 }

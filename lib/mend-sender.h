@@ -25,8 +25,9 @@ G_DECLARE_INTERFACE (MendSender, mend_sender, MEND, SENDER, GObject)
  * MendSenderInterface:
  * @parent_iface: the parent interface
  * @send_async: sends one attempt of a turn
- * @send_finish: finishes @send_async: %NULL when the attempt succeeded, else
- *   the failure
+ * @send_finish: finishes @send_async: %NULL when the attempt succeeded, the
+ *   failure when it failed, or %NULL with @error set when it could not be
+ *   made (%G_IO_ERROR_CANCELLED when it was cancelled)
  *
  * The interface of whatever runs a turn's attempts: an HTTP client, an
  * agent process, a test's script.
@@ -38,22 +39,26 @@ struct _MendSenderInterface
   void          (*send_async)  (MendSender          *self,
                                 MendTurn            *turn,
                                 guint                attempt,
+                                int                  io_priority,
                                 GCancellable        *cancellable,
                                 GAsyncReadyCallback  callback,
                                 gpointer             user_data);
   MendFailure * (*send_finish) (MendSender          *self,
-                                GAsyncResult        *result);
+                                GAsyncResult        *result,
+                                GError             **error);
 };
 
 MEND_AVAILABLE_IN_ALL
 void         mend_sender_send_async  (MendSender          *self,
                                       MendTurn            *turn,
                                       guint                attempt,
+                                      int                  io_priority,
                                       GCancellable        *cancellable,
                                       GAsyncReadyCallback  callback,
                                       gpointer             user_data);
 MEND_AVAILABLE_IN_ALL
 MendFailure *mend_sender_send_finish (MendSender          *self,
-                                      GAsyncResult        *result);
+                                      GAsyncResult        *result,
+                                      GError             **error);
 
 G_END_DECLS

@@ -190,7 +190,13 @@ on_sent (GObject      *object,
 {
   SendData *data = user_data;
   MendTurn *self = data->turn;
-  g_autoptr(MendFailure) failure = mend_sender_send_finish (MEND_SENDER (object), result);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MendFailure) failure = mend_sender_send_finish (MEND_SENDER (object), result, &error);
+
+  /* An attempt that could not be made, or was cancelled, failed: a
+   * cancellation reads as a Stop, never as a success. */
+  if (error != NULL)
+    failure = mend_failure_new_from_error (error);
 
   /* A late answer for an attempt that was stopped, or superseded. */
   if (self->state == MEND_TURN_RUNNING && self->attempt == data->attempt)
@@ -223,7 +229,7 @@ run_attempt (MendTurn *self)
 
       data->turn = g_object_ref (self);
       data->attempt = self->attempt;
-      mend_sender_send_async (self->sender, self, self->attempt,
+      mend_sender_send_async (self->sender, self, self->attempt, G_PRIORITY_DEFAULT,
                               self->attempt_cancellable, on_sent, data);
     }
   else

@@ -433,7 +433,9 @@ test_stagger_offset_is_added (Fixture       *f,
 
 /* A sender that answers from a script, in an idle like a real one. */
 
-typedef struct { GObject parent; GPtrArray *script; guint sent; GPtrArray *turns; } ScriptSender;
+/* Each step of the script is a failure, NULL (success), or an error at the
+ * same index of errors (the attempt could not be made). */
+typedef struct { GObject parent; GPtrArray *script; GPtrArray *errors; guint sent; GPtrArray *turns; } ScriptSender;
 typedef struct { GObjectClass parent_class; } ScriptSenderClass;
 static GType script_sender_get_type (void);
 static void script_sender_iface_init (MendSenderInterface *iface);
@@ -444,25 +446,32 @@ static void
 script_sender_send_async (MendSender          *sender,
                           MendTurn            *turn,
                           guint                attempt,
+                          int                  io_priority,
                           GCancellable        *cancellable,
                           GAsyncReadyCallback  callback,
                           gpointer             user_data)
 {
   ScriptSender *self = (ScriptSender *) sender;
   GTask *task = g_task_new (sender, cancellable, callback, user_data);
+  const GError *error = self->sent < self->errors->len ? g_ptr_array_index (self->errors, self->sent) : NULL;
   MendFailure *failure = g_ptr_array_index (self->script, self->sent++);
 
+  g_assert_cmpint (io_priority, ==, G_PRIORITY_DEFAULT);
   g_assert_cmpuint (attempt, ==, self->sent);
   g_ptr_array_add (self->turns, g_strdup (mend_turn_get_prompt (turn)));
-  g_task_return_pointer (task, failure ? g_object_ref (failure) : NULL, g_object_unref);
+  if (error != NULL)
+    g_task_return_error (task, g_error_copy (error));
+  else
+    g_task_return_pointer (task, failure ? g_object_ref (failure) : NULL, g_object_unref);
   g_object_unref (task);
 }
 
 static MendFailure *
-script_sender_send_finish (MendSender   *sender,
-                           GAsyncResult *result)
+script_sender_send_finish (MendSender    *sender,
+                           GAsyncResult  *result,
+                           GError       **error)
 {
-  return g_task_propagate_pointer (G_TASK (result), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 static void
@@ -478,6 +487,7 @@ script_sender_finalize (GObject *object)
   ScriptSender *self = (ScriptSender *) object;
 
   g_ptr_array_unref (self->script);
+  g_ptr_array_unref (self->errors);
   g_ptr_array_unref (self->turns);
   G_OBJECT_CLASS (script_sender_parent_class)->finalize (object);
 }
@@ -498,6 +508,7 @@ static void
 script_sender_init (ScriptSender *self)
 {
   self->script = g_ptr_array_new_with_free_func (free_failure);
+  self->errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
   self->turns = g_ptr_array_new_with_free_func (g_free);
 }
 
@@ -534,6 +545,62 @@ test_sender_runs_the_attempts (Fixture       *f,
   g_assert_finalize_object (sender);
 }
 
+static void
+run_pending (void)
+{
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+}
+
+static void
+test_sender_cancelled_attempt_is_a_stop (Fixture       *f,
+                                         gconstpointer  data)
+{
+  ScriptSender *sender = g_object_new (script_sender_get_type (), NULL);
+
+  /* A sender that reports its attempt as cancelled: never a success. */
+  g_ptr_array_add (sender->script, NULL);
+  g_ptr_array_add (sender->errors, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "Operation was cancelled"));
+
+  mend_turn_set_sender (f->turn, MEND_SENDER (sender));
+  mend_turn_start (f->turn, NULL);
+  run_pending ();
+  advance (f, 60000);
+  run_pending ();
+
+  g_assert_cmpint (mend_turn_get_state (f->turn), ==, MEND_TURN_STOPPED);
+  g_assert_cmpuint (sender->sent, ==, 1);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (f->turn)), ==, MEND_FAILURE_STOPPED);
+
+  mend_turn_set_sender (f->turn, NULL);
+  g_assert_finalize_object (sender);
+}
+
+static void
+test_sender_error_is_a_failure (Fixture       *f,
+                                gconstpointer  data)
+{
+  ScriptSender *sender = g_object_new (script_sender_get_type (), NULL);
+
+  /* An attempt that could not be made fails as its error says. */
+  g_ptr_array_add (sender->script, NULL);
+  g_ptr_array_add (sender->errors, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "Connection closed"));
+  g_ptr_array_add (sender->script, NULL);
+
+  mend_turn_set_sender (f->turn, MEND_SENDER (sender));
+  mend_turn_start (f->turn, NULL);
+  run_pending ();
+  advance (f, 250);
+  run_pending ();
+
+  g_assert_cmpint (mend_turn_get_state (f->turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (sender->sent, ==, 2);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (f->turn)), ==, MEND_REASON_TRANSPORT);
+
+  mend_turn_set_sender (f->turn, NULL);
+  g_assert_finalize_object (sender);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -544,6 +611,8 @@ main (int   argc,
   g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
   ADD ("/Mend/Turn/retry-then-succeed", test_retry_then_succeed);
+  ADD ("/Mend/Turn/sender-cancelled-attempt-is-a-stop-not-a-success", test_sender_cancelled_attempt_is_a_stop);
+  ADD ("/Mend/Turn/sender-error-is-a-failure", test_sender_error_is_a_failure);
   ADD ("/Mend/Turn/default-waits-are-250-500-1000-2000-then-exhausted", test_default_waits_are_250_500_1000_2000);
   ADD ("/Mend/Turn/permanent-gives-up-after-one-attempt", test_permanent_gives_up_after_one_attempt);
   ADD ("/Mend/Turn/408-and-504-are-retried", test_timeouts_are_retried);
