@@ -104,8 +104,14 @@ G_DEFINE_TYPE_WITH_PRIVATE (MendClock, mend_clock, G_TYPE_OBJECT)
 static void
 drop_source (TimerSource *ts)
 {
+  if (g_source_is_destroyed ((GSource *) ts))
+    return;
+
   g_source_destroy ((GSource *) ts);
-  g_hash_table_remove (ts->sources, ts->context);
+  /* A callback may have dropped this source mid-dispatch and a timer added
+   * after it made a new one for the context: remove only our own entry. */
+  if (g_hash_table_lookup (ts->sources, ts->context) == ts)
+    g_hash_table_remove (ts->sources, ts->context);
 }
 
 static gboolean
@@ -144,7 +150,7 @@ timer_source_dispatch (GSource     *source,
   deadline = mend_timer_queue_get_earliest (ts->queue);
   if (deadline == G_MAXINT64)
     drop_source (ts);
-  else
+  else if (!g_source_is_destroyed (source))
     arm (ts, deadline);
   g_mutex_unlock (ts->mutex);
 

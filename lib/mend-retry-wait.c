@@ -106,7 +106,11 @@ finish (MendRetryWait      *self,
 static void
 on_timer (gpointer user_data)
 {
-  MendRetryWait *self = user_data;
+  g_autoptr(MendRetryWait) self = g_weak_ref_get (user_data);
+
+  /* The wait is gone: a timer that outlived it does nothing. */
+  if (self == NULL)
+    return;
 
   /* The timer is spent: nothing to remove. */
   self->timer_id = 0;
@@ -114,9 +118,17 @@ on_timer (gpointer user_data)
 }
 
 static void
+weak_ref_free (gpointer data)
+{
+  g_weak_ref_clear (data);
+  g_free (data);
+}
+
+static void
 mend_retry_wait_constructed (GObject *object)
 {
   MendRetryWait *self = (MendRetryWait *) object;
+  GWeakRef *weak;
   gint64 delay_us;
 
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->constructed (object);
@@ -129,8 +141,11 @@ mend_retry_wait_constructed (GObject *object)
   self->started_at = mend_clock_get_real_time (self->clock);
   self->next_at = self->started_at + delay_us;
   self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
-  /* No reference: dispose removes the timer, so it never outlives us. */
-  self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer, self, NULL);
+  /* A weak reference: dispose removes the timer, and should a clock fail to
+   * remove it, it cannot reach a freed wait. */
+  weak = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (weak, self);
+  self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer, weak, weak_ref_free);
 }
 
 static void

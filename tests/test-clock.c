@@ -387,6 +387,63 @@ test_real_timer_runs_on_thread_default_context (void)
   g_assert_cmpuint (mend_clock_get_n_sources (mend_clock_get_default ()), ==, 0);
 }
 
+typedef struct
+{
+  GMainLoop *loop;
+  guint      other_id;
+  guint      new_id;
+  guint      stray;   /* a removed timer that ran all the same */
+} Reentry;
+
+static void
+on_stray_timer (gpointer data)
+{
+  ((Reentry *) data)->stray++;
+}
+
+static void
+on_reentering_timer (gpointer data)
+{
+  Reentry *r = data;
+
+  /* Removing the only other timer gives the source back mid-dispatch; the
+   * timer added next must land on a source the clock still knows. */
+  g_assert_true (mend_clock_remove_timeout (mend_clock_get_default (), r->other_id));
+  r->new_id = mend_clock_add_timeout (mend_clock_get_default (), 5, on_stray_timer, r, NULL);
+}
+
+static gboolean
+quit_loop (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_real_timer_added_while_source_is_dropped_can_be_removed (void)
+{
+  MendClock *clock = mend_clock_get_default ();
+  Reentry r = { 0 };
+
+  r.loop = g_main_loop_new (NULL, FALSE);
+  mend_clock_add_timeout (clock, 1, on_reentering_timer, &r, NULL);
+  r.other_id = mend_clock_add_timeout (clock, 60000, on_stray_timer, &r, NULL);
+
+  while (r.new_id == 0)
+    g_main_context_iteration (NULL, TRUE);
+
+  /* The clock still finds the new timer: removing it works, and it never
+   * runs afterwards. */
+  g_assert_cmpuint (mend_clock_get_n_sources (clock), ==, 1);
+  g_assert_true (mend_clock_remove_timeout (clock, r.new_id));
+  g_timeout_add (30, quit_loop, r.loop);
+  g_main_loop_run (r.loop);
+  g_assert_cmpuint (r.stray, ==, 0);
+  g_assert_cmpuint (mend_clock_get_n_sources (clock), ==, 0);
+
+  g_main_loop_unref (r.loop);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -410,6 +467,7 @@ main (int   argc,
   g_test_add_func ("/Mend/ManualClock/random-schedule-matches-reference", test_manual_random_schedule_matches_reference);
   g_test_add_func ("/Mend/Clock/one-source-for-many-timers", test_real_one_source_for_many_timers);
   g_test_add_func ("/Mend/Clock/removing-last-timer-drops-source", test_real_removing_last_timer_drops_source);
+  g_test_add_func ("/Mend/Clock/timer-added-while-source-is-dropped-can-be-removed", test_real_timer_added_while_source_is_dropped_can_be_removed);
   g_test_add_func ("/Mend/Clock/timer-runs-on-thread-default-context", test_real_timer_runs_on_thread_default_context);
 
   return g_test_run ();
