@@ -151,6 +151,19 @@ finish (MendTurn      *self,
   g_object_unref (self);
 }
 
+/* The turn cancels its own waits only after disconnecting: a wait
+ * cancelled while connected was cancelled from outside, which is a Stop
+ * (the retry never runs, and the turn must not be left waiting). */
+static void
+on_wait_cancelled (MendRetryWait *wait,
+                   MendTurn      *self)
+{
+  if (self->state != MEND_TURN_WAITING || wait != self->wait)
+    return;
+
+  finish (self, MEND_TURN_STOPPED);
+}
+
 static void
 on_wait_fired (MendRetryWait *wait,
                MendTurn      *self)
@@ -243,7 +256,15 @@ mend_turn_dispose (GObject *object)
 {
   MendTurn *self = (MendTurn *) object;
 
-  clear_wait (self);
+  /* No notifications from a half-disposed object: the wait goes quietly. */
+  if (self->wait != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->wait, self);
+      mend_retry_wait_cancel (self->wait);
+      g_clear_object (&self->wait);
+    }
+  if (self->attempt_cancellable != NULL)
+    g_cancellable_cancel (self->attempt_cancellable);
   if (self->start_cancelled_id != 0)
     g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
   self->start_cancelled_id = 0;
@@ -1002,6 +1023,7 @@ wait_before_retry (MendTurn    *self,
                              "server-hint", server_hint,
                              NULL);
   g_signal_connect (self->wait, "fired", G_CALLBACK (on_wait_fired), self);
+  g_signal_connect (self->wait, "cancelled", G_CALLBACK (on_wait_cancelled), self);
 
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);

@@ -345,6 +345,79 @@ test_stop_during_wait (Fixture       *f,
 }
 
 static void
+test_wait_cancelled_from_outside_stops_the_turn (Fixture       *f,
+                                                 gconstpointer  data)
+{
+  mend_turn_start (f->turn, NULL);
+  fail_http (f->turn, 529);
+  g_assert_true (mend_retry_wait_cancel (mend_turn_get_wait (f->turn)));
+
+  /* Not left waiting for a retry that never comes. */
+  g_assert_cmpint (mend_turn_get_state (f->turn), ==, MEND_TURN_STOPPED);
+  g_assert_null (mend_turn_get_wait (f->turn));
+  g_assert_cmpuint (f->finished, ==, 1);
+  advance (f, 60000);
+  g_assert_cmpstr (f->log->str, ==, "attempt 1; waiting 1/4 250ms; finished 5; ");
+}
+
+static void
+on_run_done (GObject      *object,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (mend_retry_wait_run_finish (MEND_RETRY_WAIT (object), result, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  *(gboolean *) data = TRUE;
+}
+
+static void
+test_wait_run_cancellable_stops_the_turn (Fixture       *f,
+                                          gconstpointer  data)
+{
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  gboolean done = FALSE;
+
+  mend_turn_start (f->turn, NULL);
+  fail_http (f->turn, 503);
+  mend_retry_wait_run_async (mend_turn_get_wait (f->turn), cancellable, on_run_done, &done);
+  g_cancellable_cancel (cancellable);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_cmpint (mend_turn_get_state (f->turn), ==, MEND_TURN_STOPPED);
+  g_assert_false (mend_turn_retry_now (f->turn));
+  g_assert_cmpuint (f->finished, ==, 1);
+}
+
+static void
+on_notify_in_dispose (GObject    *object,
+                      GParamSpec *pspec,
+                      gpointer    data)
+{
+  /* Nothing may reach a handler from a turn being disposed. */
+  g_assert_not_reached ();
+}
+
+static void
+test_dispose_while_waiting_emits_nothing (Fixture       *f,
+                                          gconstpointer  data)
+{
+  MendTurn *turn = new_turn (f, f->policy);
+  MendRetryWait *wait;
+
+  mend_turn_start (turn, NULL);
+  fail_http (turn, 503);
+  wait = g_object_ref (mend_turn_get_wait (turn));
+  g_signal_connect (turn, "notify", G_CALLBACK (on_notify_in_dispose), NULL);
+  g_assert_finalize_object (turn);
+
+  g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_CANCELLED);
+  g_assert_finalize_object (wait);
+}
+
+static void
 test_stop_during_attempt_cancels_it (Fixture       *f,
                                      gconstpointer  data)
 {
@@ -623,6 +696,9 @@ main (int   argc,
   ADD ("/Mend/Turn/retry-after-above-max-gives-up-keeping-the-hint", test_retry_after_above_max_gives_up_at_once);
   ADD ("/Mend/Turn/stop-during-wait-ends-at-once", test_stop_during_wait);
   ADD ("/Mend/Turn/stop-during-attempt-cancels-it", test_stop_during_attempt_cancels_it);
+  ADD ("/Mend/Turn/wait-cancelled-from-outside-stops-the-turn", test_wait_cancelled_from_outside_stops_the_turn);
+  ADD ("/Mend/Turn/wait-run-cancellable-stops-the-turn", test_wait_run_cancellable_stops_the_turn);
+  ADD ("/Mend/Turn/dispose-while-waiting-emits-nothing", test_dispose_while_waiting_emits_nothing);
   ADD ("/Mend/Turn/cancelling-the-start-cancellable-stops", test_cancelling_the_start_cancellable_stops);
   ADD ("/Mend/Turn/already-cancelled-start-makes-no-attempt", test_already_cancelled_start_makes_no_attempt);
   ADD ("/Mend/Turn/stopped-failure-ends-stopped", test_stopped_failure_ends_stopped);
