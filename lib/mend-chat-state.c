@@ -18,7 +18,7 @@
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-queue-private.h"
-#include "mend-queue-item.h"
+#include "mend-queue-item-private.h"
 #include "mend-retry-wait.h"
 #include "mend-subagent-retry-private.h"
 #include "mend-turn.h"
@@ -80,6 +80,11 @@ mend_chat_save_state (MendChat *self)
       mend_json_add_string (builder, "provenance", mend_queue_item_get_provenance (item));
       json_builder_set_member_name (builder, "queuedAt");
       json_builder_add_int_value (builder, mend_queue_item_get_queued_at (item) / 1000);
+      if (mend_queue_item_get_extra (item))
+        {
+          json_builder_set_member_name (builder, "resume");
+          json_builder_add_boolean_value (builder, TRUE);
+        }
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
@@ -121,6 +126,19 @@ mend_chat_save_state (MendChat *self)
   json_builder_end_object (builder);
 
   return mend_json_builder_finish (builder);
+}
+
+/* Whether a saved queue item waits in the resume prompts' room; a state
+ * saved before that room existed has no flag, and its items are the
+ * user's. */
+static gboolean
+read_resume_flag (JsonObject *object,
+                  gboolean   *ok)
+{
+  if (!json_object_has_member (object, "resume"))
+    return FALSE;
+
+  return mend_json_read_bool (object, "resume", ok);
 }
 
 static gboolean
@@ -170,6 +188,8 @@ mend_chat_restore_state (MendChat    *self,
   gint64 version;
   gint64 attempt = 0;
   gint64 delay_ms = -1;
+  guint n_user = 0;
+  guint n_extra = 0;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
@@ -222,7 +242,7 @@ mend_chat_restore_state (MendChat    *self,
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
     return invalid (error, _("no queue"));
   queue = json_node_get_array (node);
-  if (json_array_get_length (queue) > mend_queue_get_max_items (live_queue))
+  if (json_array_get_length (queue) > mend_queue_get_max_items (live_queue) + MEND_QUEUE_MAX_EXTRA_ITEMS)
     return invalid (error, _("more queued messages than the queue holds"));
 
   for (guint i = 0; i < json_array_get_length (queue); i++)
@@ -240,6 +260,14 @@ mend_chat_restore_state (MendChat    *self,
       mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok);
       if (!ok)
         return invalid (error, _("a queued message without an id, text or time"));
+      if (read_resume_flag (obj, &ok))
+        n_extra++;
+      else
+        n_user++;
+      if (!ok)
+        return invalid (error, _("a queued message whose resume flag is not true or false"));
+      if (n_user > mend_queue_get_max_items (live_queue) || n_extra > MEND_QUEUE_MAX_EXTRA_ITEMS)
+        return invalid (error, _("more queued messages than the queue holds"));
       checked = mend_queue_check_message (live_queue, mend_json_read_string (obj, "text", FALSE, &ok),
                                           mend_json_read_string (obj, "provenance", TRUE, &ok), error);
       if (checked == NULL)
@@ -296,7 +324,8 @@ mend_chat_restore_state (MendChat    *self,
     return invalid (error, _("subagents that are not an array"));
 
   /* Everything was checked; the subagents check their own entries before
-   * they change anything, so they go first. */
+   * they change anything, so they go first. Their held resume prompts go
+   * out only once the user's turn is back, so that none takes its place. */
   if (subagents != NULL &&
       !mend_subagent_retry_restore (mend_chat_get_subagents (self), subagents, error))
     return FALSE;
@@ -311,6 +340,7 @@ mend_chat_restore_state (MendChat    *self,
                                mend_json_read_string (obj, "text", FALSE, &ok),
                                mend_json_read_string (obj, "provenance", TRUE, &ok),
                                mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
+                               read_resume_flag (obj, &ok),
                                NULL);
     }
 
@@ -321,6 +351,7 @@ mend_chat_restore_state (MendChat    *self,
                             mend_json_read_string (turn, "prompt", FALSE, &ok),
                             mend_json_read_string (turn, "provenance", TRUE, &ok),
                             (guint) attempt, delay_ms, failure);
+  mend_subagent_retry_release_held (mend_chat_get_subagents (self));
   g_object_unref (self);
 
   return TRUE;

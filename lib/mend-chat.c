@@ -71,6 +71,8 @@ struct _MendChat
   MendLifecycle    lifecycle;
   gboolean         external_turn;
   char            *continue_prompt;
+  gboolean         advancing;     /* the queue moves in a loop, never by recursion */
+  gboolean         advance_again;
 };
 
 enum {
@@ -219,6 +221,32 @@ static void start_turn (MendChat   *self,
                         const char *text,
                         const char *provenance);
 
+/* Runs the queue's head when the chat is ready and nothing runs. A turn
+ * whose attempt succeeds at once finishes inside send_next() and asks to
+ * move the queue again: that runs in this loop, not one frame deeper, so
+ * a thousand queued items never nest a thousand calls. */
+static void
+advance_queue (MendChat *self)
+{
+  if (self->advancing)
+    {
+      self->advance_again = TRUE;
+      return;
+    }
+
+  g_object_ref (self);
+  self->advancing = TRUE;
+  do
+    {
+      self->advance_again = FALSE;
+      if (self->lifecycle == MEND_LIFECYCLE_READY && self->turn == NULL)
+        mend_chat_send_next (self);
+    }
+  while (self->advance_again);
+  self->advancing = FALSE;
+  g_object_unref (self);
+}
+
 static void
 on_turn_finished (MendTurn      *turn,
                   MendTurnState  state,
@@ -254,10 +282,8 @@ on_turn_finished (MendTurn      *turn,
   g_signal_emit (self, signals[TURN_FINISHED], 0, turn);
 
   /* Only success moves the queue. */
-  if (state == MEND_TURN_SUCCEEDED &&
-      self->lifecycle == MEND_LIFECYCLE_READY &&
-      self->turn == NULL)
-    mend_chat_send_next (self);
+  if (state == MEND_TURN_SUCCEEDED)
+    advance_queue (self);
 
   g_object_unref (turn);
   g_object_unref (self);
@@ -923,6 +949,37 @@ check_open (MendChat  *self,
   return FALSE;
 }
 
+static gboolean
+submit (MendChat    *self,
+        const char  *text,
+        const char  *provenance,
+        gboolean     resume,
+        GError     **error)
+{
+  g_autofree char *normalized = NULL;
+
+  if (!check_open (self, error))
+    return FALSE;
+
+  if (!mend_subagent_retry_may_start (self->subagents, provenance))
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
+                           _("This resume prompt was taken back"));
+      return FALSE;
+    }
+
+  if (!can_run_now (self))
+    return (resume ? mend_queue_push_extra (self->queue, text, provenance, error)
+                   : mend_queue_push (self->queue, text, provenance, error)) != NULL;
+
+  normalized = mend_queue_check_message (self->queue, text, provenance, error);
+  if (normalized == NULL)
+    return FALSE;
+
+  start_turn (self, normalized, provenance);
+  return TRUE;
+}
+
 /**
  * mend_chat_submit:
  * @self: a chat
@@ -943,30 +1000,22 @@ mend_chat_submit (MendChat    *self,
                   const char  *provenance,
                   GError     **error)
 {
-  g_autofree char *normalized = NULL;
-
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_open (self, error))
-    return FALSE;
+  return submit (self, text, provenance, FALSE, error);
+}
 
-  if (!mend_subagent_retry_may_start (self->subagents, provenance))
-    {
-      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
-                           _("This resume prompt was taken back"));
-      return FALSE;
-    }
+gboolean
+mend_chat_submit_resume (MendChat    *self,
+                         const char  *text,
+                         const char  *provenance,
+                         GError     **error)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!can_run_now (self))
-    return mend_queue_push (self->queue, text, provenance, error) != NULL;
-
-  normalized = mend_queue_check_message (self->queue, text, provenance, error);
-  if (normalized == NULL)
-    return FALSE;
-
-  start_turn (self, normalized, provenance);
-  return TRUE;
+  return submit (self, text, provenance, TRUE, error);
 }
 
 /**
@@ -1087,7 +1136,6 @@ mend_chat_end_external_turn (MendChat *self)
   g_object_ref (self);
   self->external_turn = FALSE;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
-  if (self->lifecycle == MEND_LIFECYCLE_READY && self->turn == NULL)
-    mend_chat_send_next (self);
+  advance_queue (self);
   g_object_unref (self);
 }

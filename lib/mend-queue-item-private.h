@@ -17,5 +17,9 @@ MendQueueItem *mend_queue_item_new      (const char    *id,
                                          gint64         queued_at);
 void           mend_queue_item_set_text (MendQueueItem *self,
                                          const char    *text);
+/* An item in the room kept for resume prompts, outside the user's. */
+void           mend_queue_item_set_extra (MendQueueItem *self,
+                                          gboolean       extra);
+gboolean       mend_queue_item_get_extra (MendQueueItem *self);
 
 G_END_DECLS

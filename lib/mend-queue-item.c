@@ -29,6 +29,7 @@ struct _MendQueueItem
   char    *text;
   char    *provenance;
   gint64   queued_at;
+  gboolean extra;
 };
 
 enum {
@@ -240,4 +241,21 @@ mend_queue_item_get_queued_at (MendQueueItem *self)
   g_return_val_if_fail (MEND_IS_QUEUE_ITEM (self), 0);
 
   return self->queued_at;
+}
+
+void
+mend_queue_item_set_extra (MendQueueItem *self,
+                           gboolean       extra)
+{
+  g_assert (MEND_IS_QUEUE_ITEM (self));
+
+  self->extra = !!extra;
+}
+
+gboolean
+mend_queue_item_get_extra (MendQueueItem *self)
+{
+  g_assert (MEND_IS_QUEUE_ITEM (self));
+
+  return self->extra;
 }

@@ -19,11 +19,22 @@ char *mend_queue_check_message (MendQueue   *self,
 
 /* Appends an item read back from saved state, keeping its id; later ids
  * never collide with it. Same checks as push, and a taken id is refused. */
+/* The room for resume prompts, beside the user's max-items: as many as
+ * the failed subagents a chat keeps, so that resumes never take the
+ * user's room, nor the user's the resumes'. */
+#define MEND_QUEUE_MAX_EXTRA_ITEMS 32
+
 MendQueueItem *mend_queue_restore_item (MendQueue   *self,
                                         const char  *id,
                                         const char  *text,
                                         const char  *provenance,
                                         gint64       queued_at,
+                                        gboolean     extra,
                                         GError     **error);
+MendQueueItem *mend_queue_push_extra   (MendQueue   *self,
+                                        const char  *text,
+                                        const char  *provenance,
+                                        GError     **error);
+guint          mend_queue_get_n_user   (MendQueue   *self);
 
 G_END_DECLS

@@ -21,7 +21,8 @@
  * sent: a [iface@Gio.ListModel] of [class@Mend.QueueItem] to bind a list
  * widget to.
  *
- * The queue is bounded, in items ([property@Mend.Queue:max-items]) and in
+ * The queue is bounded, in the user's items ([property@Mend.Queue:max-items];
+ * a chat's subagent resume prompts have a room of their own beside them) and in
  * bytes per item ([property@Mend.Queue:max-item-bytes]), so a stuck agent
  * cannot make it grow without end. Text is normalized on the way in (CRLF
  * and lone CR become LF) and otherwise kept as typed. Anything the queue
@@ -403,13 +404,30 @@ mend_queue_check_message (MendQueue   *self,
   return g_steal_pointer (&normalized);
 }
 
+/* Items in the user's room; the resume prompts' room is apart. */
+static guint
+count_items (MendQueue *self,
+             gboolean   extra)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < self->items->len; i++)
+    if (mend_queue_item_get_extra (g_ptr_array_index (self->items, i)) == extra)
+      n++;
+
+  return n;
+}
+
 static MendQueueItem *
 add_item (MendQueue   *self,
           guint        position,
           const char  *text,
           const char  *provenance,
+          gboolean     extra,
           GError     **error)
 {
+  guint n_user;
+
   g_autofree char *normalized = NULL;
   g_autofree char *id = NULL;
   MendQueueItem *item;
@@ -420,9 +438,21 @@ add_item (MendQueue   *self,
   if (normalized == NULL)
     return NULL;
 
-  if (self->items->len >= self->max_items)
+  if (extra && count_items (self, TRUE) >= MEND_QUEUE_MAX_EXTRA_ITEMS)
     {
-      if (self->items->len == self->max_items)
+      g_set_error (error, MEND_QUEUE_ERROR, MEND_QUEUE_ERROR_FULL,
+                   g_dngettext (GETTEXT_PACKAGE,
+                                "The queue holds its most resume prompts (%u)",
+                                "The queue holds its most resume prompts (%u)",
+                                MEND_QUEUE_MAX_EXTRA_ITEMS),
+                   MEND_QUEUE_MAX_EXTRA_ITEMS);
+      return NULL;
+    }
+
+  n_user = count_items (self, FALSE);
+  if (!extra && n_user >= self->max_items)
+    {
+      if (n_user == self->max_items)
         g_set_error (error, MEND_QUEUE_ERROR, MEND_QUEUE_ERROR_FULL,
                      g_dngettext (GETTEXT_PACKAGE,
                                   "The queue is full (%u message)",
@@ -437,14 +467,15 @@ add_item (MendQueue   *self,
                                    * they were queued */
                                   "The queue is full (%u message; at most %u)",
                                   "The queue is full (%u messages; at most %u)",
-                                  self->items->len),
-                     self->items->len, self->max_items);
+                                  n_user),
+                     n_user, self->max_items);
       return NULL;
     }
 
   id = g_strdup_printf ("q%" G_GUINT64_FORMAT, ++self->last_id);
   item = mend_queue_item_new (id, normalized, provenance,
                               mend_clock_get_real_time (self->clock));
+  mend_queue_item_set_extra (item, extra);
   g_ptr_array_insert (self->items, (int) position, item);
 
   g_list_model_items_changed (G_LIST_MODEL (self), position, 0, 1);
@@ -543,7 +574,7 @@ mend_queue_push (MendQueue   *self,
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return add_item (self, self->items->len, text, provenance, error);
+  return add_item (self, self->items->len, text, provenance, FALSE, error);
 }
 
 /**
@@ -570,7 +601,7 @@ mend_queue_insert_front (MendQueue   *self,
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return add_item (self, 0, text, provenance, error);
+  return add_item (self, 0, text, provenance, FALSE, error);
 }
 
 /**
@@ -740,7 +771,9 @@ mend_queue_get_length (MendQueue *self)
  * @self: a queue
  *
  * Gets whether the queue refuses new items because it holds
- * [property@Mend.Queue:max-items] items or more.
+ * [property@Mend.Queue:max-items] of the user's items or more. A chat's
+ * subagent resume prompts wait in a room of their own beside those, so
+ * they never take the user's room.
  *
  * Returns: %TRUE if the queue is full
  */
@@ -749,7 +782,7 @@ mend_queue_is_full (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
 
-  return self->items->len >= self->max_items;
+  return count_items (self, FALSE) >= self->max_items;
 }
 
 /**
@@ -835,11 +868,13 @@ mend_queue_restore_item (MendQueue   *self,
                          const char  *text,
                          const char  *provenance,
                          gint64       queued_at,
+                         gboolean     extra,
                          GError     **error)
 {
   g_autofree char *normalized = NULL;
   MendQueueItem *item;
   guint64 number;
+  gboolean full;
 
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
   g_return_val_if_fail (id != NULL, NULL);
@@ -848,10 +883,12 @@ mend_queue_restore_item (MendQueue   *self,
   if (normalized == NULL)
     return NULL;
 
-  if (mend_queue_find (self, id) != NULL || self->items->len >= self->max_items)
+  full = extra ? count_items (self, TRUE) >= MEND_QUEUE_MAX_EXTRA_ITEMS
+               : count_items (self, FALSE) >= self->max_items;
+  if (mend_queue_find (self, id) != NULL || full)
     {
       g_set_error (error, MEND_QUEUE_ERROR,
-                   self->items->len >= self->max_items ? MEND_QUEUE_ERROR_FULL : MEND_QUEUE_ERROR_INVALID_TEXT,
+                   full ? MEND_QUEUE_ERROR_FULL : MEND_QUEUE_ERROR_INVALID_TEXT,
                    _("The queued message “%s” cannot be restored"), id);
       return NULL;
     }
@@ -861,9 +898,30 @@ mend_queue_restore_item (MendQueue   *self,
     self->last_id = MAX (self->last_id, number);
 
   item = mend_queue_item_new (id, normalized, provenance, queued_at);
+  mend_queue_item_set_extra (item, extra);
   g_ptr_array_add (self->items, item);
   g_list_model_items_changed (G_LIST_MODEL (self), self->items->len - 1, 0, 1);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
 
   return item;
+}
+
+MendQueueItem *
+mend_queue_push_extra (MendQueue   *self,
+                       const char  *text,
+                       const char  *provenance,
+                       GError     **error)
+{
+  g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return add_item (self, self->items->len, text, provenance, TRUE, error);
+}
+
+guint
+mend_queue_get_n_user (MendQueue *self)
+{
+  g_return_val_if_fail (MEND_IS_QUEUE (self), 0);
+
+  return count_items (self, FALSE);
 }

@@ -18,6 +18,13 @@ MendSubagentRetry *mend_subagent_retry_new       (MendChat          *chat);
  * taken back (its provenance names a skipped prompt id). */
 gboolean           mend_subagent_retry_may_start (MendSubagentRetry *self,
                                                   const char        *provenance);
+/* Sends the resume prompts held for the agent's own turn, if none runs. */
+void               mend_subagent_retry_release_held (MendSubagentRetry *self);
+
+/* Ended subagents kept for the list, and entries kept in all: past these
+ * the oldest are forgotten. */
+#define MEND_SUBAGENT_RETRY_MAX_ENDED   32
+#define MEND_SUBAGENT_RETRY_MAX_ENTRIES 1024
 
 /* Saved state: the subagents as a JSON array, and back. Restoring checks
  * every entry before it changes anything; pending waits keep their

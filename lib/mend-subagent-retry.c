@@ -9,7 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "mend-chat.h"
+#include "mend-chat-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
@@ -57,8 +57,13 @@
  * subagents that no retry waits for; past that the oldest is forgotten.
  */
 
+/* An entry is counted: a loop that emits signals holds its entries, so a
+ * handler that forgets one (or starts one that replaces it) cannot free
+ * what the loop still reads; a forgotten entry is marked gone. */
 typedef struct
 {
+  guint         ref_count;
+  gboolean      gone;           /* no longer in the list */
   MendSubagentRetry *owner;
   MendSubagent *subagent;
   guint64       settled;        /* order in which it became settled */
@@ -77,6 +82,8 @@ struct _MendSubagentRetry
 
   MendChat   *chat;             /* weak */
   GPtrArray  *entries;          /* Entry*, in list order */
+  GHashTable *by_id;            /* subagent id → Entry* (borrowed) */
+  GHashTable *by_agent_id;      /* agent id → Entry* (borrowed) */
   GHashTable *skipped_prompts;  /* prompt id set */
   guint       max_failed;
   guint64     next_prompt;
@@ -109,15 +116,106 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (MendSubagentRetry, mend_subagent_retry, G_TYPE_OB
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-static void
-entry_free (Entry *entry)
+static Entry *
+entry_ref (Entry *entry)
 {
-  if (entry->fired_id != 0 && mend_subagent_get_retry (entry->subagent) != NULL)
-    g_signal_handler_disconnect (mend_subagent_get_retry (entry->subagent), entry->fired_id);
+  entry->ref_count++;
+  return entry;
+}
+
+static void
+entry_unref (Entry *entry)
+{
+  MendRetryWait *wait;
+
+  g_assert (entry->ref_count > 0);
+  if (--entry->ref_count > 0)
+    return;
+
+  wait = mend_subagent_get_retry (entry->subagent);
+  if (wait != NULL)
+    g_signal_handlers_disconnect_by_data (wait, entry);
   g_clear_object (&entry->prompt_turn);
   g_clear_pointer (&entry->prompt_id, g_free);
   g_clear_object (&entry->subagent);
   g_free (entry);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Entry, entry_unref)
+
+/* The list lets go of an entry. */
+static void
+entry_release (Entry *entry)
+{
+  entry->gone = TRUE;
+  entry_unref (entry);
+}
+
+/* The entries as they are now, each held: what a loop that emits walks,
+ * skipping those a handler made gone. */
+static GPtrArray *
+snapshot (MendSubagentRetry *self)
+{
+  GPtrArray *copy = g_ptr_array_new_full (self->entries->len, (GDestroyNotify) entry_unref);
+
+  for (guint i = 0; i < self->entries->len; i++)
+    g_ptr_array_add (copy, entry_ref (g_ptr_array_index (self->entries, i)));
+
+  return copy;
+}
+
+static void
+index_entry (GHashTable *index,
+             const char *key,
+             Entry      *entry)
+{
+  /* The first entry with a key is the one found, as a scan in list order
+   * would find it. */
+  if (key != NULL && !g_hash_table_contains (index, key))
+    g_hash_table_insert (index, g_strdup (key), entry);
+}
+
+static void
+unindex_entry (MendSubagentRetry *self,
+               GHashTable        *index,
+               const char        *key,
+               Entry             *entry)
+{
+  if (key == NULL || g_hash_table_lookup (index, key) != entry)
+    return;
+
+  g_hash_table_remove (index, key);
+  /* Rarely another entry shares the key: it is found from now on. */
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *other = g_ptr_array_index (self->entries, i);
+
+      if (other != entry &&
+          g_strcmp0 (index == self->by_id ? mend_subagent_get_id (other->subagent)
+                                          : mend_subagent_get_agent_id (other->subagent), key) == 0)
+        {
+          g_hash_table_insert (index, g_strdup (key), other);
+          break;
+        }
+    }
+}
+
+/* Takes an entry out of the list, the indexes and the list model. */
+static void
+remove_entry (MendSubagentRetry *self,
+              Entry             *entry)
+{
+  guint position;
+
+  if (entry->gone || !g_ptr_array_find (self->entries, entry, &position))
+    return;
+
+  entry_ref (entry);
+  g_ptr_array_remove_index (self->entries, position);
+  unindex_entry (self, self->by_id, mend_subagent_get_id (entry->subagent), entry);
+  unindex_entry (self, self->by_agent_id, mend_subagent_get_agent_id (entry->subagent), entry);
+  g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 0);
+  entry_unref (entry);
 }
 
 static GType
@@ -164,16 +262,6 @@ static MendErrorPolicy *
 resume_policy (MendSubagentRetry *self)
 {
   return mend_chat_get_resume_policy (self->chat);
-}
-
-static guint
-position_of (MendSubagentRetry *self,
-             Entry             *entry)
-{
-  guint position = 0;
-
-  g_ptr_array_find (self->entries, entry, &position);
-  return position;
 }
 
 /* The subagent's entry changed: re-send it, and tell list views. */
@@ -247,33 +335,14 @@ static Entry *
 find_by_id (MendSubagentRetry *self,
             const char        *id)
 {
-  for (guint i = 0; i < self->entries->len; i++)
-    {
-      Entry *entry = g_ptr_array_index (self->entries, i);
-
-      if (g_strcmp0 (mend_subagent_get_id (entry->subagent), id) == 0)
-        return entry;
-    }
-
-  return NULL;
+  return id != NULL ? g_hash_table_lookup (self->by_id, id) : NULL;
 }
 
 static Entry *
 find_by_agent_id (MendSubagentRetry *self,
                   const char        *agent_id)
 {
-  if (agent_id == NULL)
-    return NULL;
-
-  for (guint i = 0; i < self->entries->len; i++)
-    {
-      Entry *entry = g_ptr_array_index (self->entries, i);
-
-      if (g_strcmp0 (mend_subagent_get_agent_id (entry->subagent), agent_id) == 0)
-        return entry;
-    }
-
-  return NULL;
+  return agent_id != NULL ? g_hash_table_lookup (self->by_agent_id, agent_id) : NULL;
 }
 
 static Entry *
@@ -304,7 +373,10 @@ clear_wait (Entry *entry)
   if (wait == NULL)
     return;
 
-  g_clear_signal_handler (&entry->fired_id, wait);
+  /* Disconnected first: only a wait cancelled from outside reaches
+   * on_wait_cancelled(). */
+  g_signal_handlers_disconnect_by_data (wait, entry);
+  entry->fired_id = 0;
   mend_retry_wait_cancel (wait);
   mend_subagent_set_retry (entry->subagent, NULL);
 }
@@ -365,35 +437,73 @@ take_back_prompt (MendSubagentRetry *self,
   entry->prompt_queued = FALSE;
 }
 
-/* Forgets the oldest settled failed subagents past the cap. */
+static void skip (MendSubagentRetry *self,
+                  Entry             *entry,
+                  const char        *why);
+
+static gboolean
+is_ended (Entry *entry)
+{
+  MendSubagentState state = mend_subagent_get_state (entry->subagent);
+
+  return state == MEND_SUBAGENT_COMPLETED || state == MEND_SUBAGENT_CANCELLED;
+}
+
+/* Forgets the oldest settled failed subagents past max-failed, the oldest
+ * ended ones past MEND_SUBAGENT_RETRY_MAX_ENDED, and the oldest of all
+ * past MEND_SUBAGENT_RETRY_MAX_ENTRIES, so that a long session's list and
+ * its look-ups stay bounded. */
 static void
 enforce_cap (MendSubagentRetry *self)
 {
   for (;;)
     {
-      Entry *oldest = NULL;
-      guint settled = 0;
-      guint position;
+      g_autoptr(Entry) victim = NULL;
+      Entry *oldest_failed = NULL;
+      Entry *oldest_ended = NULL;
+      guint failed = 0;
+      guint ended = 0;
 
       for (guint i = 0; i < self->entries->len; i++)
         {
           Entry *entry = g_ptr_array_index (self->entries, i);
 
-          if (mend_subagent_get_state (entry->subagent) != MEND_SUBAGENT_FAILED || in_flight (entry))
+          if (in_flight (entry))
             continue;
-          settled++;
-          if (oldest == NULL || entry->settled < oldest->settled)
-            oldest = entry;
+          if (mend_subagent_get_state (entry->subagent) == MEND_SUBAGENT_FAILED)
+            {
+              failed++;
+              if (oldest_failed == NULL || entry->settled < oldest_failed->settled)
+                oldest_failed = entry;
+            }
+          else if (is_ended (entry))
+            {
+              ended++;
+              if (oldest_ended == NULL || entry->settled < oldest_ended->settled)
+                oldest_ended = entry;
+            }
         }
 
-      if (settled <= self->max_failed || oldest == NULL)
+      if (failed > self->max_failed && oldest_failed != NULL)
+        victim = entry_ref (oldest_failed);
+      else if (ended > MEND_SUBAGENT_RETRY_MAX_ENDED && oldest_ended != NULL)
+        victim = entry_ref (oldest_ended);
+      else if (self->entries->len > MEND_SUBAGENT_RETRY_MAX_ENTRIES)
+        victim = entry_ref (g_ptr_array_index (self->entries, 0));
+      else
         return;
 
-      position = position_of (self, oldest);
-      mend_subagent_set_retryable (oldest->subagent, FALSE);
-      entry_changed (self, oldest);
-      g_ptr_array_remove_index (self->entries, position);
-      g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 0);
+      if (mend_subagent_get_retryable (victim->subagent))
+        {
+          mend_subagent_set_retryable (victim->subagent, FALSE);
+          entry_changed (self, victim);
+        }
+      /* A handler may have forgotten it already. */
+      if (!victim->gone)
+        {
+          skip (self, victim, "forgotten");
+          remove_entry (self, victim);
+        }
     }
 }
 
@@ -405,7 +515,8 @@ settle (MendSubagentRetry *self,
 }
 
 /* Ends whatever retry is under way, for @why: "stopped", "closed",
- * "resumed", "ended" or "replaced". */
+ * "resumed", "ended", "replaced", "cancelled" (its wait was cancelled from
+ * outside) or "forgotten" (past the caps). */
 static void
 skip (MendSubagentRetry *self,
       Entry             *entry,
@@ -435,6 +546,16 @@ skip (MendSubagentRetry *self,
 
 static void on_wait_fired (MendRetryWait *wait,
                            Entry         *entry);
+static void on_wait_cancelled (MendRetryWait *wait,
+                               Entry         *entry);
+
+static void
+connect_wait (Entry         *entry,
+              MendRetryWait *wait)
+{
+  entry->fired_id = g_signal_connect (wait, "fired", G_CALLBACK (on_wait_fired), entry);
+  g_signal_connect (wait, "cancelled", G_CALLBACK (on_wait_cancelled), entry);
+}
 
 static void
 exhaust (MendSubagentRetry *self,
@@ -485,7 +606,7 @@ schedule (MendSubagentRetry *self,
                        "server-hint", server_hint,
                        NULL);
   mend_subagent_set_retry (entry->subagent, wait);
-  entry->fired_id = g_signal_connect (wait, "fired", G_CALLBACK (on_wait_fired), entry);
+  connect_wait (entry, wait);
 
   emit_record (self, entry, "scheduled", attempt, wait, NULL);
   g_signal_emit (self, signals[WAITING], 0, entry->subagent, wait);
@@ -629,7 +750,7 @@ send_prompt (MendSubagentRetry *self,
   /* Queued behind a running turn, never steered into it. The turn-started
    * handler notes the turn when it starts at once. */
   entry->prompt_queued = TRUE;
-  if (!mend_chat_submit (self->chat, text, provenance, &error))
+  if (!mend_chat_submit_resume (self->chat, text, provenance, &error))
     {
       entry->prompt_queued = FALSE;
       g_debug ("Subagent %s: resume prompt not sent: %s",
@@ -649,8 +770,10 @@ on_wait_fired (MendRetryWait *wait,
                Entry         *entry)
 {
   MendSubagentRetry *self = entry->owner;
+  g_autoptr(Entry) held = entry_ref (entry);
 
-  g_clear_signal_handler (&entry->fired_id, wait);
+  g_signal_handlers_disconnect_by_data (wait, entry);
+  entry->fired_id = 0;
   mend_subagent_set_retry (entry->subagent, NULL);
 
   if (!chat_is_open (self))
@@ -661,7 +784,37 @@ on_wait_fired (MendRetryWait *wait,
     entry->held = TRUE;   /* sent when the agent's own turn ends */
   else
     send_prompt (self, entry);
-  entry_changed (self, entry);
+  if (!entry->gone)
+    entry_changed (self, entry);
+  g_object_unref (self);
+}
+
+/* The wait was cancelled from outside (mend_retry_wait_cancel(), or
+ * run_async()'s cancellable): the retry will not run, and the subagent
+ * must not be left as if it would. Like a Stop, it ends the automatic
+ * attempts; a person's Retry still works. */
+static void
+on_wait_cancelled (MendRetryWait *wait,
+                   Entry         *entry)
+{
+  MendSubagentRetry *self = entry->owner;
+  g_autoptr(Entry) held = entry_ref (entry);
+  guint attempt = mend_retry_wait_get_attempt (wait);
+
+  g_signal_handlers_disconnect_by_data (wait, entry);
+  entry->fired_id = 0;
+  mend_subagent_set_retry (entry->subagent, NULL);
+
+  g_object_ref (self);
+  entry->stopped = TRUE;
+  settle (self, entry);
+  emit_record (self, entry, "skipped", attempt, NULL, "cancelled");
+  g_signal_emit (self, signals[SKIPPED], 0, entry->subagent, "cancelled");
+  if (!entry->gone)
+    {
+      entry_changed (self, entry);
+      enforce_cap (self);
+    }
   g_object_unref (self);
 }
 
@@ -696,28 +849,23 @@ add_entry (MendSubagentRetry *self,
       name = kept;
     }
 
+  entry->ref_count = 1;
   entry->owner = self;
   entry->subagent = mend_subagent_new (id, agent_id, name);
   g_ptr_array_add (self->entries, entry);
+  index_entry (self->by_id, id, entry);
+  index_entry (self->by_agent_id, agent_id, entry);
   g_list_model_items_changed (G_LIST_MODEL (self), self->entries->len - 1, 0, 1);
 
   return entry;
 }
 
 static void
-forget (MendSubagentRetry *self,
-        Entry             *entry)
-{
-  guint position = position_of (self, entry);
-
-  g_ptr_array_remove_index (self->entries, position);
-  g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 0);
-}
-
-static void
 resume (MendSubagentRetry *self,
         Entry             *entry)
 {
+  g_autoptr(Entry) held = entry_ref (entry);
+
   g_object_ref (self);
   skip (self, entry, "resumed");
   mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_RUNNING);
@@ -781,17 +929,42 @@ on_turn_finished (MendChat          *chat,
 
   g_clear_object (&entry->prompt_turn);
 
+  /* A Stop ends the schedule: the turn was stopped, and the chat's
+   * stopped signal, which follows, finds nothing under way. Planning the
+   * next attempt first would flash a countdown that never was. */
+  if (mend_turn_get_state (turn) == MEND_TURN_STOPPED &&
+      mend_subagent_get_state (entry->subagent) == MEND_SUBAGENT_FAILED)
+    {
+      g_autoptr(Entry) held = entry_ref (entry);
+
+      g_object_ref (self);
+      entry->stopped = TRUE;
+      settle (self, entry);
+      emit_record (self, entry, "skipped", mend_subagent_get_attempts (entry->subagent), NULL, "stopped");
+      g_signal_emit (self, signals[SKIPPED], 0, entry->subagent, "stopped");
+      if (!entry->gone)
+        {
+          entry_changed (self, entry);
+          enforce_cap (self);
+        }
+      g_object_unref (self);
+      return;
+    }
+
   /* The agent did not resume it: the next attempt, unless a person asked
    * for this one or Stop ended the schedule. */
   if (mend_subagent_get_state (entry->subagent) == MEND_SUBAGENT_FAILED &&
       chat_is_open (self))
     {
+      g_autoptr(Entry) held = entry_ref (entry);
+
       g_object_ref (self);
       if (!entry->manual && !entry->stopped)
         schedule (self, entry);
       else
         settle (self, entry);
-      entry_changed (self, entry);
+      if (!entry->gone)
+        entry_changed (self, entry);
       enforce_cap (self);
       g_object_unref (self);
     }
@@ -801,12 +974,14 @@ static void
 on_chat_stopped (MendChat          *chat,
                  MendSubagentRetry *self)
 {
-  g_object_ref (self);
-  for (guint i = 0; i < self->entries->len; i++)
-    {
-      Entry *entry = g_ptr_array_index (self->entries, i);
+  g_autoptr(GPtrArray) entries = snapshot (self);
 
-      if (!in_flight (entry))
+  g_object_ref (self);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (entries, i);
+
+      if (entry->gone || !in_flight (entry))
         continue;
 
       /* Stop ends the automatic attempts; a person's Retry still works. */
@@ -819,27 +994,37 @@ on_chat_stopped (MendChat          *chat,
   g_object_unref (self);
 }
 
+void
+mend_subagent_retry_release_held (MendSubagentRetry *self)
+{
+  g_autoptr(GPtrArray) entries = NULL;
+
+  if (self->chat == NULL || mend_chat_get_external_turn (self->chat) || !chat_is_open (self))
+    return;
+
+  entries = snapshot (self);
+  g_object_ref (self);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (entries, i);
+
+      if (!entry->gone && entry->held && chat_is_open (self))
+        {
+          entry->held = FALSE;
+          send_prompt (self, entry);
+          if (!entry->gone)
+            entry_changed (self, entry);
+        }
+    }
+  g_object_unref (self);
+}
+
 static void
 on_external_turn (MendChat          *chat,
                   GParamSpec        *pspec,
                   MendSubagentRetry *self)
 {
-  if (mend_chat_get_external_turn (chat) || !chat_is_open (self))
-    return;
-
-  g_object_ref (self);
-  for (guint i = 0; i < self->entries->len; i++)
-    {
-      Entry *entry = g_ptr_array_index (self->entries, i);
-
-      if (entry->held)
-        {
-          entry->held = FALSE;
-          send_prompt (self, entry);
-          entry_changed (self, entry);
-        }
-    }
-  g_object_unref (self);
+  mend_subagent_retry_release_held (self);
 }
 
 static void
@@ -847,17 +1032,23 @@ on_lifecycle (MendChat          *chat,
               GParamSpec        *pspec,
               MendSubagentRetry *self)
 {
+  g_autoptr(GPtrArray) entries = NULL;
+
   if (mend_chat_get_lifecycle (chat) != MEND_LIFECYCLE_CLOSED)
     return;
 
+  entries = snapshot (self);
   g_object_ref (self);
-  for (guint i = 0; i < self->entries->len; i++)
+  for (guint i = 0; i < entries->len; i++)
     {
-      Entry *entry = g_ptr_array_index (self->entries, i);
+      Entry *entry = g_ptr_array_index (entries, i);
 
+      if (entry->gone)
+        continue;
       skip (self, entry, "closed");
       mend_subagent_set_retryable (entry->subagent, FALSE);
-      entry_changed (self, entry);
+      if (!entry->gone)
+        entry_changed (self, entry);
     }
   g_object_unref (self);
 }
@@ -874,11 +1065,13 @@ mend_subagent_retry_dispose (GObject *object)
       self->chat = NULL;
     }
 
-  for (guint i = 0; i < self->entries->len; i++)
+  /* Cancelling a wait emits on it: walk a held copy. */
+  if (self->entries->len > 0)
     {
-      Entry *entry = g_ptr_array_index (self->entries, i);
+      g_autoptr(GPtrArray) entries = snapshot (self);
 
-      clear_wait (entry);
+      for (guint i = 0; i < entries->len; i++)
+        clear_wait (g_ptr_array_index (entries, i));
     }
 
   G_OBJECT_CLASS (mend_subagent_retry_parent_class)->dispose (object);
@@ -889,6 +1082,8 @@ mend_subagent_retry_finalize (GObject *object)
 {
   MendSubagentRetry *self = (MendSubagentRetry *) object;
 
+  g_clear_pointer (&self->by_id, g_hash_table_unref);
+  g_clear_pointer (&self->by_agent_id, g_hash_table_unref);
   g_clear_pointer (&self->entries, g_ptr_array_unref);
   g_clear_pointer (&self->skipped_prompts, g_hash_table_unref);
 
@@ -1065,7 +1260,9 @@ mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
 static void
 mend_subagent_retry_init (MendSubagentRetry *self)
 {
-  self->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_free);
+  self->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_release);
+  self->by_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->by_agent_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->skipped_prompts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->max_failed = MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED;
 }
@@ -1160,6 +1357,7 @@ mend_subagent_retry_started (MendSubagentRetry *self,
                              const char        *agent_id,
                              const char        *name)
 {
+  MendSubagent *subagent;
   Entry *entry;
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
@@ -1173,36 +1371,50 @@ mend_subagent_retry_started (MendSubagentRetry *self,
     entry = find_by_id (self, id);
   if (entry != NULL)
     {
+      /* Transfer none: the list may have let go of it meanwhile. */
+      subagent = entry->subagent;
       resume (self, entry);
-      return entry->subagent;
+      return entry->gone ? NULL : subagent;
     }
 
   g_object_ref (self);
 
   if (name != NULL)
     {
-      for (guint i = 0; i < self->entries->len; )
-        {
-          Entry *old = g_ptr_array_index (self->entries, i);
+      g_autoptr(GPtrArray) entries = snapshot (self);
 
-          if (mend_subagent_get_state (old->subagent) == MEND_SUBAGENT_FAILED &&
+      for (guint i = 0; i < entries->len; i++)
+        {
+          Entry *old = g_ptr_array_index (entries, i);
+
+          if (!old->gone &&
+              mend_subagent_get_state (old->subagent) == MEND_SUBAGENT_FAILED &&
               g_strcmp0 (mend_subagent_get_name (old->subagent), name) == 0)
             {
               skip (self, old, "replaced");
               mend_subagent_set_retryable (old->subagent, FALSE);
-              entry_changed (self, old);
-              forget (self, old);
+              if (!old->gone)
+                entry_changed (self, old);
+              remove_entry (self, old);
             }
-          else
-            i++;
+        }
+
+      /* A handler may have started this very subagent meanwhile. */
+      entry = find_by_id (self, id);
+      if (entry != NULL)
+        {
+          g_object_unref (self);
+          return entry->subagent;
         }
     }
 
   entry = add_entry (self, id, agent_id, name);
+  subagent = entry->subagent;
   entry_changed (self, entry);
+  enforce_cap (self);
 
   g_object_unref (self);
-  return entry->subagent;
+  return subagent;
 }
 
 /**
@@ -1221,6 +1433,7 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
                             const char        *id,
                             MendFailure       *failure)
 {
+  g_autoptr(Entry) held = NULL;
   Entry *entry;
   MendFailureKind kind = MEND_FAILURE_PERMANENT;
 
@@ -1236,6 +1449,7 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   entry = find (self, id);
   if (entry == NULL)
     entry = add_entry (self, id, id, NULL);
+  held = entry_ref (entry);
 
   if (self->chat != NULL)
     {
@@ -1257,7 +1471,8 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   else if (!in_flight (entry))
     settle (self, entry);
 
-  entry_changed (self, entry);
+  if (!entry->gone)
+    entry_changed (self, entry);
   enforce_cap (self);
   g_object_unref (self);
 }
@@ -1299,6 +1514,7 @@ mend_subagent_retry_ended (MendSubagentRetry *self,
                            const char        *id,
                            MendSubagentState  state)
 {
+  g_autoptr(Entry) held = NULL;
   Entry *entry;
 
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
@@ -1309,12 +1525,17 @@ mend_subagent_retry_ended (MendSubagentRetry *self,
   if (entry == NULL)
     return;
 
+  held = entry_ref (entry);
   g_object_ref (self);
   skip (self, entry, "ended");
   mend_subagent_set_state (entry->subagent, state);
   mend_subagent_set_retryable (entry->subagent, FALSE);
   settle (self, entry);
-  entry_changed (self, entry);
+  if (!entry->gone)
+    {
+      entry_changed (self, entry);
+      enforce_cap (self);
+    }
   g_object_unref (self);
 }
 
@@ -1339,6 +1560,7 @@ mend_subagent_retry_retry (MendSubagentRetry  *self,
                            const char         *id,
                            GError            **error)
 {
+  g_autoptr(Entry) held = NULL;
   Entry *entry;
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), FALSE);
@@ -1371,11 +1593,13 @@ mend_subagent_retry_retry (MendSubagentRetry  *self,
       return FALSE;
     }
 
+  held = entry_ref (entry);
   g_object_ref (self);
   clear_wait (entry);
   entry->manual = TRUE;
   send_prompt (self, entry);
-  entry_changed (self, entry);
+  if (!entry->gone)
+    entry_changed (self, entry);
   g_object_unref (self);
 
   return TRUE;
@@ -1571,6 +1795,7 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
                              GError            **error)
 {
   guint n = json_array_get_length (array);
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   SavedEntry *saved = NULL;
   gboolean ok = FALSE;
 
@@ -1592,12 +1817,11 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
     {
       if (!read_saved_entry (json_array_get_element (array, i), i, &saved[i], error))
         goto out;
-      for (guint j = 0; j < i; j++)
-        if (g_strcmp0 (saved[j].id, saved[i].id) == 0)
-          {
-            bad_entry (error, i, _("an id given twice"));
-            goto out;
-          }
+      if (!g_hash_table_add (seen, (gpointer) saved[i].id))
+        {
+          bad_entry (error, i, _("an id given twice"));
+          goto out;
+        }
     }
 
   g_object_ref (self);
@@ -1631,7 +1855,7 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
           /* The attempt runs at its time; none is burnt by the restart. */
           mend_subagent_set_attempts (sub, saved[i].retry_attempt - 1);
           mend_subagent_set_retry (sub, wait);
-          entry->fired_id = g_signal_connect (wait, "fired", G_CALLBACK (on_wait_fired), entry);
+          connect_wait (entry, wait);
           g_object_unref (wait);
         }
       else if (!in_flight (entry))
@@ -1640,8 +1864,8 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
       entry_changed (self, entry);
     }
 
-  /* A prompt held for the agent's own turn goes out now if none runs. */
-  on_external_turn (self->chat, NULL, self);
+  /* A prompt held for the agent's own turn goes out when the chat calls
+   * mend_subagent_retry_release_held(), once its own turn is back. */
   g_object_unref (self);
   ok = TRUE;
 

@@ -175,6 +175,55 @@ test_round_trip_keeps_queue_turn_and_subagents (void)
 }
 
 static void
+test_waiting_turn_and_held_resume_both_come_back (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *saved = busy_state (clock);
+  g_autoptr(JsonNode) root = json_from_string (saved, NULL);
+  JsonObject *sub_obj;
+  g_autofree char *json = NULL;
+  g_autoptr(GError) error = NULL;
+  MendQueue *queue;
+  MendTurn *turn;
+  MendChat *chat;
+  Seen seen;
+
+  /* The subagent's wait fired during the agent's own turn: its prompt is
+   * held, to go out when the chat can take it. */
+  sub_obj = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "subagents"), 0);
+  json_object_set_boolean_member (sub_obj, "held", TRUE);
+  json_object_set_int_member (sub_obj, "attempts", 1);
+  json_object_set_null_member (sub_obj, "retry");
+  json = json_to_string (root, FALSE);
+
+  seen_init (&seen);
+  chat = new_chat (clock, &seen);
+  g_assert_true (mend_chat_restore_state (chat, json, &error));
+  g_assert_no_error (error);
+
+  /* The user's turn is back, not replaced by the resume prompt... */
+  turn = mend_chat_get_turn (chat);
+  g_assert_nonnull (turn);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpuint (seen.started, ==, 1);
+
+  /* ...and the resume prompt queues behind it, after the user's items. */
+  queue = mend_chat_get_queue (chat);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 3);
+  {
+    g_autoptr(MendQueueItem) last = g_list_model_get_item (G_LIST_MODEL (queue), 2);
+
+    g_assert_nonnull (strstr (mend_queue_item_get_provenance (last), "subagent_retry"));
+  }
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
+static void
 test_passed_deadline_fires_at_once_without_burning_an_attempt (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
@@ -513,6 +562,7 @@ main (int   argc,
 
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
+  g_test_add_func ("/Mend/ChatState/waiting-turn-and-held-resume-both-come-back", test_waiting_turn_and_held_resume_both_come_back);
   g_test_add_func ("/Mend/ChatState/round-trip-keeps-queue-turn-and-subagents", test_round_trip_keeps_queue_turn_and_subagents);
   g_test_add_func ("/Mend/ChatState/passed-deadline-fires-at-once-without-burning-an-attempt", test_passed_deadline_fires_at_once_without_burning_an_attempt);
   g_test_add_func ("/Mend/ChatState/running-turn-runs-its-attempt-again", test_running_turn_runs_its_attempt_again);

@@ -6,6 +6,8 @@
  * drains the queue.
  */
 
+#include <stdint.h>
+
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
@@ -539,6 +541,56 @@ test_provenance_reaches_every_attempt (Fixture       *f,
   g_assert_cmpstr (mend_turn_get_provenance (mend_chat_get_turn (f->chat)), ==, "{\"kind\":\"voice\"}");
 }
 
+typedef struct
+{
+  guint    runs;
+  guintptr lowest;
+  guintptr highest;
+} Depth;
+
+static void
+on_attempt_succeed_at_once (MendTurn     *turn,
+                            guint         n,
+                            GCancellable *cancellable,
+                            Depth        *depth)
+{
+  char here;
+
+  depth->runs++;
+  depth->lowest = MIN (depth->lowest, (guintptr) &here);
+  depth->highest = MAX (depth->highest, (guintptr) &here);
+  mend_turn_succeed (turn);
+}
+
+static void
+on_turn_started_succeed (MendChat *chat,
+                         MendTurn *turn,
+                         Depth    *depth)
+{
+  g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt_succeed_at_once), depth);
+}
+
+static void
+test_queue_drains_by_loop_not_recursion (Fixture       *f,
+                                         gconstpointer  data)
+{
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+  Depth depth = { 0, UINTPTR_MAX, 0 };
+
+  mend_queue_set_max_items (queue, 1024);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_succeed), &depth);
+  mend_chat_begin_external_turn (f->chat);
+  for (guint i = 0; i < 1024; i++)
+    g_assert_true (mend_chat_submit (f->chat, "Next", NULL, NULL));
+
+  /* Every turn succeeds inside its own start: the queue moves on from a
+   * loop, so the stack stays as deep as for one turn. */
+  mend_chat_end_external_turn (f->chat);
+  g_assert_cmpuint (depth.runs, ==, 1024);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+  g_assert_cmpuint (depth.highest - depth.lowest, <, 16 * 1024);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -563,6 +615,7 @@ main (int   argc,
   ADD ("/Mend/Chat/close-stops-and-refuses", test_close_stops_and_refuses);
   ADD ("/Mend/Chat/external-turn-queues-submissions", test_external_turn_queues_submissions);
   ADD ("/Mend/Chat/provenance-reaches-every-attempt", test_provenance_reaches_every_attempt);
+  ADD ("/Mend/Chat/queue-drains-by-loop-not-recursion", test_queue_drains_by_loop_not_recursion);
 
 #undef ADD
 

@@ -746,6 +746,150 @@ test_entry_is_resent_on_every_change (Fixture       *f,
   g_assert_cmpuint (f->entries, >, before);
 }
 
+/* A skipped handler that starts a subagent of the same name while Stop
+ * walks the entries: the entry the walk holds is replaced and forgotten. */
+static void
+on_skipped_start_same_name (MendSubagentRetry *retry,
+                            MendSubagent      *subagent,
+                            const char        *why,
+                            Fixture           *f)
+{
+  g_autofree char *id = g_strdup_printf ("toolu_new_%s", mend_subagent_get_id (subagent));
+
+  mend_subagent_retry_started (retry, id, NULL, mend_subagent_get_name (subagent));
+}
+
+static void
+test_skipped_handler_replacing_entries_during_stop (Fixture       *f,
+                                                    gconstpointer  data)
+{
+  start_and_fail (f, "toolu_1", "agent-a", "overview", GATEWAY_503);
+  start_and_fail (f, "toolu_2", "agent-b", "overview", GATEWAY_503);
+  start_and_fail (f, "toolu_3", "agent-c", "tests", GATEWAY_503);
+  g_signal_connect (f->retry, "skipped", G_CALLBACK (on_skipped_start_same_name), f);
+
+  mend_chat_stop (f->chat);
+
+  /* Every failed entry was replaced by a running one of its name. */
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (f->retry)); i++)
+    {
+      g_autoptr(MendSubagent) sub = g_list_model_get_item (G_LIST_MODEL (f->retry), i);
+
+      g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_RUNNING);
+    }
+  g_assert_null (mend_subagent_retry_lookup (f->retry, "toolu_3"));
+  advance (f, 3600000);
+  g_assert_cmpuint (f->prompts->len, ==, 0);
+}
+
+static void
+test_wait_cancelled_from_outside_is_skipped (Fixture       *f,
+                                             gconstpointer  data)
+{
+  MendSubagent *sub = start_and_fail (f, "toolu_1", "agent-a", "overview", GATEWAY_503);
+
+  g_assert_true (mend_retry_wait_cancel (mend_subagent_get_retry (sub)));
+
+  /* Not left as if a retry would come: settled, and a person may retry. */
+  g_assert_null (mend_subagent_get_retry (sub));
+  g_assert_true (mend_subagent_get_retryable (sub));
+  assert_records (f, "scheduled skipped:cancelled");
+  advance (f, 3600000);
+  g_assert_cmpuint (f->prompts->len, ==, 0);
+  g_assert_true (mend_subagent_retry_retry (f->retry, "toolu_1", NULL));
+  g_assert_cmpuint (f->prompts->len, ==, 1);
+}
+
+static void
+on_waiting_count (MendSubagentRetry *retry,
+                  MendSubagent      *subagent,
+                  MendRetryWait     *wait,
+                  guint             *count)
+{
+  (*count)++;
+}
+
+static void
+test_stop_during_a_resume_prompt_turn_plans_no_wait (Fixture       *f,
+                                                     gconstpointer  data)
+{
+  MendSubagent *sub = start_and_fail (f, "toolu_1", "agent-a", "overview", GATEWAY_503);
+  guint waiting = 0;
+
+  advance (f, 20000);
+  g_assert_cmpuint (f->prompts->len, ==, 1);
+  g_signal_connect (f->retry, "waiting", G_CALLBACK (on_waiting_count), &waiting);
+
+  mend_chat_stop (f->chat);
+
+  /* No countdown flashed between the prompt's turn and the Stop. */
+  g_assert_cmpuint (waiting, ==, 0);
+  assert_records (f, "scheduled fired skipped:stopped");
+  g_assert_null (mend_subagent_get_retry (sub));
+  g_assert_true (mend_subagent_get_retryable (sub));
+  advance (f, 3600000);
+  g_assert_cmpuint (f->prompts->len, ==, 1);
+}
+
+static void
+test_ended_subagents_are_bounded_and_found_by_id (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  guint n = 5000;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_%u", i);
+      g_autofree char *agent = g_strdup_printf ("agent-%u", i);
+
+      mend_subagent_retry_started (f->retry, id, agent, "worker");
+      mend_subagent_retry_ended (f->retry, agent, MEND_SUBAGENT_COMPLETED);
+    }
+
+  /* Only the newest ended ones are kept; each is found by either id. */
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (f->retry)), <=, 32);
+  g_assert_null (mend_subagent_retry_lookup (f->retry, "toolu_0"));
+  g_assert_nonnull (mend_subagent_retry_lookup (f->retry, "toolu_4999"));
+  g_assert_nonnull (mend_subagent_retry_lookup (f->retry, "agent-4999"));
+
+  /* Running ones are bounded too. */
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_run_%u", i);
+
+      mend_subagent_retry_started (f->retry, id, NULL, NULL);
+    }
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (f->retry)), <=, 1024);
+  g_assert_nonnull (mend_subagent_retry_lookup (f->retry, "toolu_run_4999"));
+}
+
+static void
+test_resume_prompts_have_their_own_room_in_the_queue (Fixture       *f,
+                                                      gconstpointer  data)
+{
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+  g_autoptr(GError) error = NULL;
+
+  /* The user's turn runs and their follow-ups fill the queue. */
+  g_assert_true (mend_chat_submit (f->chat, "Work", NULL, NULL));
+  for (guint i = 0; i < mend_queue_get_max_items (queue); i++)
+    g_assert_true (mend_chat_submit (f->chat, "Then this", NULL, NULL));
+  g_assert_true (mend_queue_is_full (queue));
+
+  /* A resume prompt still queues... */
+  start_and_fail (f, "toolu_1", "agent-a", "overview", GATEWAY_503);
+  advance (f, 20000);
+  assert_records (f, "scheduled fired");
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, mend_queue_get_max_items (queue) + 1);
+
+  /* ...and takes none of the user's room: one out, one more in. */
+  mend_queue_remove (queue, mend_queue_item_get_id (mend_queue_peek (queue)), NULL);
+  g_assert_false (mend_queue_is_full (queue));
+  g_assert_true (mend_chat_submit (f->chat, "One more", NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (mend_queue_is_full (queue));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -759,6 +903,11 @@ main (int   argc,
   ADD ("/Mend/SubagentRetry/the-retry-waits-for-the-agents-own-turn", test_the_retry_waits_for_the_agents_own_turn);
   ADD ("/Mend/SubagentRetry/the-retry-queues-behind-a-running-turn", test_the_retry_queues_behind_a_running_turn);
   ADD ("/Mend/SubagentRetry/stop-skips-the-wait", test_stop_skips_the_wait);
+  ADD ("/Mend/SubagentRetry/resume-prompts-have-their-own-room-in-the-queue", test_resume_prompts_have_their_own_room_in_the_queue);
+  ADD ("/Mend/SubagentRetry/skipped-handler-replacing-entries-during-stop", test_skipped_handler_replacing_entries_during_stop);
+  ADD ("/Mend/SubagentRetry/wait-cancelled-from-outside-is-skipped", test_wait_cancelled_from_outside_is_skipped);
+  ADD ("/Mend/SubagentRetry/stop-during-a-resume-prompt-turn-plans-no-wait", test_stop_during_a_resume_prompt_turn_plans_no_wait);
+  ADD ("/Mend/SubagentRetry/ended-subagents-are-bounded-and-found-by-id", test_ended_subagents_are_bounded_and_found_by_id);
   ADD ("/Mend/SubagentRetry/close-skips-the-wait", test_close_skips_the_wait);
   ADD ("/Mend/SubagentRetry/a-resume-of-a-forgotten-agent-ends-its-retry", test_a_resume_of_a_forgotten_agent_ends_its_retry);
   ADD ("/Mend/SubagentRetry/close-after-stop-or-giving-up-is-not-retryable", test_close_after_stop_or_giving_up_is_not_retryable);
