@@ -72,6 +72,7 @@ struct _MendChat
   gboolean         external_turn;
   char            *continue_prompt;
   gboolean         advancing;     /* the queue moves in a loop, never by recursion */
+  gboolean         popping;       /* send_next takes the head: nothing else starts */
   gboolean         advance_again;
 };
 
@@ -289,7 +290,8 @@ on_turn_finished (MendTurn      *turn,
   g_object_unref (self);
 }
 
-/* Makes the chat's turn and announces it; the caller starts it. */
+/* Makes the chat's turn and announces it; the caller starts it, and owns
+ * the reference returned. */
 static MendTurn *
 adopt_turn (MendChat   *self,
             const char *id,
@@ -318,12 +320,18 @@ adopt_turn (MendChat   *self,
   g_signal_connect (turn, "exhausted", G_CALLBACK (on_turn_exhausted), self);
   g_signal_connect (turn, "finished", G_CALLBACK (on_turn_finished), self);
 
+  /* Announced before the notifications go out, so that no handler of
+   * theirs can end the turn before it was announced; the caller's
+   * reference keeps it alive whatever the handlers do. */
+  g_object_ref (turn);
+  g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
   set_lifecycle (self, MEND_LIFECYCLE_BUSY);
-  g_object_thaw_notify (G_OBJECT (self));
-
   g_signal_emit (self, signals[TURN_STARTED], 0, turn);
+  g_object_thaw_notify (G_OBJECT (self));
+  g_object_unref (self);
+
   return turn;
 }
 
@@ -332,9 +340,10 @@ start_turn (MendChat   *self,
             const char *text,
             const char *provenance)
 {
-  g_autoptr(MendTurn) turn = g_object_ref (adopt_turn (self, NULL, text, provenance));
+  g_autoptr(MendTurn) turn = adopt_turn (self, NULL, text, provenance);
 
-  /* A turn-started handler may have stopped it already. */
+  /* A turn-started handler may have stopped it already, or dropped the
+   * chat, which stops it. */
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start (turn, NULL);
 }
@@ -353,7 +362,7 @@ mend_chat_restore_turn (MendChat    *self,
   g_return_if_fail (MEND_IS_CHAT (self));
   g_return_if_fail (self->turn == NULL);
 
-  turn = g_object_ref (adopt_turn (self, id, prompt, provenance));
+  turn = adopt_turn (self, id, prompt, provenance);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
 }
@@ -934,7 +943,8 @@ can_run_now (MendChat *self)
 {
   return (self->lifecycle == MEND_LIFECYCLE_READY || self->lifecycle == MEND_LIFECYCLE_ERROR) &&
          self->turn == NULL &&
-         !self->external_turn;
+         !self->external_turn &&
+         !self->popping;
 }
 
 static gboolean
@@ -1037,7 +1047,11 @@ mend_chat_send_next (MendChat *self)
   if (!can_run_now (self))
     return FALSE;
 
-  /* A resume prompt taken back never starts. */
+  /* A resume prompt taken back never starts. A pop tells the queue's
+   * views, whose handlers may call back in: while it does, a submission
+   * queues rather than starts. */
+  g_object_ref (self);
+  self->popping = TRUE;
   do
     {
       g_clear_object (&item);
@@ -1045,12 +1059,21 @@ mend_chat_send_next (MendChat *self)
     }
   while (item != NULL &&
          !mend_subagent_retry_may_start (self->subagents, mend_queue_item_get_provenance (item)));
+  self->popping = FALSE;
 
-  if (item == NULL)
-    return FALSE;
+  if (item != NULL && !can_run_now (self))
+    {
+      /* A handler closed the chat, or began the agent's turn: the head
+       * stays the head. */
+      mend_queue_put_back (self->queue, item);
+      g_clear_object (&item);
+    }
 
-  start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item));
-  return TRUE;
+  if (item != NULL)
+    start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item));
+  g_object_unref (self);
+
+  return item != NULL;
 }
 
 /**

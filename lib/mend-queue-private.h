@@ -36,5 +36,9 @@ MendQueueItem *mend_queue_push_extra   (MendQueue   *self,
                                         const char  *provenance,
                                         GError     **error);
 guint          mend_queue_get_n_user   (MendQueue   *self);
+/* Puts an item just popped back at the head, as it was, whatever the
+ * limits: a pop that could not be followed through loses nothing. */
+void           mend_queue_put_back     (MendQueue     *self,
+                                        MendQueueItem *item);
 
 G_END_DECLS

@@ -404,6 +404,22 @@ mend_queue_check_message (MendQueue   *self,
   return g_steal_pointer (&normalized);
 }
 
+/* Tells views of a change. A handler may drop the last reference to the
+ * queue (its chat's): the queue lives until the emission ends, and callers
+ * touch nothing of it after. */
+static void
+announce (MendQueue *self,
+          guint      position,
+          guint      removed,
+          guint      added)
+{
+  g_object_ref (self);
+  g_list_model_items_changed (G_LIST_MODEL (self), position, removed, added);
+  if (removed != added)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
+  g_object_unref (self);
+}
+
 /* Items in the user's room; the resume prompts' room is apart. */
 static guint
 count_items (MendQueue *self,
@@ -478,8 +494,7 @@ add_item (MendQueue   *self,
   mend_queue_item_set_extra (item, extra);
   g_ptr_array_insert (self->items, (int) position, item);
 
-  g_list_model_items_changed (G_LIST_MODEL (self), position, 0, 1);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
+  announce (self, position, 0, 1);
 
   return item;
 }
@@ -494,8 +509,7 @@ steal_item (MendQueue *self,
 
   item = g_ptr_array_steal_index (self->items, position);
 
-  g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 0);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
+  announce (self, position, 1, 0);
 
   return item;
 }
@@ -680,7 +694,7 @@ mend_queue_replace_text (MendQueue   *self,
     return TRUE;
 
   mend_queue_item_set_text (item, normalized);
-  g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 1);
+  announce (self, position, 1, 1);
 
   return TRUE;
 }
@@ -900,8 +914,7 @@ mend_queue_restore_item (MendQueue   *self,
   item = mend_queue_item_new (id, normalized, provenance, queued_at);
   mend_queue_item_set_extra (item, extra);
   g_ptr_array_add (self->items, item);
-  g_list_model_items_changed (G_LIST_MODEL (self), self->items->len - 1, 0, 1);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
+  announce (self, self->items->len - 1, 0, 1);
 
   return item;
 }
@@ -924,4 +937,15 @@ mend_queue_get_n_user (MendQueue *self)
   g_return_val_if_fail (MEND_IS_QUEUE (self), 0);
 
   return count_items (self, FALSE);
+}
+
+void
+mend_queue_put_back (MendQueue     *self,
+                     MendQueueItem *item)
+{
+  g_return_if_fail (MEND_IS_QUEUE (self));
+  g_return_if_fail (MEND_IS_QUEUE_ITEM (item));
+
+  g_ptr_array_insert (self->items, 0, g_object_ref (item));
+  announce (self, 0, 0, 1);
 }

@@ -270,11 +270,13 @@ entry_changed (MendSubagentRetry *self,
                Entry             *entry)
 {
   g_autofree char *json = mend_subagent_to_json (entry->subagent);
+  g_autoptr(Entry) held = entry_ref (entry);
   guint position;
 
   if (g_ptr_array_find (self->entries, entry, &position))
     g_list_model_items_changed (G_LIST_MODEL (self), position, 1, 1);
-  g_signal_emit (self, signals[ENTRY_CHANGED], 0, entry->subagent, json);
+  if (!entry->gone)
+    g_signal_emit (self, signals[ENTRY_CHANGED], 0, entry->subagent, json);
 }
 
 static void
@@ -831,6 +833,8 @@ ids_fit (const char *id,
   return FALSE;
 }
 
+/* Adds an entry and returns it held: list views hear of it first, and
+ * their handlers may make it gone. */
 static Entry *
 add_entry (MendSubagentRetry *self,
            const char        *id,
@@ -852,7 +856,7 @@ add_entry (MendSubagentRetry *self,
   entry->ref_count = 1;
   entry->owner = self;
   entry->subagent = mend_subagent_new (id, agent_id, name);
-  g_ptr_array_add (self->entries, entry);
+  g_ptr_array_add (self->entries, entry_ref (entry));
   index_entry (self->by_id, id, entry);
   index_entry (self->by_agent_id, agent_id, entry);
   g_list_model_items_changed (G_LIST_MODEL (self), self->entries->len - 1, 0, 1);
@@ -1357,7 +1361,7 @@ mend_subagent_retry_started (MendSubagentRetry *self,
                              const char        *agent_id,
                              const char        *name)
 {
-  MendSubagent *subagent;
+  g_autoptr(Entry) held = NULL;
   Entry *entry;
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
@@ -1371,10 +1375,10 @@ mend_subagent_retry_started (MendSubagentRetry *self,
     entry = find_by_id (self, id);
   if (entry != NULL)
     {
+      held = entry_ref (entry);
       /* Transfer none: the list may have let go of it meanwhile. */
-      subagent = entry->subagent;
       resume (self, entry);
-      return entry->gone ? NULL : subagent;
+      return entry->gone ? NULL : entry->subagent;
     }
 
   g_object_ref (self);
@@ -1408,13 +1412,13 @@ mend_subagent_retry_started (MendSubagentRetry *self,
         }
     }
 
-  entry = add_entry (self, id, agent_id, name);
-  subagent = entry->subagent;
+  entry = held = add_entry (self, id, agent_id, name);
   entry_changed (self, entry);
   enforce_cap (self);
 
   g_object_unref (self);
-  return subagent;
+  /* Transfer none: a handler may have made the list let go of it. */
+  return entry->gone ? NULL : entry->subagent;
 }
 
 /**
@@ -1447,9 +1451,8 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   g_object_ref (self);
 
   entry = find (self, id);
-  if (entry == NULL)
-    entry = add_entry (self, id, id, NULL);
-  held = entry_ref (entry);
+  held = entry != NULL ? entry_ref (entry) : add_entry (self, id, id, NULL);
+  entry = held;
 
   if (self->chat != NULL)
     {
@@ -1827,7 +1830,7 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
   g_object_ref (self);
   for (guint i = 0; i < n; i++)
     {
-      Entry *entry = add_entry (self, saved[i].id, saved[i].agent_id, saved[i].name);
+      g_autoptr(Entry) entry = add_entry (self, saved[i].id, saved[i].agent_id, saved[i].name);
       MendSubagent *sub = entry->subagent;
 
       mend_subagent_set_state (sub, saved[i].state);

@@ -133,6 +133,11 @@ finish (MendTurn      *self,
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
 
+  /* Finished from here on: cancelling the wait and the attempt runs
+   * handlers, which may try to end the turn again. */
+  self->state = state;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+
   clear_wait (self);
   if (state == MEND_TURN_STOPPED && self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
@@ -144,7 +149,6 @@ finish (MendTurn      *self,
   self->start_cancelled_id = 0;
   g_clear_object (&self->start_cancellable);
 
-  set_state (self, state);
   g_object_thaw_notify (G_OBJECT (self));
 
   g_signal_emit (self, signals[FINISHED], 0, state);
@@ -1013,6 +1017,10 @@ wait_before_retry (MendTurn    *self,
                    MendFailure *failure,
                    gboolean     server_hint)
 {
+  g_autoptr(MendRetryWait) wait = NULL;
+
+  g_assert (self->wait == NULL);
+
   self->wait = g_object_new (MEND_TYPE_RETRY_WAIT,
                              "clock", self->clock,
                              "delay-ms", delay_ms,
@@ -1025,12 +1033,16 @@ wait_before_retry (MendTurn    *self,
   g_signal_connect (self->wait, "fired", G_CALLBACK (on_wait_fired), self);
   g_signal_connect (self->wait, "cancelled", G_CALLBACK (on_wait_cancelled), self);
 
+  /* Announced before the notifications go out, so that no handler of
+   * theirs can end the wait before it was announced. */
+  wait = g_object_ref (self->wait);
+  g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
   set_state (self, MEND_TURN_WAITING);
+  g_signal_emit (self, signals[WAITING], 0, wait);
   g_object_thaw_notify (G_OBJECT (self));
-
-  g_signal_emit (self, signals[WAITING], 0, self->wait);
+  g_object_unref (self);
 }
 
 static void
@@ -1123,6 +1135,14 @@ mend_turn_fail (MendTurn    *self,
 
   if (g_set_object (&self->last_failure, failure))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
+
+  /* A handler of that notification (or the policy) may have ended this
+   * attempt already: it ends once. */
+  if (self->state != MEND_TURN_RUNNING)
+    {
+      g_object_unref (self);
+      return;
+    }
 
   switch (kind)
     {
