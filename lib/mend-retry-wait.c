@@ -51,6 +51,8 @@ struct _MendRetryWait
   gint64              deadline_us;  /* on the clock's monotonic time */
   guint               timer_id;
   MendRetryWaitState  state;
+  guint               tick_id;      /* remaining-seconds, while watched */
+  guint               shown_seconds;
 };
 
 enum {
@@ -65,6 +67,7 @@ enum {
   PROP_NEXT_AT,
   PROP_SERVER_HINT,
   PROP_STATE,
+  PROP_REMAINING_SECONDS,
   N_PROPS
 };
 
@@ -78,6 +81,20 @@ G_DEFINE_FINAL_TYPE (MendRetryWait, mend_retry_wait, G_TYPE_OBJECT)
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
+
+/* Whole seconds as a countdown shows them: to the nearest second, so
+ * that a server's "Retry-After: 7" with a little jitter reads 7, and at
+ * least 1 while anything is left. */
+static guint
+whole_seconds (gint64 ms)
+{
+  if (ms <= 0)
+    return 0;
+
+  return (guint) MIN (G_MAXUINT, MAX (1, (ms + 500) / 1000));
+}
+
+static void stop_ticking (MendRetryWait *self);
 
 static void
 finish (MendRetryWait      *self,
@@ -96,8 +113,16 @@ finish (MendRetryWait      *self,
       mend_clock_remove_timeout (self->clock, self->timer_id);
       self->timer_id = 0;
     }
+  stop_ticking (self);
 
+  g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+  if (self->shown_seconds != 0)
+    {
+      self->shown_seconds = 0;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_REMAINING_SECONDS]);
+    }
+  g_object_thaw_notify (G_OBJECT (self));
   g_signal_emit (self, signals[state == MEND_RETRY_WAIT_FIRED ? FIRED : CANCELLED], 0);
 
   g_object_unref (self);
@@ -124,11 +149,89 @@ weak_ref_free (gpointer data)
   g_free (data);
 }
 
+static GWeakRef *
+weak_ref_new (MendRetryWait *self)
+{
+  GWeakRef *weak = g_new0 (GWeakRef, 1);
+
+  g_weak_ref_init (weak, self);
+  return weak;
+}
+
+static void
+stop_ticking (MendRetryWait *self)
+{
+  if (self->tick_id != 0)
+    {
+      mend_clock_remove_timeout (self->clock, self->tick_id);
+      self->tick_id = 0;
+    }
+}
+
+static gboolean
+is_watched (MendRetryWait *self)
+{
+  static guint notify_id;
+
+  if (notify_id == 0)
+    notify_id = g_signal_lookup ("notify", G_TYPE_OBJECT);
+
+  return g_signal_has_handler_pending (self, notify_id,
+                                       g_param_spec_get_name_quark (properties[PROP_REMAINING_SECONDS]),
+                                       FALSE);
+}
+
+static void on_tick (gpointer user_data);
+
+/* Schedules the next change of remaining-seconds: one timer at the
+ * moment the shown number drops, nothing in between. */
+static void
+schedule_tick (MendRetryWait *self)
+{
+  gint64 left = mend_retry_wait_get_remaining_ms (self);
+  guint seconds = whole_seconds (left);
+  gint64 next;
+
+  g_assert (self->tick_id == 0);
+
+  /* 1 stays 1 until the wait ends; the end notifies 0. */
+  if (seconds <= 1)
+    return;
+
+  next = left - ((gint64) seconds * 1000 - 500) + 1;
+  self->tick_id = mend_clock_add_timeout (self->clock, (guint64) MAX (next, 1), on_tick,
+                                          weak_ref_new (self), weak_ref_free);
+}
+
+static void
+on_tick (gpointer user_data)
+{
+  g_autoptr(MendRetryWait) self = g_weak_ref_get (user_data);
+  guint seconds;
+
+  if (self == NULL)
+    return;
+
+  self->tick_id = 0;
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return;
+
+  seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
+  if (seconds != self->shown_seconds)
+    {
+      self->shown_seconds = seconds;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_REMAINING_SECONDS]);
+    }
+
+  /* Nobody listens any more: no more wakeups until someone reads it. */
+  if (self->tick_id == 0 && self->state == MEND_RETRY_WAIT_PENDING && is_watched (self))
+    schedule_tick (self);
+}
+
 static void
 mend_retry_wait_constructed (GObject *object)
 {
   MendRetryWait *self = (MendRetryWait *) object;
-  GWeakRef *weak;
   gint64 delay_us;
 
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->constructed (object);
@@ -143,9 +246,8 @@ mend_retry_wait_constructed (GObject *object)
   self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
   /* A weak reference: dispose removes the timer, and should a clock fail to
    * remove it, it cannot reach a freed wait. */
-  weak = g_new0 (GWeakRef, 1);
-  g_weak_ref_init (weak, self);
-  self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer, weak, weak_ref_free);
+  self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer,
+                                           weak_ref_new (self), weak_ref_free);
 }
 
 static void
@@ -158,6 +260,7 @@ mend_retry_wait_dispose (GObject *object)
       mend_clock_remove_timeout (self->clock, self->timer_id);
       self->timer_id = 0;
     }
+  stop_ticking (self);
 
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->dispose (object);
 }
@@ -212,6 +315,9 @@ mend_retry_wait_get_property (GObject    *object,
       break;
     case PROP_STATE:
       g_value_set_enum (value, self->state);
+      break;
+    case PROP_REMAINING_SECONDS:
+      g_value_set_uint (value, mend_retry_wait_get_remaining_seconds (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -368,6 +474,22 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
   properties[PROP_STATE] =
     g_param_spec_enum ("state", NULL, NULL,
                        MEND_TYPE_RETRY_WAIT_STATE, MEND_RETRY_WAIT_PENDING,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:remaining-seconds:
+   *
+   * The whole seconds left before the wait fires, as
+   * [method@Mend.RetryWait.describe] shows them (to the nearest second, at
+   * least 1 while pending), and 0 once it ended: bind a countdown label to
+   * it. It is notified each time the number drops, but only while a
+   * handler of its notification is connected and after it was read once
+   * (see [method@Mend.RetryWait.get_remaining_seconds]), so a wait nobody
+   * draws wakes nothing but its deadline.
+   */
+  properties[PROP_REMAINING_SECONDS] =
+    g_param_spec_uint ("remaining-seconds", NULL, NULL,
+                       0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -631,6 +753,34 @@ mend_retry_wait_get_remaining_ms (MendRetryWait *self)
 }
 
 /**
+ * mend_retry_wait_get_remaining_seconds:
+ * @self: a wait
+ *
+ * Gets [property@Mend.RetryWait:remaining-seconds], the countdown a UI
+ * shows. Reading it while a handler of `notify::remaining-seconds` is
+ * connected (as a property binding does: it connects, then reads) starts
+ * its notifications, one each time the number drops, for as long as such
+ * a handler stays connected; nobody listening costs no wakeup.
+ *
+ * Returns: the whole seconds left, as [method@Mend.RetryWait.describe]
+ *   shows them; 0 once the wait has ended
+ */
+guint
+mend_retry_wait_get_remaining_seconds (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return 0;
+
+  self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
+  if (self->tick_id == 0 && is_watched (self))
+    schedule_tick (self);
+
+  return self->shown_seconds;
+}
+
+/**
  * mend_retry_wait_fire_now:
  * @self: a wait
  *
@@ -675,7 +825,7 @@ mend_retry_wait_cancel (MendRetryWait *self)
 static char *
 describe_duration (gint64 ms)
 {
-  guint64 seconds = (guint64) ((ms + 999) / 1000);
+  guint64 seconds = whole_seconds (ms);
 
   if (seconds < 60)
     /* Translators: a short duration in seconds */

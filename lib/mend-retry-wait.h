@@ -51,6 +51,8 @@ MendRetryWaitState  mend_retry_wait_get_state        (MendRetryWait        *self
 MEND_AVAILABLE_IN_ALL
 gint64              mend_retry_wait_get_remaining_ms (MendRetryWait        *self);
 MEND_AVAILABLE_IN_ALL
+guint               mend_retry_wait_get_remaining_seconds (MendRetryWait   *self);
+MEND_AVAILABLE_IN_ALL
 gboolean            mend_retry_wait_fire_now         (MendRetryWait        *self);
 MEND_AVAILABLE_IN_ALL
 gboolean            mend_retry_wait_cancel           (MendRetryWait        *self);

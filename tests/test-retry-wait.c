@@ -402,6 +402,96 @@ test_default_clock_when_null (void)
   g_assert_finalize_object (wait);
 }
 
+static void
+on_remaining (MendRetryWait *wait,
+              GParamSpec    *pspec,
+              GString       *seen)
+{
+  g_string_append_printf (seen, "%u ", mend_retry_wait_get_remaining_seconds (wait));
+}
+
+static void
+test_remaining_seconds_counts_down_while_watched (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 4000);
+  g_autoptr(GString) seen = g_string_new (NULL);
+  gulong id;
+
+  /* As a binding does: connect, then read. */
+  id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
+  g_assert_cmpuint (mend_retry_wait_get_remaining_seconds (wait), ==, 4);
+
+  /* One wakeup per change, at the change, and none between. */
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 2);
+  for (guint i = 0; i < 40; i++)
+    advance (f, 100);
+  g_assert_cmpstr (seen->str, ==, "3 2 1 0 ");
+  g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_FIRED);
+
+  g_signal_handler_disconnect (wait, id);
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_remaining_seconds_unwatched_costs_no_wakeup (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 10000);
+  g_autoptr(GString) seen = g_string_new (NULL);
+  gulong id;
+
+  /* Read with nobody listening: the deadline is the only timer. */
+  g_assert_cmpuint (mend_retry_wait_get_remaining_seconds (wait), ==, 10);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
+
+  /* A listener that goes away stops the ticks at the next one. */
+  id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
+  mend_retry_wait_get_remaining_seconds (wait);
+  advance (f, 600);
+  g_assert_cmpstr (seen->str, ==, "9 ");
+  g_signal_handler_disconnect (wait, id);
+  advance (f, 1000);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
+  g_assert_cmpstr (seen->str, ==, "9 ");
+
+  mend_retry_wait_cancel (wait);
+  g_assert_finalize_object (wait);
+}
+
+static void
+test_server_hint_is_described_as_given (Fixture       *f,
+                                        gconstpointer  data)
+{
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  SoupMessageHeaders *headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  MendFailure *failure;
+  MendRetryWait *wait;
+  gboolean hint = FALSE;
+  char *text;
+  gint64 delay;
+
+  /* Retry-After: 7 with the default jitter: the delay is a little more
+   * than 7 s, and the countdown says 7, not 8. */
+  soup_message_headers_append (headers, "Retry-After", "7");
+  failure = mend_failure_new_from_http (429, headers, NULL);
+  delay = mend_error_policy_delay_for (policy, 1, failure, &hint);
+  g_assert_true (hint);
+  g_assert_cmpint (delay, >=, 7000);
+  g_assert_cmpint (delay, <=, 7250);
+  wait = mend_retry_wait_new (f->clock, (guint64) delay, 1, 4, MEND_REASON_RATE_LIMIT);
+  text = mend_retry_wait_describe (wait);
+  g_assert_cmpstr (text, ==, "Retrying in 7 s (retry 1 of 4)");
+  g_assert_cmpuint (mend_retry_wait_get_remaining_seconds (wait), ==, 7);
+
+  g_free (text);
+  mend_retry_wait_cancel (wait);
+  g_assert_finalize_object (wait);
+  g_assert_finalize_object (failure);
+  soup_message_headers_unref (headers);
+  g_assert_finalize_object (policy);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -411,6 +501,9 @@ main (int   argc,
 #define ADD(path, func) \
   g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
+  ADD ("/Mend/RetryWait/remaining-seconds-counts-down-while-watched", test_remaining_seconds_counts_down_while_watched);
+  ADD ("/Mend/RetryWait/remaining-seconds-unwatched-costs-no-wakeup", test_remaining_seconds_unwatched_costs_no_wakeup);
+  ADD ("/Mend/RetryWait/server-hint-is-described-as-given", test_server_hint_is_described_as_given);
   ADD ("/Mend/RetryWait/properties", test_properties);
   ADD ("/Mend/RetryWait/construct-with-failure-and-server-hint", test_construct_with_failure_and_hint);
   ADD ("/Mend/RetryWait/fires-once-when-due", test_fires_once_when_due);
