@@ -161,6 +161,14 @@ emit_record (MendChat      *self,
   g_signal_emit (self, signals[RECORD], 0, json);
 }
 
+static void
+on_subagent_record (MendSubagentRetry *subagents,
+                    const char        *json,
+                    MendChat          *self)
+{
+  g_signal_emit (self, signals[RECORD], 0, json);
+}
+
 /* The retries a turn made so far. */
 static guint
 retries_made (MendTurn *turn)
@@ -434,6 +442,8 @@ mend_chat_constructed (GObject *object)
 
   self->queue = mend_queue_new (self->clock);
   self->subagents = mend_subagent_retry_new (self);
+  /* One stream of records per chat: its subagents' too. */
+  g_signal_connect (self->subagents, "record", G_CALLBACK (on_subagent_record), self);
 }
 
 static void
@@ -703,6 +713,15 @@ mend_chat_class_init (MendChatClass *klass)
    * `scheduled`, `fired`, `exhausted`, `gave_up` or `stopped`, attempt the
    * retry's number (the retries made so far for the final outcomes), and
    * nextAt (for `scheduled`) wall-clock milliseconds.
+   *
+   * The records of the chat's subagents
+   * ([signal@Mend.SubagentRetry::record], `"kind":"subagent_retry"`) come
+   * here too, so that an app logs one stream per chat.
+   *
+   * All records name things one way: keys in lowerCamelCase, `kind`,
+   * `outcome` and `skipped` values in snake_case, `reason` the
+   * [enum@Mend.Reason] nick, times in wall-clock milliseconds since the
+   * Unix epoch.
    */
   signals[RECORD] =
     g_signal_new ("record",

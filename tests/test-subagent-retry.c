@@ -890,6 +890,31 @@ test_resume_prompts_have_their_own_room_in_the_queue (Fixture       *f,
   g_assert_true (mend_queue_is_full (queue));
 }
 
+static void
+on_chat_record (MendChat   *chat,
+                const char *json,
+                GPtrArray  *seen)
+{
+  g_ptr_array_add (seen, g_strdup (json));
+}
+
+static void
+test_subagent_records_reach_the_chat_record_stream (Fixture       *f,
+                                                    gconstpointer  data)
+{
+  g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+
+  g_signal_connect (f->chat, "record", G_CALLBACK (on_chat_record), seen);
+  start_and_fail (f, "toolu_1", "agent-a", "overview", GATEWAY_503);
+  advance (f, 20000);
+
+  /* The same records, in the same order, on the chat's one stream. */
+  g_assert_cmpuint (seen->len, ==, f->record_json->len);
+  for (guint i = 0; i < seen->len; i++)
+    g_assert_cmpstr (g_ptr_array_index (seen, i), ==, g_ptr_array_index (f->record_json, i));
+  g_assert_nonnull (strstr (g_ptr_array_index (seen, 0), "\"kind\":\"subagent_retry\""));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -903,6 +928,7 @@ main (int   argc,
   ADD ("/Mend/SubagentRetry/the-retry-waits-for-the-agents-own-turn", test_the_retry_waits_for_the_agents_own_turn);
   ADD ("/Mend/SubagentRetry/the-retry-queues-behind-a-running-turn", test_the_retry_queues_behind_a_running_turn);
   ADD ("/Mend/SubagentRetry/stop-skips-the-wait", test_stop_skips_the_wait);
+  ADD ("/Mend/SubagentRetry/subagent-records-reach-the-chat-record-stream", test_subagent_records_reach_the_chat_record_stream);
   ADD ("/Mend/SubagentRetry/resume-prompts-have-their-own-room-in-the-queue", test_resume_prompts_have_their_own_room_in_the_queue);
   ADD ("/Mend/SubagentRetry/skipped-handler-replacing-entries-during-stop", test_skipped_handler_replacing_entries_during_stop);
   ADD ("/Mend/SubagentRetry/wait-cancelled-from-outside-is-skipped", test_wait_cancelled_from_outside_is_skipped);
