@@ -79,7 +79,7 @@ async int run_chat (string[] prompts, string? url, string[] headers) {
     });
 
     var policy = new Mend.ErrorPolicy ();
-    var chat = (Mend.Chat) Object.new (typeof (Mend.Chat), "policy", policy, "sender", sender);
+    var chat = new Mend.Chat.with_sender (sender, policy);
     chat.turn_started.connect ((turn) => {
         print ("→ %s\n", turn.prompt);
         turn.waiting.connect ((wait) => {

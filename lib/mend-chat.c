@@ -757,6 +757,29 @@ mend_chat_new (MendErrorPolicy *policy)
 }
 
 /**
+ * mend_chat_new_with_sender:
+ * @sender: what runs the chat's turns: a [class@Mend.HttpSender], an
+ *   agent process or a sender of the app's
+ * @policy: (nullable): the policy of the chat's turns, or %NULL for the
+ *   turn defaults
+ *
+ * Creates a chat whose turns @sender runs, on the default clock: the
+ * usual way to make one (`new Mend.Chat.with_sender (sender, null)` in
+ * Vala, `Mend.Chat.new_with_sender (sender, None)` in Python).
+ *
+ * Returns: (transfer full): a new ready chat
+ */
+MendChat *
+mend_chat_new_with_sender (MendSender      *sender,
+                           MendErrorPolicy *policy)
+{
+  g_return_val_if_fail (MEND_IS_SENDER (sender), NULL);
+  g_return_val_if_fail (policy == NULL || MEND_IS_ERROR_POLICY (policy), NULL);
+
+  return g_object_new (MEND_TYPE_CHAT, "sender", sender, "policy", policy, NULL);
+}
+
+/**
  * mend_chat_get_id:
  * @self: a chat
  *

@@ -48,6 +48,9 @@ G_DECLARE_FINAL_TYPE (MendChat, mend_chat, MEND, CHAT, GObject)
 MEND_AVAILABLE_IN_ALL
 MendChat        *mend_chat_new                 (MendErrorPolicy  *policy);
 MEND_AVAILABLE_IN_ALL
+MendChat        *mend_chat_new_with_sender     (MendSender       *sender,
+                                                MendErrorPolicy  *policy);
+MEND_AVAILABLE_IN_ALL
 const char      *mend_chat_get_id              (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
 MendLifecycle    mend_chat_get_lifecycle       (MendChat         *self);

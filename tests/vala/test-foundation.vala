@@ -99,6 +99,13 @@ void test_wait_async () {
     loop.run ();
 }
 
+void test_chat_with_sender () {
+    var sender = new Mend.HttpSender ("http://127.0.0.1:9/v1/messages");
+    var chat = new Mend.Chat.with_sender (sender, null);
+    assert (chat.sender == sender);
+    assert (chat.lifecycle == Mend.Lifecycle.READY);
+}
+
 void test_chat () {
     var clock = new Mend.ManualClock (WALL_START);
     var policy = new Mend.ErrorPolicy ();
@@ -143,5 +150,6 @@ int main (string[] args) {
     Test.add_func ("/Mend/Vala/policy-schedules-and-classify-override", test_policy);
     Test.add_func ("/Mend/Vala/wait-async-fires-and-cancels", test_wait_async);
     Test.add_func ("/Mend/Vala/chat-retries-and-keeps-the-queue", test_chat);
+    Test.add_func ("/Mend/Vala/chat-with-sender-constructor", test_chat_with_sender);
     return Test.run ();
 }
