@@ -401,10 +401,37 @@ typedef struct
   MendReason        reason;
   MendEvidenceRank  rank;
   char             *rule;
+  /* The strongest evidence for another reason: what the winner outranked. */
+  MendReason        other_reason;
+  MendEvidenceRank  other_rank;
+  char             *other_rule;
   gboolean          refused;  /* an auth or permission word was seen */
   MendReason        refused_reason;
   char             *refused_rule;
 } Weighing;
+
+static gboolean
+beats (MendEvidenceRank rank,
+       MendReason       reason,
+       MendEvidenceRank than_rank,
+       MendReason       than_reason);
+
+static void
+keep_other (Weighing         *w,
+            MendReason        reason,
+            MendEvidenceRank  rank,
+            const char       *rule)
+{
+  if (reason == w->reason || rule == NULL)
+    return;
+  if (w->other_rule == NULL || beats (rank, reason, w->other_rank, w->other_reason))
+    {
+      g_free (w->other_rule);
+      w->other_rule = g_strdup (rule);
+      w->other_reason = reason;
+      w->other_rank = rank;
+    }
+}
 
 static void
 weigh (Weighing         *w,
@@ -420,15 +447,33 @@ weigh (Weighing         *w,
       w->refused_rule = g_strdup (rule);
     }
 
-  if (rank > w->rank || (rank == w->rank && safety (reason) < safety (w->reason)))
+  if (beats (rank, reason, w->rank, w->reason))
     {
-      g_free (w->rule);
+      MendReason old_reason = w->reason;
+      MendEvidenceRank old_rank = w->rank;
+      g_autofree char *old_rule = w->rule;
+
       w->rule = rule;
       w->reason = reason;
       w->rank = rank;
+      keep_other (w, old_reason, old_rank, old_rule);
+      if (w->other_reason == reason)
+        g_clear_pointer (&w->other_rule, g_free);
     }
   else
-    g_free (rule);
+    {
+      keep_other (w, reason, rank, rule);
+      g_free (rule);
+    }
+}
+
+static gboolean
+beats (MendEvidenceRank rank,
+       MendReason       reason,
+       MendEvidenceRank than_rank,
+       MendReason       than_reason)
+{
+  return rank > than_rank || (rank == than_rank && safety (reason) < safety (than_reason));
 }
 
 static gboolean
@@ -601,7 +646,8 @@ mend_classifier_classify (const char  *text,
                           MendVerdict *verdict)
 {
   g_autofree char *lower = mend_classifier_normalize (text);
-  Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
+  Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
 
   weigh_codes (&w, text);
   weigh_phrases (&w, lower);
@@ -623,6 +669,15 @@ mend_classifier_classify (const char  *text,
       w.reason = w.refused_reason;
     }
   g_free (w.refused_rule);
+
+  if (w.rule != NULL && w.other_rule != NULL && w.other_reason != w.reason)
+    {
+      char *rule = g_strdup_printf (_("%s, over %s"), w.rule, w.other_rule);
+
+      g_free (w.rule);
+      w.rule = rule;
+    }
+  g_free (w.other_rule);
 
   verdict->reason = w.reason;
   verdict->rank = w.rank;

@@ -287,6 +287,8 @@ test_rule_says_what_decided (void)
     "Error: The socket connection was closed unexpectedly.");
   MendFailure *status = failure_from_http (503, NULL, NULL, NULL);
   MendFailure *unknown = mend_failure_new_from_text ("something went wrong");
+  MendFailure *outranked = mend_failure_new_from_text (
+    "sub-agent error: API error (400): Our servers are currently overloaded.");
   GError *error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "Socket I/O timed out");
   MendFailure *gerror = mend_failure_new_from_error (error);
   g_autofree char *property = NULL;
@@ -296,6 +298,9 @@ test_rule_says_what_decided (void)
   g_assert_nonnull (strstr (mend_failure_get_rule (status), "503"));
   g_assert_nonnull (strstr (mend_failure_get_rule (unknown), "fails closed"));
   g_assert_nonnull (strstr (mend_failure_get_rule (gerror), "g-io-error-quark"));
+  /* It says what it outranked. */
+  g_assert_nonnull (strstr (mend_failure_get_rule (outranked), "overloaded"));
+  g_assert_nonnull (strstr (mend_failure_get_rule (outranked), "400"));
 
   g_object_get (code, "rule", &property, NULL);
   g_assert_cmpstr (property, ==, mend_failure_get_rule (code));
@@ -305,6 +310,7 @@ test_rule_says_what_decided (void)
   g_assert_finalize_object (words);
   g_assert_finalize_object (status);
   g_assert_finalize_object (unknown);
+  g_assert_finalize_object (outranked);
   g_assert_finalize_object (gerror);
 }
 
