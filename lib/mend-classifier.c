@@ -156,6 +156,7 @@ static const Phrase unknown_phrases[] = {
 static const Phrase capacity_phrases[] = {
   { "overloaded", S, "Anthropic, OpenAI and Google overload messages" },
   { "over capacity", S, "capacity" },
+  { "capacity exceeded", S, "Mistral: service tier capacity exceeded" },
   { "at capacity", S, "capacity" },
   { "no capacity available", S, "gemini-cli MODEL_CAPACITY_EXHAUSTED" },
   { "no non-exhausted", S, "account-pooling gateways" },
@@ -602,10 +603,14 @@ weigh_request_size (Weighing   *w,
         continue;
       r = number_after (requested + 9, " :~");
       if (r != NULL && read_count (r, &requested_value) && requested_value > limit_value)
-        weigh (w, MEND_REASON_BAD_REQUEST, MEND_EVIDENCE_DECISIVE,
-               g_strdup_printf (_("requested %" G_GUINT64_FORMAT " against a limit of %"
-                                  G_GUINT64_FORMAT ": the request can never fit"),
-                                requested_value, limit_value));
+        {
+          g_autofree char *requested_text = g_strdup_printf ("%" G_GUINT64_FORMAT, requested_value);
+          g_autofree char *limit_text = g_strdup_printf ("%" G_GUINT64_FORMAT, limit_value);
+
+          weigh (w, MEND_REASON_BAD_REQUEST, MEND_EVIDENCE_DECISIVE,
+                 g_strdup_printf (_("requested %s against a limit of %s: the request can never fit"),
+                                  requested_text, limit_text));
+        }
       return;
     }
 }
