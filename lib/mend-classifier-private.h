@@ -58,18 +58,8 @@ void   mend_classifier_classify   (const char  *text,
                                    MendVerdict *verdict);
 void   mend_verdict_clear         (MendVerdict *verdict);
 
-/* A server's hint inside text, in milliseconds, or -1: "retry after 30s",
- * "Please retry in 39.8s", "try again in 9m38.016s", "reset after 2h52m39s",
- * Google's `"retryDelay": "26s"` and a JSON `"retry_after": 120`. */
-gint64 mend_classifier_text_hint  (const char  *text);
-
 /* The reason an HTTP status stands for, or UNKNOWN. */
 MendReason mend_classifier_reason_for_status (guint status);
-
-/* @value × @unit_ms, rounded up to a whole millisecond, saturated; -1 when
- * negative or not a number. */
-gint64 mend_classifier_saturating_ms (double value,
-                                      double unit_ms);
 
 /* Lower-cased text with URLs blanked out and runs of white space (a
  * terminal's line wrap included) made one space. */

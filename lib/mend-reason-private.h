@@ -49,8 +49,10 @@ void       mend_reason_read_headers   (SoupMessageHeaders *headers,
                                        int                *should_retry,
                                        gint64             *retry_after_ms);
 
-/* Reads a retry hint ("retry after 30s", "try again in 250ms") out of free
- * text, in milliseconds, or -1. */
+/* A server's hint inside text, in milliseconds, or -1: "retry after 30s",
+ * "Please retry in 39.8s", "try again in 9m38.016s", "reset after 2h52m39s",
+ * Google's `"retryDelay": "26s"` and a JSON `"retry_after": 120` (seconds);
+ * across a terminal's line wraps. */
 gint64 mend_failure_parse_text_hint   (const char     *text);
 
 /* Reads a Retry-After value (seconds or an HTTP-date, relative to

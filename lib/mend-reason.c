@@ -2,9 +2,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * What the facts of a failure say went wrong: HTTP statuses, API error
- * bodies, GError domains and codes, and the error text agents and
- * gateways print. MendFailure is made from these.
+ * What the facts of a failure say went wrong: GError domains and codes,
+ * HTTP headers and server hints, API error bodies; the text itself is
+ * weighed by the classifier (mend-classifier.c). MendFailure is made from
+ * these.
  */
 
 #include "config.h"
@@ -61,10 +62,150 @@ mend_reason_status_in_text (const char *text)
   return 0;
 }
 
+static gint64
+saturating_ms (double value,
+                               double unit_ms)
+{
+  double ms = value * unit_ms;
+
+  if (!isfinite (ms) || ms < 0)
+    return -1;
+  if (ms >= (double) G_MAXINT64 / 2)
+    return G_MAXINT64 / 2;
+  /* 20.387 s is 20387 ms, not 20388 after a rounding error. */
+  return (gint64) ceil (ms - 1e-6);
+}
+
+/* One number and its unit: "30", "30s", "30 seconds", "1.5s", "250ms",
+ * "2m", "1 hour", "2 days". Sets *rest past it; -1 if there is none. */
+static gint64
+parse_one_duration (const char  *p,
+                    const char **rest)
+{
+  char *end = NULL;
+  double value;
+  double unit = 1000;
+
+  if (!g_ascii_isdigit (*p))
+    return -1;
+
+  value = g_ascii_strtod (p, &end);
+  if (end == p)
+    return -1;
+  while (*end == ' ')
+    end++;
+
+  if (g_str_has_prefix (end, "ms") || g_str_has_prefix (end, "millisecond"))
+    unit = 1;
+  else if (g_str_has_prefix (end, "min") || (end[0] == 'm' && !g_ascii_isalpha (end[1])))
+    unit = 60000;
+  else if (end[0] == 'h' && (!g_ascii_isalpha (end[1]) || g_str_has_prefix (end, "hour")))
+    unit = 3600000;
+  else if (end[0] == 'd' && (!g_ascii_isalpha (end[1]) || g_str_has_prefix (end, "day")))
+    unit = 86400000;
+
+  while (g_ascii_isalpha (*end))
+    end++;
+  if (*end == '(' && g_str_has_prefix (end, "(s)"))
+    end += 3;
+  *rest = end;
+
+  return saturating_ms (value, unit);
+}
+
+/* A duration, which may have several parts: "2 days 3 hours 12 minutes",
+ * "9m38.016s". */
+static gint64
+parse_duration (const char *p,
+                const char *skip)
+{
+  gint64 total = -1;
+
+  while (*p != '\0' && strchr (skip, *p) != NULL)
+    p++;
+
+  for (;;)
+    {
+      const char *rest = p;
+      gint64 part = parse_one_duration (p, &rest);
+
+      if (part < 0)
+        break;
+      total = total < 0 ? part : MIN (total + part, G_MAXINT64 / 2);
+      p = rest;
+      while (*p == ' ' || *p == ',')
+        p++;
+      if (g_str_has_prefix (p, "and "))
+        p += 4;
+    }
+
+  return total;
+}
+
 gint64
 mend_failure_parse_text_hint (const char *text)
 {
-  return mend_classifier_text_hint (text);
+  /* Words first, then the keys of a body: Google's RetryInfo and a JSON
+   * retry_after in seconds (Cloudflare, Telegram-style bodies). */
+  static const struct {
+    const char *marker;
+    const char *skip;
+  } markers[] = {
+    { "retry after", " :=" },
+    { "retry-after", " :=" },
+    { "retry in", " " },
+    { "try again in", " " },
+    { "retrying in", " " },
+    { "reset after", " " },
+    { "retrydelay", " \"':=\\" },
+    { "retry_after_ms", NULL },
+    { "retry_after", " \"':=\\" },
+    { "retryafter", " \"':=\\" },
+  };
+  g_autofree char *lower = NULL;
+
+  if (text == NULL)
+    return -1;
+
+  lower = mend_classifier_normalize (text);
+  for (guint i = 0; i < G_N_ELEMENTS (markers); i++)
+    {
+      const char *found;
+
+      if (markers[i].skip == NULL)
+        {
+          /* retry_after_ms is milliseconds: read it before retry_after. */
+          found = strstr (lower, markers[i].marker);
+          if (found != NULL && (found == lower || !g_ascii_isalnum (found[-1])))
+            {
+              const char *p = found + strlen (markers[i].marker);
+              char *end = NULL;
+              double ms;
+
+              while (*p != '\0' && strchr (" \"':=\\", *p) != NULL)
+                p++;
+              ms = g_ascii_strtod (p, &end);
+              if (end != p)
+                return saturating_ms (ms, 1);
+            }
+          continue;
+        }
+
+      for (found = strstr (lower, markers[i].marker); found != NULL;
+           found = strstr (found + 1, markers[i].marker))
+        {
+          gint64 ms;
+
+          /* A whole word: "totalRetryDelay" is a client's own count. */
+          if (found > lower && (g_ascii_isalnum (found[-1]) || found[-1] == '_'))
+            continue;
+          ms = parse_duration (found + strlen (markers[i].marker), markers[i].skip);
+          if (ms >= 0)
+            return ms;
+        }
+    }
+
+  return -1;
 }
 
 gint64
@@ -320,7 +461,7 @@ mend_reason_read_headers (SoupMessageHeaders *headers,
       while (end != NULL && g_ascii_isspace (*end))
         end++;
       if (end != value && end != NULL && *end == '\0')
-        *retry_after_ms = mend_classifier_saturating_ms (ms, 1);
+        *retry_after_ms = saturating_ms (ms, 1);
     }
 
   if (*retry_after_ms < 0)
