@@ -543,7 +543,10 @@ classify (char **texts)
                mend_failure_kind_to_nick (kind));
       if (mend_failure_get_retry_after_ms (failure) >= 0)
         g_print (" · server asks to wait %" G_GINT64_FORMAT " ms", mend_failure_get_retry_after_ms (failure));
-      g_print ("\n");
+      g_print ("\n  decided by %s\n", mend_failure_get_rule (failure));
+      if (mend_failure_get_reason (failure) == MEND_REASON_RATE_LIMIT && kind == MEND_FAILURE_LIMIT)
+        g_print ("  a limit: the server's wait is above retry-after-max-ms (%u ms)\n",
+                 mend_error_policy_get_retry_after_max_ms (policy));
       if (kind == MEND_FAILURE_TRANSIENT)
         {
           g_print ("  waits:");

@@ -100,12 +100,21 @@ MendFailureKind
 mend_error_policy_default_kind (MendReason reason,
                                 int        should_retry,
                                 gboolean   partial,
-                                gboolean   retry_partial)
+                                gboolean   retry_partial,
+                                gint64     retry_after_ms,
+                                guint      retry_after_max_ms)
 {
   if (reason == MEND_REASON_CANCELLED)
     return MEND_FAILURE_STOPPED;
   if (reason == MEND_REASON_USAGE_LIMIT)
     return MEND_FAILURE_LIMIT;
+  /* A rate limit that resets beyond the horizon ("try again in 28m48s" on a
+   * per-day limit) is a limit to show, not a wait to draw. */
+  if (reason == MEND_REASON_RATE_LIMIT && retry_after_ms > (gint64) retry_after_max_ms)
+    return MEND_FAILURE_LIMIT;
+  /* A refused key or permission is not retried, whatever a header says. */
+  if (reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION)
+    return MEND_FAILURE_PERMANENT;
   if (partial && !retry_partial)
     return MEND_FAILURE_PERMANENT;
   if (should_retry != -1)
@@ -145,7 +154,9 @@ mend_error_policy_real_classify (MendErrorPolicy *self,
   return mend_error_policy_default_kind (mend_failure_get_reason (failure),
                                          said,
                                          mend_failure_get_partial (failure),
-                                         priv->retry_partial);
+                                         priv->retry_partial,
+                                         mend_failure_get_retry_after_ms (failure),
+                                         priv->retry_after_max_ms);
 }
 
 static GVariant *
@@ -369,11 +380,12 @@ mend_error_policy_class_init (MendErrorPolicyClass *klass)
    *
    * The longest server hint that is waited out, in milliseconds. A failure
    * whose hint is longer gives up at once and keeps the hint, so that the
-   * app can say when to come back instead of hanging.
+   * app can say when to come back instead of hanging; a rate limit whose
+   * hint is longer is classified %MEND_FAILURE_LIMIT.
    */
   properties[PROP_RETRY_AFTER_MAX_MS] =
     g_param_spec_uint ("retry-after-max-ms", NULL, NULL,
-                       0, MAX_MS, 60000,
+                       0, MAX_MS, MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   /**
@@ -413,7 +425,7 @@ mend_error_policy_init (MendErrorPolicy *self)
   priv->multiplier = 2.0;
   priv->jitter = MEND_JITTER_ADDITIVE;
   priv->jitter_ms = 250;
-  priv->retry_after_max_ms = 60000;
+  priv->retry_after_max_ms = MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS;
   priv->rand = g_rand_new ();
 }
 
@@ -472,8 +484,12 @@ mend_error_policy_new_for_resume (void)
  * @failure: a failure
  *
  * Decides whether @failure may be retried. The default: the user's Stop is
- * %MEND_FAILURE_STOPPED; a usage limit is %MEND_FAILURE_LIMIT; a failure
- * after output was seen is %MEND_FAILURE_PERMANENT unless
+ * %MEND_FAILURE_STOPPED; a usage limit, and a rate limit whose server hint
+ * is longer than [property@Mend.ErrorPolicy:retry-after-max-ms] (a per-day
+ * limit that resets in 28 minutes, under the turn defaults), are
+ * %MEND_FAILURE_LIMIT; a refused key or permission is
+ * %MEND_FAILURE_PERMANENT whatever a header says; a failure after output was
+ * seen is %MEND_FAILURE_PERMANENT unless
  * [property@Mend.ErrorPolicy:retry-partial]; the server's `x-should-retry`
  * decides when given; capacity, rate-limit, transport, timeout, empty and
  * server errors are %MEND_FAILURE_TRANSIENT; everything else is permanent.

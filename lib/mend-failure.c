@@ -49,6 +49,7 @@ struct _MendFailure
   char            *api_error_type;
   gboolean         partial;
   int              should_retry;  /* -1 unknown, 0 or 1 from x-should-retry */
+  char            *rule;
 };
 
 enum {
@@ -61,6 +62,7 @@ enum {
   PROP_ERROR,
   PROP_API_ERROR_TYPE,
   PROP_PARTIAL,
+  PROP_RULE,
   N_PROPS
 };
 
@@ -98,18 +100,22 @@ classify_default (MendFailure *self)
   self->kind = mend_error_policy_default_kind (self->reason,
                                                self->should_retry,
                                                self->partial,
-                                               FALSE);
+                                               FALSE,
+                                               self->retry_after_ms,
+                                               MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS);
 }
 
 static MendFailure *
 failure_new (MendReason  reason,
-             const char *message)
+             const char *message,
+             char       *rule)
 {
   MendFailure *self = g_object_new (MEND_TYPE_FAILURE, NULL);
   g_autofree char *redacted = mend_redact_secrets (message, -1);
 
   self->reason = reason;
   self->message = truncate_message (redacted);
+  self->rule = rule;
 
   return self;
 }
@@ -119,10 +125,23 @@ failure_new (MendReason  reason,
  * @detail: (nullable): error text, as an agent or a log printed it
  *
  * Makes a failure from error text such as `API Error: 529 {…}`,
- * `Connection error: ECONNRESET` or "You've hit your usage limit". A JSON
- * error body inside the text is read, and a "(retry after 30s)" hint is kept
- * in [property@Mend.Failure:retry-after-ms]. Text that says nothing known is
- * %MEND_REASON_UNKNOWN, which is not retried.
+ * `Connection error: ECONNRESET` or "You've hit your usage limit".
+ *
+ * The text is weighed, strongest evidence first: words that settle it
+ * whatever else is said (a usage limit, a request larger than the whole
+ * limit); a provider's own code or type read as a whole token wherever it
+ * sits — in JSON, in JSON inside a JSON string, in a Python repr
+ * (`overloaded_error`, `RESOURCE_EXHAUSTED` and its quota id,
+ * `insufficient_quota`, `ThrottlingException`); the provider's own words
+ * ("Overloaded", "socket hang up"); a catch-all code a wrapper adds
+ * (`invalid_request_error`, `APIConnectionError`); a status, which a
+ * wrapper's number in the text ("API error (400): …") never lets outrank
+ * the provider; plain words last. Between equals, the reason that does not
+ * retry wins. [property@Mend.Failure:rule] says what decided.
+ *
+ * A hint such as "(retry after 30s)", "Please retry in 39.8s" or Google's
+ * `retryDelay` is kept in [property@Mend.Failure:retry-after-ms]. Text that
+ * says nothing known is %MEND_REASON_UNKNOWN, which is not retried.
  *
  * Returns: (transfer full): a new failure
  */
@@ -130,18 +149,20 @@ MendFailure *
 mend_failure_new_from_text (const char *detail)
 {
   g_autofree char *api_type = NULL;
+  char *rule = NULL;
   MendFailure *self;
   MendReason reason;
 
   if (detail == NULL || *detail == '\0')
     {
-      self = failure_new (MEND_REASON_UNKNOWN, _("Unknown error"));
+      self = failure_new (MEND_REASON_UNKNOWN, _("Unknown error"),
+                          g_strdup (_("no text: fails closed")));
       classify_default (self);
       return self;
     }
 
-  reason = mend_reason_from_text (detail, &api_type);
-  self = failure_new (reason, detail);
+  reason = mend_reason_from_text (detail, &api_type, &rule);
+  self = failure_new (reason, detail, rule);
   self->api_error_type = g_steal_pointer (&api_type);
   self->retry_after_ms = mend_failure_parse_text_hint (detail);
   self->status = mend_reason_status_in_text (detail);
@@ -180,7 +201,9 @@ mend_failure_new_from_error (const GError *error)
     }
   else
     {
-      self = failure_new (reason, error->message);
+      self = failure_new (reason, error->message,
+                          g_strdup_printf (_("GLib error %s, code %d"),
+                                           g_quark_to_string (error->domain), error->code));
       classify_default (self);
     }
 
@@ -235,6 +258,7 @@ mend_failure_new_from_http_at (guint               status,
   g_autofree char *body_text = NULL;
   g_autofree char *message = NULL;
   g_autoptr(JsonNode) json = NULL;
+  char *rule = NULL;
   const char *data = NULL;
   gsize size = 0;
   MendApiError api = { 0 };
@@ -249,7 +273,7 @@ mend_failure_new_from_http_at (guint               status,
   if (body != NULL)
     data = g_bytes_get_data (body, &size);
 
-  reason = mend_reason_from_http (status, data, size, &json, &api, &body_text);
+  reason = mend_reason_from_http (status, data, size, &json, &api, &body_text, &rule);
 
   if (api.message != NULL && *api.message != '\0')
     message = g_strdup (api.message);
@@ -261,13 +285,20 @@ mend_failure_new_from_http_at (guint               status,
   else
     message = g_strdup_printf ("HTTP %u %s", status, soup_status_get_phrase (status));
 
-  self = failure_new (reason, message);
+  self = failure_new (reason, message, rule);
   self->status = status;
   self->api_error_type = g_strdup (api.type);
   mend_reason_read_headers (headers, mend_clock_get_real_time (clock),
                             &self->should_retry, &self->retry_after_ms);
   if (self->retry_after_ms < 0)
     self->retry_after_ms = mend_failure_parse_text_hint (api.message ? api.message : body_text);
+  if (self->retry_after_ms < 0 && size > 0)
+    {
+      /* Google's RetryInfo sits beside the message, in the details. */
+      g_autofree char *whole = g_strndup (data, MIN (size, MEND_REASON_MAX_BODY_BYTES));
+
+      self->retry_after_ms = mend_failure_parse_text_hint (whole);
+    }
   classify_default (self);
 
   return self;
@@ -308,7 +339,7 @@ mend_failure_new_from_state (JsonObject *object,
       return NULL;
     }
 
-  self = failure_new (reason, message);
+  self = failure_new (reason, message, g_strdup (_("saved state")));
   self->status = status;
   self->retry_after_ms = retry_after;
   self->partial = partial;
@@ -327,7 +358,8 @@ mend_failure_new_from_state (JsonObject *object,
 MendFailure *
 mend_failure_new_empty_response (void)
 {
-  MendFailure *self = failure_new (MEND_REASON_EMPTY, _("The model sent an empty response"));
+  MendFailure *self = failure_new (MEND_REASON_EMPTY, _("The model sent an empty response"),
+                                   g_strdup (_("an empty response")));
 
   classify_default (self);
   return self;
@@ -344,7 +376,8 @@ mend_failure_new_empty_response (void)
 MendFailure *
 mend_failure_new_stopped (void)
 {
-  MendFailure *self = failure_new (MEND_REASON_CANCELLED, _("Stopped"));
+  MendFailure *self = failure_new (MEND_REASON_CANCELLED, _("Stopped"),
+                                   g_strdup (_("the user's Stop")));
 
   classify_default (self);
   return self;
@@ -357,6 +390,7 @@ mend_failure_finalize (GObject *object)
 
   g_clear_pointer (&self->message, g_free);
   g_clear_pointer (&self->api_error_type, g_free);
+  g_clear_pointer (&self->rule, g_free);
   g_clear_error (&self->error);
 
   G_OBJECT_CLASS (mend_failure_parent_class)->finalize (object);
@@ -395,6 +429,9 @@ mend_failure_get_property (GObject    *object,
       break;
     case PROP_PARTIAL:
       g_value_set_boolean (value, self->partial);
+      break;
+    case PROP_RULE:
+      g_value_set_string (value, self->rule);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -491,6 +528,19 @@ mend_failure_class_init (MendFailureClass *klass)
     g_param_spec_boolean ("partial", NULL, NULL,
                           FALSE,
                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendFailure:rule:
+   *
+   * What decided the reason, for people: the provider code, the words or
+   * the status that weighed most, and where that wording comes from, such
+   * as “provider code “overloaded_error” (Anthropic error type)”.
+   * Translated; not meant to be parsed.
+   */
+  properties[PROP_RULE] =
+    g_param_spec_string ("rule", NULL, NULL,
+                         NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -614,6 +664,23 @@ mend_failure_get_api_error_type (MendFailure *self)
   g_return_val_if_fail (MEND_IS_FAILURE (self), NULL);
 
   return self->api_error_type;
+}
+
+/**
+ * mend_failure_get_rule:
+ * @self: a failure
+ *
+ * Gets what decided the failure's reason, for people: see
+ * [property@Mend.Failure:rule].
+ *
+ * Returns: (nullable): the rule
+ */
+const char *
+mend_failure_get_rule (MendFailure *self)
+{
+  g_return_val_if_fail (MEND_IS_FAILURE (self), NULL);
+
+  return self->rule;
 }
 
 /**

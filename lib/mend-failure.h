@@ -65,6 +65,8 @@ const char      *mend_failure_get_api_error_type      (MendFailure        *self)
 MEND_AVAILABLE_IN_ALL
 gboolean         mend_failure_get_partial             (MendFailure        *self);
 MEND_AVAILABLE_IN_ALL
+const char      *mend_failure_get_rule                (MendFailure        *self);
+MEND_AVAILABLE_IN_ALL
 gboolean         mend_failure_get_should_retry        (MendFailure        *self,
                                                        gboolean           *should_retry);
 

@@ -12,8 +12,9 @@
 
 G_BEGIN_DECLS
 
-/* What the facts of a failure say went wrong: the tables MendFailure
- * classifies by. Text is matched lower-cased, with URLs blanked out. */
+/* What the facts of a failure say went wrong: GError domains and codes,
+ * HTTP headers, and the glue between MendFailure and the classifier
+ * (mend-classifier-private.h), which weighs the text. */
 
 /* The parts of an Anthropic, OpenAI or Google error body; strings point
  * into the parsed JSON. */
@@ -24,15 +25,21 @@ typedef struct
   const char *code;
 } MendApiError;
 
+/* The longest part of an HTTP body the classifier reads. */
+#define MEND_REASON_MAX_BODY_BYTES (64 * 1024)
+
+/* Each sets *rule to what decided the reason, for people. */
 MendReason mend_reason_from_text      (const char     *text,
-                                       char          **api_error_type);
+                                       char          **api_error_type,
+                                       char          **rule);
 MendReason mend_reason_from_gerror    (const GError   *error);
 MendReason mend_reason_from_http      (guint           status,
                                        const char     *body,
                                        gsize           size,
                                        JsonNode      **json,
                                        MendApiError   *api,
-                                       char          **body_text);
+                                       char          **body_text,
+                                       char          **rule);
 guint      mend_reason_status_in_text (const char     *text);
 
 /* The server's word on retrying: x-should-retry (-1 when it did not say),
@@ -42,8 +49,10 @@ void       mend_reason_read_headers   (SoupMessageHeaders *headers,
                                        int                *should_retry,
                                        gint64             *retry_after_ms);
 
-/* Reads a retry hint ("retry after 30s", "try again in 250ms") out of free
- * text, in milliseconds, or -1. */
+/* A server's hint inside text, in milliseconds, or -1: "retry after 30s",
+ * "Please retry in 39.8s", "try again in 9m38.016s", "reset after 2h52m39s",
+ * Google's `"retryDelay": "26s"` and a JSON `"retry_after": 120` (seconds);
+ * across a terminal's line wraps. */
 gint64 mend_failure_parse_text_hint   (const char     *text);
 
 /* Reads a Retry-After value (seconds or an HTTP-date, relative to

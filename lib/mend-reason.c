@@ -2,9 +2,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * What the facts of a failure say went wrong: HTTP statuses, API error
- * bodies, GError domains and codes, and the error text agents and
- * gateways print. MendFailure is made from these.
+ * What the facts of a failure say went wrong: GError domains and codes,
+ * HTTP headers and server hints, API error bodies; the text itself is
+ * weighed by the classifier (mend-classifier.c). MendFailure is made from
+ * these.
  */
 
 #include "config.h"
@@ -13,206 +14,13 @@
 #include <math.h>
 #include <string.h>
 
+#include <glib/gi18n-lib.h>
 #include <libsoup/soup.h>
 
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-classifier-private.h"
 #include "mend-reason-private.h"
-
-/* Phrases are matched against lower-cased text, in this order of groups. */
-static const char * const usage_phrases[] = {
-  "usage limit", "hit your limit", "hit your usage", "spend limit",
-  "spending limit", "quota", "billing", "credit balance", "out of credits",
-  "insufficient credits", "insufficient funds", "payment required",
-  "5-hour limit", "weekly limit", "daily limit", "monthly limit",
-  "plan limit", "limit will reset", "per-day", "per day", "daily quota", NULL
-};
-
-static const char * const cancelled_phrases[] = {
-  "request cancelled", "request canceled", "cancelled by user",
-  "canceled by user", "interrupted by user", "aborted by user",
-  "user aborted", "stopped by user", "operation was cancelled",
-  "operation was canceled", "request was aborted", NULL
-};
-
-typedef struct
-{
-  MendReason         reason;
-  const char * const phrases[32];
-} PhraseGroup;
-
-static const PhraseGroup phrase_groups[] = {
-  { MEND_REASON_AUTH, {
-      "invalid x-api-key", "invalid api key", "invalid_api_key",
-      "incorrect api key", "api key not valid", "missing api key",
-      "authentication_error", "authentication failed", "invalid authentication",
-      "unauthorized", "unauthenticated", "invalid bearer", "oauth token has expired",
-      "token has expired", "token expired", "please run /login", NULL } },
-  { MEND_REASON_PERMISSION, {
-      "permission_error", "permission denied", "permission_denied", "forbidden",
-      "do not have permission", "does not have permission",
-      "does not have access", "access denied", "not allowed to", NULL } },
-  { MEND_REASON_BAD_REQUEST, {
-      "prompt is too long", "invalid_request_error", "context_length_exceeded",
-      "maximum context length", "context window", "validation error",
-      "validation_error", "bad request", "invalid request", "request too large",
-      "request_too_large", "not_found_error", "model not found",
-      "unprocessable", "invalid_argument", "malformed", NULL } },
-  { MEND_REASON_CAPACITY, {
-      "overloaded", "no non-exhausted", "at capacity", "over capacity",
-      "capacity", "service unavailable", "temporarily unavailable",
-      "server is busy", NULL } },
-  { MEND_REASON_RATE_LIMIT, {
-      "rate limit", "rate_limit", "ratelimit", "too many requests",
-      "resource_exhausted", "throttl", "slow down", NULL } },
-  { MEND_REASON_TIMEOUT, {
-      "timed out", "timeout", "etimedout", "deadline exceeded",
-      "deadline_exceeded", "took too long", NULL } },
-  { MEND_REASON_TRANSPORT, {
-      "econnreset", "connection reset", "econnrefused", "connection refused",
-      "econnaborted", "epipe", "broken pipe", "socket hang up", "unexpected eof",
-      "premature close", "premature eof", "connection closed", "connection error",
-      "connection lost", "network error", "network is unreachable",
-      "enetunreach", "ehostunreach", "no route to host", "eai_again",
-      "temporary failure in name resolution", "fetch failed",
-      "other side closed", "upstream connect error", "socket disconnected",
-      NULL } },
-  { MEND_REASON_EMPTY, {
-      "empty response", "empty model response", "response was empty",
-      "returned no content", "no content in the response", "empty completion",
-      NULL } },
-  { MEND_REASON_SERVER, {
-      "internal server error", "internal error", "api_error", "server_error",
-      "server error", "bad gateway", "upstream error", NULL } },
-};
-
-/* Lower-cased text with URLs blanked out: "…/account/billing" in a link
- * says nothing about the error. */
-static char *
-lower_without_urls (const char *text)
-{
-  char *lower = g_ascii_strdown (text, -1);
-
-  for (char *p = lower; (p = strstr (p, "http")) != NULL; )
-    {
-      if (g_str_has_prefix (p, "http://") || g_str_has_prefix (p, "https://"))
-        while (*p != '\0' && !g_ascii_isspace (*p))
-          *p++ = ' ';
-      else
-        p += 4;
-    }
-
-  return lower;
-}
-
-static gboolean
-contains_any (const char         *lower,
-              const char * const *phrases)
-{
-  for (guint i = 0; phrases[i] != NULL; i++)
-    if (strstr (lower, phrases[i]) != NULL)
-      return TRUE;
-
-  return FALSE;
-}
-
-static MendReason
-reason_from_phrases (const char *lower)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (phrase_groups); i++)
-    if (contains_any (lower, phrase_groups[i].phrases))
-      return phrase_groups[i].reason;
-
-  return MEND_REASON_UNKNOWN;
-}
-
-static MendReason
-reason_from_status (guint status)
-{
-  switch (status)
-    {
-    case 503:
-    case 529:
-      return MEND_REASON_CAPACITY;
-    case 429:
-      return MEND_REASON_RATE_LIMIT;
-    case 408:
-    case 504:
-    case 524:
-      return MEND_REASON_TIMEOUT;
-    case 500:
-    case 502:
-    case 409:
-    case 520:
-    case 521:
-    case 522:
-    case 523:
-      return MEND_REASON_SERVER;
-    case 401:
-    case 407:
-      return MEND_REASON_AUTH;
-    case 403:
-      return MEND_REASON_PERMISSION;
-    case 402:
-      return MEND_REASON_USAGE_LIMIT;
-    case 499:
-      return MEND_REASON_CANCELLED;
-    default:
-      if (status >= 400 && status < 500)
-        return MEND_REASON_BAD_REQUEST;
-      return MEND_REASON_UNKNOWN;
-    }
-}
-
-/* The type or code of an Anthropic, OpenAI or Google error body. */
-static MendReason
-reason_from_api_type (const char *type)
-{
-  static const struct {
-    const char *type;
-    MendReason  reason;
-  } table[] = {
-    { "overloaded_error", MEND_REASON_CAPACITY },
-    { "overloaded", MEND_REASON_CAPACITY },
-    { "unavailable", MEND_REASON_CAPACITY },
-    { "service_unavailable", MEND_REASON_CAPACITY },
-    { "rate_limit_error", MEND_REASON_RATE_LIMIT },
-    { "rate_limit_exceeded", MEND_REASON_RATE_LIMIT },
-    { "resource_exhausted", MEND_REASON_RATE_LIMIT },
-    { "tokens", MEND_REASON_RATE_LIMIT },
-    { "requests", MEND_REASON_RATE_LIMIT },
-    { "timeout_error", MEND_REASON_TIMEOUT },
-    { "deadline_exceeded", MEND_REASON_TIMEOUT },
-    { "api_error", MEND_REASON_SERVER },
-    { "server_error", MEND_REASON_SERVER },
-    { "internal", MEND_REASON_SERVER },
-    { "internal_error", MEND_REASON_SERVER },
-    { "authentication_error", MEND_REASON_AUTH },
-    { "invalid_api_key", MEND_REASON_AUTH },
-    { "unauthenticated", MEND_REASON_AUTH },
-    { "permission_error", MEND_REASON_PERMISSION },
-    { "permission_denied", MEND_REASON_PERMISSION },
-    { "invalid_request_error", MEND_REASON_BAD_REQUEST },
-    { "not_found_error", MEND_REASON_BAD_REQUEST },
-    { "request_too_large", MEND_REASON_BAD_REQUEST },
-    { "context_length_exceeded", MEND_REASON_BAD_REQUEST },
-    { "invalid_argument", MEND_REASON_BAD_REQUEST },
-    { "model_not_found", MEND_REASON_BAD_REQUEST },
-    { "insufficient_quota", MEND_REASON_USAGE_LIMIT },
-    { "billing_error", MEND_REASON_USAGE_LIMIT },
-    { "billing_hard_limit_reached", MEND_REASON_USAGE_LIMIT },
-    { "billing_not_active", MEND_REASON_USAGE_LIMIT },
-  };
-
-  if (type == NULL)
-    return MEND_REASON_UNKNOWN;
-
-  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
-    if (g_ascii_strcasecmp (type, table[i].type) == 0)
-      return table[i].reason;
-
-  return MEND_REASON_UNKNOWN;
-}
 
 static gboolean
 is_word_char (char c)
@@ -243,8 +51,8 @@ mend_reason_status_in_text (const char *text)
 
       value = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
       if (value >= 400 && value <= 599 &&
-          reason_from_status ((guint) value) != MEND_REASON_UNKNOWN &&
-          reason_from_status ((guint) value) != MEND_REASON_BAD_REQUEST)
+          mend_classifier_reason_for_status ((guint) value) != MEND_REASON_UNKNOWN &&
+          mend_classifier_reason_for_status ((guint) value) != MEND_REASON_BAD_REQUEST)
         return (guint) value;
       if (value == 400 || value == 404 || value == 413 || value == 422)
         return (guint) value;
@@ -256,7 +64,7 @@ mend_reason_status_in_text (const char *text)
 
 static gint64
 saturating_ms (double value,
-               double unit_ms)
+                               double unit_ms)
 {
   double ms = value * unit_ms;
 
@@ -264,7 +72,8 @@ saturating_ms (double value,
     return -1;
   if (ms >= (double) G_MAXINT64 / 2)
     return G_MAXINT64 / 2;
-  return (gint64) ceil (ms);
+  /* 20.387 s is 20387 ms, not 20388 after a rounding error. */
+  return (gint64) ceil (ms - 1e-6);
 }
 
 /* One number and its unit: "30", "30s", "30 seconds", "1.5s", "250ms",
@@ -297,18 +106,22 @@ parse_one_duration (const char  *p,
 
   while (g_ascii_isalpha (*end))
     end++;
+  if (*end == '(' && g_str_has_prefix (end, "(s)"))
+    end += 3;
   *rest = end;
 
   return saturating_ms (value, unit);
 }
 
-/* A duration, which may have several parts: "2 days 3 hours 12 minutes". */
+/* A duration, which may have several parts: "2 days 3 hours 12 minutes",
+ * "9m38.016s". */
 static gint64
-parse_duration (const char *p)
+parse_duration (const char *p,
+                const char *skip)
 {
   gint64 total = -1;
 
-  while (*p == ' ' || *p == ':' || *p == '=')
+  while (*p != '\0' && strchr (skip, *p) != NULL)
     p++;
 
   for (;;)
@@ -332,23 +145,61 @@ parse_duration (const char *p)
 gint64
 mend_failure_parse_text_hint (const char *text)
 {
-  static const char * const markers[] = {
-    "retry after", "retry-after", "retry in", "try again in", "retrying in", NULL
+  /* Words first, then the keys of a body: Google's RetryInfo and a JSON
+   * retry_after in seconds (Cloudflare, Telegram-style bodies). */
+  static const struct {
+    const char *marker;
+    const char *skip;
+  } markers[] = {
+    { "retry after", " :=" },
+    { "retry-after", " :=" },
+    { "retry in", " " },
+    { "try again in", " " },
+    { "retrying in", " " },
+    { "reset after", " " },
+    { "retrydelay", " \"':=\\" },
+    { "retry_after_ms", NULL },
+    { "retry_after", " \"':=\\" },
+    { "retryafter", " \"':=\\" },
   };
   g_autofree char *lower = NULL;
 
   if (text == NULL)
     return -1;
 
-  lower = g_ascii_strdown (text, -1);
-  for (guint i = 0; markers[i] != NULL; i++)
+  lower = mend_classifier_normalize (text);
+  for (guint i = 0; i < G_N_ELEMENTS (markers); i++)
     {
-      const char *found = strstr (lower, markers[i]);
+      const char *found;
 
-      if (found != NULL)
+      if (markers[i].skip == NULL)
         {
-          gint64 ms = parse_duration (found + strlen (markers[i]));
+          /* retry_after_ms is milliseconds: read it before retry_after. */
+          found = strstr (lower, markers[i].marker);
+          if (found != NULL && (found == lower || !g_ascii_isalnum (found[-1])))
+            {
+              const char *p = found + strlen (markers[i].marker);
+              char *end = NULL;
+              double ms;
 
+              while (*p != '\0' && strchr (" \"':=\\", *p) != NULL)
+                p++;
+              ms = g_ascii_strtod (p, &end);
+              if (end != p)
+                return saturating_ms (ms, 1);
+            }
+          continue;
+        }
+
+      for (found = strstr (lower, markers[i].marker); found != NULL;
+           found = strstr (found + 1, markers[i].marker))
+        {
+          gint64 ms;
+
+          /* A whole word: "totalRetryDelay" is a client's own count. */
+          if (found > lower && (g_ascii_isalnum (found[-1]) || found[-1] == '_'))
+            continue;
+          ms = parse_duration (found + strlen (markers[i].marker), markers[i].skip);
           if (ms >= 0)
             return ms;
         }
@@ -452,47 +303,6 @@ read_api_error (JsonNode *root,
   return TRUE;
 }
 
-static MendReason
-reason_from_api_error (const MendApiError *api)
-{
-  MendReason reason = reason_from_api_type (api->code);
-
-  if (reason == MEND_REASON_UNKNOWN)
-    reason = reason_from_api_type (api->type);
-
-  return reason;
-}
-
-static gboolean
-text_says (const char         *text,
-           const char * const *phrases)
-{
-  g_autofree char *lower = NULL;
-
-  if (text == NULL)
-    return FALSE;
-
-  lower = lower_without_urls (text);
-  return contains_any (lower, phrases);
-}
-
-/* A bad request whose words say the key was refused is an auth failure
- * (Google answers an invalid key with 400 INVALID_ARGUMENT). */
-static MendReason
-refine_bad_request (MendReason  reason,
-                    const char *message)
-{
-  if (reason == MEND_REASON_BAD_REQUEST && message != NULL)
-    {
-      g_autofree char *lower = lower_without_urls (message);
-
-      if (contains_any (lower, phrase_groups[0].phrases))
-        return MEND_REASON_AUTH;
-    }
-
-  return reason;
-}
-
 /* Finds a JSON error body inside agent text, as in
  * `API Error: 529 {"type":"error","error":{"type":"overloaded_error",…}}`. */
 static JsonNode *
@@ -509,49 +319,24 @@ embedded_json (const char *text)
 
 MendReason
 mend_reason_from_text (const char  *text,
-                       char       **api_error_type)
+                       char       **api_error_type,
+                       char       **rule)
 {
-  g_autofree char *lower = lower_without_urls (text);
   g_autoptr(JsonNode) json = embedded_json (text);
-  MendReason reason = MEND_REASON_UNKNOWN;
+  MendVerdict verdict = { 0 };
   MendApiError api;
-  gboolean has_api = read_api_error (json, &api);
-  guint status;
 
-  if (has_api)
+  if (read_api_error (json, &api))
     {
       g_free (*api_error_type);
       *api_error_type = g_strdup (api.type);
     }
 
-  if (contains_any (lower, usage_phrases))
-    return MEND_REASON_USAGE_LIMIT;
-  if (contains_any (lower, cancelled_phrases))
-    return MEND_REASON_CANCELLED;
+  mend_classifier_classify (text, 0, FALSE, &verdict);
+  g_free (*rule);
+  *rule = g_steal_pointer (&verdict.rule);
 
-  if (has_api)
-    {
-      reason = reason_from_api_error (&api);
-      if (reason == MEND_REASON_SERVER && api.message != NULL)
-        {
-          g_autofree char *msg = lower_without_urls (api.message);
-
-          if (reason_from_phrases (msg) == MEND_REASON_CAPACITY)
-            reason = MEND_REASON_CAPACITY;
-        }
-    }
-
-  if (reason == MEND_REASON_UNKNOWN)
-    {
-      status = mend_reason_status_in_text (lower);
-      if (status != 0)
-        reason = reason_from_status (status);
-    }
-
-  if (reason == MEND_REASON_UNKNOWN)
-    reason = reason_from_phrases (lower);
-
-  return refine_bad_request (reason, text);
+  return verdict.reason;
 }
 
 MendReason
@@ -615,41 +400,36 @@ mend_reason_from_http (guint          status,
                        gsize          size,
                        JsonNode     **json,
                        MendApiError  *api,
-                       char         **body_text)
+                       char         **body_text,
+                       char         **rule)
 {
-  MendReason api_reason = MEND_REASON_UNKNOWN;
-  MendReason reason;
+  g_autofree char *text = NULL;
+  MendVerdict verdict = { 0 };
 
   memset (api, 0, sizeof *api);
 
   if (size > 0)
     {
       *json = mend_json_parse (data, size, NULL);
-      if (read_api_error (*json, api))
-        api_reason = reason_from_api_error (api);
-      else
+      if (!read_api_error (*json, api))
         *body_text = g_strndup (data, MIN (size, MEND_FAILURE_MAX_MESSAGE_BYTES * 2));
+      /* The classifier reads the whole body, bounded: a code may sit past
+       * the message. */
+      text = g_strndup (data, MIN (size, MEND_REASON_MAX_BODY_BYTES));
     }
 
-  reason = reason_from_status (status);
-
-  if (status == 402 || api_reason == MEND_REASON_USAGE_LIMIT ||
-      text_says (api->message, usage_phrases) ||
-      ((status == 429 || status == 400 || status == 403) && text_says (*body_text, usage_phrases)))
-    reason = MEND_REASON_USAGE_LIMIT;
-  else if (reason == MEND_REASON_SERVER && api_reason == MEND_REASON_CAPACITY)
-    reason = MEND_REASON_CAPACITY;
-  else if (reason == MEND_REASON_UNKNOWN && api_reason != MEND_REASON_UNKNOWN)
-    reason = api_reason;
-  else if (reason == MEND_REASON_UNKNOWN && status >= 200 && status < 300 && size == 0)
-    reason = MEND_REASON_EMPTY;
-  else if (reason == MEND_REASON_UNKNOWN && (api->message != NULL || *body_text != NULL))
+  if (status >= 200 && status < 300 && size == 0)
     {
-      g_autofree char *lower = lower_without_urls (api->message ? api->message : *body_text);
-      reason = reason_from_phrases (lower);
+      g_free (*rule);
+      *rule = g_strdup_printf (_("HTTP status %u with an empty body"), status);
+      return MEND_REASON_EMPTY;
     }
 
-  return refine_bad_request (reason, api->message ? api->message : *body_text);
+  mend_classifier_classify (text ? text : "", status, TRUE, &verdict);
+  g_free (*rule);
+  *rule = g_steal_pointer (&verdict.rule);
+
+  return verdict.reason;
 }
 
 void

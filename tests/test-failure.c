@@ -444,6 +444,14 @@ static const HttpVector http_vectors[] = {
     "{\"error\":{\"code\":429,\"message\":\"Resource exhausted. Please try "
     "again later.\",\"status\":\"RESOURCE_EXHAUSTED\"}}",
     E (RATE_LIMIT, TRANSIENT, 429, -1, "RESOURCE_EXHAUSTED"), NULL },
+  /* Google words its per-minute quota like a plan's: without a per-day
+   * quota id, gemini-cli (googleQuotaErrors.ts) retries a 429. */
+  { "429 Gemini quota without quota details", 429, { NULL },
+    "{\"error\":{\"code\":429,\"message\":\"You exceeded your current quota, "
+    "please check your plan and billing details. For more information on this "
+    "error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\","
+    "\"status\":\"RESOURCE_EXHAUSTED\"}}",
+    E (RATE_LIMIT, TRANSIENT, 429, -1, "RESOURCE_EXHAUSTED"), NULL },
   { "429 OpenAI TPM, hint in the message", 429, { NULL },
     "{\"error\":{\"message\":\"" OPENAI_TPM "\",\"type\":\"tokens\","
     "\"param\":null,\"code\":\"rate_limit_exceeded\"}}",
@@ -470,12 +478,6 @@ static const HttpVector http_usage_vectors[] = {
   { "429 quota as plain text", 429, { NULL },
     "You exceeded your current quota, please check your plan and billing details.",
     E (USAGE_LIMIT, LIMIT, 429, -1, NULL), "current quota" },
-  { "429 Gemini quota", 429, { NULL },
-    "{\"error\":{\"code\":429,\"message\":\"You exceeded your current quota, "
-    "please check your plan and billing details. For more information on this "
-    "error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\","
-    "\"status\":\"RESOURCE_EXHAUSTED\"}}",
-    E (USAGE_LIMIT, LIMIT, 429, -1, "RESOURCE_EXHAUSTED"), NULL },
   { "400 credit balance too low", 400, { NULL },
     ANTHROPIC ("invalid_request_error", ANTHROPIC_CREDIT),
     E (USAGE_LIMIT, LIMIT, 400, -1, "invalid_request_error"), "credit balance" },

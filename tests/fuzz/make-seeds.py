@@ -364,7 +364,42 @@ def policy_seeds():
         write("fuzz-policy", name, text)
 
 
+# The classifier's paths, from the real failures under tests/data/failures:
+# provider codes as tokens in Python reprs and escaped JSON, Google quota ids
+# and RetryInfo, a JSON retry_after, limit-versus-requested numbers, line
+# wraps inside a hint, fail-closed DNS and certificate words.
+CLASSIFIER_TEXTS = {
+    "repr-overloaded": ("API Error: Error code: 529 - {'type': 'error', 'error': {'type': "
+                        "'overloaded_error', 'message': 'Overloaded'}}"),
+    "quota-ids": ("429 RESOURCE_EXHAUSTED. {'quotaId': 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier'}, "
+                  "{'quotaId': 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'}, "
+                  "{'@type': 'type.googleapis.com/google.rpc.RetryInfo', 'retryDelay': '47s'}"),
+    "escaped-json": ('[API Error: {"error":{"message":"{\\n  \\"error\\": {\\n    \\"code\\": 429,\\n'
+                     '    \\"status\\": \\"RESOURCE_EXHAUSTED\\",\\n    \\"retryDelay\\": \\"26s\\"'
+                     '\\n  }\\n}\\n","code":429,"status":"Too Many Requests"}}]'),
+    "retry-after-json": '{"ok":false,"error_code":429,"parameters":{"retry_after":120}}',
+    "total-retry-delay": '$metadata: {"httpStatusCode":429,"attempts":3,"totalRetryDelay":274}',
+    "limit-requested": ("Rate limit reached for model `llama3-70b-8192` on tokens per minute (TPM): "
+                        "Limit 7000, Used 0, Requested ~12,903. Please try again in 50.597142857s."),
+    "limit-no-number": "Token limit (500,000 per day) exceeded. Used: 508,311 tokens.",
+    "wrapped-hint": "Please try\nagain in 1.984999999s. Need more tokens?",
+    "reset-after": "[API Error: You have exhausted your capacity on this model. Your quota will reset after 2h52m39s.]",
+    "wrapper-status": "sub-agent error: API error (400): Our servers are currently overloaded.",
+    "catch-all": ('litellm.BadRequestError: DeepseekException - {"error":{"message":"Insufficient Balance",'
+                  '"type":"unknown_error","param":null,"code":"invalid_request_error"}}'),
+    "enotfound": "getaddrinfo ENOTFOUND bedrock-runtime.undefined.amazonaws.com",
+    "certificate": ("Cannot connect to host api.openai.com:443 ssl:True [SSLCertVerificationError: (1, "
+                    "'[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed')]"),
+    "session-limit": "You've hit your session limit \u00b7 resets 12:50am (America/Los_Angeles)",
+    "many-tokens": " ".join(["RESOURCE_EXHAUSTED", "ThrottlingException", "invalid_request_error"] * 300),
+    "limit-huge": "Limit 1, Requested " + "9" * 400,
+}
+
+
 def text_seeds():
+    for name, text in CLASSIFIER_TEXTS.items():
+        write("fuzz-text", "classifier-" + name, text.encode().decode("unicode_escape")
+              if "\\u" in text else text)
     # Byte 0 picks the domain (0 GIO, 1 resolver, 2 TLS, 3 soup session,
     # 4 file, 5 the app's own), byte 1 the code plus 8; the whole input is
     # also error text.

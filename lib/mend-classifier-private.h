@@ -1,0 +1,68 @@
+/* mend-classifier-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <glib.h>
+
+#include "mend-enums.h"
+
+G_BEGIN_DECLS
+
+/* How much a piece of evidence counts. The strongest evidence decides the
+ * reason; between two of the same rank the one that never retries wins, so
+ * that a doubt is never resolved by retrying:
+ *
+ *   DECISIVE      words that settle it whatever else the text says: a usage
+ *                 limit ("You've hit your usage limit"), a request larger than
+ *                 the whole limit, a certificate no retry makes acceptable
+ *   CODE          a provider's own code or type, read as a whole token:
+ *                 `overloaded_error`, `RESOURCE_EXHAUSTED`, a per-day quota
+ *                 id, `ThrottlingException`, `ECONNRESET`
+ *   SPECIFIC      a provider's own wording: "Overloaded", "Bedrock is unable
+ *                 to process your request", "socket hang up"
+ *   GENERIC_CODE  a code a wrapper or client library puts on anything:
+ *                 `invalid_request_error`, `api_error`, `APIConnectionError`
+ *   STATUS        an HTTP status: the response's, or a number a wrapper put
+ *                 in the text ("API error (400): …")
+ *   GENERIC       words too plain to outrank a status: "timeout", "bad request"
+ *
+ * So a wrapper's status never outranks a provider's code or words, and a
+ * generic code yields to the words of the message it carries. */
+typedef enum
+{
+  MEND_EVIDENCE_NONE,
+  MEND_EVIDENCE_GENERIC,
+  MEND_EVIDENCE_STATUS,
+  MEND_EVIDENCE_GENERIC_CODE,
+  MEND_EVIDENCE_SPECIFIC,
+  MEND_EVIDENCE_CODE,
+  MEND_EVIDENCE_DECISIVE,
+} MendEvidenceRank;
+
+typedef struct
+{
+  MendReason        reason;
+  MendEvidenceRank  rank;
+  char             *rule;  /* what decided, for people: "provider code …" */
+} MendVerdict;
+
+/* Classifies error text (agent output, or an HTTP body). @status is the
+ * HTTP status of the response the text came with, or 0 to read a status out
+ * of the text itself. */
+void   mend_classifier_classify   (const char  *text,
+                                   guint        status,
+                                   gboolean     status_is_http,
+                                   MendVerdict *verdict);
+void   mend_verdict_clear         (MendVerdict *verdict);
+
+/* The reason an HTTP status stands for, or UNKNOWN. */
+MendReason mend_classifier_reason_for_status (guint status);
+
+/* Lower-cased text with URLs blanked out and runs of white space (a
+ * terminal's line wrap included) made one space. */
+char  *mend_classifier_normalize  (const char  *text);
+
+G_END_DECLS
