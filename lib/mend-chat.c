@@ -17,6 +17,7 @@
 #include "mend-queue-private.h"
 #include "mend-queue-item.h"
 #include "mend-retry-wait.h"
+#include "mend-gate.h"
 #include "mend-sender.h"
 #include "mend-subagent-retry-private.h"
 #include "mend-turn-private.h"
@@ -64,6 +65,7 @@ struct _MendChat
   MendErrorPolicy *policy;
   MendErrorPolicy *resume_policy;
   MendSender      *sender;
+  MendGate        *gate;
   MendQueue       *queue;
   MendSubagentRetry *subagents;
   MendTurn        *turn;
@@ -83,6 +85,7 @@ enum {
   PROP_POLICY,
   PROP_RESUME_POLICY,
   PROP_SENDER,
+  PROP_GATE,
   PROP_QUEUE,
   PROP_SUBAGENTS,
   PROP_TURN,
@@ -191,8 +194,8 @@ on_turn_waiting (MendTurn      *turn,
                  MendRetryWait *wait,
                  MendChat      *self)
 {
-  emit_record (self, turn, "scheduled", mend_retry_wait_get_reason (wait),
-               mend_retry_wait_get_attempt (wait), wait);
+  emit_record (self, turn, mend_retry_wait_get_held (wait) ? "held" : "scheduled",
+               mend_retry_wait_get_reason (wait), mend_retry_wait_get_attempt (wait), wait);
 }
 
 static void
@@ -319,6 +322,7 @@ adopt_turn (MendChat   *self,
                        "sender", self->sender,
                        "delay-offset-ms", mend_error_policy_get_stagger_for (self->policy, self->id),
                        NULL);
+  mend_turn_set_gate (turn, self->gate, self->id);
 
   /* The chat holds the turn until it finishes. */
   self->turn = turn;
@@ -419,6 +423,7 @@ mend_chat_finalize (GObject *object)
   g_clear_object (&self->policy);
   g_clear_object (&self->resume_policy);
   g_clear_object (&self->sender);
+  g_clear_object (&self->gate);
   g_clear_object (&self->queue);
 
   G_OBJECT_CLASS (mend_chat_parent_class)->finalize (object);
@@ -471,6 +476,9 @@ mend_chat_get_property (GObject    *object,
     case PROP_SENDER:
       g_value_set_object (value, self->sender);
       break;
+    case PROP_GATE:
+      g_value_set_object (value, self->gate);
+      break;
     case PROP_QUEUE:
       g_value_set_object (value, self->queue);
       break;
@@ -518,6 +526,9 @@ mend_chat_set_property (GObject      *object,
       break;
     case PROP_SENDER:
       self->sender = g_value_dup_object (value);
+      break;
+    case PROP_GATE:
+      self->gate = g_value_dup_object (value);
       break;
     case PROP_CONTINUE_PROMPT:
       mend_chat_set_continue_prompt (self, g_value_get_string (value));
@@ -591,6 +602,20 @@ mend_chat_class_init (MendChatClass *klass)
   properties[PROP_SENDER] =
     g_param_spec_object ("sender", NULL, NULL,
                          MEND_TYPE_SENDER,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:gate:
+   *
+   * The [class@Mend.Gate] of the chat's upstream, shared with the other
+   * chats that use it, or %NULL (the default): then the chat retries on
+   * its own schedule alone. Its turns ask the gate before each attempt; a
+   * held attempt waits on a [property@Mend.RetryWait:held] wait and is not
+   * spent. Use the chat's clock for the gate.
+   */
+  properties[PROP_GATE] =
+    g_param_spec_object ("gate", NULL, NULL,
+                         MEND_TYPE_GATE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
@@ -710,7 +735,8 @@ mend_chat_class_init (MendChatClass *klass)
    *
    * One structured log record per retry step: `{"kind":"turn_retry",
    * "turnId","reason","outcome","attempt","of","nextAt"?}` where outcome is
-   * `scheduled`, `fired`, `exhausted`, `gave_up` or `stopped`, attempt the
+   * `scheduled`, `held` (a [class@Mend.Gate] holds the next attempt),
+   * `fired`, `exhausted`, `gave_up` or `stopped`, attempt the
    * retry's number (the retries made so far for the final outcomes), and
    * nextAt (for `scheduled`) wall-clock milliseconds.
    *
@@ -905,6 +931,22 @@ mend_chat_get_clock (MendChat *self)
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
 
   return self->clock;
+}
+
+/**
+ * mend_chat_get_gate:
+ * @self: a chat
+ *
+ * Gets [property@Mend.Chat:gate].
+ *
+ * Returns: (transfer none) (nullable): the gate, or %NULL
+ */
+MendGate *
+mend_chat_get_gate (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+
+  return self->gate;
 }
 
 /**

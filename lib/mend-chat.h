@@ -65,6 +65,8 @@ MendErrorPolicy *mend_chat_get_resume_policy   (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
 MendClock       *mend_chat_get_clock           (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
+MendGate        *mend_chat_get_gate            (MendChat         *self);
+MEND_AVAILABLE_IN_ALL
 MendSender      *mend_chat_get_sender          (MendChat         *self);
 MEND_AVAILABLE_IN_ALL
 MendSubagentRetry *mend_chat_get_subagents     (MendChat         *self);

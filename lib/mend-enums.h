@@ -256,6 +256,25 @@ MEND_AVAILABLE_IN_ALL
 GQuark mend_state_error_quark (void);
 
 /**
+ * MendGateState:
+ * @MEND_GATE_CLOSED: requests go through
+ * @MEND_GATE_OPEN: the upstream failed for every member: members wait,
+ *   spending no attempt, until the next check
+ * @MEND_GATE_HALF_OPEN: one member's attempt checks whether the upstream
+ *   is back; the others wait for its answer
+ * @MEND_GATE_OFFLINE: the network is unavailable: no attempt starts
+ *
+ * The state of a [class@Mend.Gate], after a circuit breaker's.
+ */
+typedef enum
+{
+  MEND_GATE_CLOSED,
+  MEND_GATE_OPEN,
+  MEND_GATE_HALF_OPEN,
+  MEND_GATE_OFFLINE,
+} MendGateState;
+
+/**
  * MendPolicyError:
  * @MEND_POLICY_ERROR_INVALID: the configuration is malformed, has an unknown
  *   key or a value out of range; the message names the key

@@ -51,6 +51,8 @@ struct _MendRetryWait
   gint64              deadline_us;  /* on the clock's monotonic time */
   guint               timer_id;
   MendRetryWaitState  state;
+  gboolean            held;
+  MendGateState       gate_state;
   guint               tick_id;      /* remaining-seconds, while watched */
   guint               shown_seconds;
 };
@@ -68,6 +70,8 @@ enum {
   PROP_SERVER_HINT,
   PROP_STATE,
   PROP_REMAINING_SECONDS,
+  PROP_HELD,
+  PROP_GATE_STATE,
   N_PROPS
 };
 
@@ -319,6 +323,12 @@ mend_retry_wait_get_property (GObject    *object,
     case PROP_REMAINING_SECONDS:
       g_value_set_uint (value, mend_retry_wait_get_remaining_seconds (self));
       break;
+    case PROP_HELD:
+      g_value_set_boolean (value, self->held);
+      break;
+    case PROP_GATE_STATE:
+      g_value_set_enum (value, self->gate_state);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -354,6 +364,12 @@ mend_retry_wait_set_property (GObject      *object,
       break;
     case PROP_SERVER_HINT:
       self->server_hint = g_value_get_boolean (value);
+      break;
+    case PROP_HELD:
+      self->held = g_value_get_boolean (value);
+      break;
+    case PROP_GATE_STATE:
+      self->gate_state = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -491,6 +507,29 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
     g_param_spec_uint ("remaining-seconds", NULL, NULL,
                        0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:held:
+   *
+   * Whether the wait is a [class@Mend.Gate]'s hold rather than a retry's
+   * backoff: the upstream's other users failed, or the network is gone,
+   * and the attempt waits without being spent.
+   */
+  properties[PROP_HELD] =
+    g_param_spec_boolean ("held", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:gate-state:
+   *
+   * For a held wait, the state of the gate that holds it, which
+   * [method@Mend.RetryWait.describe] tells.
+   */
+  properties[PROP_GATE_STATE] =
+    g_param_spec_enum ("gate-state", NULL, NULL,
+                       MEND_TYPE_GATE_STATE, MEND_GATE_CLOSED,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -753,6 +792,23 @@ mend_retry_wait_get_remaining_ms (MendRetryWait *self)
 }
 
 /**
+ * mend_retry_wait_get_held:
+ * @self: a wait
+ *
+ * Gets [property@Mend.RetryWait:held].
+ *
+ * Returns: %TRUE if a gate holds the attempt, rather than a retry's
+ *   backoff
+ */
+gboolean
+mend_retry_wait_get_held (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+
+  return self->held;
+}
+
+/**
  * mend_retry_wait_get_remaining_seconds:
  * @self: a wait
  *
@@ -881,6 +937,12 @@ mend_retry_wait_describe (MendRetryWait *self)
     case MEND_RETRY_WAIT_PENDING:
       {
         g_autofree char *duration = describe_duration (mend_retry_wait_get_remaining_ms (self));
+
+        if (self->held && self->gate_state == MEND_GATE_OFFLINE)
+          return g_strdup (_("Waiting for the network to come back"));
+        if (self->held)
+          /* Translators: %s is a duration such as “20 s” */
+          return g_strdup_printf (_("Waiting for the service to recover — next check in %s"), duration);
 
         /* Translators: the first %s is a duration such as “4 s”; then the
          * number of the retry and how many there are in all */

@@ -53,6 +53,8 @@ gint64              mend_retry_wait_get_remaining_ms (MendRetryWait        *self
 MEND_AVAILABLE_IN_ALL
 guint               mend_retry_wait_get_remaining_seconds (MendRetryWait   *self);
 MEND_AVAILABLE_IN_ALL
+gboolean            mend_retry_wait_get_held         (MendRetryWait        *self);
+MEND_AVAILABLE_IN_ALL
 gboolean            mend_retry_wait_fire_now         (MendRetryWait        *self);
 MEND_AVAILABLE_IN_ALL
 gboolean            mend_retry_wait_cancel           (MendRetryWait        *self);

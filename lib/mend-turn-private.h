@@ -17,4 +17,11 @@ void mend_turn_start_restored (MendTurn    *self,
                                gint64       delay_ms,
                                MendFailure *failure);
 
+/* Makes @gate, shared with the turns of other chats, hold and hear of
+ * this turn's attempts; @key (the chat's id) places it in the gate's
+ * stagger. Before the start. */
+void mend_turn_set_gate       (MendTurn    *self,
+                               MendGate    *gate,
+                               const char  *key);
+
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
+#include "mend-gate-private.h"
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
 #include "mend-turn-private.h"
@@ -64,6 +65,13 @@ struct _MendTurn
   gulong            start_cancelled_id;
   GMainContext     *context;
   gboolean          in_cancel_handler;
+
+  MendGate         *gate;         /* shared with the chat's other turns */
+  char             *gate_key;     /* the member's key: its chat's id */
+  gulong            released_id;
+  gboolean          held;         /* the wait is the gate's, not a retry's */
+  gboolean          admitted;     /* the running attempt was let through */
+  gboolean          probing;      /* ...as the gate's probe */
 };
 
 enum {
@@ -99,6 +107,7 @@ static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
 static void run_attempt (MendTurn *self);
+static void begin_attempt (MendTurn *self);
 
 static void
 clear_wait (MendTurn *self)
@@ -123,12 +132,33 @@ set_state (MendTurn      *self,
     }
 }
 
+/* Tells the gate how the attempt it let through ended: %NULL for a
+ * success. */
+static void
+report_attempt (MendTurn    *self,
+                MendFailure *failure)
+{
+  if (self->gate == NULL || !self->admitted)
+    return;
+
+  self->admitted = FALSE;
+  mend_gate_report (self->gate, self->gate_key, failure, self->probing);
+  self->probing = FALSE;
+}
+
 static void
 finish (MendTurn      *self,
         MendTurnState  state)
 {
   if (mend_turn_is_finished (self))
     return;
+
+  if (state == MEND_TURN_STOPPED && self->state == MEND_TURN_RUNNING)
+    {
+      g_autoptr(MendFailure) stopped = mend_failure_new_stopped ();
+
+      report_attempt (self, stopped);
+    }
 
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
@@ -172,6 +202,8 @@ static void
 on_wait_fired (MendRetryWait *wait,
                MendTurn      *self)
 {
+  gboolean held = self->held;
+
   if (self->state != MEND_TURN_WAITING || wait != self->wait)
     return;
 
@@ -179,19 +211,33 @@ on_wait_fired (MendRetryWait *wait,
 
   g_signal_handlers_disconnect_by_data (self->wait, self);
   g_clear_object (&self->wait);
-  self->attempt++;
+  self->held = FALSE;
+  /* A gate's hold spent no attempt: the one it held runs now. */
+  if (!held)
+    self->attempt++;
 
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
+  if (!held)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
   set_state (self, MEND_TURN_RUNNING);
   g_object_thaw_notify (G_OBJECT (self));
 
-  g_signal_emit (self, signals[RESUMED], 0, self->attempt);
+  if (!held)
+    g_signal_emit (self, signals[RESUMED], 0, self->attempt);
   if (self->state == MEND_TURN_RUNNING)
-    run_attempt (self);
+    begin_attempt (self);
 
   g_object_unref (self);
+}
+
+/* The gate let its members go: a held attempt asks again. */
+static void
+on_gate_released (MendGate *gate,
+                  MendTurn *self)
+{
+  if (self->state == MEND_TURN_WAITING && self->held && self->wait != NULL)
+    mend_retry_wait_fire_now (self->wait);
 }
 
 typedef struct
@@ -226,6 +272,30 @@ on_sent (GObject      *object,
 
   g_object_unref (data->turn);
   g_free (data);
+}
+
+static void hold_for_gate (MendTurn *self,
+                           gint64    hold_ms);
+
+/* Starts the attempt, unless the turn's gate holds it. */
+static void
+begin_attempt (MendTurn *self)
+{
+  if (self->gate != NULL)
+    {
+      gboolean probe = FALSE;
+      gint64 hold = mend_gate_admit (self->gate, self->gate_key, self->attempt > 1, &probe);
+
+      if (hold != MEND_GATE_GO)
+        {
+          hold_for_gate (self, hold);
+          return;
+        }
+      self->admitted = TRUE;
+      self->probing = probe;
+    }
+
+  run_attempt (self);
 }
 
 static void
@@ -269,6 +339,8 @@ mend_turn_dispose (GObject *object)
     }
   if (self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
+  if (self->gate != NULL)
+    g_clear_signal_handler (&self->released_id, self->gate);
   if (self->start_cancelled_id != 0)
     g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
   self->start_cancelled_id = 0;
@@ -289,6 +361,8 @@ mend_turn_finalize (GObject *object)
   g_clear_object (&self->sender);
   g_clear_object (&self->last_failure);
   g_clear_object (&self->attempt_cancellable);
+  g_clear_object (&self->gate);
+  g_clear_pointer (&self->gate_key, g_free);
   g_clear_object (&self->start_cancellable);
   g_clear_pointer (&self->context, g_main_context_unref);
 
@@ -977,7 +1051,7 @@ mend_turn_start (MendTurn     *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
   set_state (self, MEND_TURN_RUNNING);
   g_object_thaw_notify (G_OBJECT (self));
-  run_attempt (self);
+  begin_attempt (self);
   g_object_unref (self);
 }
 
@@ -996,6 +1070,7 @@ mend_turn_succeed (MendTurn *self)
   if (self->state != MEND_TURN_RUNNING)
     return;
 
+  report_attempt (self, NULL);
   finish (self, MEND_TURN_SUCCEEDED);
 }
 
@@ -1011,31 +1086,20 @@ give_up (MendTurn    *self,
   g_object_unref (self);
 }
 
+/* Waits on @wait (taken) before the next attempt. */
 static void
-wait_before_retry (MendTurn    *self,
-                   guint64      delay_ms,
-                   MendFailure *failure,
-                   gboolean     server_hint)
+enter_wait (MendTurn      *self,
+            MendRetryWait *wait)
 {
-  g_autoptr(MendRetryWait) wait = NULL;
-
   g_assert (self->wait == NULL);
 
-  self->wait = g_object_new (MEND_TYPE_RETRY_WAIT,
-                             "clock", self->clock,
-                             "delay-ms", delay_ms,
-                             "attempt", self->attempt,
-                             "of", self->max_retries,
-                             "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
-                             "failure", failure,
-                             "server-hint", server_hint,
-                             NULL);
+  self->wait = wait;
   g_signal_connect (self->wait, "fired", G_CALLBACK (on_wait_fired), self);
   g_signal_connect (self->wait, "cancelled", G_CALLBACK (on_wait_cancelled), self);
 
   /* Announced before the notifications go out, so that no handler of
    * theirs can end the wait before it was announced. */
-  wait = g_object_ref (self->wait);
+  g_object_ref (wait);
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
@@ -1043,6 +1107,47 @@ wait_before_retry (MendTurn    *self,
   g_signal_emit (self, signals[WAITING], 0, wait);
   g_object_thaw_notify (G_OBJECT (self));
   g_object_unref (self);
+  g_object_unref (wait);
+}
+
+static void
+wait_before_retry (MendTurn    *self,
+                   guint64      delay_ms,
+                   MendFailure *failure,
+                   gboolean     server_hint)
+{
+  enter_wait (self, g_object_new (MEND_TYPE_RETRY_WAIT,
+                                  "clock", self->clock,
+                                  "delay-ms", delay_ms,
+                                  "attempt", self->attempt,
+                                  "of", self->max_retries,
+                                  "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
+                                  "failure", failure,
+                                  "server-hint", server_hint,
+                                  NULL));
+}
+
+/* The gate holds the attempt about to run: wait without spending it,
+ * until the hold ends or the gate lets its members go. */
+static void
+hold_for_gate (MendTurn *self,
+               gint64    hold_ms)
+{
+  MendFailure *failure = self->last_failure;
+
+  self->held = TRUE;
+  enter_wait (self, g_object_new (MEND_TYPE_RETRY_WAIT,
+                                  "clock", self->clock,
+                                  /* Until released: the gate's signal ends it; an hour
+                                   * bounds a gate that never says. */
+                                  "delay-ms", (guint64) (hold_ms > 0 ? hold_ms : 3600 * 1000),
+                                  "attempt", self->attempt - 1,
+                                  "of", self->max_retries,
+                                  "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
+                                  "failure", failure,
+                                  "held", TRUE,
+                                  "gate-state", mend_gate_get_state (self->gate),
+                                  NULL));
 }
 
 static void
@@ -1095,7 +1200,7 @@ mend_turn_start_restored (MendTurn    *self,
       /* The attempt was under way when the state was saved: it runs again,
        * as the same attempt. */
       set_state (self, MEND_TURN_RUNNING);
-      run_attempt (self);
+      begin_attempt (self);
     }
   else
     wait_before_retry (self, (guint64) delay_ms, failure, FALSE);
@@ -1119,6 +1224,7 @@ mend_turn_fail (MendTurn    *self,
                 MendFailure *failure)
 {
   MendFailureKind kind;
+  gboolean probe;
 
   g_return_if_fail (MEND_IS_TURN (self));
   g_return_if_fail (MEND_IS_FAILURE (failure));
@@ -1132,6 +1238,8 @@ mend_turn_fail (MendTurn    *self,
     mend_failure_set_partial (failure, TRUE);
   kind = mend_error_policy_classify (self->policy, failure);
   mend_failure_set_kind (failure, kind);
+  probe = self->probing;
+  report_attempt (self, failure);
 
   if (g_set_object (&self->last_failure, failure))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
@@ -1147,7 +1255,12 @@ mend_turn_fail (MendTurn    *self,
   switch (kind)
     {
     case MEND_FAILURE_TRANSIENT:
-      schedule_retry (self, failure);
+      /* A failed probe is the gate's, not the turn's: the attempt is not
+       * spent, and runs again when the gate next checks. */
+      if (probe && mend_gate_get_state (self->gate) == MEND_GATE_OPEN)
+        hold_for_gate (self, mend_gate_get_next_check_ms (self->gate) + 1);
+      else
+        schedule_retry (self, failure);
       break;
     case MEND_FAILURE_STOPPED:
       finish (self, MEND_TURN_STOPPED);
@@ -1215,4 +1328,22 @@ mend_turn_retry_now (MendTurn *self)
     return FALSE;
 
   return mend_retry_wait_fire_now (self->wait);
+}
+
+void
+mend_turn_set_gate (MendTurn   *self,
+                    MendGate   *gate,
+                    const char *key)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+  g_return_if_fail (gate == NULL || MEND_IS_GATE (gate));
+  g_return_if_fail (self->state == MEND_TURN_IDLE);
+  g_return_if_fail (self->gate == NULL);
+
+  if (gate == NULL)
+    return;
+
+  self->gate = g_object_ref (gate);
+  self->gate_key = g_strdup (key);
+  self->released_id = g_signal_connect (gate, "released", G_CALLBACK (on_gate_released), self);
 }

@@ -24,6 +24,7 @@ typedef struct _MendHttpSender    MendHttpSender;
 typedef struct _MendQueue         MendQueue;
 typedef struct _MendQueueItem     MendQueueItem;
 typedef struct _MendChat          MendChat;
+typedef struct _MendGate          MendGate;
 typedef struct _MendSubagent      MendSubagent;
 typedef struct _MendSubagentRetry MendSubagentRetry;
 typedef struct _MendStreamObserver MendStreamObserver;

@@ -1,0 +1,870 @@
+/* mend-gate.c — the shared state of one upstream: hints, breaker, budget, network
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "mend-clock.h"
+#include "mend-enum-types.h"
+#include "mend-failure.h"
+#include "mend-gate-private.h"
+
+/**
+ * MendGate:
+ *
+ * The shared state of one upstream, so that chats failing on the same
+ * outage fail together instead of each on its own schedule.
+ *
+ * A [class@Mend.Chat] joins a gate through its
+ * [property@Mend.Chat:gate]; its turns ask the gate before each attempt
+ * and tell it how each ended. The gate then:
+ *
+ * - shares server hints: a `Retry-After` one member saw holds every other
+ *   member's next attempt until it passes, released staggered;
+ * - is a circuit breaker: after [property@Mend.Gate:failure-threshold]
+ *   transient failures from at least two members within 30 s, it opens;
+ *   members wait without spending attempts, then one probe goes through
+ *   (half-open); its success closes the gate and releases the others
+ *   staggered, its failure re-opens it for twice as long (up to 2 s);
+ * - keeps a retry budget: each retry costs a token, each success earns
+ *   [property@Mend.Gate:retry-budget-ratio] of one; with half the tokens
+ *   gone and more than one member failing, the gate opens;
+ * - follows a [iface@Gio.NetworkMonitor]: while the network is unavailable
+ *   no attempt starts and none is spent; on reconnect the waiting members
+ *   go out staggered.
+ *
+ * A member's stagger is stable: the same offset each time, from its place
+ * in the gate, within a window of [property@Mend.Gate:stagger-window-ms]
+ * or 100 ms per member, whichever is longer (at most 30 s). A gate with one member changes nothing but the network rule: hints
+ * hold only the other members, and the breaker and budget need two.
+ * Without a gate, a chat behaves exactly as it would otherwise.
+ *
+ * [func@Mend.Gate.get_for_uri] gives one gate per origin, so that chats
+ * talking to one upstream can share it without arranging it.
+ */
+
+#define FAILURE_WINDOW_US     (30 * G_USEC_PER_SEC)
+#define MAX_OPEN_DELAY_MS     2000
+#define RELEASE_MS_PER_MEMBER 100
+#define MAX_RELEASE_WINDOW_MS 30000
+#define MAX_MEMBERS           10000
+
+typedef struct
+{
+  gint64  at_us;
+  char   *key;
+} Strike;
+
+struct _MendGate
+{
+  GObject          parent_instance;
+
+  MendClock       *clock;
+  GNetworkMonitor *monitor;
+  gulong           monitor_id;
+
+  MendGateState    state;
+  gboolean         online;
+  gboolean         tripped;          /* open or half-open, whatever the network */
+  GQueue           strikes;          /* Strike*, oldest first */
+  gint64           open_until_us;    /* when OPEN: the next probe's time */
+  guint            open_delay_ms;    /* the base, from the property */
+  guint            current_delay_ms; /* grows while probes fail */
+  char            *probe_key;        /* HALF_OPEN: whose attempt probes */
+  gint64           hint_until_us;
+  char            *hint_key;
+  gint64           released_at_us;   /* last release, for its stagger */
+  GHashTable      *slots;            /* member key → its place in the release order */
+
+  guint            failure_threshold;
+  guint            stagger_window_ms;
+  double           budget;           /* tokens left */
+  double           budget_max;
+  double           budget_ratio;
+};
+
+enum {
+  PROP_0,
+  PROP_CLOCK,
+  PROP_STATE,
+  PROP_NETWORK_MONITOR,
+  PROP_FAILURE_THRESHOLD,
+  PROP_STAGGER_WINDOW_MS,
+  PROP_OPEN_DELAY_MS,
+  PROP_RETRY_BUDGET,
+  PROP_RETRY_BUDGET_RATIO,
+  N_PROPS
+};
+
+enum {
+  RELEASED,
+  N_SIGNALS
+};
+
+G_DEFINE_FINAL_TYPE (MendGate, mend_gate, G_TYPE_OBJECT)
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static gint64
+now_us (MendGate *self)
+{
+  return mend_clock_get_monotonic_time (self->clock);
+}
+
+static void
+strike_free (gpointer data)
+{
+  Strike *strike = data;
+
+  g_free (strike->key);
+  g_free (strike);
+}
+
+/* A member's stable offset in the release window. Members get places in
+ * the order they first ask; place k sits at the fractional part of k times
+ * the golden ratio, the most even spread of a sequence that never knows
+ * its length. The window grows with the members, 100 ms each, so that a
+ * hundred chats go out over ten seconds rather than two. */
+static gint64
+stagger_ms (MendGate   *self,
+            const char *key)
+{
+  gpointer place;
+  guint n;
+  double window;
+  double fraction;
+
+  if (self->stagger_window_ms == 0 || key == NULL)
+    return 0;
+
+  if (!g_hash_table_lookup_extended (self->slots, key, NULL, &place))
+    {
+      if (g_hash_table_size (self->slots) >= MAX_MEMBERS)
+        g_hash_table_remove_all (self->slots);
+      place = GUINT_TO_POINTER (g_hash_table_size (self->slots));
+      g_hash_table_insert (self->slots, g_strdup (key), place);
+    }
+
+  n = g_hash_table_size (self->slots);
+  window = CLAMP ((double) n * RELEASE_MS_PER_MEMBER, self->stagger_window_ms,
+                  MAX (self->stagger_window_ms, MAX_RELEASE_WINDOW_MS));
+  fraction = GPOINTER_TO_UINT (place) * 0.6180339887498949;
+  fraction -= (gint64) fraction;
+
+  return (gint64) (fraction * window);
+}
+
+static void
+set_state (MendGate      *self,
+           MendGateState  state)
+{
+  if (self->state == state)
+    return;
+
+  self->state = state;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+}
+
+/* Waiting members try again, each after its stagger. */
+static void
+release (MendGate *self)
+{
+  self->released_at_us = now_us (self);
+  g_signal_emit (self, signals[RELEASED], 0);
+}
+
+static void
+prune_strikes (MendGate *self)
+{
+  gint64 oldest = now_us (self) - FAILURE_WINDOW_US;
+
+  while (!g_queue_is_empty (&self->strikes) &&
+         ((Strike *) g_queue_peek_head (&self->strikes))->at_us < oldest)
+    strike_free (g_queue_pop_head (&self->strikes));
+}
+
+/* Whether the failures in the window come from more than one member: a
+ * lone chat's own retries never open the gate. */
+static gboolean
+several_members (MendGate *self)
+{
+  const char *first = NULL;
+
+  for (GList *l = self->strikes.head; l != NULL; l = l->next)
+    {
+      Strike *strike = l->data;
+
+      if (first == NULL)
+        first = strike->key;
+      else if (g_strcmp0 (first, strike->key) != 0)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+static void
+open_gate (MendGate *self,
+           guint     delay_ms)
+{
+  self->current_delay_ms = MIN (delay_ms, MAX_OPEN_DELAY_MS);
+  self->open_until_us = now_us (self) + (gint64) self->current_delay_ms * 1000;
+  g_clear_pointer (&self->probe_key, g_free);
+  self->tripped = TRUE;
+  if (self->online)
+    set_state (self, MEND_GATE_OPEN);
+  /* Members held until released learn the new time. */
+  release (self);
+}
+
+static void
+close_gate (MendGate *self)
+{
+  g_clear_pointer (&self->probe_key, g_free);
+  g_queue_clear_full (&self->strikes, strike_free);
+  self->current_delay_ms = self->open_delay_ms;
+  self->budget = MAX (self->budget, self->budget_max / 2 + 1);
+  self->tripped = FALSE;
+  set_state (self, MEND_GATE_CLOSED);
+  release (self);
+}
+
+static void
+on_network_changed (GNetworkMonitor *monitor,
+                    gboolean         available,
+                    MendGate        *self)
+{
+  available = g_network_monitor_get_network_available (monitor);
+  if (available == self->online)
+    return;
+
+  self->online = available;
+  g_object_ref (self);
+  if (!available)
+    set_state (self, MEND_GATE_OFFLINE);
+  else
+    {
+      /* Back: an open gate still waits for its probe, due now. */
+      g_clear_pointer (&self->probe_key, g_free);
+      set_state (self, self->tripped ? MEND_GATE_OPEN : MEND_GATE_CLOSED);
+      if (self->tripped)
+        self->open_until_us = MIN (self->open_until_us, now_us (self));
+      release (self);
+    }
+  g_object_unref (self);
+}
+
+/**
+ * mend_gate_admit: (skip)
+ */
+gint64
+mend_gate_admit (MendGate   *self,
+                 const char *key,
+                 gboolean    retry,
+                 gboolean   *probe)
+{
+  gint64 now = now_us (self);
+  gint64 offset_us = stagger_ms (self, key) * 1000;
+  gint64 until;
+
+  g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_GO);
+
+  *probe = FALSE;
+
+  if (!self->online)
+    return MEND_GATE_UNTIL_RELEASED;
+
+  switch (self->state)
+    {
+    case MEND_GATE_HALF_OPEN:
+      return MEND_GATE_UNTIL_RELEASED;
+
+    case MEND_GATE_OPEN:
+      if (now < self->open_until_us)
+        return (self->open_until_us - now) / 1000 + stagger_ms (self, key) + 1;
+      /* Time to check: this member's attempt is the probe. */
+      g_free (self->probe_key);
+      self->probe_key = g_strdup (key);
+      *probe = TRUE;
+      set_state (self, MEND_GATE_HALF_OPEN);
+      return MEND_GATE_GO;
+
+    case MEND_GATE_CLOSED:
+    case MEND_GATE_OFFLINE:
+    default:
+      break;
+    }
+
+  /* Another member's server hint holds this one. */
+  if (now < self->hint_until_us && g_strcmp0 (key, self->hint_key) != 0)
+    return (self->hint_until_us - now + offset_us) / 1000 + 1;
+
+  /* Just released: out in the member's turn, not all at once. */
+  until = self->released_at_us + offset_us;
+  if (self->released_at_us > 0 && now < until)
+    return (until - now) / 1000 + 1;
+
+  /* A retry spends a token; the budget refuses none on its own (the gate
+   * opens when it runs low), so that a lone chat is never held. */
+  if (retry && self->budget_max > 0)
+    self->budget = MAX (0, self->budget - 1);
+
+  return MEND_GATE_GO;
+}
+
+/**
+ * mend_gate_report: (skip)
+ */
+void
+mend_gate_report (MendGate    *self,
+                  const char  *key,
+                  MendFailure *failure,
+                  gboolean     probe)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+
+  g_object_ref (self);
+
+  if (failure == NULL)
+    {
+      self->budget = MIN (self->budget_max, self->budget + self->budget_ratio);
+      if (self->state != MEND_GATE_CLOSED && self->online)
+        close_gate (self);
+    }
+  else if (mend_failure_get_kind (failure) == MEND_FAILURE_TRANSIENT)
+    {
+      gint64 hint = mend_failure_get_retry_after_ms (failure);
+      Strike *strike = g_new0 (Strike, 1);
+
+      if (hint > 0)
+        {
+          gint64 until = now_us (self) + hint * 1000;
+
+          if (until > self->hint_until_us)
+            {
+              self->hint_until_us = until;
+              g_free (self->hint_key);
+              self->hint_key = g_strdup (key);
+            }
+        }
+
+      strike->at_us = now_us (self);
+      strike->key = g_strdup (key);
+      g_queue_push_tail (&self->strikes, strike);
+      prune_strikes (self);
+
+      if (probe && self->state == MEND_GATE_HALF_OPEN)
+        open_gate (self, self->current_delay_ms * 2);
+      else if (self->state == MEND_GATE_CLOSED && several_members (self) &&
+               (g_queue_get_length (&self->strikes) >= self->failure_threshold ||
+                (self->budget_max > 0 && self->budget <= self->budget_max / 2)))
+        open_gate (self, self->open_delay_ms);
+    }
+  else if (probe && self->state == MEND_GATE_HALF_OPEN)
+    {
+      /* The upstream answered (a refusal, a bad request) or the probe was
+       * stopped: either way the next member checks now. */
+      if (mend_failure_get_kind (failure) == MEND_FAILURE_STOPPED)
+        open_gate (self, 0);
+      else
+        close_gate (self);
+    }
+
+  g_object_unref (self);
+}
+
+static void
+mend_gate_dispose (GObject *object)
+{
+  MendGate *self = (MendGate *) object;
+
+  if (self->monitor != NULL)
+    g_clear_signal_handler (&self->monitor_id, self->monitor);
+  g_clear_object (&self->monitor);
+
+  G_OBJECT_CLASS (mend_gate_parent_class)->dispose (object);
+}
+
+static void
+mend_gate_finalize (GObject *object)
+{
+  MendGate *self = (MendGate *) object;
+
+  g_queue_clear_full (&self->strikes, strike_free);
+  g_clear_pointer (&self->probe_key, g_free);
+  g_clear_pointer (&self->hint_key, g_free);
+  g_clear_pointer (&self->slots, g_hash_table_unref);
+  g_clear_object (&self->clock);
+
+  G_OBJECT_CLASS (mend_gate_parent_class)->finalize (object);
+}
+
+static void
+mend_gate_constructed (GObject *object)
+{
+  MendGate *self = (MendGate *) object;
+
+  G_OBJECT_CLASS (mend_gate_parent_class)->constructed (object);
+
+  if (self->clock == NULL)
+    self->clock = g_object_ref (mend_clock_get_default ());
+  if (self->monitor == NULL)
+    mend_gate_set_network_monitor (self, g_network_monitor_get_default ());
+}
+
+static void
+mend_gate_get_property (GObject    *object,
+                        guint       prop_id,
+                        GValue     *value,
+                        GParamSpec *pspec)
+{
+  MendGate *self = MEND_GATE (object);
+
+  switch (prop_id)
+    {
+    case PROP_CLOCK:
+      g_value_set_object (value, self->clock);
+      break;
+    case PROP_STATE:
+      g_value_set_enum (value, self->state);
+      break;
+    case PROP_NETWORK_MONITOR:
+      g_value_set_object (value, self->monitor);
+      break;
+    case PROP_FAILURE_THRESHOLD:
+      g_value_set_uint (value, self->failure_threshold);
+      break;
+    case PROP_STAGGER_WINDOW_MS:
+      g_value_set_uint (value, self->stagger_window_ms);
+      break;
+    case PROP_OPEN_DELAY_MS:
+      g_value_set_uint (value, self->open_delay_ms);
+      break;
+    case PROP_RETRY_BUDGET:
+      g_value_set_uint (value, (guint) self->budget_max);
+      break;
+    case PROP_RETRY_BUDGET_RATIO:
+      g_value_set_double (value, self->budget_ratio);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_gate_set_property (GObject      *object,
+                        guint         prop_id,
+                        const GValue *value,
+                        GParamSpec   *pspec)
+{
+  MendGate *self = MEND_GATE (object);
+
+  switch (prop_id)
+    {
+    case PROP_CLOCK:
+      self->clock = g_value_dup_object (value);
+      break;
+    case PROP_NETWORK_MONITOR:
+      mend_gate_set_network_monitor (self, g_value_get_object (value));
+      break;
+    case PROP_FAILURE_THRESHOLD:
+      mend_gate_set_failure_threshold (self, g_value_get_uint (value));
+      break;
+    case PROP_STAGGER_WINDOW_MS:
+      mend_gate_set_stagger_window_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_OPEN_DELAY_MS:
+      if (self->open_delay_ms != g_value_get_uint (value))
+        {
+          self->open_delay_ms = self->current_delay_ms = g_value_get_uint (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    case PROP_RETRY_BUDGET:
+      if ((guint) self->budget_max != g_value_get_uint (value))
+        {
+          self->budget = self->budget_max = g_value_get_uint (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    case PROP_RETRY_BUDGET_RATIO:
+      if (self->budget_ratio != g_value_get_double (value))
+        {
+          self->budget_ratio = g_value_get_double (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+mend_gate_class_init (MendGateClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = mend_gate_constructed;
+  object_class->dispose = mend_gate_dispose;
+  object_class->finalize = mend_gate_finalize;
+  object_class->get_property = mend_gate_get_property;
+  object_class->set_property = mend_gate_set_property;
+
+  /**
+   * MendGate:clock:
+   *
+   * The clock of the gate's times; the default clock when not given. Use
+   * the clock of the gate's chats.
+   */
+  properties[PROP_CLOCK] =
+    g_param_spec_object ("clock", NULL, NULL,
+                         MEND_TYPE_CLOCK,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:state:
+   *
+   * Whether requests go through, wait for the upstream to recover, wait
+   * for one probe, or wait for the network.
+   */
+  properties[PROP_STATE] =
+    g_param_spec_enum ("state", NULL, NULL,
+                       MEND_TYPE_GATE_STATE, MEND_GATE_CLOSED,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:network-monitor:
+   *
+   * The network monitor the gate follows: the default one unless set
+   * (tests set one of their own).
+   */
+  properties[PROP_NETWORK_MONITOR] =
+    g_param_spec_object ("network-monitor", NULL, NULL,
+                         G_TYPE_NETWORK_MONITOR,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:failure-threshold:
+   *
+   * How many transient failures within 30 s, from at least two members,
+   * open the gate.
+   */
+  properties[PROP_FAILURE_THRESHOLD] =
+    g_param_spec_uint ("failure-threshold", NULL, NULL,
+                       1, 1000, 5,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:stagger-window-ms:
+   *
+   * The window over which members waiting together are released, each at
+   * a stable offset of its own.
+   */
+  properties[PROP_STAGGER_WINDOW_MS] =
+    g_param_spec_uint ("stagger-window-ms", NULL, NULL,
+                       0, 600000, 2000,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:open-delay-ms:
+   *
+   * How long an open gate waits before its first probe; each failed probe
+   * doubles it, up to two seconds: a probe is one request for every
+   * member, and a short wait is what lets them all be served soon after
+   * the upstream is back.
+   */
+  properties[PROP_OPEN_DELAY_MS] =
+    g_param_spec_uint ("open-delay-ms", NULL, NULL,
+                       0, MAX_OPEN_DELAY_MS, 1000,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:retry-budget:
+   *
+   * The tokens of the retry budget: each retry spends one, each success
+   * earns [property@Mend.Gate:retry-budget-ratio]; below half, with more
+   * than one member failing, the gate opens. 0 turns the budget off.
+   */
+  properties[PROP_RETRY_BUDGET] =
+    g_param_spec_uint ("retry-budget", NULL, NULL,
+                       0, 100000, 20,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendGate:retry-budget-ratio:
+   *
+   * The tokens a successful request earns back.
+   */
+  properties[PROP_RETRY_BUDGET_RATIO] =
+    g_param_spec_double ("retry-budget-ratio", NULL, NULL,
+                         0.0, 100.0, 0.1,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendGate::released:
+   * @self: the gate
+   *
+   * Members waiting on the gate may try again: it closed, its schedule
+   * changed, or the network came back. Each member's next attempt goes
+   * out after its own stagger.
+   */
+  signals[RELEASED] =
+    g_signal_new ("released",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
+}
+
+static void
+mend_gate_init (MendGate *self)
+{
+  self->online = TRUE;
+  self->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->failure_threshold = 5;
+  self->stagger_window_ms = 2000;
+  self->open_delay_ms = self->current_delay_ms = 1000;
+  self->budget = self->budget_max = 20;
+  self->budget_ratio = 0.1;
+}
+
+/**
+ * mend_gate_new:
+ * @clock: (nullable): the clock of the gate's chats, or %NULL for the
+ *   default clock
+ *
+ * Creates a gate of its own, for chats an app wants to share one.
+ *
+ * Returns: (transfer full): a new closed gate
+ */
+MendGate *
+mend_gate_new (MendClock *clock)
+{
+  g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
+
+  return g_object_new (MEND_TYPE_GATE, "clock", clock, NULL);
+}
+
+/**
+ * mend_gate_get_for_uri:
+ * @uri: an address of the upstream
+ *
+ * Gets the gate of @uri's origin (scheme, host and port), made on first
+ * use with the default clock and kept for the life of the process: chats
+ * that talk to one upstream share it by asking for it.
+ *
+ * Returns: (transfer none): the gate of that origin
+ */
+MendGate *
+mend_gate_get_for_uri (const char *uri)
+{
+  static GHashTable *gates;
+  G_LOCK_DEFINE_STATIC (gates);
+  g_autoptr(GUri) parsed = NULL;
+  g_autofree char *origin = NULL;
+  MendGate *gate;
+
+  g_return_val_if_fail (uri != NULL, NULL);
+
+  parsed = g_uri_parse (uri, G_URI_FLAGS_NONE, NULL);
+  if (parsed != NULL)
+    origin = g_strdup_printf ("%s://%s:%d", g_uri_get_scheme (parsed),
+                              g_uri_get_host (parsed) ? g_uri_get_host (parsed) : "",
+                              g_uri_get_port (parsed));
+  else
+    origin = g_strdup (uri);
+
+  G_LOCK (gates);
+  if (gates == NULL)
+    gates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  gate = g_hash_table_lookup (gates, origin);
+  if (gate == NULL)
+    {
+      gate = mend_gate_new (NULL);
+      g_hash_table_insert (gates, g_steal_pointer (&origin), gate);
+    }
+  G_UNLOCK (gates);
+
+  return gate;
+}
+
+/**
+ * mend_gate_get_state:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:state].
+ *
+ * Returns: the state
+ */
+MendGateState
+mend_gate_get_state (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_CLOSED);
+
+  return self->state;
+}
+
+/**
+ * mend_gate_get_clock:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:clock].
+ *
+ * Returns: (transfer none): the clock
+ */
+MendClock *
+mend_gate_get_clock (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), NULL);
+
+  return self->clock;
+}
+
+/**
+ * mend_gate_get_network_monitor:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:network-monitor].
+ *
+ * Returns: (transfer none) (nullable): the monitor
+ */
+GNetworkMonitor *
+mend_gate_get_network_monitor (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), NULL);
+
+  return self->monitor;
+}
+
+/**
+ * mend_gate_set_network_monitor:
+ * @self: a gate
+ * @monitor: (nullable): the monitor to follow, or %NULL to follow none
+ *   (always online)
+ *
+ * Sets [property@Mend.Gate:network-monitor].
+ */
+void
+mend_gate_set_network_monitor (MendGate        *self,
+                               GNetworkMonitor *monitor)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+  g_return_if_fail (monitor == NULL || G_IS_NETWORK_MONITOR (monitor));
+
+  if (self->monitor == monitor)
+    return;
+
+  if (self->monitor != NULL)
+    g_clear_signal_handler (&self->monitor_id, self->monitor);
+  g_set_object (&self->monitor, monitor);
+  if (monitor != NULL)
+    {
+      self->monitor_id = g_signal_connect (monitor, "network-changed",
+                                           G_CALLBACK (on_network_changed), self);
+      on_network_changed (monitor, g_network_monitor_get_network_available (monitor), self);
+    }
+  else if (!self->online)
+    {
+      self->online = TRUE;
+      set_state (self, MEND_GATE_CLOSED);
+      release (self);
+    }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NETWORK_MONITOR]);
+}
+
+/**
+ * mend_gate_get_failure_threshold:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:failure-threshold].
+ *
+ * Returns: the threshold
+ */
+guint
+mend_gate_get_failure_threshold (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), 0);
+
+  return self->failure_threshold;
+}
+
+/**
+ * mend_gate_set_failure_threshold:
+ * @self: a gate
+ * @threshold: the transient failures that open the gate, at least 1
+ *
+ * Sets [property@Mend.Gate:failure-threshold].
+ */
+void
+mend_gate_set_failure_threshold (MendGate *self,
+                                 guint     threshold)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+  g_return_if_fail (threshold >= 1);
+
+  if (self->failure_threshold != threshold)
+    {
+      self->failure_threshold = threshold;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FAILURE_THRESHOLD]);
+    }
+}
+
+/**
+ * mend_gate_get_stagger_window_ms:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:stagger-window-ms].
+ *
+ * Returns: the window in milliseconds
+ */
+guint
+mend_gate_get_stagger_window_ms (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), 0);
+
+  return self->stagger_window_ms;
+}
+
+/**
+ * mend_gate_set_stagger_window_ms:
+ * @self: a gate
+ * @window_ms: the window, 0 to release everyone at once
+ *
+ * Sets [property@Mend.Gate:stagger-window-ms].
+ */
+void
+mend_gate_set_stagger_window_ms (MendGate *self,
+                                 guint     window_ms)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+
+  if (self->stagger_window_ms != window_ms)
+    {
+      self->stagger_window_ms = window_ms;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STAGGER_WINDOW_MS]);
+    }
+}
+
+/**
+ * mend_gate_get_next_check_ms:
+ * @self: a gate
+ *
+ * Gets how long an open gate waits before its next probe.
+ *
+ * Returns: milliseconds to the next check, 0 when it is due or the gate
+ *   is not open
+ */
+gint64
+mend_gate_get_next_check_ms (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), 0);
+
+  if (self->state != MEND_GATE_OPEN)
+    return 0;
+
+  return MAX (0, (self->open_until_us - now_us (self) + 999) / 1000);
+}
