@@ -26,7 +26,7 @@
  *   transient failures from at least two members within 30 s, it opens;
  *   members wait without spending attempts, then one probe goes through
  *   (half-open); its success closes the gate and releases the others
- *   staggered, its failure re-opens it for twice as long (up to 2 s);
+ *   staggered, its failure re-opens it for twice as long (up to 1 s);
  * - keeps a retry budget: each retry costs a token, each success earns
  *   [property@Mend.Gate:retry-budget-ratio] of one; with half the tokens
  *   gone and more than one member failing, the gate opens;
@@ -36,7 +36,8 @@
  *
  * A member's stagger is stable: the same offset each time, from its place
  * in the gate, within a window of [property@Mend.Gate:stagger-window-ms]
- * or 100 ms per member, whichever is longer (at most 30 s). A gate with one member changes nothing but the network rule: hints
+ * or 100 ms per member (45 ms when only the network was gone), whichever
+ * is longer (at most 30 s). A gate with one member changes nothing but the network rule: hints
  * hold only the other members, and the breaker and budget need two.
  * Without a gate, a chat behaves exactly as it would otherwise.
  *
@@ -45,8 +46,11 @@
  */
 
 #define FAILURE_WINDOW_US     (30 * G_USEC_PER_SEC)
-#define MAX_OPEN_DELAY_MS     2000
+#define MAX_OPEN_DELAY_MS     1000
+/* Spreads: after an outage, a tenth of the members a second; after the
+ * network comes back (nothing failed upstream), twice as fast. */
 #define RELEASE_MS_PER_MEMBER 100
+#define RECONNECT_MS_PER_MEMBER 45
 #define MAX_RELEASE_WINDOW_MS 30000
 #define MAX_MEMBERS           10000
 
@@ -75,6 +79,7 @@ struct _MendGate
   gint64           hint_until_us;
   char            *hint_key;
   gint64           released_at_us;   /* last release, for its stagger */
+  guint            release_ms_per_member;
   GHashTable      *slots;            /* member key → its place in the release order */
 
   guint            failure_threshold;
@@ -148,7 +153,7 @@ stagger_ms (MendGate   *self,
     }
 
   n = g_hash_table_size (self->slots);
-  window = CLAMP ((double) n * RELEASE_MS_PER_MEMBER, self->stagger_window_ms,
+  window = CLAMP ((double) n * self->release_ms_per_member, self->stagger_window_ms,
                   MAX (self->stagger_window_ms, MAX_RELEASE_WINDOW_MS));
   fraction = GPOINTER_TO_UINT (place) * 0.6180339887498949;
   fraction -= (gint64) fraction;
@@ -169,8 +174,10 @@ set_state (MendGate      *self,
 
 /* Waiting members try again, each after its stagger. */
 static void
-release (MendGate *self)
+release (MendGate *self,
+         guint     ms_per_member)
 {
+  self->release_ms_per_member = ms_per_member;
   self->released_at_us = now_us (self);
   g_signal_emit (self, signals[RELEASED], 0);
 }
@@ -216,7 +223,7 @@ open_gate (MendGate *self,
   if (self->online)
     set_state (self, MEND_GATE_OPEN);
   /* Members held until released learn the new time. */
-  release (self);
+  release (self, RELEASE_MS_PER_MEMBER);
 }
 
 static void
@@ -228,7 +235,7 @@ close_gate (MendGate *self)
   self->budget = MAX (self->budget, self->budget_max / 2 + 1);
   self->tripped = FALSE;
   set_state (self, MEND_GATE_CLOSED);
-  release (self);
+  release (self, RELEASE_MS_PER_MEMBER);
 }
 
 static void
@@ -251,7 +258,7 @@ on_network_changed (GNetworkMonitor *monitor,
       set_state (self, self->tripped ? MEND_GATE_OPEN : MEND_GATE_CLOSED);
       if (self->tripped)
         self->open_until_us = MIN (self->open_until_us, now_us (self));
-      release (self);
+      release (self, self->tripped ? RELEASE_MS_PER_MEMBER : RECONNECT_MS_PER_MEMBER);
     }
   g_object_unref (self);
 }
@@ -571,7 +578,7 @@ mend_gate_class_init (MendGateClass *klass)
    * MendGate:open-delay-ms:
    *
    * How long an open gate waits before its first probe; each failed probe
-   * doubles it, up to two seconds: a probe is one request for every
+   * doubles it, up to a second: a probe is one request for every
    * member, and a short wait is what lets them all be served soon after
    * the upstream is back.
    */
@@ -625,6 +632,7 @@ mend_gate_init (MendGate *self)
 {
   self->online = TRUE;
   self->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->release_ms_per_member = RELEASE_MS_PER_MEMBER;
   self->failure_threshold = 5;
   self->stagger_window_ms = 2000;
   self->open_delay_ms = self->current_delay_ms = 1000;
@@ -771,7 +779,7 @@ mend_gate_set_network_monitor (MendGate        *self,
     {
       self->online = TRUE;
       set_state (self, MEND_GATE_CLOSED);
-      release (self);
+      release (self, RELEASE_MS_PER_MEMBER);
     }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NETWORK_MONITOR]);
 }

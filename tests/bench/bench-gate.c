@@ -1,0 +1,101 @@
+/* bench-gate.c — chats sharing an outage, with and without a MendGate
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A simulation in virtual time: N chats (default 100) send a turn to an
+ * upstream that is down for 60 s, then up; then N chats send a turn while
+ * the network is gone for 10 minutes, then back. Each scenario runs with
+ * the chats sharing one MendGate and with no gate, and prints what the
+ * upstream saw. The figures are exact: nothing here depends on the
+ * machine.
+ *
+ * usage: bench-gate [N]
+ */
+
+#include "../gate-sim.h"
+
+typedef struct
+{
+  guint  during;        /* requests before the upstream (or network) was back */
+  guint  burst;         /* most requests in one second after it was back */
+  gint64 all_served_ms; /* from back to the last chat served, or -1 */
+  guint  attempts;      /* requests in all */
+  guint  gave_up;
+} Figures;
+
+static Figures
+run (gboolean with_gate,
+     guint    n,
+     gboolean offline)
+{
+  gint64 back_ms = offline ? 10 * 60 * 1000 : 60 * 1000;
+  gint64 last_served = -1;
+  guint served = 0;
+  Figures f = { 0 };
+  Sim sim;
+
+  sim_init (&sim, with_gate, n);
+  if (offline)
+    fake_monitor_set (sim.monitor, FALSE);
+  else
+    sim.down = TRUE;
+
+  submit_all (&sim);
+  sim_advance (&sim, back_ms);
+  if (offline)
+    fake_monitor_set (sim.monitor, TRUE);
+  else
+    sim.down = FALSE;
+
+  for (gint64 t = 0; t < 120 * 1000; t += 50)
+    {
+      sim_advance (&sim, 50);
+      if (sim.served > served)
+        {
+          served = sim.served;
+          last_served = sim.now_ms;
+        }
+    }
+
+  f.during = attempts_between (&sim, 0, back_ms);
+  for (gint64 second = back_ms; second < sim.now_ms; second += 1000)
+    f.burst = MAX (f.burst, attempts_between (&sim, second, second + 1000));
+  f.all_served_ms = sim.served == n ? last_served - back_ms : -1;
+  f.attempts = sim.attempt_ms->len;
+  f.gave_up = sim.gave_up;
+  sim_clear (&sim);
+
+  return f;
+}
+
+static void
+print_rows (const char *scenario,
+            Figures     gate,
+            Figures     none,
+            guint       n)
+{
+  g_autofree char *served_gate = gate.all_served_ms >= 0 ? g_strdup_printf ("%.1f s", gate.all_served_ms / 1000.0)
+                                                         : g_strdup ("never");
+  g_autofree char *served_none = none.all_served_ms >= 0 ? g_strdup_printf ("%.1f s", none.all_served_ms / 1000.0)
+                                                         : g_strdup ("never");
+
+  g_print ("| %s, %u chats | requests before it was back | %u | %u |\n", scenario, n, gate.during, none.during);
+  g_print ("| %s, %u chats | most requests in one second after | %u | %u |\n", scenario, n, gate.burst, none.burst);
+  g_print ("| %s, %u chats | from back to every chat served | %s | %s |\n", scenario, n, served_gate, served_none);
+  g_print ("| %s, %u chats | requests in all | %u | %u |\n", scenario, n, gate.attempts, none.attempts);
+  g_print ("| %s, %u chats | chats that gave up | %u | %u |\n", scenario, n, gate.gave_up, none.gave_up);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  guint n = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 100;
+
+  g_print ("| scenario | measure | one MendGate | no gate |\n");
+  g_print ("|---|---|---:|---:|\n");
+  print_rows ("upstream down 60 s", run (TRUE, n, FALSE), run (FALSE, n, FALSE), n);
+  print_rows ("offline 10 min", run (TRUE, n, TRUE), run (FALSE, n, TRUE), n);
+
+  return 0;
+}
