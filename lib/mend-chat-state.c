@@ -94,6 +94,7 @@ mend_chat_save_state (MendChat *self)
     {
       MendRetryWait *wait = mend_turn_get_wait (turn);
       MendFailure *failure = mend_turn_get_last_failure (turn);
+      guint attempt = mend_turn_get_attempt (turn);
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "id");
@@ -101,8 +102,19 @@ mend_chat_save_state (MendChat *self)
       json_builder_set_member_name (builder, "prompt");
       json_builder_add_string_value (builder, mend_turn_get_prompt (turn));
       mend_json_add_string (builder, "provenance", mend_turn_get_provenance (turn));
+      /* A gate's hold spent nothing: saved as the wait after the attempts
+       * made, or, before the first, as that attempt to run again. The
+       * restored chat's gate holds it anew if it must. */
+      if (wait != NULL && mend_retry_wait_get_held (wait))
+        {
+          if (attempt > 1)
+            attempt--;
+          else
+            wait = NULL;
+        }
+
       json_builder_set_member_name (builder, "attempt");
-      json_builder_add_int_value (builder, mend_turn_get_attempt (turn));
+      json_builder_add_int_value (builder, attempt);
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, wait != NULL ? "waiting" : "running");
       if (wait != NULL)

@@ -185,6 +185,42 @@ test_stop_while_held_ends_the_turn (void)
   sim_clear (&sim);
 }
 
+static void
+test_a_held_turn_is_saved_and_restored_unspent (void)
+{
+  Sim sim;
+  MendChat *chat;
+  MendChat *restored;
+  g_autofree char *json = NULL;
+  g_autoptr(GError) error = NULL;
+
+  sim_init (&sim, TRUE, 1);
+  fake_monitor_set (sim.monitor, FALSE);
+  chat = g_ptr_array_index (sim.chats, 0);
+  g_assert_true (mend_chat_submit (chat, "Fix", NULL, NULL));
+  g_assert_true (mend_retry_wait_get_held (mend_turn_get_wait (mend_chat_get_turn (chat))));
+  json = mend_chat_save_state (chat);
+
+  /* Restored into a chat of the same gate, still offline: held again, on
+   * its first attempt; back online, that attempt runs. */
+  restored = g_object_new (MEND_TYPE_CHAT, "clock", sim.clock, "gate", sim.gate, NULL);
+  g_signal_connect (restored, "turn-started", G_CALLBACK (on_turn_started), &sim);
+  g_assert_true (mend_chat_restore_state (restored, json, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (sim.attempt_ms->len, ==, 0);
+  g_assert_true (mend_retry_wait_get_held (mend_turn_get_wait (mend_chat_get_turn (restored))));
+  g_assert_cmpuint (mend_turn_get_attempt (mend_chat_get_turn (restored)), ==, 1);
+
+  mend_chat_close (chat);
+  fake_monitor_set (sim.monitor, TRUE);
+  sim_advance (&sim, 5000);
+  g_assert_cmpuint (sim.attempt_ms->len, ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (restored), ==, MEND_LIFECYCLE_READY);
+
+  g_assert_finalize_object (restored);
+  sim_clear (&sim);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -196,6 +232,7 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/breaker-opens-probes-one-at-a-time-then-releases", test_breaker_opens_probes_one_at_a_time_then_releases);
   g_test_add_func ("/Mend/Gate/offline-spends-no-attempt-and-resumes-staggered", test_offline_spends_no_attempt_and_resumes_staggered);
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
+  g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
 
   return g_test_run ();
 }
