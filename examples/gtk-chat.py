@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""gtk-chat.py — libmend in a GTK 4 window, from Python.
+"""gtk-chat.py — libmend in a libadwaita window, from Python.
 
 A chat whose model upstream fails now and then. libmend retries each turn,
-and every wait is a Mend.RetryWait that this window draws as a banner with a
-live countdown, "Retry now" and "Stop". Follow-ups typed meanwhile wait in the
-chat's Mend.Queue (a Gio.ListModel in a Gtk.ListView: click a row to edit it,
-✕ to remove it); a failed turn never eats them. Subagents that a transient
-error killed are listed with their resume countdown and a Retry button.
+and every wait is a Mend.RetryWait that this window draws as a banner whose
+countdown is bound to the wait's remaining-seconds, with "Retry now" and
+"Stop". Follow-ups typed meanwhile wait in the chat's Mend.Queue (a
+Gio.ListModel, shown as a boxed list: edit a row and press Enter, or remove
+it); a failed turn never eats them. When a turn gives up a toast says so,
+and "Try again" sends its prompt again once nothing else is queued.
+Subagents that a transient error killed are listed with their resume
+countdown and a Retry button.
 
 By default it talks to a flaky model server embedded in this process, on
 loopback: the first turn meets two 529s and then answers, the third gives up
@@ -18,11 +21,15 @@ after five 503s, the fourth meets a 429. --url sends to a real endpoint:
 
 From the build tree:
   GI_TYPELIB_PATH=_build/introspection LD_LIBRARY_PATH=_build/lib \\
-      python3 examples/gtk-chat.py
+      python3 examples/gtk-chat.py [--dark]
+
+Needs GTK 4 and libadwaita 1.2 or later (Debian 12: gir1.2-adw-1).
 """
 
 import argparse
+import gettext
 import json
+import locale
 import os
 import sys
 
@@ -31,10 +38,68 @@ os.environ.setdefault("GIO_USE_PROXY_RESOLVER", "dummy")
 
 import gi  # noqa: E402
 
-for namespace, version in [("Gdk", "4.0"), ("Gtk", "4.0"), ("Graphene", "1.0"),
+for namespace, version in [("Gdk", "4.0"), ("Gtk", "4.0"), ("Adw", "1"), ("Graphene", "1.0"),
                            ("Soup", "3.0"), ("Mend", "1")]:
     gi.require_version(namespace, version)
-from gi.repository import Gdk, Gio, GLib, Graphene, Gtk, Mend, Pango, Soup  # noqa: E402
+from gi.repository import (Adw, Gio, GLib, GObject, Graphene, Gtk, Mend,  # noqa: E402
+                           Pango, Soup)
+
+
+def _(text):
+    """A word libmend already translates, in the user's language.
+
+    The C library's gettext (locale.dgettext) follows the directory libmend
+    bound its "libmend-1" domain to; Python's own gettext is the fallback.
+    """
+    return getattr(locale, "dgettext", gettext.dgettext)("libmend-1", text)
+
+
+# Human words for libmend's enums. The example's own words are plain English;
+# the ones libmend already has go through _().
+
+def reason_words(reason):
+    return {
+        Mend.Reason.CAPACITY: "Overloaded upstream",
+        Mend.Reason.RATE_LIMIT: "Too many requests",
+        Mend.Reason.TRANSPORT: "Connection lost",
+        Mend.Reason.TIMEOUT: "Timed out",
+        Mend.Reason.EMPTY: "Empty answer",
+        Mend.Reason.SERVER: "Upstream error",
+        Mend.Reason.AUTH: "Key refused",
+        Mend.Reason.PERMISSION: "Permission refused",
+        Mend.Reason.BAD_REQUEST: "Request refused",
+        Mend.Reason.USAGE_LIMIT: "Usage limit reached",
+        Mend.Reason.CANCELLED: _("Stopped"),
+    }.get(reason, _("Unknown error"))
+
+
+def subagent_words(state):
+    return {
+        Mend.SubagentState.RUNNING: "Running",
+        Mend.SubagentState.COMPLETED: "Done",
+        Mend.SubagentState.FAILED: "Failed",
+        Mend.SubagentState.CANCELLED: "Cancelled",
+    }.get(state, "")
+
+
+def status_words(chat):
+    """The chat's state as the header bar's subtitle says it."""
+    lifecycle, turn = chat.props.lifecycle, chat.props.turn
+    if lifecycle == Mend.Lifecycle.BUSY and turn is not None:
+        return {
+            Mend.TurnState.RUNNING: "Waiting for the model",
+            Mend.TurnState.WAITING: "Waiting to retry",
+        }.get(turn.props.state, "Working")
+    return {
+        Mend.Lifecycle.READY: "Ready",
+        Mend.Lifecycle.BUSY: "Working",
+        Mend.Lifecycle.ERROR: "Gave up",
+        Mend.Lifecycle.CLOSED: "Closed",
+    }.get(lifecycle, "")
+
+
+def attempts_words(n):
+    return f"{n} attempt{'s' if n != 1 else ''}"
 
 
 OK = (200, None, None)
@@ -60,12 +125,6 @@ TASK_STARTED = dict(TASK, subtype="task_started", description="Push relay for GC
 TASK_FAILED = dict(TASK, subtype="task_notification", status="failed",
                    summary="API Error: 503 no non-exhausted claude accounts available")
 TASK_DONE = dict(TASK, subtype="task_notification", status="completed", summary="Relay pushed")
-
-CSS = """
-.banner { background: #fdf0c8; border-bottom: 1px solid #d8b64a; padding: 8px 12px; }
-.banner-title { font-weight: bold; font-size: 1.15em; }
-.heading { font-weight: bold; margin-top: 6px; }
-"""
 
 
 class FlakyServer:
@@ -118,8 +177,14 @@ class FlakyServer:
         return bool(events)
 
 
-def label(**props):
-    return Gtk.Label(xalign=0, ellipsize=Pango.EllipsizeMode.END, **props)
+def label(text="", css=(), wrap=False, **props):
+    widget = Gtk.Label(label=text, xalign=0, css_classes=list(css), **props)
+    if wrap:
+        widget.set_wrap(True)
+        widget.set_wrap_mode(Pango.WrapMode.WORD_CHAR)
+    else:
+        widget.set_ellipsize(Pango.EllipsizeMode.END)
+    return widget
 
 
 def box(*children, vertical=False, **props):
@@ -130,299 +195,408 @@ def box(*children, vertical=False, **props):
     return container
 
 
-def list_view(model, setup, bind, unbind=None):
-    factory = Gtk.SignalListItemFactory()
-    factory.connect("setup", setup)
-    factory.connect("bind", bind)
-    if unbind:
-        factory.connect("unbind", unbind)
-    view = Gtk.ListView(model=Gtk.NoSelection(model=model), factory=factory)
-    return Gtk.ScrolledWindow(vexpand=True, child=view)
+def list_or_placeholder(model, create_row, title, description):
+    """A boxed list of @model's rows, or a status page while @model is empty."""
+    rows = Gtk.ListBox(css_classes=["boxed-list"], selection_mode=Gtk.SelectionMode.NONE,
+                       valign=Gtk.Align.START, margin_start=6, margin_end=6,
+                       margin_top=6, margin_bottom=6)
+    rows.bind_model(model, create_row)
+    stack = Gtk.Stack(vexpand=True)
+    stack.add_named(Gtk.ScrolledWindow(child=rows, hscrollbar_policy=Gtk.PolicyType.NEVER),
+                    "list")
+    # No icon: two of these share the side pane's height.
+    stack.add_named(Adw.StatusPage(title=title, description=description,
+                                   css_classes=["compact"]), "empty")
+
+    def update(*args):
+        stack.set_visible_child_name("list" if model.get_n_items() else "empty")
+    model.connect("items-changed", update)
+    update()
+    return stack
 
 
 class ChatWindow:
     def __init__(self, app, opts):
         self.app, self.opts = app, opts
         self.wait = None           # the turn's current Mend.RetryWait, if any
-        self.tick_id = 0
-        self.subagent_rows = {}    # bound Gtk.ListItem → its status label
+        self.wait_binding = None   # its remaining-seconds → the banner's title
+        self.progress = None       # the banner's progress bar animation
+        self.answer = None         # the label the streamed answer goes into
+        self.failed = None         # (prompt, provenance) of the turn that gave up
+        self.screenshot_pending = bool(opts.screenshot)
 
         self.server = None if opts.url else FlakyServer()
         self.sender = Mend.HttpSender.new(opts.url or self.server.url)
         for header in opts.header:
-            name, _, value = header.partition(":")
+            name, _unused, value = header.partition(":")
             self.sender.set_header(name.strip(), value.strip())
         self.sender.connect("content", self.on_content)
 
         # The chat owns the queue, the turn and its retries, and the subagents.
-        self.chat = Mend.Chat(sender=self.sender, id="gtk-chat")
+        self.chat = Mend.Chat.new_with_sender(self.sender, None)
         self.chat.connect("turn-started", self.on_turn_started)
         self.chat.connect("turn-finished", self.on_turn_finished)
         self.chat.connect("notify::lifecycle", lambda *args: self.update_status())
-        self.chat.props.queue.connect("items-changed", lambda *args: self.update_status())
+        self.queue = self.chat.props.queue
+        self.queue.connect("items-changed", lambda *args: self.update_status())
         self.subagents = self.chat.props.subagents
-        self.subagents.connect("waiting", lambda *args: self.ensure_tick())
         self.observer = Mend.StreamObserver.new(self.chat)
 
         self.build_ui()
         self.update_status()
 
     def build_ui(self):
-        provider = Gtk.CssProvider()
-        if hasattr(provider, "load_from_string"):      # GTK ≥ 4.12
-            provider.load_from_string(CSS)
-        else:
-            provider.load_from_data(CSS.encode())
-        Gtk.StyleContext.add_provider_for_display(
-            Gdk.Display.get_default(), provider, Gtk.STYLE_PROVIDER_PRIORITY_APPLICATION)
+        self.window = Adw.ApplicationWindow(application=self.app, title="libmend chat",
+                                            default_width=900, default_height=600)
+        self.window.connect("close-request", lambda w: self.chat.close() or False)
 
-        # The banner: shown only while the turn waits to retry.
-        self.banner_title = label(css_classes=["banner-title"])
-        self.banner_detail = label(css_classes=["dim-label"])
-        self.banner_progress = Gtk.ProgressBar()
+        # Actions: the toast's and the header bar's buttons activate them.
+        self.try_again = Gio.SimpleAction(name="try-again", enabled=False)
+        self.try_again.connect("activate", self.on_try_again)
+        self.window.add_action(self.try_again)
+        send_next = Gio.SimpleAction(name="send-next")
+        send_next.connect("activate", lambda *args: self.send_next())
+        self.window.add_action(send_next)
+
+        self.title = Adw.WindowTitle(title="libmend chat")
+        header = Adw.HeaderBar(title_widget=self.title)
+        try_again = Gtk.Button(label="Try again", action_name="win.try-again",
+                               tooltip_text="Send the prompt that gave up once more")
+        self.try_again.bind_property("enabled", try_again, "visible",
+                                     GObject.BindingFlags.SYNC_CREATE)
+        header.pack_start(try_again)
+
+        # The banner: revealed only while the turn waits to retry. (AdwBanner
+        # is libadwaita 1.3; this is a card with the same content.)
+        self.banner_title = label(css=["heading"])
+        self.banner_detail = label(css=["dim-label"])
+        self.banner_progress = Gtk.ProgressBar(margin_top=4)
+        self.banner_progress.connect("map", self.animate_progress)
         retry_now = Gtk.Button(label="Retry now", valign=Gtk.Align.CENTER,
                                css_classes=["suggested-action"])
         retry_now.connect("clicked", lambda b: self.chat.props.turn
                           and self.chat.props.turn.retry_now())
-        stop = Gtk.Button(label="Stop", valign=Gtk.Align.CENTER, css_classes=["destructive-action"])
+        stop = Gtk.Button(label="Stop", valign=Gtk.Align.CENTER,
+                          tooltip_text="No more retries; the queue is kept")
         stop.connect("clicked", lambda b: self.chat.stop())
-        self.banner = box(box(self.banner_title, self.banner_detail, self.banner_progress,
-                              vertical=True, hexpand=True, spacing=2),
-                          retry_now, stop, spacing=12, visible=False, css_classes=["banner"])
+        icon = Gtk.Image(icon_name="emblem-synchronizing-symbolic", pixel_size=32,
+                         css_classes=["accent"], valign=Gtk.Align.CENTER)
+        content = box(icon,
+                      box(self.banner_title, self.banner_detail, self.banner_progress,
+                          vertical=True, hexpand=True, spacing=2, valign=Gtk.Align.CENTER),
+                      retry_now, stop,
+                      spacing=12, margin_start=12, margin_end=12, margin_top=12,
+                      margin_bottom=12)
+        self.banner = Gtk.Revealer(
+            transition_type=Gtk.RevealerTransitionType.SLIDE_DOWN,
+            child=box(content, css_classes=["card"], margin_start=12, margin_end=12,
+                      margin_top=12, margin_bottom=6))
+        self.banner.connect("notify::child-revealed", lambda *args: self.maybe_screenshot())
 
         # The transcript: prompts, streamed answers, what became of each turn.
-        self.transcript = Gtk.TextView(editable=False, cursor_visible=False,
-                                       wrap_mode=Gtk.WrapMode.WORD_CHAR,
-                                       left_margin=10, right_margin=10, top_margin=8)
-        self.transcript.get_buffer().create_tag("prompt", weight=700)
-        self.transcript.get_buffer().create_tag("note", foreground="#77767b")
+        self.transcript = box(vertical=True, spacing=6, margin_start=18, margin_end=18,
+                              margin_top=12, margin_bottom=12)
+        scroller = Gtk.ScrolledWindow(child=self.transcript, vexpand=True,
+                                      hscrollbar_policy=Gtk.PolicyType.NEVER)
+        scroller.get_vadjustment().connect(       # follow the newest line
+            "changed", lambda adj: adj.set_value(adj.get_upper() - adj.get_page_size()))
+        self.transcript_stack = Gtk.Stack(css_classes=["view"])
+        self.transcript_stack.add_named(
+            Adw.StatusPage(icon_name="mail-send-symbolic", title="Ask the model",
+                           description="When its upstream fails for a moment, the turn "
+                                       "is retried and your follow-ups keep their place."),
+            "empty")
+        self.transcript_stack.add_named(scroller, "transcript")
 
         # The side: the queue (Mend.Queue is a Gio.ListModel of Mend.QueueItem)
         # and the subagents (Mend.SubagentRetry, a Gio.ListModel of Mend.Subagent).
-        self.queue_heading = label(css_classes=["heading"])
-        side = box(self.queue_heading,
-                   list_view(self.chat.props.queue, self.queue_setup, self.queue_bind),
-                   label(label="Subagents", css_classes=["heading"]),
-                   list_view(self.subagents, self.subagent_setup, self.subagent_bind,
-                             lambda f, list_item: self.subagent_rows.pop(list_item, None)),
-                   vertical=True, spacing=4, margin_start=8, margin_end=8, margin_bottom=8)
+        self.queue_count = label(css=["dim-label"], hexpand=True)
+        side = box(box(label("Queued follow-ups", css=["heading"]), self.queue_count, spacing=6,
+                       margin_start=6, margin_end=6),
+                   list_or_placeholder(self.queue, self.queue_row, "Nothing queued",
+                                       "Messages sent while a turn runs wait here"),
+                   label("Subagents", css=["heading"], margin_start=6, margin_end=6),
+                   list_or_placeholder(self.subagents, self.subagent_row, "No subagents",
+                                       "Subagents that fail for a moment are resumed here"),
+                   vertical=True, spacing=6, margin_start=6, margin_end=12, margin_top=12,
+                   margin_bottom=12)
         if self.server is not None:
-            fail = Gtk.Button(label="Simulate a subagent failing on a 503")
+            fail = Gtk.Button(label="Simulate a subagent failing on a 503",
+                              margin_start=6, margin_end=6)
             fail.connect("clicked", lambda b: self.feed_agent(TASK_STARTED, TASK_FAILED))
             side.append(fail)
-        panes = Gtk.Paned(vexpand=True, position=560, shrink_end_child=False,
-                          start_child=Gtk.ScrolledWindow(child=self.transcript), end_child=side)
+        panes = Gtk.Paned(vexpand=True, position=540, shrink_end_child=False,
+                          resize_end_child=False,
+                          start_child=self.transcript_stack, end_child=side)
 
         # The composer. Send with an empty composer sends the queue's head:
         # after a Stop or a give-up the queue waits for the user to say so.
         self.entry = Gtk.Entry(hexpand=True, placeholder_text="Ask, or queue a follow-up…")
         self.entry.connect("activate", self.on_send)
-        self.send_button = Gtk.Button(label="Send")
+        self.send_button = Gtk.Button(label="Send", css_classes=["suggested-action"])
         self.send_button.connect("clicked", self.on_send)
-        self.status = Gtk.Label(css_classes=["dim-label"])
-        composer = box(self.entry, self.send_button, self.status, spacing=6,
-                       margin_start=8, margin_end=8, margin_top=8, margin_bottom=8)
+        composer = box(self.entry, self.send_button, spacing=6, margin_start=12,
+                       margin_end=12, margin_top=6, margin_bottom=12)
 
-        self.window = Gtk.ApplicationWindow(application=self.app, title="libmend chat",
-                                            default_width=900, default_height=600,
-                                            child=box(self.banner, panes, composer, vertical=True))
-        self.window.connect("close-request", lambda w: self.chat.close() or False)
+        self.toasts = Adw.ToastOverlay(
+            child=box(self.banner, panes, Gtk.Separator(), composer, vertical=True))
+        self.window.set_content(box(header, self.toasts, vertical=True))
 
-    # Queue rows: Gtk.EditableLabel is click to edit, Enter to commit, Escape to cancel.
+    def toast(self, title, button=None, action=None):
+        # A toast's title is Pango markup; error messages are plain text.
+        toast = Adw.Toast(title=GLib.markup_escape_text(title), priority=Adw.ToastPriority.HIGH)
+        if button:
+            toast.set_button_label(button)
+            toast.set_action_name(action)
+        self.toasts.add_toast(toast)
 
-    def queue_setup(self, factory, list_item):
-        text = Gtk.EditableLabel(hexpand=True, tooltip_text="Click to edit")
-        text.connect("notify::editing", self.on_queue_edited, list_item)
-        remove = Gtk.Button(label="✕", css_classes=["flat"], tooltip_text="Remove from the queue")
-        remove.connect("clicked", lambda b: list_item.get_item() and self.chat.props.queue.remove(
-            list_item.get_item().props.id))
-        list_item.set_child(box(text, remove, spacing=4))
+    # Queue rows: an AdwEntryRow each; Enter (or its apply button) saves the edit.
 
-    def queue_bind(self, factory, list_item):
-        list_item.get_child().get_first_child().set_text(list_item.get_item().props.text)
+    def queue_row(self, item):
+        queued_at = GLib.DateTime.new_from_unix_local(item.props.queued_at // 1000000)
+        row = Adw.EntryRow(title=f"Queued at {queued_at.format('%H:%M')}",
+                           show_apply_button=True, use_markup=False)
+        item.bind_property("text", row, "text", GObject.BindingFlags.SYNC_CREATE)
+        row.connect("apply", self.on_queue_edited, item.props.id)
+        remove = Gtk.Button(icon_name="user-trash-symbolic", valign=Gtk.Align.CENTER,
+                            css_classes=["flat"], tooltip_text="Remove from the queue")
+        remove.connect("clicked", self.on_queue_remove, item.props.id)
+        row.add_suffix(remove)
+        return row
 
-    def on_queue_edited(self, text, pspec, list_item):
-        item = list_item.get_item()
-        if text.props.editing or item is None:
-            return
-        # Back to the composer: the row may go away when its item is sent, and
-        # GTK 4.8's EditableLabel trips over being removed while it has focus.
-        focus = self.window.get_focus()
-        if focus is not None and (focus == text or focus.is_ancestor(text)):
-            self.entry.grab_focus()
-        if text.get_text() == item.props.text:
-            return
+    def on_queue_remove(self, button, item_id):
+        try:
+            self.queue.remove(item_id)
+        except GLib.Error as e:        # sent or removed meanwhile
+            self.toast(e.message)
+
+    def on_queue_edited(self, row, item_id):
+        text = row.get_text()
+        # The row is replaced when its item changes: give the focus back first.
+        self.entry.grab_focus()
         try:
             # The queue normalizes the text, and refuses a blank or huge one.
-            self.chat.props.queue.replace_text(item.props.id, text.get_text())
+            self.queue.replace_text(item_id, text)
         except GLib.Error as e:
-            self.status.set_text(e.message)
-            text.set_text(item.props.text)
+            self.toast(e.message)
+            item = self.queue.find(item_id)
+            if item is not None:
+                row.set_text(item.props.text)
 
     # Subagent rows: Mend.SubagentRetry re-announces a subagent (items-changed)
-    # whenever it changes, so bind runs again on every change of state.
+    # whenever it changes, so each change makes a new row.
 
-    def subagent_setup(self, factory, list_item):
-        retry = Gtk.Button(label="Retry", valign=Gtk.Align.CENTER)
-        retry.connect("clicked", self.on_subagent_retry, list_item)
-        list_item.set_child(box(box(label(), label(css_classes=["dim-label"]),
-                                    vertical=True, hexpand=True), retry, spacing=6))
-
-    def subagent_bind(self, factory, list_item):
-        subagent = list_item.get_item()
-        texts = list_item.get_child().get_first_child()
-        texts.get_first_child().set_text(subagent.props.name or subagent.props.id)
-        texts.get_next_sibling().set_sensitive(subagent.props.retryable)
-        self.subagent_rows[list_item] = texts.get_last_child()
-        self.refresh_subagent(list_item)
-
-    def refresh_subagent(self, list_item):
-        subagent = list_item.get_item()
-        text = subagent.props.state.value_nick
-        if subagent.props.retry is not None:
-            text += " · " + subagent.props.retry.describe()
+    def subagent_row(self, subagent):
+        row = Adw.ActionRow(title=subagent.props.name or subagent.props.id, use_markup=False,
+                            subtitle_lines=2)
+        retry = subagent.props.retry
+        if retry is not None and retry.props.state == Mend.RetryWaitState.PENDING:
+            state = subagent_words(subagent.props.state)
+            # Counts down with the wait; the binding goes with the row.
+            retry.bind_property("remaining-seconds", row, "subtitle",
+                                GObject.BindingFlags.SYNC_CREATE,
+                                lambda binding, seconds: f"{state} · {retry.describe()}")
         elif subagent.props.state == Mend.SubagentState.FAILED and subagent.props.failure:
-            text += " · " + subagent.props.failure.props.message
-        self.subagent_rows[list_item].set_text(text)
+            row.set_subtitle(f"{subagent_words(subagent.props.state)} · "
+                             f"{reason_words(subagent.props.failure.props.reason)}")
+        else:
+            row.set_subtitle(subagent_words(subagent.props.state))
+        button = Gtk.Button(label="Retry", valign=Gtk.Align.CENTER,
+                            visible=subagent.props.state != Mend.SubagentState.COMPLETED,
+                            sensitive=subagent.props.retryable)
+        button.connect("clicked", self.on_subagent_retry, subagent.props.id)
+        row.add_suffix(button)
+        return row
 
-    def on_subagent_retry(self, button, list_item):
+    def subagent_name(self, subagent_id):
+        for i in range(self.subagents.get_n_items()):
+            subagent = self.subagents.get_item(i)
+            if subagent.props.id == subagent_id:
+                return subagent.props.name or subagent_id
+        return subagent_id
+
+    def on_subagent_retry(self, button, subagent_id):
         try:
-            self.subagents.retry(list_item.get_item().props.id)   # one click, one attempt
+            self.subagents.retry(subagent_id)   # one click, one attempt
         except GLib.Error as e:
-            self.status.set_text(e.message)
+            self.toast(e.message)
 
     def feed_agent(self, *lines):
         for line in lines:
             self.observer.feed_line(json.dumps(line), -1)
         return GLib.SOURCE_REMOVE
 
-    # The chat's signals
+    # The transcript
 
-    def note(self, text, tag="note"):
-        buf = self.transcript.get_buffer()
-        if buf.get_char_count() == 0:
-            text = text.lstrip("\n")
-        buf.insert_with_tags_by_name(buf.get_end_iter(), text, *([tag] if tag else []))
-        self.transcript.scroll_to_mark(buf.get_insert(), 0, False, 0, 0)
-        buf.place_cursor(buf.get_end_iter())
+    def note(self, text, css=("dim-label",)):
+        self.transcript_stack.set_visible_child_name("transcript")
+        line = label(text, css=css, wrap=True)
+        self.transcript.append(line)
+        return line
+
+    # The chat's signals
 
     def on_turn_started(self, chat, turn):
         # Once per turn, never per attempt: retries add no second user line.
         provenance = json.loads(turn.props.provenance or "{}")
         if provenance.get("kind") == "subagent_retry":
-            self.note(f"\n↻ asking the agent to resume subagent {provenance['subagentId']}\n")
+            name = self.subagent_name(provenance["subagentId"])
+            self.note(f"Asking the agent to resume “{name}”")
             if self.server is not None:        # the scripted agent resumes it
                 self.feed_agent(TASK_STARTED)
         else:
-            self.note(f"\n› {turn.props.prompt}\n", "prompt")
+            self.note(turn.props.prompt, css=["heading"]).set_margin_top(12)
+        self.answer = None
         turn.connect("waiting", self.on_waiting)
         turn.connect("resumed", lambda t, n: self.note(
-            f"↻ attempt {n} of {t.props.max_attempts}, same prompt\n"))
+            f"Attempt {n} of {t.props.max_attempts}, same prompt"))
+        turn.connect("notify::state", lambda *args: self.update_status())
 
     def on_waiting(self, turn, wait):
         failure = wait.props.failure
-        self.note(f"✗ attempt {turn.props.attempt}: {failure.props.message} "
-                  f"({failure.props.kind.value_nick})\n")
+        self.note(f"Attempt {turn.props.attempt} failed: {reason_words(wait.props.reason)}"
+                  f"{' (' + failure.props.message + ')' if failure else ''}")
+        self.show_wait(wait)
+
+    def show_wait(self, wait):
+        """Shows @wait in the banner, or hides the banner for None."""
+        if self.wait_binding is not None:
+            self.wait_binding.unbind()
+            self.wait_binding = None
+        if self.progress is not None:
+            self.progress.pause()
+            self.progress = None
         self.wait = wait
-        wait.connect("fired", lambda w: self.tick())
-        wait.connect("cancelled", lambda w: self.tick())
-        self.ensure_tick()
+        self.banner.set_reveal_child(wait is not None)
+        if wait is None:
+            return
+        # describe() is translated and says e.g. "Retrying in 4 s (retry 1 of 4)";
+        # the wait notifies remaining-seconds each time the number drops.
+        self.wait_binding = wait.bind_property(
+            "remaining-seconds", self.banner_title, "label", GObject.BindingFlags.SYNC_CREATE,
+            lambda binding, seconds: wait.describe())
+        failure = wait.props.failure
+        self.banner_detail.set_text(reason_words(wait.props.reason) +
+                                    (f" · {failure.props.message}" if failure else ""))
+        if self.banner_progress.get_mapped():
+            self.animate_progress()
+        wait.connect("fired", self.on_wait_ended)
+        wait.connect("cancelled", self.on_wait_ended)
+        self.maybe_screenshot()
+
+    def animate_progress(self, *args):
+        """Fills the bar as the wait runs out, on the frame clock."""
+        if self.wait is None or self.progress is not None:
+            return
+        # An animation only runs on a mapped widget (the revealed banner).
+        left, delay = self.wait.get_remaining_ms(), max(self.wait.props.delay_ms, 1)
+        self.progress = Adw.TimedAnimation(
+            widget=self.banner_progress, value_from=1 - left / delay, value_to=1,
+            duration=max(left, 1), easing=Adw.Easing.LINEAR,
+            target=Adw.PropertyAnimationTarget.new(self.banner_progress, "fraction"))
+        self.progress.play()
+
+    def on_wait_ended(self, wait):
+        if wait is self.wait:
+            self.show_wait(None)
 
     def on_content(self, sender, turn, event):
         # A streamed event, or the whole body of an answer that is not a stream.
         try:
             data = json.loads(event)
         except ValueError:
-            return self.note(event, None)
-        text = data.get("delta", {}).get("text")
+            data, text = {}, event
+        else:
+            text = data.get("delta", {}).get("text")
         if text is None and data.get("content"):                   # Anthropic, whole
             text = data["content"][0].get("text")
         if text is None and data.get("choices"):                   # OpenAI style
             choice = data["choices"][0]
             text = (choice.get("delta") or choice.get("message") or {}).get("content")
         if text:
-            self.note(text, None)
+            if self.answer is None:
+                self.answer = self.note("", css=[])
+            self.answer.set_text(self.answer.get_text() + text)
 
     def on_turn_finished(self, chat, turn):
-        self.wait = None
+        self.show_wait(None)
+        self.answer = None
         state, n, failure = turn.props.state, turn.props.attempt, turn.props.last_failure
-        attempts = f"{n} attempt{'s' if n > 1 else ''}"
+        resume = "subagent_retry" in (turn.props.provenance or "")
         if state == Mend.TurnState.SUCCEEDED:
-            self.note(f"\n✓ answered after {attempts}\n")
+            self.failed = None
+            self.note(f"Answered after {attempts_words(n)}", css=["dim-label", "success"])
         elif state == Mend.TurnState.STOPPED:
-            self.note("■ stopped: no retry, the queue is kept (Send sends its head)\n")
+            self.note("Stopped: no more retries. The queue is kept; Send sends its head.")
         else:
-            self.note(f"✗ gave up after {attempts}: {failure.props.message if failure else ''}\n")
-        if self.server is not None and "subagent_retry" in (turn.props.provenance or ""):
+            why = reason_words(failure.props.reason) if failure else _("Unknown error")
+            self.note(f"Gave up after {attempts_words(n)}: {why}"
+                      f"{' (' + failure.props.message + ')' if failure else ''}", css=["error"])
+            self.failed = None if resume else (turn.props.prompt, turn.props.provenance)
+            if self.queue.get_n_items():
+                self.toast(f"Gave up: {why}", "Continue", "win.send-next")
+            elif self.failed:
+                self.toast(f"Gave up: {why}", "Try again", "win.try-again")
+            else:
+                self.toast(f"Gave up: {why}")
+        if self.server is not None and resume:
             # The scripted agent's resumed subagent finishes a little later.
             GLib.timeout_add_seconds(3, self.feed_agent, TASK_DONE)
-        self.tick()
-
-    def ensure_tick(self):
-        if self.tick_id == 0:
-            self.tick_id = GLib.timeout_add(250, self.on_tick)
-        self.tick()
-
-    def on_tick(self):
-        if self.tick():
-            return GLib.SOURCE_CONTINUE
-        self.tick_id = 0
-        return GLib.SOURCE_REMOVE
-
-    def tick(self):
-        """Redraws every countdown; says whether any wait is still pending."""
-        wait = self.wait
-        waiting = wait is not None and wait.props.state == Mend.RetryWaitState.PENDING
-        self.banner.set_visible(waiting)
-        if waiting:
-            # describe() is translated and says e.g. "Retrying in 4 s (retry 1 of 4)".
-            self.banner_title.set_text("⟳ " + wait.describe())
-            failure = wait.props.failure
-            self.banner_detail.set_text(f"{Mend.reason_to_nick(wait.props.reason)} · "
-                                        f"{failure.props.message if failure else ''}")
-            self.banner_progress.set_fraction(
-                1 - wait.get_remaining_ms() / max(wait.props.delay_ms, 1))
-        for list_item in self.subagent_rows:
-            self.refresh_subagent(list_item)
-            retry = list_item.get_item().props.retry
-            waiting |= retry is not None and retry.props.state == Mend.RetryWaitState.PENDING
-        return waiting
+        self.update_status()
 
     def update_status(self):
         lifecycle = self.chat.props.lifecycle
-        self.status.set_text(lifecycle.value_nick)
+        self.title.set_subtitle(status_words(self.chat))
         self.send_button.set_label("Queue" if lifecycle == Mend.Lifecycle.BUSY else "Send")
-        self.queue_heading.set_text(f"Queued follow-ups ({self.chat.props.queue.get_n_items()})")
+        n = self.queue.get_n_items()
+        self.queue_count.set_text(str(n) if n else "")
+        # Try again re-sends the prompt that gave up, once nothing else waits.
+        self.try_again.set_enabled(lifecycle == Mend.Lifecycle.ERROR and n == 0
+                                   and self.failed is not None)
+
+    def on_try_again(self, action, parameter):
+        if self.failed is None:
+            return
+        prompt, provenance = self.failed
+        try:
+            self.chat.submit(prompt, provenance)
+            self.failed = None
+        except GLib.Error as e:
+            self.toast(e.message)
+        self.update_status()
+
+    def send_next(self):
+        if not self.chat.send_next():
+            self.toast("Nothing is queued")
 
     def on_send(self, widget):
         text = self.entry.get_text()
         try:
             if not text.strip():
-                if not self.chat.send_next():
-                    self.status.set_text("nothing to send")
-                return
+                return self.send_next()
             self.chat.submit(text, None)       # runs now when idle, else queues
             self.entry.set_text("")
         except GLib.Error as e:
-            self.status.set_text(e.message)
+            self.toast(e.message)
 
     # --screenshot: drive one retry, then render the window into a PNG
 
     def start_screenshot(self):
+        self.feed_agent(TASK_STARTED, TASK_FAILED)
         self.chat.submit("Fix the failing build", None)
         self.chat.submit("Then update the changelog", None)     # queued: a turn runs
-        self.feed_agent(TASK_STARTED, TASK_FAILED)
-        GLib.timeout_add(100, self.check_screenshot_state)
         GLib.timeout_add(int(self.opts.timeout * 1000), self.quit, 1, "no countdown in time")
 
-    def check_screenshot_state(self):
-        if not (self.wait and self.banner.get_visible() and self.chat.props.queue.get_n_items()):
-            return GLib.SOURCE_CONTINUE
+    def maybe_screenshot(self):
+        """Saves the screenshot once the banner is fully shown over a queue."""
+        if not (self.screenshot_pending and self.wait and self.banner.get_child_revealed()
+                and self.queue.get_n_items()):
+            return
+        self.screenshot_pending = False
         # A Gtk.WidgetPaintable draws the widget's last painted frame: render
         # right after GTK has painted the banner.
         self.paint_handler = self.window.get_frame_clock().connect("after-paint", self.on_painted)
         self.window.queue_draw()
-        return GLib.SOURCE_REMOVE
 
     def on_painted(self, clock):
         clock.disconnect(self.paint_handler)
@@ -465,6 +639,11 @@ def main():
     parser.add_argument("--url", help="a real model endpoint (default: an embedded flaky server)")
     parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                         help="a header for every request to --url (repeatable)")
+    scheme = parser.add_mutually_exclusive_group()
+    scheme.add_argument("--dark", action="store_true",
+                        help="use the dark style, whatever the system prefers")
+    scheme.add_argument("--light", action="store_true",
+                        help="use the light style, whatever the system prefers")
     parser.add_argument("--screenshot", metavar="FILE",
                         help="drive one retry against the embedded server, save the window "
                              "as a PNG once the countdown shows, and quit")
@@ -475,11 +654,14 @@ def main():
         parser.error("--screenshot runs against the embedded server; drop --url")
 
     # NON_UNIQUE: every run is its own instance (tests may run side by side).
-    app = Gtk.Application(application_id="org.example.MendChat",
+    app = Adw.Application(application_id="org.example.MendChat",
                           flags=Gio.ApplicationFlags.NON_UNIQUE)
     app.exit_status = 0
 
     def on_activate(app):
+        if opts.dark or opts.light:
+            Adw.StyleManager.get_default().set_color_scheme(
+                Adw.ColorScheme.FORCE_DARK if opts.dark else Adw.ColorScheme.FORCE_LIGHT)
         win = ChatWindow(app, opts)
         win.window.present()
         if opts.screenshot:
