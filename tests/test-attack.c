@@ -1,0 +1,532 @@
+/* test-attack.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Lifecycle attacks the re-entrancy torture does not reach: handlers that
+ * dispose or free what is emitting, cancellable handlers, a real clock
+ * freed by its own timer, and hostile saved state. Each test names the
+ * behaviour it expects; run them under AddressSanitizer too.
+ */
+
+#include <json-glib/json-glib.h>
+#include <libmend.h>
+
+#define WALL_START 1764500000000000
+#define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
+
+static MendChat *
+new_chat (MendClock *clock)
+{
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  return g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+}
+
+/* A chat's turn-finished path after a handler of its own record signal
+ * disposed the chat: the chat's reference to the turn is dropped once. */
+
+typedef struct
+{
+  MendChat *chat;
+  MendTurn *turn;
+  gboolean  disposed;
+} DisposeFromRecord;
+
+static void
+grab_turn (MendChat          *chat,
+           MendTurn          *turn,
+           DisposeFromRecord *d)
+{
+  g_set_object (&d->turn, turn);
+}
+
+static void
+dispose_on_gave_up (MendChat          *chat,
+                    const char        *json,
+                    DisposeFromRecord *d)
+{
+  if (!d->disposed && strstr (json, "\"gave_up\"") != NULL)
+    {
+      d->disposed = TRUE;
+      g_object_run_dispose (G_OBJECT (chat));
+    }
+}
+
+static void
+test_chat_disposed_from_record_handler_drops_its_turn_once (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  DisposeFromRecord d = { 0 };
+  g_autoptr(MendFailure) failure = mend_failure_new_from_http (401, NULL, NULL);
+  gpointer weak = NULL;
+
+  d.chat = new_chat (clock);
+  g_signal_connect (d.chat, "turn-started", G_CALLBACK (grab_turn), &d);
+  g_signal_connect (d.chat, "record", G_CALLBACK (dispose_on_gave_up), &d);
+
+  g_assert_true (mend_chat_submit (d.chat, "Fix the build", NULL, NULL));
+  g_assert_nonnull (d.turn);
+  weak = d.turn;
+  g_object_add_weak_pointer (G_OBJECT (d.turn), &weak);
+  /* Ours, the chat's. */
+  g_assert_cmpuint (G_OBJECT (d.turn)->ref_count, ==, 2);
+
+  mend_turn_fail (d.turn, failure);
+  g_assert_true (d.disposed);
+  /* We still hold a reference: the turn must be alive. */
+  g_assert_nonnull (weak);
+  g_assert_cmpint (mend_turn_get_state (d.turn), ==, MEND_TURN_FAILED);
+  /* The chat let go of it exactly once: ours is the last reference. */
+  g_assert_cmpuint (G_OBJECT (d.turn)->ref_count, ==, 1);
+
+  g_assert_finalize_object (d.turn);
+  g_assert_finalize_object (d.chat);
+  g_assert_finalize_object (clock);
+}
+
+/* GObject's contract: a disposed object still answers its methods (maybe
+ * with an error), without a memory violation. */
+static void
+test_disposed_chat_still_answers_its_methods (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  g_autofree char *state = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_object_run_dispose (G_OBJECT (chat));
+
+  g_assert_nonnull (mend_chat_get_subagents (chat));
+  state = mend_chat_save_state (chat);
+  g_assert_nonnull (state);
+  /* A resume prompt's provenance is looked up among the subagents. */
+  mend_chat_submit (chat, "Resume it",
+                    "{\"kind\":\"subagent_retry\",\"subagentId\":\"s\",\"agentId\":\"a\",\"attempt\":1,\"promptId\":\"sr-1\"}",
+                    &error);
+
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A standalone turn started with a cancellable, stopped by another handler
+ * of that cancellable's cancelled signal, that runs before the turn's own:
+ * GLib 2.74's g_cancellable_disconnect() waits for the emission to end. */
+
+static void
+stop_turn_on_cancel (GCancellable *cancellable,
+                     MendTurn     *turn)
+{
+  mend_turn_stop (turn);
+}
+
+static void
+turn_stopped_by_other_cancel_handler_child (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendTurn *turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build", "clock", clock, NULL);
+  GCancellable *cancellable = g_cancellable_new ();
+
+  g_cancellable_connect (cancellable, G_CALLBACK (stop_turn_on_cancel), turn, NULL);
+  mend_turn_start (turn, cancellable);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
+
+  g_cancellable_cancel (cancellable);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (cancellable);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_turn_stopped_from_another_cancelled_handler_returns (void)
+{
+  if (g_test_subprocess ())
+    {
+      turn_stopped_by_other_cancel_handler_child ();
+      return;
+    }
+
+  /* A deadlock shows as the child's timeout. */
+  g_test_trap_subprocess (NULL, 5 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
+static void
+drop_turn_on_cancel (GCancellable  *cancellable,
+                     MendTurn     **turn)
+{
+  g_clear_object (turn);
+}
+
+static void
+turn_dropped_by_cancel_handler_child (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendTurn *turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build", "clock", clock, NULL);
+  GCancellable *cancellable = g_cancellable_new ();
+  gpointer weak = turn;
+
+  g_object_add_weak_pointer (G_OBJECT (turn), &weak);
+  g_cancellable_connect (cancellable, G_CALLBACK (drop_turn_on_cancel), &turn, NULL);
+  mend_turn_start (turn, cancellable);
+
+  g_cancellable_cancel (cancellable);
+  g_assert_null (turn);
+  g_assert_null (weak);
+
+  g_assert_finalize_object (cancellable);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_turn_dropped_from_a_cancelled_handler_returns (void)
+{
+  if (g_test_subprocess ())
+    {
+      turn_dropped_by_cancel_handler_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 5 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
+/* A real clock of the app's own (not the default), whose last reference a
+ * timer callback drops: the dispatch that ran it must not touch it after. */
+
+static void
+drop_clock (gpointer data)
+{
+  MendClock **clock = data;
+
+  g_clear_object (clock);
+}
+
+static void
+real_clock_freed_by_its_own_timer_child (void)
+{
+  MendClock *clock = g_object_new (MEND_TYPE_CLOCK, NULL);
+  gpointer weak = clock;
+
+  g_object_add_weak_pointer (G_OBJECT (clock), &weak);
+  mend_clock_add_timeout (clock, 0, drop_clock, &clock, NULL);
+
+  while (clock != NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_null (weak);
+
+  /* Whatever the dispatch did after the callback has happened by now. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static void
+test_real_clock_freed_by_its_own_timer_is_not_touched_after (void)
+{
+  if (g_test_subprocess ())
+    {
+      real_clock_freed_by_its_own_timer_child ();
+      return;
+    }
+
+  /* The dispatch locks the freed clock's mutex: a hang, or a crash. */
+  g_test_trap_subprocess (NULL, 5 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
+/* Saved state */
+
+typedef struct
+{
+  GPtrArray *fired;      /* prompt ids of the resume prompts sent */
+} Fired;
+
+static void
+on_fired (MendSubagentRetry *retry,
+          MendSubagent      *subagent,
+          const char        *prompt_id,
+          Fired             *f)
+{
+  g_ptr_array_add (f->fired, g_strdup (prompt_id));
+}
+
+static char *
+prompt_id_of_item (MendQueueItem *item)
+{
+  g_autoptr(JsonNode) node = json_from_string (mend_queue_item_get_provenance (item), NULL);
+
+  g_assert_nonnull (node);
+  return g_strdup (json_object_get_string_member (json_node_get_object (node), "promptId"));
+}
+
+/* A chat busy with the user's turn, and a subagent's resume prompt queued
+ * behind it. */
+static char *
+state_with_queued_resume_prompt (MendClock *clock)
+{
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  char *json;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
+
+  json = mend_chat_save_state (chat);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  return json;
+}
+
+static void
+test_resume_prompt_ids_stay_unique_after_restore (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *state = state_with_queued_resume_prompt (clock);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  g_autoptr(MendQueueItem) restored = NULL;
+  g_autofree char *restored_id = NULL;
+  g_autoptr(GError) error = NULL;
+  Fired f = { g_ptr_array_new_with_free_func (g_free) };
+
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+  restored = mend_queue_peek (mend_chat_get_queue (chat));
+  g_assert_nonnull (restored);
+  restored_id = prompt_id_of_item (restored);
+
+  /* A second subagent fails after the restart: its prompt queues too. */
+  g_signal_connect (retry, "fired", G_CALLBACK (on_fired), &f);
+  mend_subagent_retry_started (retry, "toolu_2", "agent-b", "Write docs");
+  mend_subagent_retry_failed (retry, "agent-b", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+  g_assert_cmpuint (f.fired->len, ==, 1);
+
+  /* Two prompts out at once, one id each. */
+  g_assert_cmpstr (g_ptr_array_index (f.fired, 0), !=, restored_id);
+
+  g_ptr_array_unref (f.fired);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+#define FAILURE_503 "{\"reason\":\"capacity\",\"status\":503,\"retryAfterMs\":-1,\"partial\":false,\"message\":\"overloaded\"}"
+
+static char *
+saved_subagent (const char *id,
+                const char *state,
+                gboolean    retryable,
+                const char *prompt_id,
+                gboolean    prompt_queued,
+                const char *retry)
+{
+  g_autofree char *prompt = prompt_id ? g_strdup_printf ("\"%s\"", prompt_id) : g_strdup ("null");
+
+  return g_strdup_printf ("{\"subagentId\":\"%s\",\"agentId\":\"agent-%s\",\"name\":\"task %s\","
+                          "\"state\":\"%s\",\"attempts\":0,\"retryable\":%s,\"manual\":false,"
+                          "\"held\":false,\"promptId\":%s,\"promptQueued\":%s,"
+                          "\"failure\":" FAILURE_503 ",\"retry\":%s}",
+                          id, id, id, state, retryable ? "true" : "false", prompt,
+                          prompt_queued ? "true" : "false", retry ? retry : "null");
+}
+
+static char *
+saved_chat (const char *subagents)
+{
+  return g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":[],"
+                          "\"turn\":null,\"subagents\":[%s]}", subagents);
+}
+
+/* The cap on failed subagents holds for a restored list too. */
+static void
+test_restore_keeps_at_most_max_failed_subagents (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(GString) list = g_string_new (NULL);
+  g_autofree char *state = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; i < 200; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("s%u", i);
+      g_autofree char *entry = saved_subagent (id, "failed", TRUE, NULL, FALSE, NULL);
+
+      g_string_append_printf (list, "%s%s", i ? "," : "", entry);
+    }
+  state = saved_chat (list->str);
+
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (retry)), <=,
+                    mend_subagent_retry_get_max_failed (retry));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
+count_prompt (MendChat *chat,
+              MendTurn *turn,
+              guint    *n)
+{
+  (*n)++;
+}
+
+/* A subagent that ended is never resumed, whatever the saved state says. */
+static void
+test_restored_ended_subagent_is_never_resumed (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autofree char *wait = g_strdup_printf ("{\"attempt\":1,\"of\":4,\"reason\":\"capacity\",\"nextAt\":%"
+                                           G_GINT64_FORMAT "}", WALL_START / 1000 + 1000);
+  g_autofree char *entry = saved_subagent ("done", "completed", TRUE, NULL, FALSE, wait);
+  g_autofree char *state = saved_chat (entry);
+  g_autoptr(GError) error = NULL;
+  MendSubagent *sub;
+  guint turns = 0;
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompt), &turns);
+  if (!mend_chat_restore_state (chat, state, &error))
+    {
+      /* Refusing the contradiction is as good. */
+      g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID);
+      g_clear_error (&error);
+    }
+  else
+    {
+      /* No resume prompt goes out for it. */
+      mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
+      g_assert_cmpuint (turns, ==, 0);
+
+      sub = mend_subagent_retry_lookup (retry, "done");
+      g_assert_nonnull (sub);
+      g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_COMPLETED);
+      g_assert_false (mend_subagent_get_retryable (sub));
+      g_assert_null (mend_subagent_get_retry (sub));
+      g_assert_false (mend_subagent_retry_retry (retry, "done", &error));
+      g_assert_nonnull (error);
+      g_assert_cmpuint (turns, ==, 0);
+    }
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A saved prompt said to be queued, with no such prompt in the saved
+ * queue, is not under way: the person's Retry works. */
+static void
+test_restored_prompt_missing_from_queue_does_not_block_retry (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autofree char *entry = saved_subagent ("lost", "failed", TRUE, "sr-7", TRUE, NULL);
+  g_autofree char *state = saved_chat (entry);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 0);
+
+  g_assert_true (mend_subagent_retry_retry (retry, "lost", &error));
+  g_assert_no_error (error);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A handler that submits while the state is restored (here, on the
+ * subagent list's items-changed) does not make the saved turn vanish. */
+
+static void
+submit_on_items_changed (GListModel *model,
+                         guint       position,
+                         guint       removed,
+                         guint       added,
+                         MendChat   *chat)
+{
+  g_signal_handlers_disconnect_by_func (model, submit_on_items_changed, chat);
+  g_assert_true (mend_chat_submit (chat, "Also update the README", NULL, NULL));
+}
+
+static void
+test_submit_during_restore_keeps_the_saved_turn (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  g_autofree char *entry = saved_subagent ("s", "failed", TRUE, NULL, FALSE, NULL);
+  g_autofree char *state = g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":[],"
+                                            "\"turn\":{\"id\":\"t1\",\"prompt\":\"Fix the build\",\"provenance\":null,"
+                                            "\"attempt\":1,\"state\":\"running\",\"failure\":null},"
+                                            "\"subagents\":[%s]}", entry);
+  g_autoptr(GError) error = NULL;
+  MendQueue *queue = mend_chat_get_queue (chat);
+  gboolean saved_turn_kept = FALSE;
+
+  g_signal_connect (mend_chat_get_subagents (chat), "items-changed", G_CALLBACK (submit_on_items_changed), chat);
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+
+  /* The saved turn runs, or waits its turn in the queue: it is not lost. */
+  if (mend_chat_get_turn (chat) != NULL &&
+      g_strcmp0 (mend_turn_get_prompt (mend_chat_get_turn (chat)), "Fix the build") == 0)
+    saved_turn_kept = TRUE;
+  for (guint i = 0; i < mend_queue_get_length (queue); i++)
+    {
+      g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (queue), i);
+
+      if (g_strcmp0 (mend_queue_item_get_text (item), "Fix the build") == 0)
+        saved_turn_kept = TRUE;
+    }
+  g_assert_true (saved_turn_kept);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/Mend/Attack/chat-disposed-from-record-handler-drops-its-turn-once",
+                   test_chat_disposed_from_record_handler_drops_its_turn_once);
+  g_test_add_func ("/Mend/Attack/disposed-chat-still-answers-its-methods",
+                   test_disposed_chat_still_answers_its_methods);
+  g_test_add_func ("/Mend/Attack/turn-stopped-from-another-cancelled-handler-returns",
+                   test_turn_stopped_from_another_cancelled_handler_returns);
+  g_test_add_func ("/Mend/Attack/turn-dropped-from-a-cancelled-handler-returns",
+                   test_turn_dropped_from_a_cancelled_handler_returns);
+  g_test_add_func ("/Mend/Attack/real-clock-freed-by-its-own-timer-is-not-touched-after",
+                   test_real_clock_freed_by_its_own_timer_is_not_touched_after);
+
+  g_test_add_func ("/Mend/Attack/resume-prompt-ids-stay-unique-after-restore",
+                   test_resume_prompt_ids_stay_unique_after_restore);
+  g_test_add_func ("/Mend/Attack/restore-keeps-at-most-max-failed-subagents",
+                   test_restore_keeps_at_most_max_failed_subagents);
+  g_test_add_func ("/Mend/Attack/restored-ended-subagent-is-never-resumed",
+                   test_restored_ended_subagent_is_never_resumed);
+  g_test_add_func ("/Mend/Attack/restored-prompt-missing-from-queue-does-not-block-retry",
+                   test_restored_prompt_missing_from_queue_does_not_block_retry);
+  g_test_add_func ("/Mend/Attack/submit-during-restore-keeps-the-saved-turn",
+                   test_submit_during_restore_keeps_the_saved_turn);
+
+  return g_test_run ();
+}
