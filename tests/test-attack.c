@@ -14,6 +14,48 @@
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
+/* A policy whose classify calls back into libmend, as a Python
+ * do_classify may. */
+
+typedef void (*Hook) (gpointer data);
+
+#define TEST_TYPE_HOOK_POLICY (test_hook_policy_get_type ())
+G_DECLARE_FINAL_TYPE (TestHookPolicy, test_hook_policy, TEST, HOOK_POLICY, MendErrorPolicy)
+
+struct _TestHookPolicy
+{
+  MendErrorPolicy parent_instance;
+  Hook            hook;       /* run once, at the next classify */
+  gpointer        hook_data;
+};
+
+G_DEFINE_FINAL_TYPE (TestHookPolicy, test_hook_policy, MEND_TYPE_ERROR_POLICY)
+
+static MendFailureKind
+test_hook_policy_classify (MendErrorPolicy *policy,
+                           MendFailure     *failure)
+{
+  TestHookPolicy *self = TEST_HOOK_POLICY (policy);
+  Hook hook = self->hook;
+
+  self->hook = NULL;
+  if (hook != NULL)
+    hook (self->hook_data);
+
+  return MEND_ERROR_POLICY_CLASS (test_hook_policy_parent_class)->classify (policy, failure);
+}
+
+static void
+test_hook_policy_class_init (TestHookPolicyClass *klass)
+{
+  MEND_ERROR_POLICY_CLASS (klass)->classify = test_hook_policy_classify;
+}
+
+static void
+test_hook_policy_init (TestHookPolicy *self)
+{
+}
+
 static MendChat *
 new_chat (MendClock *clock)
 {
@@ -500,6 +542,122 @@ test_submit_during_restore_keeps_the_saved_turn (void)
   g_assert_finalize_object (clock);
 }
 
+/* A new top-level subagent of the same name replaces a failed one, here
+ * from inside the classification of the old one's next failure notice:
+ * the replaced subagent gets no countdown and is never resumed. */
+
+static void
+start_namesake (gpointer data)
+{
+  MendSubagentRetry *retry = data;
+
+  g_assert_nonnull (mend_subagent_retry_started (retry, "toolu_2", "agent-b", "Push relay"));
+}
+
+typedef struct
+{
+  GPtrArray *waits;          /* every wait announced */
+  guint      unlisted;       /* announced for a subagent not in the list */
+  guint      prompts;        /* turns that resume agent-a */
+} Announced;
+
+static void
+on_subagent_waiting (MendSubagentRetry *retry,
+                     MendSubagent      *subagent,
+                     MendRetryWait     *wait,
+                     Announced         *a)
+{
+  g_ptr_array_add (a->waits, g_object_ref (wait));
+  if (mend_subagent_retry_lookup (retry, mend_subagent_get_id (subagent)) != subagent)
+    a->unlisted++;
+}
+
+static void
+count_prompts_for_agent_a (MendChat  *chat,
+                           MendTurn  *turn,
+                           Announced *a)
+{
+  if (strstr (mend_turn_get_prompt (turn), "agent-a") != NULL)
+    a->prompts++;
+}
+
+static void
+test_subagent_replaced_while_its_failure_is_classified_is_not_resumed (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autoptr(TestHookPolicy) policy = g_object_new (TEST_TYPE_HOOK_POLICY, NULL);
+  MendChat *chat;
+  MendSubagentRetry *retry;
+  g_autoptr(MendFailure) refused = mend_failure_new_from_http (401, NULL, NULL);
+  g_autoptr(MendFailure) busy = mend_failure_new_from_text (GATEWAY_503);
+  Announced a = { g_ptr_array_new_with_free_func (g_object_unref) };
+
+  mend_error_policy_set_jitter (MEND_ERROR_POLICY (policy), MEND_JITTER_NONE);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "resume-policy", policy, NULL);
+  retry = mend_chat_get_subagents (chat);
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompts_for_agent_a), &a);
+  g_signal_connect (retry, "waiting", G_CALLBACK (on_subagent_waiting), &a);
+
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", refused);
+  g_assert_nonnull (mend_subagent_retry_lookup (retry, "toolu_1"));
+
+  policy->hook = start_namesake;
+  policy->hook_data = retry;
+  mend_subagent_retry_failed (retry, "agent-a", busy);
+  g_assert_null (mend_subagent_retry_lookup (retry, "toolu_1"));
+
+  /* No countdown for a subagent that is gone... */
+  g_assert_cmpuint (a.unlisted, ==, 0);
+
+  /* ...and a wait the UI holds ends as it says: fired means a prompt. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
+  for (guint i = 0; i < a.waits->len; i++)
+    if (mend_retry_wait_get_state (g_ptr_array_index (a.waits, i)) == MEND_RETRY_WAIT_FIRED)
+      g_assert_cmpuint (a.prompts, >, 0);
+  g_assert_cmpuint (a.prompts, ==, 0);
+
+  g_ptr_array_unref (a.waits);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_clear_object (&policy);
+  g_assert_finalize_object (clock);
+}
+
+/* The queue's views may take an item out while they hear of it (a view
+ * that sends at once): the item push returns is still valid. */
+
+static void
+pop_on_add (GListModel *model,
+            guint       position,
+            guint       removed,
+            guint       added,
+            gpointer    data)
+{
+  if (added > 0)
+    g_object_unref (mend_queue_pop (MEND_QUEUE (model)));
+}
+
+static void
+test_pushed_item_stays_valid_when_a_view_pops_it (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendQueue *queue = mend_queue_new (clock);
+  MendQueueItem *item;
+  g_autoptr(GError) error = NULL;
+
+  g_signal_connect (queue, "items-changed", G_CALLBACK (pop_on_add), NULL);
+  item = mend_queue_push (queue, "Fix the build", NULL, &error);
+  g_assert_no_error (error);
+
+  /* NULL (it is gone), or an item that is still alive. */
+  if (item != NULL)
+    g_assert_cmpstr (mend_queue_item_get_text (item), ==, "Fix the build");
+
+  g_assert_finalize_object (queue);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -527,6 +685,11 @@ main (int   argc,
                    test_restored_prompt_missing_from_queue_does_not_block_retry);
   g_test_add_func ("/Mend/Attack/submit-during-restore-keeps-the-saved-turn",
                    test_submit_during_restore_keeps_the_saved_turn);
+
+  g_test_add_func ("/Mend/Attack/subagent-replaced-while-its-failure-is-classified-is-not-resumed",
+                   test_subagent_replaced_while_its_failure_is_classified_is_not_resumed);
+  g_test_add_func ("/Mend/Attack/pushed-item-stays-valid-when-a-view-pops-it",
+                   test_pushed_item_stays_valid_when_a_view_pops_it);
 
   return g_test_run ();
 }
