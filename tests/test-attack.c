@@ -658,6 +658,76 @@ test_pushed_item_stays_valid_when_a_view_pops_it (void)
   g_assert_finalize_object (clock);
 }
 
+/* Disposing a turn's pending wait, or a chat's waiting turn, does not
+ * leave the chat BUSY on a wait that can never end. */
+
+static void
+fail_transiently (MendChat *chat)
+{
+  g_autoptr(MendFailure) failure = mend_failure_new_from_http (503, NULL, NULL);
+
+  mend_turn_fail (mend_chat_get_turn (chat), failure);
+  g_assert_cmpint (mend_turn_get_state (mend_chat_get_turn (chat)), ==, MEND_TURN_WAITING);
+}
+
+static void
+test_wait_disposed_while_pending_does_not_strand_its_turn (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendTurn *turn;
+  MendRetryWait *wait;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  fail_transiently (chat);
+  turn = mend_chat_get_turn (chat);
+  wait = mend_turn_get_wait (turn);
+
+  g_object_run_dispose (G_OBJECT (wait));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
+
+  /* The wait ended one way or the other, and the chat is not stuck. */
+  g_assert_cmpint (mend_retry_wait_get_state (wait), !=, MEND_RETRY_WAIT_PENDING);
+  g_assert_false (mend_chat_get_turn (chat) == turn &&
+                  mend_turn_get_state (turn) == MEND_TURN_WAITING);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_turn_disposed_while_waiting_does_not_strand_its_chat (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendTurn *turn;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  g_assert_true (mend_chat_submit (chat, "Then the docs", NULL, NULL));
+  fail_transiently (chat);
+  turn = mend_chat_get_turn (chat);
+
+  g_object_run_dispose (G_OBJECT (turn));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
+
+  /* BUSY means a turn that runs, or waits on a pending wait. */
+  if (mend_chat_get_lifecycle (chat) == MEND_LIFECYCLE_BUSY)
+    {
+      MendTurn *now = mend_chat_get_turn (chat);
+
+      g_assert_nonnull (now);
+      g_assert_true (mend_turn_get_state (now) == MEND_TURN_RUNNING ||
+                     (mend_turn_get_state (now) == MEND_TURN_WAITING &&
+                      mend_turn_get_wait (now) != NULL &&
+                      mend_retry_wait_get_state (mend_turn_get_wait (now)) == MEND_RETRY_WAIT_PENDING));
+    }
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -690,6 +760,11 @@ main (int   argc,
                    test_subagent_replaced_while_its_failure_is_classified_is_not_resumed);
   g_test_add_func ("/Mend/Attack/pushed-item-stays-valid-when-a-view-pops-it",
                    test_pushed_item_stays_valid_when_a_view_pops_it);
+
+  g_test_add_func ("/Mend/Attack/wait-disposed-while-pending-does-not-strand-its-turn",
+                   test_wait_disposed_while_pending_does_not_strand_its_turn);
+  g_test_add_func ("/Mend/Attack/turn-disposed-while-waiting-does-not-strand-its-chat",
+                   test_turn_disposed_while_waiting_does_not_strand_its_chat);
 
   return g_test_run ();
 }
