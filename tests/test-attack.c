@@ -728,6 +728,74 @@ test_turn_disposed_while_waiting_does_not_strand_its_chat (void)
   g_assert_finalize_object (clock);
 }
 
+/* An app that answers an attempt at once (succeed () inside the attempt
+ * handler) still hears a subagent's steps in order: the prompt fired,
+ * then the next attempt was scheduled. */
+
+typedef struct
+{
+  GPtrArray *steps;   /* "outcome attempt" of each subagent record, then signals */
+} Steps;
+
+static void
+on_step_record (MendSubagentRetry *retry,
+                const char        *json,
+                Steps             *st)
+{
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+  JsonObject *obj = json_node_get_object (node);
+
+  g_ptr_array_add (st->steps, g_strdup_printf ("%s %" G_GINT64_FORMAT,
+                                               json_object_get_string_member (obj, "outcome"),
+                                               json_object_get_int_member (obj, "attempt")));
+}
+
+static void
+succeed_at_once (MendTurn     *turn,
+                 guint         n,
+                 GCancellable *cancellable,
+                 gpointer      data)
+{
+  mend_turn_succeed (turn);
+}
+
+static void
+answer_at_once (MendChat *chat,
+                MendTurn *turn,
+                gpointer  data)
+{
+  g_signal_connect (turn, "attempt", G_CALLBACK (succeed_at_once), NULL);
+}
+
+static void
+test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  Steps st = { g_ptr_array_new_with_free_func (g_free) };
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (answer_at_once), NULL);
+  g_signal_connect (retry, "record", G_CALLBACK (on_step_record), &st);
+
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  /* The first wait fires; the prompt's turn succeeds at once and the
+   * subagent is still failed: the second attempt is planned. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+
+  g_assert_cmpuint (st.steps->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (st.steps, 0), ==, "scheduled 1");
+  g_assert_cmpstr (g_ptr_array_index (st.steps, 1), ==, "fired 1");
+  g_assert_cmpstr (g_ptr_array_index (st.steps, 2), ==, "scheduled 2");
+
+  g_ptr_array_unref (st.steps);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -765,6 +833,9 @@ main (int   argc,
                    test_wait_disposed_while_pending_does_not_strand_its_turn);
   g_test_add_func ("/Mend/Attack/turn-disposed-while-waiting-does-not-strand-its-chat",
                    test_turn_disposed_while_waiting_does_not_strand_its_chat);
+
+  g_test_add_func ("/Mend/Attack/subagent-steps-stay-in-order-when-the-prompt-turn-ends-at-once",
+                   test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once);
 
   return g_test_run ();
 }
