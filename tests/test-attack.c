@@ -8,6 +8,8 @@
  * behaviour it expects; run them under AddressSanitizer too.
  */
 
+#include <string.h>
+
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
@@ -363,6 +365,25 @@ test_resume_prompt_ids_stay_unique_after_restore (void)
 #define FAILURE_503 "{\"reason\":\"capacity\",\"status\":503,\"retryAfterMs\":-1,\"partial\":false,\"message\":\"overloaded\"}"
 
 static char *
+saved_subagent_as (const char *id,
+                   const char *agent_id,
+                   const char *state,
+                   gboolean    retryable,
+                   const char *prompt_id,
+                   gboolean    prompt_queued,
+                   const char *retry)
+{
+  g_autofree char *prompt = prompt_id ? g_strdup_printf ("\"%s\"", prompt_id) : g_strdup ("null");
+
+  return g_strdup_printf ("{\"subagentId\":\"%s\",\"agentId\":\"%s\",\"name\":\"task %s\","
+                          "\"state\":\"%s\",\"attempts\":0,\"retryable\":%s,\"manual\":false,"
+                          "\"held\":false,\"promptId\":%s,\"promptQueued\":%s,"
+                          "\"failure\":" FAILURE_503 ",\"retry\":%s}",
+                          id, agent_id, id, state, retryable ? "true" : "false", prompt,
+                          prompt_queued ? "true" : "false", retry ? retry : "null");
+}
+
+static char *
 saved_subagent (const char *id,
                 const char *state,
                 gboolean    retryable,
@@ -370,14 +391,9 @@ saved_subagent (const char *id,
                 gboolean    prompt_queued,
                 const char *retry)
 {
-  g_autofree char *prompt = prompt_id ? g_strdup_printf ("\"%s\"", prompt_id) : g_strdup ("null");
+  g_autofree char *agent_id = g_strdup_printf ("agent-%s", id);
 
-  return g_strdup_printf ("{\"subagentId\":\"%s\",\"agentId\":\"agent-%s\",\"name\":\"task %s\","
-                          "\"state\":\"%s\",\"attempts\":0,\"retryable\":%s,\"manual\":false,"
-                          "\"held\":false,\"promptId\":%s,\"promptQueued\":%s,"
-                          "\"failure\":" FAILURE_503 ",\"retry\":%s}",
-                          id, id, id, state, retryable ? "true" : "false", prompt,
-                          prompt_queued ? "true" : "false", retry ? retry : "null");
+  return saved_subagent_as (id, agent_id, state, retryable, prompt_id, prompt_queued, retry);
 }
 
 static char *
@@ -796,6 +812,70 @@ test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once (void)
   g_assert_finalize_object (clock);
 }
 
+/* Saved state is bounded like live events: an id past
+ * MEND_SUBAGENT_MAX_ID_BYTES is refused there too. */
+static void
+test_restored_subagent_ids_stay_within_bounds (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autofree char *long_id = g_strnfill (64 * 1024, 'x');
+  g_autofree char *entry = saved_subagent (long_id, "failed", TRUE, NULL, FALSE, NULL);
+  g_autofree char *state = saved_chat (entry);
+  g_autoptr(GError) error = NULL;
+
+  if (mend_chat_restore_state (chat, state, &error))
+    {
+      for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (retry)); i++)
+        {
+          g_autoptr(MendSubagent) sub = g_list_model_get_item (G_LIST_MODEL (retry), i);
+
+          g_assert_cmpuint (strlen (mend_subagent_get_id (sub)), <=, MEND_SUBAGENT_MAX_ID_BYTES);
+          g_assert_cmpuint (strlen (mend_subagent_get_agent_id (sub)), <=, MEND_SUBAGENT_MAX_ID_BYTES);
+        }
+    }
+  else
+    g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* Two saved subagents that claim one agent id: when that agent resumes,
+ * neither is resumed again by a prompt. */
+static void
+test_restored_duplicate_agent_id_is_skipped_on_resume (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autofree char *wait = g_strdup_printf ("{\"attempt\":1,\"of\":4,\"reason\":\"capacity\",\"nextAt\":%"
+                                           G_GINT64_FORMAT "}", WALL_START / 1000 + 20000);
+  g_autofree char *first = saved_subagent_as ("s1", "agent-x", "failed", TRUE, NULL, FALSE, wait);
+  g_autofree char *second = saved_subagent_as ("s2", "agent-x", "failed", TRUE, NULL, FALSE, wait);
+  g_autofree char *both = g_strdup_printf ("%s,%s", first, second);
+  g_autofree char *state = saved_chat (both);
+  g_autoptr(GError) error = NULL;
+  guint turns = 0;
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompt), &turns);
+  if (mend_chat_restore_state (chat, state, &error))
+    {
+      /* The agent runs again. */
+      mend_subagent_retry_resumed (retry, "agent-x");
+      mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
+      g_assert_cmpuint (turns, ==, 0);
+    }
+  else
+    g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -836,6 +916,11 @@ main (int   argc,
 
   g_test_add_func ("/Mend/Attack/subagent-steps-stay-in-order-when-the-prompt-turn-ends-at-once",
                    test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once);
+
+  g_test_add_func ("/Mend/Attack/restored-subagent-ids-stay-within-bounds",
+                   test_restored_subagent_ids_stay_within_bounds);
+  g_test_add_func ("/Mend/Attack/restored-duplicate-agent-id-is-skipped-on-resume",
+                   test_restored_duplicate_agent_id_is_skipped_on_resume);
 
   return g_test_run ();
 }
