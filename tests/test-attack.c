@@ -876,6 +876,77 @@ test_restored_duplicate_agent_id_is_skipped_on_resume (void)
   g_assert_finalize_object (clock);
 }
 
+/* A turn-finished handler that disposes the chat: the disposed chat
+ * starts nothing more, here a queued resume prompt. */
+
+static void
+dispose_chat_on_turn_finished (MendChat *chat,
+                               MendTurn *turn,
+                               gpointer  data)
+{
+  g_signal_handlers_disconnect_by_func (chat, dispose_chat_on_turn_finished, data);
+  g_object_run_dispose (G_OBJECT (chat));
+}
+
+static void
+test_chat_disposed_from_turn_finished_starts_nothing (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  guint turns = 0;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+  /* The resume prompt queues behind the user's turn. */
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompt), &turns);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (dispose_chat_on_turn_finished), NULL);
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_cmpuint (turns, ==, 0);
+
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A saved wait far in the future (a clock that jumped, a hostile file) does
+ * not hold the chat BUSY past what its policy would ever wait. */
+static void
+test_restored_turn_waits_no_longer_than_its_policy_allows (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendErrorPolicy *policy = mend_chat_get_policy (chat);
+  gint64 ten_years_ms = (gint64) 10 * 365 * 24 * 3600 * 1000;
+  g_autofree char *state = g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":[],"
+                                            "\"turn\":{\"id\":\"t1\",\"prompt\":\"Fix the build\",\"provenance\":null,"
+                                            "\"attempt\":1,\"state\":\"waiting\",\"nextAt\":%" G_GINT64_FORMAT ","
+                                            "\"failure\":" FAILURE_503 "},\"subagents\":[]}",
+                                            WALL_START / 1000 + ten_years_ms);
+  g_autoptr(GError) error = NULL;
+  MendRetryWait *wait;
+  guint64 longest;
+
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (mend_chat_get_turn (chat));
+  wait = mend_turn_get_wait (mend_chat_get_turn (chat));
+  g_assert_nonnull (wait);
+
+  longest = MAX (mend_error_policy_get_max_delay_ms (policy),
+                 mend_error_policy_get_retry_after_max_ms (policy)) +
+            mend_error_policy_get_stagger_ms (policy);
+  g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), <=, (gint64) longest);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -921,6 +992,11 @@ main (int   argc,
                    test_restored_subagent_ids_stay_within_bounds);
   g_test_add_func ("/Mend/Attack/restored-duplicate-agent-id-is-skipped-on-resume",
                    test_restored_duplicate_agent_id_is_skipped_on_resume);
+
+  g_test_add_func ("/Mend/Attack/chat-disposed-from-turn-finished-starts-nothing",
+                   test_chat_disposed_from_turn_finished_starts_nothing);
+  g_test_add_func ("/Mend/Attack/restored-turn-waits-no-longer-than-its-policy-allows",
+                   test_restored_turn_waits_no_longer_than_its_policy_allows);
 
   return g_test_run ();
 }
