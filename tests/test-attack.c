@@ -947,6 +947,82 @@ test_restored_turn_waits_no_longer_than_its_policy_allows (void)
   g_assert_finalize_object (clock);
 }
 
+/* A queue view lets people delete rows; one of them is a subagent's
+ * resume prompt. The subagent is not left "under way" for ever. */
+static void
+test_resume_prompt_removed_from_queue_frees_its_subagent (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  MendQueue *queue = mend_chat_get_queue (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  g_autoptr(GError) error = NULL;
+  MendQueueItem *prompt;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+  prompt = mend_queue_peek (queue);
+  g_assert_nonnull (prompt);
+
+  g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (prompt), &error));
+  g_assert_no_error (error);
+
+  /* Nothing of its retry is out any more: a person's Retry is one attempt,
+   * not "already under way". */
+  g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", &error));
+  g_assert_no_error (error);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A do_classify that ends the attempt itself with another failure: the
+ * turn's last failure is the one it gave up on. */
+
+typedef struct
+{
+  MendTurn    *turn;
+  MendFailure *inner;
+} InnerFail;
+
+static void
+fail_again (gpointer data)
+{
+  InnerFail *f = data;
+
+  mend_turn_fail (f->turn, f->inner);
+}
+
+static void
+test_turn_failed_from_inside_classify_keeps_the_deciding_failure (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autoptr(TestHookPolicy) policy = g_object_new (TEST_TYPE_HOOK_POLICY, NULL);
+  MendTurn *turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build", "clock", clock,
+                                 "policy", policy, NULL);
+  g_autoptr(MendFailure) outer = mend_failure_new_from_http (503, NULL, NULL);
+  g_autoptr(MendFailure) inner = mend_failure_new_from_http (401, NULL, NULL);
+  InnerFail f = { turn, inner };
+
+  mend_turn_start (turn, NULL);
+  policy->hook = fail_again;
+  policy->hook_data = &f;
+  mend_turn_fail (turn, outer);
+
+  /* The 401 ended the turn: it failed, on that failure. */
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_true (mend_turn_get_last_failure (turn) == inner);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), !=, MEND_FAILURE_TRANSIENT);
+
+  g_assert_finalize_object (turn);
+  g_clear_object (&policy);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -997,6 +1073,11 @@ main (int   argc,
                    test_chat_disposed_from_turn_finished_starts_nothing);
   g_test_add_func ("/Mend/Attack/restored-turn-waits-no-longer-than-its-policy-allows",
                    test_restored_turn_waits_no_longer_than_its_policy_allows);
+
+  g_test_add_func ("/Mend/Attack/resume-prompt-removed-from-queue-frees-its-subagent",
+                   test_resume_prompt_removed_from_queue_frees_its_subagent);
+  g_test_add_func ("/Mend/Attack/turn-failed-from-inside-classify-keeps-the-deciding-failure",
+                   test_turn_failed_from_inside_classify_keeps_the_deciding_failure);
 
   return g_test_run ();
 }
