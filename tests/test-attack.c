@@ -1028,6 +1028,42 @@ test_turn_failed_from_inside_classify_keeps_the_deciding_failure (void)
   g_assert_finalize_object (clock);
 }
 
+/* Queue ids stay unique after a restore, even when a saved id is the
+ * largest number an id can carry. */
+static void
+test_queue_ids_stay_unique_after_restoring_the_largest_id (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendQueue *queue = mend_chat_get_queue (chat);
+  const char *state =
+    "{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":["
+    "{\"id\":\"q18446744073709551615\",\"text\":\"A\",\"provenance\":null,\"queuedAt\":1764500000000},"
+    "{\"id\":\"q1\",\"text\":\"B\",\"provenance\":null,\"queuedAt\":1764500000000}],"
+    "\"turn\":null,\"subagents\":[]}";
+  g_autoptr(GHashTable) ids = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+  /* A turn runs, so that these queue. */
+  mend_chat_begin_external_turn (chat);
+  g_assert_true (mend_chat_submit (chat, "C", NULL, NULL));
+  g_assert_true (mend_chat_submit (chat, "D", NULL, NULL));
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 4);
+
+  for (guint i = 0; i < mend_queue_get_length (queue); i++)
+    {
+      g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (queue), i);
+
+      g_assert_true (g_hash_table_add (ids, (gpointer) mend_queue_item_get_id (item)));
+    }
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1083,6 +1119,9 @@ main (int   argc,
                    test_resume_prompt_removed_from_queue_frees_its_subagent);
   g_test_add_func ("/Mend/Attack/turn-failed-from-inside-classify-keeps-the-deciding-failure",
                    test_turn_failed_from_inside_classify_keeps_the_deciding_failure);
+
+  g_test_add_func ("/Mend/Attack/queue-ids-stay-unique-after-restoring-the-largest-id",
+                   test_queue_ids_stay_unique_after_restoring_the_largest_id);
 
   return g_test_run ();
 }
