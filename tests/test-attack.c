@@ -1064,6 +1064,48 @@ test_queue_ids_stay_unique_after_restoring_the_largest_id (void)
   g_assert_finalize_object (clock);
 }
 
+/* Lowering max-failed forgets subagents, which tells handlers; one of
+ * them drops the app's last reference to the chat (which owns the
+ * subagent retry). The cap's walk must not go on over freed memory. */
+
+static void
+drop_chat_on_entry_changed (MendSubagentRetry  *retry,
+                            MendSubagent       *subagent,
+                            const char         *json,
+                            MendChat          **chat)
+{
+  g_signal_handlers_disconnect_by_func (retry, drop_chat_on_entry_changed, chat);
+  g_clear_object (chat);
+}
+
+static void
+test_chat_dropped_while_max_failed_forgets_subagents (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  gpointer weak = chat;
+
+  g_object_add_weak_pointer (G_OBJECT (chat), &weak);
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_%u", i);
+      g_autofree char *agent = g_strdup_printf ("agent-%u", i);
+      g_autoptr(MendFailure) failure = mend_failure_new_from_http (401, NULL, NULL);
+
+      mend_subagent_retry_started (retry, id, agent, NULL);
+      mend_subagent_retry_failed (retry, agent, failure);
+    }
+
+  /* Forgetting the oldest re-sends its entry (no longer retryable). */
+  g_signal_connect (retry, "entry-changed", G_CALLBACK (drop_chat_on_entry_changed), &chat);
+  mend_subagent_retry_set_max_failed (retry, 1);
+  g_assert_null (chat);
+  g_assert_null (weak);
+
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1122,6 +1164,9 @@ main (int   argc,
 
   g_test_add_func ("/Mend/Attack/queue-ids-stay-unique-after-restoring-the-largest-id",
                    test_queue_ids_stay_unique_after_restoring_the_largest_id);
+
+  g_test_add_func ("/Mend/Attack/chat-dropped-while-max-failed-forgets-subagents",
+                   test_chat_dropped_while_max_failed_forgets_subagents);
 
   return g_test_run ();
 }
