@@ -1106,6 +1106,83 @@ test_chat_dropped_while_max_failed_forgets_subagents (void)
   g_assert_finalize_object (clock);
 }
 
+/* A MendSubagent is a list item the UI binds to; its notifications are
+ * handlers too. Stop pressed from one, as the retry is set: no countdown is
+ * announced for the wait Stop just ended. */
+
+typedef struct
+{
+  MendChat  *chat;
+  GPtrArray *steps;        /* record outcomes, "skipped:why" */
+  guint      dead_waits;   /* waits announced that had already ended */
+} StopFromNotify;
+
+static void
+stop_on_retry_set (MendSubagent   *subagent,
+                   GParamSpec     *pspec,
+                   StopFromNotify *s)
+{
+  if (mend_subagent_get_retry (subagent) == NULL)
+    return;
+
+  g_signal_handlers_disconnect_by_func (subagent, stop_on_retry_set, s);
+  mend_chat_stop (s->chat);
+}
+
+static void
+on_stop_record (MendSubagentRetry *retry,
+                const char        *json,
+                StopFromNotify    *s)
+{
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+  JsonObject *obj = json_node_get_object (node);
+
+  if (json_object_has_member (obj, "skipped"))
+    g_ptr_array_add (s->steps, g_strdup_printf ("skipped:%s", json_object_get_string_member (obj, "skipped")));
+  else
+    g_ptr_array_add (s->steps, g_strdup (json_object_get_string_member (obj, "outcome")));
+}
+
+static void
+on_stop_waiting (MendSubagentRetry *retry,
+                 MendSubagent      *subagent,
+                 MendRetryWait     *wait,
+                 StopFromNotify    *s)
+{
+  if (mend_retry_wait_get_state (wait) != MEND_RETRY_WAIT_PENDING)
+    s->dead_waits++;
+}
+
+static void
+test_stop_from_a_subagent_notify_announces_no_dead_wait (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  StopFromNotify s = { NULL, g_ptr_array_new_with_free_func (g_free), 0 };
+  MendSubagentRetry *retry;
+  MendSubagent *sub;
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+
+  s.chat = new_chat (clock);
+  retry = mend_chat_get_subagents (s.chat);
+  g_signal_connect (retry, "record", G_CALLBACK (on_stop_record), &s);
+  g_signal_connect (retry, "waiting", G_CALLBACK (on_stop_waiting), &s);
+
+  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  g_signal_connect (sub, "notify::retry", G_CALLBACK (stop_on_retry_set), &s);
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+
+  g_assert_cmpuint (s.dead_waits, ==, 0);
+  /* Stop was the last word. */
+  g_assert_cmpuint (s.steps->len, >, 0);
+  g_assert_cmpstr (g_ptr_array_index (s.steps, s.steps->len - 1), ==, "skipped:stopped");
+  g_assert_null (mend_subagent_get_retry (sub));
+
+  g_ptr_array_unref (s.steps);
+  mend_chat_close (s.chat);
+  g_assert_finalize_object (s.chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1167,6 +1244,9 @@ main (int   argc,
 
   g_test_add_func ("/Mend/Attack/chat-dropped-while-max-failed-forgets-subagents",
                    test_chat_dropped_while_max_failed_forgets_subagents);
+
+  g_test_add_func ("/Mend/Attack/stop-from-a-subagent-notify-announces-no-dead-wait",
+                   test_stop_from_a_subagent_notify_announces_no_dead_wait);
 
   return g_test_run ();
 }
