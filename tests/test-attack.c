@@ -67,6 +67,20 @@ new_chat (MendClock *clock)
   return g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
 }
 
+/* Runs the current test again in a child whose freed memory is scribbled
+ * over at once (every GObject from malloc, no glibc cache in between), so
+ * that a use after free shows without a sanitizer too; a hang shows as the
+ * child's timeout. */
+static void
+trap_in_scribbling_child (void)
+{
+  g_setenv ("G_SLICE", "always-malloc", TRUE);
+  g_setenv ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0:glibc.malloc.perturb=165", TRUE);
+  g_test_trap_subprocess (NULL, 5 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("GLIBC_TUNABLES");
+  g_test_trap_assert_passed ();
+}
+
 /* A chat's turn-finished path after a handler of its own record signal
  * disposed the chat: the chat's reference to the turn is dropped once. */
 
@@ -275,14 +289,8 @@ test_real_clock_freed_by_its_own_timer_is_not_touched_after (void)
       return;
     }
 
-  /* The dispatch locks the freed clock's mutex: a hang, or a crash. Freed
-   * memory is scribbled over in the child (glibc's MALLOC_PERTURB_, every
-   * GObject from malloc), so that the touch shows without a sanitizer. */
-  g_setenv ("MALLOC_PERTURB_", "165", TRUE);
-  g_setenv ("G_SLICE", "always-malloc", TRUE);
-  g_test_trap_subprocess (NULL, 5 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
-  g_unsetenv ("MALLOC_PERTURB_");
-  g_test_trap_assert_passed ();
+  /* The dispatch locks the freed clock's mutex: a hang, or a crash. */
+  trap_in_scribbling_child ();
 }
 
 /* Saved state */
@@ -1078,8 +1086,19 @@ drop_chat_on_entry_changed (MendSubagentRetry  *retry,
   g_clear_object (chat);
 }
 
+static void chat_dropped_while_max_failed_forgets_subagents_child (void);
+
 static void
 test_chat_dropped_while_max_failed_forgets_subagents (void)
+{
+  if (g_test_subprocess ())
+    chat_dropped_while_max_failed_forgets_subagents_child ();
+  else
+    trap_in_scribbling_child ();
+}
+
+static void
+chat_dropped_while_max_failed_forgets_subagents_child (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
   MendChat *chat = new_chat (clock);
@@ -1183,6 +1202,55 @@ test_stop_from_a_subagent_notify_announces_no_dead_wait (void)
   g_assert_finalize_object (clock);
 }
 
+/* The same list item's notification, as the wait fires: the app drops
+ * its last reference to the chat there (a closed tab). */
+
+static void
+drop_chat_on_retry_cleared (MendSubagent  *subagent,
+                            GParamSpec    *pspec,
+                            MendChat     **chat)
+{
+  if (mend_subagent_get_retry (subagent) != NULL)
+    return;
+
+  g_signal_handlers_disconnect_by_func (subagent, drop_chat_on_retry_cleared, chat);
+  g_clear_object (chat);
+}
+
+static void chat_dropped_from_a_subagent_notify_child (void);
+
+static void
+test_chat_dropped_from_a_subagent_notify_as_its_wait_fires (void)
+{
+  if (g_test_subprocess ())
+    {
+      chat_dropped_from_a_subagent_notify_child ();
+      return;
+    }
+
+  trap_in_scribbling_child ();
+}
+
+static void
+chat_dropped_from_a_subagent_notify_child (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  MendSubagent *sub;
+
+  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  g_assert_nonnull (mend_subagent_get_retry (sub));
+  g_signal_connect (sub, "notify::retry", G_CALLBACK (drop_chat_on_retry_cleared), &chat);
+
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+  g_assert_null (chat);
+
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1247,6 +1315,9 @@ main (int   argc,
 
   g_test_add_func ("/Mend/Attack/stop-from-a-subagent-notify-announces-no-dead-wait",
                    test_stop_from_a_subagent_notify_announces_no_dead_wait);
+
+  g_test_add_func ("/Mend/Attack/chat-dropped-from-a-subagent-notify-as-its-wait-fires",
+                   test_chat_dropped_from_a_subagent_notify_as_its_wait_fires);
 
   return g_test_run ();
 }
