@@ -1251,6 +1251,100 @@ chat_dropped_from_a_subagent_notify_child (void)
   g_assert_finalize_object (clock);
 }
 
+/* When a turn succeeds the queue's head runs next: a message submitted
+ * from a handler of the lifecycle's change to READY queues behind it. */
+
+typedef struct
+{
+  MendChat  *chat;
+  GPtrArray *prompts;   /* prompts of the turns started, in order */
+  gboolean   submitted;
+} SubmitOnReady;
+
+static void
+submit_on_ready (MendChat      *chat,
+                 GParamSpec    *pspec,
+                 SubmitOnReady *s)
+{
+  if (s->submitted || mend_chat_get_lifecycle (chat) != MEND_LIFECYCLE_READY)
+    return;
+
+  s->submitted = TRUE;
+  g_assert_true (mend_chat_submit (chat, "C", NULL, NULL));
+}
+
+static void
+note_prompt (MendChat      *chat,
+             MendTurn      *turn,
+             SubmitOnReady *s)
+{
+  g_ptr_array_add (s->prompts, g_strdup (mend_turn_get_prompt (turn)));
+}
+
+static void
+test_submit_from_lifecycle_notify_queues_behind_the_head (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  SubmitOnReady s = { new_chat (clock), g_ptr_array_new_with_free_func (g_free), FALSE };
+
+  g_signal_connect (s.chat, "turn-started", G_CALLBACK (note_prompt), &s);
+  g_assert_true (mend_chat_submit (s.chat, "Fix the build", NULL, NULL));
+  g_assert_true (mend_chat_submit (s.chat, "A", NULL, NULL));
+  g_signal_connect (s.chat, "notify::lifecycle", G_CALLBACK (submit_on_ready), &s);
+
+  mend_turn_succeed (mend_chat_get_turn (s.chat));
+  g_assert_true (s.submitted);
+
+  /* The user's queued A runs before C, which came later. */
+  g_assert_cmpuint (s.prompts->len, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (s.prompts, 1), ==, "A");
+
+  g_ptr_array_unref (s.prompts);
+  mend_chat_close (s.chat);
+  g_assert_finalize_object (s.chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A MendSubagent's notify::failure, emitted while a failure notice is
+ * taken in: a handler that learns the subagent ended (its completion came
+ * in meanwhile) wins; no resume is planned for an ended subagent. */
+
+static void
+end_on_failure_set (MendSubagent      *subagent,
+                    GParamSpec        *pspec,
+                    MendSubagentRetry *retry)
+{
+  g_signal_handlers_disconnect_by_func (subagent, end_on_failure_set, retry);
+  mend_subagent_retry_ended (retry, mend_subagent_get_id (subagent), MEND_SUBAGENT_COMPLETED);
+}
+
+static void
+test_subagent_ended_while_its_failure_is_taken_in_is_not_resumed (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  MendSubagent *sub;
+  guint turns = 0;
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompt), &turns);
+  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  g_signal_connect (sub, "notify::failure", G_CALLBACK (end_on_failure_set), retry);
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+
+  /* No resume prompt goes out... */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
+  g_assert_cmpuint (turns, ==, 0);
+  /* ...and the subagent stays ended. */
+  g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_COMPLETED);
+  g_assert_null (mend_subagent_get_retry (sub));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1318,6 +1412,11 @@ main (int   argc,
 
   g_test_add_func ("/Mend/Attack/chat-dropped-from-a-subagent-notify-as-its-wait-fires",
                    test_chat_dropped_from_a_subagent_notify_as_its_wait_fires);
+
+  g_test_add_func ("/Mend/Attack/submit-from-lifecycle-notify-queues-behind-the-head",
+                   test_submit_from_lifecycle_notify_queues_behind_the_head);
+  g_test_add_func ("/Mend/Attack/subagent-ended-while-its-failure-is-taken-in-is-not-resumed",
+                   test_subagent_ended_while_its_failure_is_taken_in_is_not_resumed);
 
   return g_test_run ();
 }
