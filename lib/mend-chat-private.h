@@ -21,6 +21,9 @@ void mend_chat_restore_turn      (MendChat      *self,
                                   MendFailure   *failure);
 void mend_chat_restore_lifecycle (MendChat      *self,
                                   MendLifecycle  lifecycle);
+/* While held, nothing starts: a submission queues, as during a restore. */
+void mend_chat_hold_starts       (MendChat      *self,
+                                  gboolean       hold);
 
 /* A subagent resume prompt: as mend_chat_submit(), but it queues in the
  * room kept for resume prompts, never in the user's. */

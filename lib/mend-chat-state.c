@@ -15,6 +15,7 @@
 #include "mend-chat-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
+#include "mend-error-policy.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-queue-private.h"
@@ -309,9 +310,16 @@ mend_chat_restore_state (MendChat    *self,
           gint64 next_at = mend_json_read_int (turn, "nextAt", 0, G_MAXINT64 / 1000, &ok);
           gint64 now_ms = mend_clock_get_real_time (mend_chat_get_clock (self)) / 1000;
 
+          MendErrorPolicy *policy = mend_chat_get_policy (self);
+          gint64 longest = MAX ((gint64) mend_error_policy_get_max_delay_ms (policy),
+                                (gint64) mend_error_policy_get_retry_after_max_ms (policy))
+                           + mend_error_policy_get_stagger_for (policy, mend_chat_get_id (self));
+
           if (!ok)
             return invalid (error, _("a waiting turn without its time"));
-          delay_ms = MAX (0, next_at - now_ms);
+          /* Never longer than the policy could have asked for: a clock
+           * set wrong, or a hostile file, must not hold the chat for years. */
+          delay_ms = CLAMP (next_at - now_ms, 0, longest);
         }
       else if (g_strcmp0 (state, "running") != 0)
         return invalid (error, _("a turn in an unknown state"));
@@ -338,11 +346,17 @@ mend_chat_restore_state (MendChat    *self,
   /* Everything was checked; the subagents check their own entries before
    * they change anything, so they go first. Their held resume prompts go
    * out only once the user's turn is back, so that none takes its place. */
+  g_object_ref (self);
+  /* Handlers of what is restored may submit: those queue behind it. */
+  mend_chat_hold_starts (self, TRUE);
   if (subagents != NULL &&
       !mend_subagent_retry_restore (mend_chat_get_subagents (self), subagents, error))
-    return FALSE;
+    {
+      mend_chat_hold_starts (self, FALSE);
+      g_object_unref (self);
+      return FALSE;
+    }
 
-  g_object_ref (self);
   for (guint i = 0; i < json_array_get_length (queue); i++)
     {
       JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
@@ -357,12 +371,13 @@ mend_chat_restore_state (MendChat    *self,
     }
 
   mend_chat_restore_lifecycle (self, lifecycle);
-  if (turn != NULL)
+  if (turn != NULL && mend_chat_get_turn (self) == NULL)
     mend_chat_restore_turn (self,
                             mend_json_read_string (turn, "id", FALSE, &ok),
                             mend_json_read_string (turn, "prompt", FALSE, &ok),
                             mend_json_read_string (turn, "provenance", TRUE, &ok),
                             (guint) attempt, delay_ms, failure);
+  mend_chat_hold_starts (self, FALSE);
   mend_subagent_retry_release_held (mend_chat_get_subagents (self));
   g_object_unref (self);
 

@@ -74,7 +74,7 @@ struct _MendChat
   gboolean         external_turn;
   char            *continue_prompt;
   gboolean         advancing;     /* the queue moves in a loop, never by recursion */
-  gboolean         popping;       /* send_next takes the head: nothing else starts */
+  guint            holding;       /* while > 0, nothing starts: submissions queue */
   gboolean         advance_again;
 };
 
@@ -225,7 +225,7 @@ insert_continue (MendChat *self)
   if (mend_queue_get_length (self->queue) == 0 || mend_queue_is_full (self->queue))
     return;
 
-  if (mend_queue_insert_front (self->queue, self->continue_prompt, NULL, &error) == NULL)
+  if (mend_queue_insert_front (self->queue, self->continue_prompt, NULL, &error) == NULL && error != NULL)
     g_debug ("Chat %s: no Continue item: %s", self->id, error->message);
 }
 
@@ -274,8 +274,19 @@ on_turn_finished (MendTurn      *turn,
   else if (state == MEND_TURN_STOPPED)
     emit_record (self, turn, "stopped", last_reason (turn), retries_made (turn), NULL);
 
+  /* A record handler disposed the chat, which let go of the turn. */
+  if (self->turn != turn)
+    {
+      g_object_unref (self);
+      return;
+    }
+
   g_signal_handlers_disconnect_by_data (turn, self);
   self->turn = NULL;
+  /* Until the queue moved on, a submission from a handler of what follows
+   * queues behind the head. */
+  if (state == MEND_TURN_SUCCEEDED)
+    self->holding++;
 
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
@@ -295,7 +306,10 @@ on_turn_finished (MendTurn      *turn,
 
   /* Only success moves the queue. */
   if (state == MEND_TURN_SUCCEEDED)
-    advance_queue (self);
+    {
+      self->holding--;
+      advance_queue (self);
+    }
 
   g_object_unref (turn);
   g_object_unref (self);
@@ -380,6 +394,19 @@ mend_chat_restore_turn (MendChat    *self,
 }
 
 void
+mend_chat_hold_starts (MendChat *self,
+                       gboolean  hold)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+  g_return_if_fail (hold || self->holding > 0);
+
+  if (hold)
+    self->holding++;
+  else
+    self->holding--;
+}
+
+void
 mend_chat_restore_lifecycle (MendChat      *self,
                              MendLifecycle  lifecycle)
 {
@@ -405,9 +432,11 @@ mend_chat_dispose (GObject *object)
       g_object_unref (turn);
     }
 
+  /* A disposed chat is closed, quietly: its methods refuse, and nothing
+   * starts. The subagents stay until finalize, inert. */
+  self->lifecycle = MEND_LIFECYCLE_CLOSED;
   if (self->subagents != NULL)
     g_object_run_dispose (G_OBJECT (self->subagents));
-  g_clear_object (&self->subagents);
 
   G_OBJECT_CLASS (mend_chat_parent_class)->dispose (object);
 }
@@ -424,6 +453,7 @@ mend_chat_finalize (GObject *object)
   g_clear_object (&self->resume_policy);
   g_clear_object (&self->sender);
   g_clear_object (&self->gate);
+  g_clear_object (&self->subagents);
   g_clear_object (&self->queue);
 
   G_OBJECT_CLASS (mend_chat_parent_class)->finalize (object);
@@ -1028,7 +1058,7 @@ can_run_now (MendChat *self)
   return (self->lifecycle == MEND_LIFECYCLE_READY || self->lifecycle == MEND_LIFECYCLE_ERROR) &&
          self->turn == NULL &&
          !self->external_turn &&
-         !self->popping;
+         self->holding == 0;
 }
 
 static gboolean
@@ -1063,8 +1093,22 @@ submit (MendChat    *self,
     }
 
   if (!can_run_now (self))
-    return (resume ? mend_queue_push_extra (self->queue, text, provenance, error)
-                   : mend_queue_push (self->queue, text, provenance, error)) != NULL;
+    {
+      GError *local_error = NULL;
+
+      /* NULL without an error: queued, and already taken out again by a
+       * handler of the queue's change. */
+      if (resume)
+        mend_queue_push_extra (self->queue, text, provenance, &local_error);
+      else
+        mend_queue_push (self->queue, text, provenance, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, local_error);
+          return FALSE;
+        }
+      return TRUE;
+    }
 
   normalized = mend_queue_check_message (self->queue, text, provenance, error);
   if (normalized == NULL)
@@ -1135,7 +1179,7 @@ mend_chat_send_next (MendChat *self)
    * views, whose handlers may call back in: while it does, a submission
    * queues rather than starts. */
   g_object_ref (self);
-  self->popping = TRUE;
+  self->holding++;
   do
     {
       g_clear_object (&item);
@@ -1143,7 +1187,7 @@ mend_chat_send_next (MendChat *self)
     }
   while (item != NULL &&
          !mend_subagent_retry_may_start (self->subagents, mend_queue_item_get_provenance (item)));
-  self->popping = FALSE;
+  self->holding--;
 
   if (item != NULL && !can_run_now (self))
     {

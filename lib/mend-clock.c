@@ -43,6 +43,7 @@
 typedef struct
 {
   GSource         source;
+  MendClock      *clock;       /* weak: the clock owns the source */
   MendTimerQueue *queue;
   GMutex         *mutex;
   GHashTable     *sources;
@@ -125,6 +126,9 @@ timer_source_dispatch (GSource     *source,
   gint64 limit = ts->timer_fd >= 0 ? now - now % BUCKET_US + BUCKET_US - 1 : now;
   gint64 deadline;
   MendTimerCall call;
+  /* A callback may drop the last reference to the clock, whose mutex this
+   * dispatch still takes: the clock lives until the dispatch is over. */
+  MendClock *clock = g_object_ref (ts->clock);
 
 #ifdef HAVE_TIMERFD
   if (ts->timer_fd >= 0)
@@ -154,6 +158,7 @@ timer_source_dispatch (GSource     *source,
     arm (ts, deadline);
   g_mutex_unlock (ts->mutex);
 
+  g_object_unref (clock);
   return G_SOURCE_CONTINUE;
 }
 
@@ -223,6 +228,7 @@ mend_clock_real_add_timer (MendClock      *self,
     {
       ts = (TimerSource *) g_source_new (&timer_source_funcs, sizeof (TimerSource));
       ts->queue = mend_timer_queue_new ();
+      ts->clock = self;
       ts->mutex = &priv->mutex;
       ts->sources = priv->sources;
       ts->context = context;

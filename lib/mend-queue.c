@@ -488,13 +488,31 @@ add_item (MendQueue   *self,
       return NULL;
     }
 
-  id = g_strdup_printf ("q%" G_GUINT64_FORMAT, ++self->last_id);
+  /* Ids never repeat one in the queue, even past a restored id at the
+   * top of the range. */
+  do
+    {
+      g_free (id);
+      if (++self->last_id == 0)
+        self->last_id = 1;
+      id = g_strdup_printf ("q%" G_GUINT64_FORMAT, self->last_id);
+    }
+  while (mend_queue_find (self, id) != NULL);
   item = mend_queue_item_new (id, normalized, provenance,
                               mend_clock_get_real_time (self->clock));
   mend_queue_item_set_extra (item, extra);
   g_ptr_array_insert (self->items, (int) position, item);
 
-  announce (self, position, 0, 1);
+  /* A view's handler may take it out again at once: then there is no
+   * item to hand back, and no error either. */
+  {
+    g_autoptr(MendQueue) alive = g_object_ref (self);
+    g_autoptr(MendQueueItem) held = g_object_ref (item);
+
+    announce (self, position, 0, 1);
+    if (!g_ptr_array_find (self->items, item, NULL))
+      item = NULL;
+  }
 
   return item;
 }
@@ -576,8 +594,9 @@ mend_queue_normalize_text (MendQueue   *self,
  * is kept as given. A full queue refuses the message with
  * %MEND_QUEUE_ERROR_FULL. On any error the queue is unchanged.
  *
- * Returns: (transfer none) (nullable): the new item, or %NULL with @error
- *   set
+ * Returns: (transfer none) (nullable): the new item; %NULL with @error
+ *   set when it was refused, or %NULL without an error when a handler of
+ *   the queue's change already took it out again
  */
 MendQueueItem *
 mend_queue_push (MendQueue   *self,
@@ -603,8 +622,9 @@ mend_queue_push (MendQueue   *self,
  * puts its "Continue" prompt before the user's follow-ups. The rules are
  * those of [method@Mend.Queue.push]; on any error the queue is unchanged.
  *
- * Returns: (transfer none) (nullable): the new item, or %NULL with @error
- *   set
+ * Returns: (transfer none) (nullable): the new item; %NULL with @error
+ *   set when it was refused, or %NULL without an error when a handler of
+ *   the queue's change already took it out again
  */
 MendQueueItem *
 mend_queue_insert_front (MendQueue   *self,

@@ -259,6 +259,11 @@ mend_retry_wait_dispose (GObject *object)
 {
   MendRetryWait *self = (MendRetryWait *) object;
 
+  /* Disposed while others still hold it (g_object_run_dispose()): it is
+   * cancelled, so that its owner is not left waiting for ever. */
+  if (G_OBJECT (self)->ref_count > 1 && self->state == MEND_RETRY_WAIT_PENDING)
+    finish (self, MEND_RETRY_WAIT_CANCELLED);
+
   if (self->timer_id != 0)
     {
       mend_clock_remove_timeout (self->clock, self->timer_id);

@@ -358,12 +358,42 @@ find (MendSubagentRetry *self,
 
 /* Something of this subagent's retry is under way: a wait, a prompt held
  * for the agent's own turn, or a prompt out. */
+static gboolean names_prompt (const char *provenance,
+                              const char *prompt_id);
+
+/* Whether the resume prompt is still in the queue: the user may have
+ * removed it, and then nothing of it is under way. */
+static gboolean
+prompt_still_queued (Entry *entry)
+{
+  MendChat *chat = entry->owner->chat;
+  GListModel *queue;
+
+  if (!entry->prompt_queued)
+    return FALSE;
+
+  if (chat != NULL && entry->prompt_id != NULL)
+    {
+      queue = G_LIST_MODEL (mend_chat_get_queue (chat));
+      for (guint i = 0; i < g_list_model_get_n_items (queue); i++)
+        {
+          g_autoptr(MendQueueItem) item = g_list_model_get_item (queue, i);
+
+          if (names_prompt (mend_queue_item_get_provenance (item), entry->prompt_id))
+            return TRUE;
+        }
+    }
+
+  entry->prompt_queued = FALSE;
+  return FALSE;
+}
+
 static gboolean
 in_flight (Entry *entry)
 {
   return mend_subagent_get_retry (entry->subagent) != NULL ||
          entry->held ||
-         entry->prompt_queued ||
+         prompt_still_queued (entry) ||
          entry->prompt_turn != NULL;
 }
 
@@ -458,6 +488,10 @@ is_ended (Entry *entry)
 static void
 enforce_cap (MendSubagentRetry *self)
 {
+  /* Its handlers may drop the last reference to the chat, and with it to
+   * this object. */
+  g_autoptr(MendSubagentRetry) alive = g_object_ref (self);
+
   for (;;)
     {
       g_autoptr(Entry) victim = NULL;
@@ -607,11 +641,17 @@ schedule (MendSubagentRetry *self,
                        "failure", failure,
                        "server-hint", server_hint,
                        NULL);
-  mend_subagent_set_retry (entry->subagent, wait);
   connect_wait (entry, wait);
+  mend_subagent_set_retry (entry->subagent, wait);
 
-  emit_record (self, entry, "scheduled", attempt, wait, NULL);
-  g_signal_emit (self, signals[WAITING], 0, entry->subagent, wait);
+  /* A handler of that notification may have stopped it already: no
+   * countdown for a wait that is over. */
+  if (!entry->gone && mend_subagent_get_retry (entry->subagent) == wait &&
+      mend_retry_wait_get_state (wait) == MEND_RETRY_WAIT_PENDING)
+    {
+      emit_record (self, entry, "scheduled", attempt, wait, NULL);
+      g_signal_emit (self, signals[WAITING], 0, entry->subagent, wait);
+    }
   g_object_unref (wait);
 }
 
@@ -739,6 +779,7 @@ send_prompt (MendSubagentRetry *self,
 {
   g_autofree char *text = NULL;
   g_autofree char *provenance = NULL;
+  g_autofree char *prompt_id = NULL;
   g_autoptr(GError) error = NULL;
   guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
 
@@ -748,6 +789,14 @@ send_prompt (MendSubagentRetry *self,
   text = mend_subagent_retry_build_prompt (mend_subagent_get_name (entry->subagent),
                                            mend_subagent_get_agent_id (entry->subagent));
   provenance = prompt_provenance (entry, attempt);
+
+  /* Fired is told first: the prompt's turn may run and end inside the
+   * submission, and its steps must come after this one. */
+  prompt_id = g_strdup (entry->prompt_id);
+  emit_record (self, entry, "fired", attempt, NULL, NULL);
+  g_signal_emit (self, signals[FIRED], 0, entry->subagent, prompt_id);
+  if (entry->gone || g_strcmp0 (entry->prompt_id, prompt_id) != 0 || !chat_is_open (self))
+    return;
 
   /* Queued behind a running turn, never steered into it. The turn-started
    * handler notes the turn when it starts at once. */
@@ -760,35 +809,29 @@ send_prompt (MendSubagentRetry *self,
       settle (self, entry);
       emit_record (self, entry, "skipped", attempt, NULL, "not_sent");
       g_signal_emit (self, signals[SKIPPED], 0, entry->subagent, "not_sent");
-      return;
     }
-
-  emit_record (self, entry, "fired", attempt, NULL, NULL);
-  g_signal_emit (self, signals[FIRED], 0, entry->subagent, entry->prompt_id);
 }
 
 static void
 on_wait_fired (MendRetryWait *wait,
                Entry         *entry)
 {
-  MendSubagentRetry *self = entry->owner;
+  g_autoptr(MendSubagentRetry) self = g_object_ref (entry->owner);
   g_autoptr(Entry) held = entry_ref (entry);
 
   g_signal_handlers_disconnect_by_data (wait, entry);
   entry->fired_id = 0;
   mend_subagent_set_retry (entry->subagent, NULL);
 
-  if (!chat_is_open (self))
+  if (entry->gone || !chat_is_open (self))
     return;
 
-  g_object_ref (self);
   if (mend_chat_get_external_turn (self->chat))
     entry->held = TRUE;   /* sent when the agent's own turn ends */
   else
     send_prompt (self, entry);
   if (!entry->gone)
     entry_changed (self, entry);
-  g_object_unref (self);
 }
 
 /* The wait was cancelled from outside (mend_retry_wait_cancel(), or
@@ -799,15 +842,16 @@ static void
 on_wait_cancelled (MendRetryWait *wait,
                    Entry         *entry)
 {
-  MendSubagentRetry *self = entry->owner;
+  g_autoptr(MendSubagentRetry) self = g_object_ref (entry->owner);
   g_autoptr(Entry) held = entry_ref (entry);
   guint attempt = mend_retry_wait_get_attempt (wait);
 
   g_signal_handlers_disconnect_by_data (wait, entry);
   entry->fired_id = 0;
   mend_subagent_set_retry (entry->subagent, NULL);
+  if (entry->gone)
+    return;
 
-  g_object_ref (self);
   entry->stopped = TRUE;
   settle (self, entry);
   emit_record (self, entry, "skipped", attempt, NULL, "cancelled");
@@ -817,7 +861,6 @@ on_wait_cancelled (MendRetryWait *wait,
       entry_changed (self, entry);
       enforce_cap (self);
     }
-  g_object_unref (self);
 }
 
 /* Ids past the cap are refused: records and entries stay bounded. */
@@ -1460,10 +1503,18 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
       mend_failure_set_kind (failure, kind);
     }
 
-  mend_subagent_set_failure (entry->subagent, failure);
+  /* Each step below tells handlers, which may replace, end or resume this
+   * subagent: then the rest is not ours to do. */
+  if (entry->gone)
+    goto out;
   mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_FAILED);
+  mend_subagent_set_failure (entry->subagent, failure);
+  if (entry->gone || mend_subagent_get_state (entry->subagent) != MEND_SUBAGENT_FAILED)
+    goto out;
   mend_subagent_set_retryable (entry->subagent,
                                chat_is_open (self) && mend_subagent_get_agent_id (entry->subagent) != NULL);
+  if (entry->gone || mend_subagent_get_state (entry->subagent) != MEND_SUBAGENT_FAILED)
+    goto out;
 
   /* A duplicate notice while a retry is under way changes nothing more. */
   if (kind == MEND_FAILURE_TRANSIENT &&
@@ -1476,6 +1527,7 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
 
   if (!entry->gone)
     entry_changed (self, entry);
+out:
   enforce_cap (self);
   g_object_unref (self);
 }
@@ -1583,7 +1635,7 @@ mend_subagent_retry_retry (MendSubagentRetry  *self,
                            _("The chat is closed"));
       return FALSE;
     }
-  if (entry->held || entry->prompt_queued || entry->prompt_turn != NULL)
+  if (entry->held || prompt_still_queued (entry) || entry->prompt_turn != NULL)
     {
       g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,
                            _("A resume of this subagent is already under way"));
@@ -1641,9 +1693,11 @@ mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
 
   if (self->max_failed != max_failed)
     {
+      g_object_ref (self);
       self->max_failed = max_failed;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_FAILED]);
       enforce_cap (self);
+      g_object_unref (self);
     }
 }
 
@@ -1747,6 +1801,10 @@ read_saved_entry (JsonNode    *node,
   saved->prompt_id = mend_json_read_string (object, "promptId", TRUE, &ok);
   if (!ok)
     return bad_entry (error, index, _("a name or id that is not text"));
+  if (strlen (saved->id) > MEND_SUBAGENT_MAX_ID_BYTES ||
+      (saved->agent_id != NULL && strlen (saved->agent_id) > MEND_SUBAGENT_MAX_ID_BYTES) ||
+      (saved->prompt_id != NULL && strlen (saved->prompt_id) > MEND_SUBAGENT_MAX_ID_BYTES))
+    return bad_entry (error, index, _("an id that is too long"));
   saved->state = mend_json_read_nick (object, "state", MEND_TYPE_SUBAGENT_STATE, &ok);
   if (!ok)
     return bad_entry (error, index, _("an unknown state"));
@@ -1780,6 +1838,16 @@ read_saved_entry (JsonNode    *node,
         return bad_entry (error, index, _("a retry without a failure or an agent id"));
     }
 
+  /* Only a failed subagent that can be resumed has anything under way. */
+  if (saved->state != MEND_SUBAGENT_FAILED || saved->agent_id == NULL || saved->failure == NULL ||
+      mend_failure_get_kind (saved->failure) != MEND_FAILURE_TRANSIENT)
+    {
+      if (saved->has_retry || saved->held || saved->prompt_queued)
+        return bad_entry (error, index, _("a retry under way for a subagent that cannot be resumed"));
+      if (saved->state != MEND_SUBAGENT_FAILED || saved->agent_id == NULL)
+        saved->retryable = FALSE;
+    }
+
   return TRUE;
 }
 
@@ -1799,6 +1867,7 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
 {
   guint n = json_array_get_length (array);
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) seen_agents = g_hash_table_new (g_str_hash, g_str_equal);
   SavedEntry *saved = NULL;
   gboolean ok = FALSE;
 
@@ -1825,6 +1894,11 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
           bad_entry (error, i, _("an id given twice"));
           goto out;
         }
+      if (saved[i].agent_id != NULL && !g_hash_table_add (seen_agents, (gpointer) saved[i].agent_id))
+        {
+          bad_entry (error, i, _("an agent id given twice"));
+          goto out;
+        }
     }
 
   g_object_ref (self);
@@ -1840,15 +1914,27 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
       entry->manual = saved[i].manual;
       entry->held = saved[i].held;
       entry->prompt_id = g_strdup (saved[i].prompt_id);
+      /* New prompt ids come after every restored one. */
+      if (saved[i].prompt_id != NULL && g_str_has_prefix (saved[i].prompt_id, "sr-"))
+        {
+          guint64 number;
+
+          if (g_ascii_string_to_unsigned (saved[i].prompt_id + 3, 10, 0, G_MAXUINT64 / 2, &number, NULL))
+            self->next_prompt = MAX (self->next_prompt, number);
+        }
       entry->prompt_queued = saved[i].prompt_queued && saved[i].prompt_id != NULL;
 
       if (saved[i].has_retry && chat_is_open (self))
         {
           MendErrorPolicy *policy = resume_policy (self);
           gint64 now_ms = mend_clock_get_real_time (mend_chat_get_clock (self->chat)) / 1000;
+          /* Never longer than the policy could have asked for. */
+          gint64 longest = MAX ((gint64) mend_error_policy_get_max_delay_ms (policy),
+                                (gint64) mend_error_policy_get_retry_after_max_ms (policy))
+                           + mend_error_policy_get_stagger_for (policy, mend_chat_get_id (self->chat));
           MendRetryWait *wait = g_object_new (MEND_TYPE_RETRY_WAIT,
                                               "clock", mend_chat_get_clock (self->chat),
-                                              "delay-ms", (guint64) MAX (0, saved[i].next_at_ms - now_ms),
+                                              "delay-ms", (guint64) CLAMP (saved[i].next_at_ms - now_ms, 0, longest),
                                               "attempt", saved[i].retry_attempt,
                                               "of", mend_error_policy_get_max_retries (policy),
                                               "reason", mend_failure_get_reason (saved[i].failure),
@@ -1868,7 +1954,9 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
     }
 
   /* A prompt held for the agent's own turn goes out when the chat calls
-   * mend_subagent_retry_release_held(), once its own turn is back. */
+   * mend_subagent_retry_release_held(), once its own turn is back. The
+   * caps hold for a restored list too. */
+  enforce_cap (self);
   g_object_unref (self);
   ok = TRUE;
 

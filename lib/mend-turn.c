@@ -146,6 +146,20 @@ report_attempt (MendTurn    *self,
   self->probing = FALSE;
 }
 
+/* GCancellable waits, in g_cancellable_disconnect(), for a running
+ * emission to end: from inside one (our handler, or another handler of
+ * the same cancellable) it would wait for ever. A cancelled cancellable
+ * has run its handlers, or is running them; our handler holds only a weak
+ * reference, so it may stay, and goes with the cancellable. */
+static void
+drop_start_handler (MendTurn *self)
+{
+  if (self->start_cancelled_id != 0 &&
+      !g_cancellable_is_cancelled (self->start_cancellable))
+    g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
+  self->start_cancelled_id = 0;
+}
+
 static void
 finish (MendTurn      *self,
         MendTurnState  state)
@@ -172,11 +186,7 @@ finish (MendTurn      *self,
   if (state == MEND_TURN_STOPPED && self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
 
-  /* GCancellable forbids disconnecting from inside its own handler; the
-   * handler only holds a weak reference, so leaving it is safe. */
-  if (self->start_cancelled_id != 0 && !self->in_cancel_handler)
-    g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
-  self->start_cancelled_id = 0;
+  drop_start_handler (self);
   g_clear_object (&self->start_cancellable);
 
   g_object_thaw_notify (G_OBJECT (self));
@@ -330,6 +340,13 @@ mend_turn_dispose (GObject *object)
 {
   MendTurn *self = (MendTurn *) object;
 
+  /* Disposed while others still hold it (g_object_run_dispose()): it ends,
+   * so that no chat waits on it for ever. Dropped by its last holder,
+   * nobody is there to tell. */
+  if (G_OBJECT (self)->ref_count > 1 &&
+      (self->state == MEND_TURN_RUNNING || self->state == MEND_TURN_WAITING))
+    finish (self, MEND_TURN_STOPPED);
+
   /* No notifications from a half-disposed object: the wait goes quietly. */
   if (self->wait != NULL)
     {
@@ -341,9 +358,7 @@ mend_turn_dispose (GObject *object)
     g_cancellable_cancel (self->attempt_cancellable);
   if (self->gate != NULL)
     g_clear_signal_handler (&self->released_id, self->gate);
-  if (self->start_cancelled_id != 0)
-    g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
-  self->start_cancelled_id = 0;
+  drop_start_handler (self);
 
   G_OBJECT_CLASS (mend_turn_parent_class)->dispose (object);
 }
@@ -1237,6 +1252,12 @@ mend_turn_fail (MendTurn    *self,
   if (self->output_seen)
     mend_failure_set_partial (failure, TRUE);
   kind = mend_error_policy_classify (self->policy, failure);
+  /* The policy (a do_classify of the app's) may have ended the attempt. */
+  if (self->state != MEND_TURN_RUNNING)
+    {
+      g_object_unref (self);
+      return;
+    }
   mend_failure_set_kind (failure, kind);
   probe = self->probing;
   report_attempt (self, failure);

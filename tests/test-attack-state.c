@@ -78,7 +78,7 @@ test_resume_prompt_ids_stay_unique_after_restore (void)
   MendChat *chat = new_chat (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
-  g_autoptr(MendQueueItem) restored = NULL;
+  MendQueueItem *restored = NULL;
   g_autofree char *restored_id = NULL;
   g_autoptr(GError) error = NULL;
   Fired f = { g_ptr_array_new_with_free_func (g_free) };

@@ -444,11 +444,13 @@ test_wait_disposed_while_pending_does_not_strand_its_turn (void)
   turn = mend_chat_get_turn (chat);
   wait = mend_turn_get_wait (turn);
 
+  g_object_ref (wait);
   g_object_run_dispose (G_OBJECT (wait));
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
 
   /* The wait ended one way or the other, and the chat is not stuck. */
   g_assert_cmpint (mend_retry_wait_get_state (wait), !=, MEND_RETRY_WAIT_PENDING);
+  g_object_unref (wait);
   g_assert_false (mend_chat_get_turn (chat) == turn &&
                   mend_turn_get_state (turn) == MEND_TURN_WAITING);
 
@@ -551,10 +553,10 @@ test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once (void)
   g_assert_cmpstr (g_ptr_array_index (st.steps, 1), ==, "fired 1");
   g_assert_cmpstr (g_ptr_array_index (st.steps, 2), ==, "scheduled 2");
 
-  g_ptr_array_unref (st.steps);
   mend_chat_close (chat);
   g_assert_finalize_object (chat);
   g_assert_finalize_object (clock);
+  g_ptr_array_unref (st.steps);
 }
 
 /* A turn-finished handler that disposes the chat: the disposed chat
