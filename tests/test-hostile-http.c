@@ -297,10 +297,9 @@ sse_hidden_nesting (HostileServer *server,
 
   for (guint i = 0; i < 100000; i++)
     g_string_append_c (event, '[');
-  g_string_append (event, "/*\"*/");
   for (guint i = 0; i < 100000; i++)
     g_string_append_c (event, ']');
-  g_string_append (event, "]\n\n");
+  g_string_append (event, "/*\"*/]\n\n");
   hostile_write (server, connection, event->str, event->len);
 }
 
