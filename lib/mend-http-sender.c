@@ -167,20 +167,42 @@ failure_from_error (Attempt      *attempt,
   return mend_failure_new_from_error (error);
 }
 
+typedef enum
+{
+  CAP_BODY,
+  CAP_LINE,
+  CAP_EVENT,
+} Cap;
+
 /* An answer past one of the sender's caps: the attempt fails, and the
  * failure names the property that holds the cap. */
 static MendFailure *
-failure_over_cap (const char *what,
-                  const char *property,
-                  guint       cap)
+failure_over_cap (Attempt *attempt,
+                  Cap      cap)
 {
   g_autoptr(GError) error = NULL;
+  MendHttpSender *self = attempt->self;
 
-  /* TRANSLATORS: the first %s is what was too large ("The answer", "A line
-   * of the event stream"), the second a property name such as
-   * max-body-bytes. */
-  error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                       _("%s is larger than %u bytes (the sender’s %s)"), what, cap, property);
+  switch (cap)
+    {
+    case CAP_LINE:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("A line of the event stream is larger than %u bytes (max-line-bytes)"),
+                           self->max_line_bytes);
+      break;
+    case CAP_EVENT:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("An event of the stream is larger than %u bytes (max-event-bytes)"),
+                           self->max_event_bytes);
+      break;
+    case CAP_BODY:
+    default:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("The answer is larger than %u bytes (max-body-bytes)"),
+                           self->max_body_bytes);
+      break;
+    }
+
   return mend_failure_new_from_error (error);
 }
 
@@ -278,12 +300,10 @@ sse_status_ends (GTask         *task,
       finish (task, g_steal_pointer (&attempt->outcome));
       return TRUE;
     case MEND_SSE_LINE_TOO_LONG:
-      finish (task, failure_over_cap (_("A line of the event stream"), "max-line-bytes",
-                                      attempt->self->max_line_bytes));
+      finish (task, failure_over_cap (attempt, CAP_LINE));
       return TRUE;
     case MEND_SSE_EVENT_TOO_LARGE:
-      finish (task, failure_over_cap (_("An event of the stream"), "max-event-bytes",
-                                      attempt->self->max_event_bytes));
+      finish (task, failure_over_cap (attempt, CAP_EVENT));
       return TRUE;
     case MEND_SSE_MORE:
     default:
@@ -361,7 +381,7 @@ on_read (GObject      *object,
   attempt->received += size;
   if (success && attempt->received > attempt->self->max_body_bytes)
     {
-      finish (task, failure_over_cap (_("The answer"), "max-body-bytes", attempt->self->max_body_bytes));
+      finish (task, failure_over_cap (attempt, CAP_BODY));
       return;
     }
 
