@@ -12,6 +12,7 @@
 #include "mend-clock.h"
 #include "mend-failure-private.h"
 #include "mend-http-sender.h"
+#include "mend-http-headers-private.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
@@ -509,107 +510,6 @@ mend_http_sender_build_body (MendHttpSender *self,
   return mend_json_builder_finish (builder);
 }
 
-/* Credentials: every value the sender sends that may be one is registered
- * with the redactor while the sender lives, so that no echo of it leaves
- * the library in text, whatever its shape. */
-
-#define MAX_SECRETS 32
-
-static gboolean
-is_public_header (const char *name)
-{
-  static const char * const names[] = {
-    "accept", "accept-encoding", "accept-language", "content-type", "user-agent",
-    "anthropic-version", "anthropic-beta", "openai-beta", "idempotency-key", NULL
-  };
-
-  for (guint i = 0; names[i] != NULL; i++)
-    if (g_ascii_strcasecmp (name, names[i]) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-static void
-remember_secret (MendHttpSender *self,
-                 const char     *value)
-{
-  const char *space;
-
-  if (value == NULL || strlen (value) < MEND_REDACT_MIN_SECRET_BYTES)
-    return;
-
-  /* "Bearer abc…": the token alone may be echoed too. */
-  space = strrchr (value, ' ');
-  if (space != NULL)
-    remember_secret (self, space + 1);
-
-  for (guint i = 0; i < self->secrets->len; i++)
-    if (g_str_equal (g_ptr_array_index (self->secrets, i), value))
-      return;
-
-  if (self->secrets->len >= MAX_SECRETS)
-    {
-      mend_redact_remove_secret (g_ptr_array_index (self->secrets, 0));
-      g_ptr_array_remove_index (self->secrets, 0);
-    }
-  mend_redact_add_secret (value);
-  g_ptr_array_add (self->secrets, g_strdup (value));
-}
-
-static void
-forget_secrets (MendHttpSender *self)
-{
-  for (guint i = 0; i < self->secrets->len; i++)
-    mend_redact_remove_secret (g_ptr_array_index (self->secrets, i));
-  g_ptr_array_set_size (self->secrets, 0);
-}
-
-/* Headers a build-message handler added: those named like credentials. */
-static void
-remember_credentials (MendHttpSender     *self,
-                      SoupMessageHeaders *headers)
-{
-  SoupMessageHeadersIter iter;
-  const char *name;
-  const char *value;
-
-  soup_message_headers_iter_init (&iter, headers);
-  while (soup_message_headers_iter_next (&iter, &name, &value))
-    if (!is_public_header (name) && mend_redact_is_credential_name (name))
-      remember_secret (self, value);
-}
-
-/* A key in the endpoint: "https://user:key@host/…", "…?key=…". */
-static void
-remember_uri_credentials (MendHttpSender *self)
-{
-  g_autoptr(GUri) uri = self->uri ? g_uri_parse (self->uri, SOUP_HTTP_URI_FLAGS, NULL) : NULL;
-  GUriParamsIter iter;
-  char *name;
-  char *value;
-
-  if (uri == NULL)
-    return;
-
-  remember_secret (self, g_uri_get_password (uri));
-  if (g_uri_get_query (uri) == NULL)
-    return;
-
-  g_uri_params_iter_init (&iter, g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE);
-  while (g_uri_params_iter_next (&iter, &name, &value, NULL))
-    {
-      if (mend_redact_is_credential_name (name))
-        {
-          g_autofree char *escaped = g_uri_escape_string (value, NULL, FALSE);
-
-          remember_secret (self, value);
-          remember_secret (self, escaped);
-        }
-      g_free (name);
-      g_free (value);
-    }
-}
-
 static void
 mend_http_sender_send_async (MendSender          *sender,
                              MendTurn            *turn,
@@ -671,7 +571,7 @@ mend_http_sender_send_async (MendSender          *sender,
   soup_message_add_flags (attempt->message, SOUP_MESSAGE_NO_REDIRECT);
   g_signal_emit (self, signals[BUILD_MESSAGE], 0, attempt->message, turn, attempt_number);
   soup_message_add_flags (attempt->message, SOUP_MESSAGE_NO_REDIRECT);
-  remember_credentials (self, soup_message_get_request_headers (attempt->message));
+  mend_http_secrets_remember_headers (self->secrets, soup_message_get_request_headers (attempt->message));
 
   if (cancellable != NULL)
     {
@@ -713,7 +613,7 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->uri, g_free);
   g_clear_pointer (&self->model, g_free);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
-  forget_secrets (self);
+  mend_http_secrets_forget (self->secrets);
   g_clear_pointer (&self->secrets, g_ptr_array_unref);
   g_clear_object (&self->session);
 
@@ -727,7 +627,7 @@ mend_http_sender_constructed (GObject *object)
 
   G_OBJECT_CLASS (mend_http_sender_parent_class)->constructed (object);
 
-  remember_uri_credentials (self);
+  mend_http_secrets_remember_uri (self->secrets, self->uri);
 
   if (self->session == NULL)
     self->session = soup_session_new_with_options ("user-agent", "libmend/" PACKAGE_VERSION,
@@ -1089,28 +989,6 @@ mend_http_sender_set_model (MendHttpSender *self,
     }
 }
 
-/* RFC 9110: a field name is a token; a value holds no CR, LF, NUL or other
- * control character but a tab. */
-static gboolean
-is_header_name (const char *name)
-{
-  if (*name == '\0')
-    return FALSE;
-  for (const char *p = name; *p != '\0'; p++)
-    if (!g_ascii_isalnum (*p) && strchr ("!#$%&'*+-.^_`|~", *p) == NULL)
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-is_header_value (const char *value)
-{
-  for (const guchar *p = (const guchar *) value; *p != '\0'; p++)
-    if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
-      return FALSE;
-  return TRUE;
-}
-
 /**
  * mend_http_sender_set_header:
  * @self: a sender
@@ -1138,7 +1016,7 @@ mend_http_sender_set_header (MendHttpSender  *self,
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!is_header_name (name))
+  if (!mend_http_header_name_is_valid (name))
     {
       g_autofree char *shown = g_strescape (name, NULL);
 
@@ -1146,7 +1024,7 @@ mend_http_sender_set_header (MendHttpSender  *self,
                    _("“%s” is not a valid HTTP header name"), shown);
       return FALSE;
     }
-  if (value != NULL && !is_header_value (value))
+  if (value != NULL && !mend_http_header_value_is_valid (value))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    _("The value of the header “%s” holds a line break or a control character"), name);
@@ -1162,8 +1040,8 @@ mend_http_sender_set_header (MendHttpSender  *self,
 
   if (value != NULL)
     {
-      if (!is_public_header (name))
-        remember_secret (self, value);
+      if (!mend_http_header_is_public (name))
+        mend_http_secrets_remember (self->secrets, value);
       g_ptr_array_add (self->headers, g_strdup (name));
       g_ptr_array_add (self->headers, g_strdup (value));
     }
