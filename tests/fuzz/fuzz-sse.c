@@ -95,8 +95,8 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data,
                         size_t         size)
 {
-  Seen chunked = { g_string_new (NULL), 0, NULL };
-  Seen whole = { g_string_new (NULL), 0, NULL };
+  Seen chunked = { NULL, 0, NULL };
+  Seen whole = { NULL, 0, NULL };
   MendSseStatus a, b;
   gsize chunk, max_line, max_event;
 
@@ -108,6 +108,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   max_event = (gsize) 16 << ((data[1] >> 3) & 7);
   data += 2;
   size -= 2;
+  chunked.events = g_string_new (NULL);
+  whole.events = g_string_new (NULL);
 
   a = read_stream (data, size, chunk, max_line, max_event, &chunked);
   b = read_stream (data, size, MAX (size, 1), max_line, max_event, &whole);
