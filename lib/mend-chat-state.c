@@ -449,37 +449,36 @@ mend_chat_save_state_to_file (MendChat    *self,
 
 #ifdef O_TMPFILE
   fd = open (dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-  anonymous = fd >= 0;
-#endif
-  if (fd < 0)
-    fd = open (saving, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return set_file_error (error, errno, TRUE, path);
-
-  if (!write_all (fd, json, strlen (json)) || fsync (fd) != 0)
-    {
-      saved_errno = errno ? errno : EIO;
-      close (fd);
-      if (!anonymous)
-        g_unlink (saving);
-      return set_file_error (error, saved_errno, TRUE, path);
-    }
-
-  if (anonymous)
+  if (fd >= 0)
     {
       g_autofree char *proc = g_strdup_printf ("/proc/self/fd/%d", fd);
 
       /* A name for the written file, for the rename: the only moment a
        * crash could leave it, under a name the next save takes back. */
-      g_unlink (saving);
-      if (linkat (AT_FDCWD, proc, AT_FDCWD, saving, AT_SYMLINK_FOLLOW) != 0)
+      if (write_all (fd, json, strlen (json)) && fsync (fd) == 0)
         {
-          saved_errno = errno;
+          g_unlink (saving);
+          anonymous = linkat (AT_FDCWD, proc, AT_FDCWD, saving, AT_SYMLINK_FOLLOW) == 0;
+        }
+      close (fd);
+    }
+#endif
+
+  /* No unnamed files here (or no /proc): the fixed name, from the start. */
+  if (!anonymous)
+    {
+      fd = open (saving, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd < 0)
+        return set_file_error (error, errno, TRUE, path);
+      if (!write_all (fd, json, strlen (json)) || fsync (fd) != 0)
+        {
+          saved_errno = errno ? errno : EIO;
           close (fd);
+          g_unlink (saving);
           return set_file_error (error, saved_errno, TRUE, path);
         }
+      close (fd);
     }
-  close (fd);
 
   if (g_rename (saving, path) != 0)
     {
