@@ -219,6 +219,15 @@ failure_from_response (Attempt    *attempt,
                                         bytes, attempt->clock);
 }
 
+static gboolean
+uses_default_port (GUri *uri)
+{
+  int port = g_uri_get_port (uri);
+
+  return (port == 443 && g_strcmp0 (g_uri_get_scheme (uri), "https") == 0) ||
+         (port == 80 && g_strcmp0 (g_uri_get_scheme (uri), "http") == 0);
+}
+
 /* A 3xx: redirects of model requests are not followed, since the request
  * carries credentials and a body that another place must not receive. */
 static MendFailure *
@@ -235,8 +244,9 @@ failure_from_redirect (Attempt *attempt)
                                    SOUP_HTTP_URI_FLAGS, NULL);
   /* Only the origin: a path or a query may hold anything. */
   if (target != NULL && g_uri_get_host (target) != NULL)
-    where = g_uri_join (G_URI_FLAGS_NONE, g_uri_get_scheme (target), NULL,
-                        g_uri_get_host (target), g_uri_get_port (target), "", NULL, NULL);
+    where = g_uri_join (G_URI_FLAGS_NONE, g_uri_get_scheme (target), NULL, g_uri_get_host (target),
+                        uses_default_port (target) ? -1 : g_uri_get_port (target),
+                        "", NULL, NULL);
 
   if (where != NULL)
     text = g_strdup_printf (_("The server redirected the request to %s; model requests are not redirected"),
