@@ -65,8 +65,14 @@ async int run_chat (string[] prompts, string? url, string[] headers) {
     var sender = new Mend.HttpSender (endpoint);
     foreach (var header in headers) {
         var parts = header.split (":", 2);
-        if (parts.length == 2)
+        if (parts.length != 2)
+            continue;
+        try {
             sender.set_header (parts[0].strip (), parts[1].strip ());
+        } catch (Error e) {
+            stderr.printf ("chat: %s\n", e.message);
+            return 1;
+        }
     }
     sender.content.connect ((turn, event) => {
         try {

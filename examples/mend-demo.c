@@ -573,13 +573,18 @@ add_headers (MendHttpSender *sender)
   for (guint i = 0; opt_headers != NULL && opt_headers[i] != NULL; i++)
     {
       g_auto(GStrv) parts = g_strsplit (opt_headers[i], ":", 2);
+      g_autoptr(GError) error = NULL;
 
       if (parts[0] == NULL || parts[1] == NULL)
         {
           g_printerr ("mend-demo: --header wants NAME: VALUE, not “%s”\n", opt_headers[i]);
           exit (2);
         }
-      mend_http_sender_set_header (sender, g_strstrip (parts[0]), g_strstrip (parts[1]));
+      if (!mend_http_sender_set_header (sender, g_strstrip (parts[0]), g_strstrip (parts[1]), &error))
+        {
+          g_printerr ("mend-demo: %s\n", error->message);
+          exit (2);
+        }
     }
 }
 

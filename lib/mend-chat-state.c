@@ -8,7 +8,13 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include <glib/gi18n-lib.h>
 
@@ -384,15 +390,56 @@ mend_chat_restore_state (MendChat    *self,
   return TRUE;
 }
 
+/* Writes @length bytes of @data to @fd, all of them. */
+static gboolean
+write_all (int         fd,
+           const char *data,
+           gsize       length)
+{
+  while (length > 0)
+    {
+      gssize n = write (fd, data, length);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return FALSE;
+      data += n;
+      length -= n;
+    }
+  return TRUE;
+}
+
+static gboolean
+set_file_error (GError     **error,
+                int          saved_errno,
+                gboolean     writing,
+                const char  *path)
+{
+  g_autofree char *shown = g_filename_display_name (path);
+
+  if (writing)
+    g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                 _("Cannot write the state to “%s”: %s"), shown, g_strerror (saved_errno));
+  else
+    g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                 _("Cannot read the state from “%s”: %s"), shown, g_strerror (saved_errno));
+  return FALSE;
+}
+
 /**
  * mend_chat_save_state_to_file:
  * @self: a chat
  * @path: (type filename): where to write
  * @error: return location for a file error
  *
- * Writes [method@Mend.Chat.save_state] to @path atomically: a new file is
- * written and renamed over the old one, so a crash or a failed save never
- * leaves a half-written state, and the previous good file stays.
+ * Writes [method@Mend.Chat.save_state] to @path atomically: the state is
+ * written to a file with no name (or, where the file system has none, to
+ * `@path.saving`), flushed to disk, then renamed over the old one, so a
+ * crash or a failed save never leaves a half-written state, the previous
+ * good file stays, and a save killed half-way leaves no stray file behind
+ * (the next save reuses `@path.saving`). The file is readable by its owner
+ * only.
  *
  * Returns: %TRUE if the state was written
  */
@@ -402,14 +449,68 @@ mend_chat_save_state_to_file (MendChat    *self,
                               GError     **error)
 {
   g_autofree char *json = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *saving = NULL;
+  gboolean anonymous = FALSE;
+  int saved_errno;
+  int fd = -1;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
   json = mend_chat_save_state (self);
-  return g_file_set_contents_full (path, json, -1,
-                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
-                                   0600, error);
+  dir = g_path_get_dirname (path);
+  saving = g_strconcat (path, ".saving", NULL);
+
+#ifdef O_TMPFILE
+  fd = open (dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    {
+      g_autofree char *proc = g_strdup_printf ("/proc/self/fd/%d", fd);
+
+      /* A name for the written file, for the rename: the only moment a
+       * crash could leave it, under a name the next save takes back. */
+      if (write_all (fd, json, strlen (json)) && fsync (fd) == 0)
+        {
+          g_unlink (saving);
+          anonymous = linkat (AT_FDCWD, proc, AT_FDCWD, saving, AT_SYMLINK_FOLLOW) == 0;
+        }
+      close (fd);
+    }
+#endif
+
+  /* No unnamed files here (or no /proc): the fixed name, from the start. */
+  if (!anonymous)
+    {
+      fd = open (saving, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd < 0)
+        return set_file_error (error, errno, TRUE, path);
+      if (!write_all (fd, json, strlen (json)) || fsync (fd) != 0)
+        {
+          saved_errno = errno ? errno : EIO;
+          close (fd);
+          g_unlink (saving);
+          return set_file_error (error, saved_errno, TRUE, path);
+        }
+      close (fd);
+    }
+
+  if (g_rename (saving, path) != 0)
+    {
+      saved_errno = errno;
+      g_unlink (saving);
+      return set_file_error (error, saved_errno, TRUE, path);
+    }
+
+  /* The rename itself reaches the disk. */
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      fsync (fd);
+      close (fd);
+    }
+
+  return TRUE;
 }
 
 /**
@@ -419,8 +520,9 @@ mend_chat_save_state_to_file (MendChat    *self,
  *   [method@Mend.Chat.save_state_to_file]
  * @error: return location for a %MEND_STATE_ERROR or a file error
  *
- * Reads state from @path; see [method@Mend.Chat.restore_state]. Files
- * over %MEND_CHAT_STATE_MAX_BYTES are refused.
+ * Reads state from @path; see [method@Mend.Chat.restore_state]. Only a
+ * regular file is read (not a device, a FIFO or a socket), and one over
+ * %MEND_CHAT_STATE_MAX_BYTES is refused, however it grows while it is read.
  *
  * Returns: %TRUE if the state was restored
  */
@@ -429,27 +531,78 @@ mend_chat_restore_state_from_file (MendChat    *self,
                                    const char  *path,
                                    GError     **error)
 {
-  g_autoptr(GFile) file = NULL;
-  g_autoptr(GFileInfo) info = NULL;
   g_autofree char *contents = NULL;
+  struct stat st;
+  gsize capacity;
   gsize length = 0;
+  int fd;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
-  file = g_file_new_for_path (path);
-  info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE, NULL, error);
-  if (info == NULL)
-    return FALSE;
-  if (g_file_info_get_size (info) > MEND_CHAT_STATE_MAX_BYTES)
+  /* Non-blocking, so that opening a FIFO does not wait for a writer. */
+  fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return set_file_error (error, errno, FALSE, path);
+
+  if (fstat (fd, &st) != 0)
     {
+      int saved_errno = errno;
+
+      close (fd);
+      return set_file_error (error, saved_errno, FALSE, path);
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return invalid (error, _("it is not a regular file"));
+    }
+  if (st.st_size > MEND_CHAT_STATE_MAX_BYTES)
+    {
+      close (fd);
       g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
                    _("The saved state is larger than %d bytes"), MEND_CHAT_STATE_MAX_BYTES);
       return FALSE;
     }
 
-  if (!g_file_get_contents (path, &contents, &length, error))
-    return FALSE;
+  /* One byte more than fstat said shows a file that grows; never more
+   * than one byte past the cap is read. */
+  capacity = (gsize) st.st_size + 1;
+  contents = g_malloc (capacity + 1);
+  while (length <= MEND_CHAT_STATE_MAX_BYTES)
+    {
+      gssize n;
+
+      if (length == capacity)
+        {
+          capacity = MIN (capacity * 2, (gsize) MEND_CHAT_STATE_MAX_BYTES + 1);
+          contents = g_realloc (contents, capacity + 1);
+        }
+
+      n = read (fd, contents + length, capacity - length);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved_errno = errno;
+
+          close (fd);
+          return set_file_error (error, saved_errno, FALSE, path);
+        }
+      if (n == 0)
+        break;
+      length += n;
+    }
+  close (fd);
+
+  if (length > MEND_CHAT_STATE_MAX_BYTES)
+    {
+      g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
+                   _("The saved state is larger than %d bytes"), MEND_CHAT_STATE_MAX_BYTES);
+      return FALSE;
+    }
+  contents[length] = '\0';
+
   if (memchr (contents, '\0', length) != NULL)
     return invalid (error, _("it is not text"));
 

@@ -163,7 +163,7 @@ mend_failure_new_from_text (const char *detail)
 
   reason = mend_reason_from_text (detail, &api_type, &rule);
   self = failure_new (reason, detail, rule);
-  self->api_error_type = g_steal_pointer (&api_type);
+  self->api_error_type = mend_redact_secrets (api_type, -1);
   self->retry_after_ms = mend_failure_parse_text_hint (detail);
   self->status = mend_reason_status_in_text (detail);
   classify_default (self);
@@ -207,7 +207,11 @@ mend_failure_new_from_error (const GError *error)
       classify_default (self);
     }
 
+  /* The GError leaves the library too: its text is redacted like the
+   * message. */
   self->error = g_error_copy (error);
+  g_free (self->error->message);
+  self->error->message = mend_redact_secrets (error->message, -1);
 
   return self;
 }
@@ -287,7 +291,7 @@ mend_failure_new_from_http_at (guint               status,
 
   self = failure_new (reason, message, rule);
   self->status = status;
-  self->api_error_type = g_strdup (api.type);
+  self->api_error_type = mend_redact_secrets (api.type, -1);
   mend_reason_read_headers (headers, mend_clock_get_real_time (clock),
                             &self->should_retry, &self->retry_after_ms);
   if (self->retry_after_ms < 0)

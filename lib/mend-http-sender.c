@@ -12,8 +12,11 @@
 #include "mend-clock.h"
 #include "mend-failure-private.h"
 #include "mend-http-sender.h"
+#include "mend-http-headers-private.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
+#include "mend-sse-private.h"
 #include "mend-sender.h"
 #include "mend-turn.h"
 
@@ -53,6 +56,10 @@ struct _MendHttpSender
   char        *model;
   guint        max_tokens;
   GPtrArray   *headers;   /* name, value, name, value… */
+  GPtrArray   *secrets;   /* values registered with the redactor */
+  guint        max_body_bytes;
+  guint        max_line_bytes;
+  guint        max_event_bytes;
 };
 
 enum {
@@ -62,6 +69,9 @@ enum {
   PROP_TIMEOUT_MS,
   PROP_MODEL,
   PROP_MAX_TOKENS,
+  PROP_MAX_BODY_BYTES,
+  PROP_MAX_LINE_BYTES,
+  PROP_MAX_EVENT_BYTES,
   N_PROPS
 };
 
@@ -90,11 +100,13 @@ typedef struct
   gulong            outer_id;
   guint             timeout_id;
   gboolean          timed_out;
-  GDataInputStream *lines;
   GInputStream     *body_stream;
+  gboolean          streaming;    /* the answer is text/event-stream */
+  MendSseReader     events;
   GByteArray       *body;
-  GString          *event_data;
-  char             *event_name;
+  guint64           received;     /* bytes of the answer, decoded */
+  gboolean          ended;        /* an event ended the attempt… */
+  MendFailure      *outcome;      /* …with this failure, or NULL for success */
   gboolean          content_seen;
   int               io_priority;
 } Attempt;
@@ -108,12 +120,10 @@ attempt_free (Attempt *attempt)
     g_cancellable_disconnect (attempt->outer, attempt->outer_id);
   g_clear_object (&attempt->outer);
   g_clear_object (&attempt->cancellable);
-  g_clear_object (&attempt->lines);
   g_clear_object (&attempt->body_stream);
+  mend_sse_reader_clear (&attempt->events);
   g_clear_pointer (&attempt->body, g_byte_array_unref);
-  if (attempt->event_data != NULL)
-    g_string_free (attempt->event_data, TRUE);
-  g_clear_pointer (&attempt->event_name, g_free);
+  g_clear_object (&attempt->outcome);
   g_clear_object (&attempt->message);
   g_clear_object (&attempt->clock);
   g_clear_object (&attempt->turn);
@@ -158,6 +168,45 @@ failure_from_error (Attempt      *attempt,
   return mend_failure_new_from_error (error);
 }
 
+typedef enum
+{
+  CAP_BODY,
+  CAP_LINE,
+  CAP_EVENT,
+} Cap;
+
+/* An answer past one of the sender's caps: the attempt fails, and the
+ * failure names the property that holds the cap. */
+static MendFailure *
+failure_over_cap (Attempt *attempt,
+                  Cap      cap)
+{
+  g_autoptr(GError) error = NULL;
+  MendHttpSender *self = attempt->self;
+
+  switch (cap)
+    {
+    case CAP_LINE:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("A line of the event stream is larger than %u bytes (max-line-bytes)"),
+                           self->max_line_bytes);
+      break;
+    case CAP_EVENT:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("An event of the stream is larger than %u bytes (max-event-bytes)"),
+                           self->max_event_bytes);
+      break;
+    case CAP_BODY:
+    default:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("The answer is larger than %u bytes (max-body-bytes)"),
+                           self->max_body_bytes);
+      break;
+    }
+
+  return mend_failure_new_from_error (error);
+}
+
 static MendFailure *
 failure_from_response (Attempt    *attempt,
                        const void *data,
@@ -170,36 +219,72 @@ failure_from_response (Attempt    *attempt,
                                         bytes, attempt->clock);
 }
 
-/* Server-sent events */
-
-static void read_next_line (GTask *task);
-
-/* Returns TRUE when the attempt ended with this event. */
 static gboolean
-dispatch_event (GTask *task)
+uses_default_port (GUri *uri)
 {
-  Attempt *attempt = g_task_get_task_data (task);
+  int port = g_uri_get_port (uri);
+
+  return (port == 443 && g_strcmp0 (g_uri_get_scheme (uri), "https") == 0) ||
+         (port == 80 && g_strcmp0 (g_uri_get_scheme (uri), "http") == 0);
+}
+
+/* A 3xx: redirects of model requests are not followed, since the request
+ * carries credentials and a body that another place must not receive. */
+static MendFailure *
+failure_from_redirect (Attempt *attempt)
+{
+  SoupMessageHeaders *headers = soup_message_get_response_headers (attempt->message);
+  const char *location = soup_message_headers_get_one (headers, "Location");
+  g_autoptr(GUri) target = NULL;
+  g_autofree char *where = NULL;
+  g_autofree char *text = NULL;
+
+  if (location != NULL)
+    target = g_uri_parse_relative (soup_message_get_uri (attempt->message), location,
+                                   SOUP_HTTP_URI_FLAGS, NULL);
+  /* Only the origin: a path or a query may hold anything. */
+  if (target != NULL && g_uri_get_host (target) != NULL)
+    where = g_uri_join (G_URI_FLAGS_NONE, g_uri_get_scheme (target), NULL, g_uri_get_host (target),
+                        uses_default_port (target) ? -1 : g_uri_get_port (target),
+                        "", NULL, NULL);
+
+  if (where != NULL)
+    text = g_strdup_printf (_("The server redirected the request to %s; model requests are not redirected"),
+                            where);
+  else
+    text = g_strdup (_("The server redirected the request; model requests are not redirected"));
+
+  return failure_from_response (attempt, text, strlen (text));
+}
+
+/* Reading the answer: a chunk at a time, every byte counted */
+
+static gboolean
+on_event (const char *name,
+          const char *data,
+          gsize       length,
+          gpointer    user_data)
+{
+  Attempt *attempt = user_data;
   g_autoptr(JsonNode) node = NULL;
-  const char *type = attempt->event_name;
+  const char *type = name;
 
-  if (attempt->event_data->len == 0 && type == NULL)
-    return FALSE;
-
-  node = mend_json_parse (attempt->event_data->str, attempt->event_data->len, NULL);
+  node = mend_json_parse (data, length, NULL);
   if (node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
       mend_json_get_string (json_node_get_object (node), "type") != NULL)
     type = mend_json_get_string (json_node_get_object (node), "type");
 
   if (g_strcmp0 (type, "error") == 0)
     {
-      finish (task, failure_from_response (attempt, attempt->event_data->str, attempt->event_data->len));
-      return TRUE;
+      attempt->ended = TRUE;
+      attempt->outcome = failure_from_response (attempt, data, length);
+      return FALSE;
     }
 
   if (g_strcmp0 (type, "message_stop") == 0)
     {
-      finish (task, NULL);
-      return TRUE;
+      attempt->ended = TRUE;
+      return FALSE;
     }
 
   if (g_strcmp0 (type, "content_block_delta") == 0 ||
@@ -207,117 +292,45 @@ dispatch_event (GTask *task)
     {
       attempt->content_seen = TRUE;
       mend_turn_note_output (attempt->turn);
-      g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, attempt->event_data->str);
+      g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, data);
     }
 
-  g_string_truncate (attempt->event_data, 0);
-  g_clear_pointer (&attempt->event_name, g_free);
-  return FALSE;
+  return TRUE;
 }
 
-static void
-on_line (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  GTask *task = user_data;
-  Attempt *attempt = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
-  gsize length = 0;
-
-  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, &length, &error);
-
-  if (error != NULL)
-    {
-      finish (task, failure_from_error (attempt, error));
-      return;
-    }
-
-  if (line == NULL)
-    {
-      g_autoptr(GError) eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
-                                                   _("The event stream ended before the message did"));
-
-      if (!dispatch_event (task))
-        finish (task, mend_failure_new_from_error (eof));
-      return;
-    }
-
-  if (length == 0)
-    {
-      if (dispatch_event (task))
-        return;
-    }
-  else if (g_str_has_prefix (line, "event:"))
-    {
-      g_free (attempt->event_name);
-      attempt->event_name = g_strdup (g_strstrip (line + strlen ("event:")));
-    }
-  else if (g_str_has_prefix (line, "data:"))
-    {
-      const char *data = line + strlen ("data:");
-
-      if (*data == ' ')
-        data++;
-      if (attempt->event_data->len > 0)
-        g_string_append_c (attempt->event_data, '\n');
-      g_string_append (attempt->event_data, data);
-      if (attempt->event_data->len > MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES * 16)
-        {
-          g_autoptr(GError) big = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                                                       _("An event of the stream is too large"));
-          finish (task, mend_failure_new_from_error (big));
-          return;
-        }
-    }
-
-  read_next_line (task);
-}
-
-static void
-read_next_line (GTask *task)
+/* Ends the attempt if the reader's status says so; TRUE when it did. */
+static gboolean
+sse_status_ends (GTask         *task,
+                 MendSseStatus  status)
 {
   Attempt *attempt = g_task_get_task_data (task);
 
-  g_data_input_stream_read_line_async (attempt->lines, attempt->io_priority,
-                                       attempt->cancellable, on_line, task);
+  switch (status)
+    {
+    case MEND_SSE_STOPPED:
+      finish (task, g_steal_pointer (&attempt->outcome));
+      return TRUE;
+    case MEND_SSE_LINE_TOO_LONG:
+      finish (task, failure_over_cap (attempt, CAP_LINE));
+      return TRUE;
+    case MEND_SSE_EVENT_TOO_LARGE:
+      finish (task, failure_over_cap (attempt, CAP_EVENT));
+      return TRUE;
+    case MEND_SSE_MORE:
+    default:
+      return FALSE;
+    }
 }
 
-/* Whole bodies: an error response, or an answer that is not a stream */
-
-static void read_more_body (GTask *task);
-
 static void
-on_body_read (GObject      *object,
-              GAsyncResult *result,
-              gpointer      user_data)
+finish_body (GTask *task)
 {
-  GTask *task = user_data;
   Attempt *attempt = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
   guint status = soup_message_get_status (attempt->message);
-  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (status);
 
-  if (error != NULL)
-    {
-      finish (task, failure_from_error (attempt, error));
-      return;
-    }
-
-  if (g_bytes_get_size (chunk) > 0 &&
-      (success || attempt->body->len < MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES))
-    {
-      gsize size = 0;
-      const guint8 *data = g_bytes_get_data (chunk, &size);
-
-      g_byte_array_append (attempt->body, data, size);
-      read_more_body (task);
-      return;
-    }
-
-  if (!success)
+  if (SOUP_STATUS_IS_REDIRECTION (status))
+    finish (task, failure_from_redirect (attempt));
+  else if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
       guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
       finish (task, failure_from_response (attempt, attempt->body->data, len));
@@ -334,13 +347,84 @@ on_body_read (GObject      *object,
     }
 }
 
+static void read_more (GTask *task);
+
 static void
-read_more_body (GTask *task)
+on_read (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  GTask *task = user_data;
+  Attempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
+  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
+  const char *data;
+  gsize size = 0;
+
+  if (error != NULL)
+    {
+      finish (task, failure_from_error (attempt, error));
+      return;
+    }
+
+  data = g_bytes_get_data (chunk, &size);
+
+  if (size == 0)
+    {
+      g_autoptr(GError) eof = NULL;
+
+      if (!attempt->streaming)
+        {
+          finish_body (task);
+          return;
+        }
+      if (sse_status_ends (task, mend_sse_reader_finish (&attempt->events)))
+        return;
+      eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+                                 _("The event stream ended before the message did"));
+      finish (task, mend_failure_new_from_error (eof));
+      return;
+    }
+
+  /* The bytes as decoded: a small compressed answer counts as what it
+   * becomes. */
+  attempt->received += size;
+  if (success && attempt->received > attempt->self->max_body_bytes)
+    {
+      finish (task, failure_over_cap (attempt, CAP_BODY));
+      return;
+    }
+
+  if (attempt->streaming)
+    {
+      if (sse_status_ends (task, mend_sse_reader_feed (&attempt->events, data, size)))
+        return;
+    }
+  else if (success)
+    g_byte_array_append (attempt->body, (const guint8 *) data, size);
+  else
+    {
+      /* Of an error, only the head is kept; the rest is not read. */
+      g_byte_array_append (attempt->body, (const guint8 *) data,
+                           MIN (size, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES - attempt->body->len));
+      if (attempt->body->len >= MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES)
+        {
+          finish_body (task);
+          return;
+        }
+    }
+
+  read_more (task);
+}
+
+static void
+read_more (GTask *task)
 {
   Attempt *attempt = g_task_get_task_data (task);
 
   g_input_stream_read_bytes_async (attempt->body_stream, 16384, attempt->io_priority,
-                                   attempt->cancellable, on_body_read, task);
+                                   attempt->cancellable, on_read, task);
 }
 
 static void
@@ -352,6 +436,7 @@ on_sent (GObject      *object,
   Attempt *attempt = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GInputStream) stream = soup_session_send_finish (SOUP_SESSION (object), result, &error);
+  g_autofree char *shown_type = NULL;
   const char *content_type;
   guint status;
 
@@ -363,21 +448,17 @@ on_sent (GObject      *object,
 
   status = soup_message_get_status (attempt->message);
   content_type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
-  g_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status,
-           content_type ? content_type : "");
-
-  if (SOUP_STATUS_IS_SUCCESSFUL (status) && g_strcmp0 (content_type, "text/event-stream") == 0)
-    {
-      attempt->lines = g_data_input_stream_new (stream);
-      g_data_input_stream_set_newline_type (attempt->lines, G_DATA_STREAM_NEWLINE_TYPE_ANY);
-      attempt->event_data = g_string_new (NULL);
-      read_next_line (task);
-      return;
-    }
+  shown_type = mend_redact_secrets (content_type ? content_type : "", -1);
+  g_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
 
   attempt->body_stream = g_steal_pointer (&stream);
   attempt->body = g_byte_array_new ();
-  read_more_body (task);
+  attempt->streaming = SOUP_STATUS_IS_SUCCESSFUL (status) &&
+                       g_strcmp0 (content_type, "text/event-stream") == 0;
+  if (attempt->streaming)
+    mend_sse_reader_init (&attempt->events, attempt->self->max_line_bytes,
+                          attempt->self->max_event_bytes, on_event, attempt);
+  read_more (task);
 }
 
 static void
@@ -494,7 +575,13 @@ mend_http_sender_send_async (MendSender          *sender,
   length = strlen (body);
   bytes = g_bytes_new_take (g_steal_pointer (&body), length);
   soup_message_set_request_body_from_bytes (attempt->message, "application/json", bytes);
+  /* A redirect would take the credentials and the prompt somewhere else,
+   * or turn the POST into a GET that drops the prompt: a 3xx fails the
+   * attempt instead. */
+  soup_message_add_flags (attempt->message, SOUP_MESSAGE_NO_REDIRECT);
   g_signal_emit (self, signals[BUILD_MESSAGE], 0, attempt->message, turn, attempt_number);
+  soup_message_add_flags (attempt->message, SOUP_MESSAGE_NO_REDIRECT);
+  mend_http_secrets_remember_headers (self->secrets, soup_message_get_request_headers (attempt->message));
 
   if (cancellable != NULL)
     {
@@ -536,6 +623,8 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->uri, g_free);
   g_clear_pointer (&self->model, g_free);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
+  mend_http_secrets_forget (self->secrets);
+  g_clear_pointer (&self->secrets, g_ptr_array_unref);
   g_clear_object (&self->session);
 
   G_OBJECT_CLASS (mend_http_sender_parent_class)->finalize (object);
@@ -547,6 +636,8 @@ mend_http_sender_constructed (GObject *object)
   MendHttpSender *self = (MendHttpSender *) object;
 
   G_OBJECT_CLASS (mend_http_sender_parent_class)->constructed (object);
+
+  mend_http_secrets_remember_uri (self->secrets, self->uri);
 
   if (self->session == NULL)
     self->session = soup_session_new_with_options ("user-agent", "libmend/" PACKAGE_VERSION,
@@ -579,8 +670,30 @@ mend_http_sender_get_property (GObject    *object,
     case PROP_MAX_TOKENS:
       g_value_set_uint (value, self->max_tokens);
       break;
+    case PROP_MAX_BODY_BYTES:
+      g_value_set_uint (value, self->max_body_bytes);
+      break;
+    case PROP_MAX_LINE_BYTES:
+      g_value_set_uint (value, self->max_line_bytes);
+      break;
+    case PROP_MAX_EVENT_BYTES:
+      g_value_set_uint (value, self->max_event_bytes);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+set_uint (MendHttpSender *self,
+          guint          *field,
+          const GValue   *value,
+          GParamSpec     *pspec)
+{
+  if (*field != g_value_get_uint (value))
+    {
+      *field = g_value_get_uint (value);
+      g_object_notify_by_pspec (G_OBJECT (self), pspec);
     }
 }
 
@@ -607,11 +720,16 @@ mend_http_sender_set_property (GObject      *object,
       mend_http_sender_set_model (self, g_value_get_string (value));
       break;
     case PROP_MAX_TOKENS:
-      if (self->max_tokens != g_value_get_uint (value))
-        {
-          self->max_tokens = g_value_get_uint (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
+      set_uint (self, &self->max_tokens, value, pspec);
+      break;
+    case PROP_MAX_BODY_BYTES:
+      set_uint (self, &self->max_body_bytes, value, pspec);
+      break;
+    case PROP_MAX_LINE_BYTES:
+      set_uint (self, &self->max_line_bytes, value, pspec);
+      break;
+    case PROP_MAX_EVENT_BYTES:
+      set_uint (self, &self->max_event_bytes, value, pspec);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -677,6 +795,42 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
     g_param_spec_uint ("max-tokens", NULL, NULL, 1, G_MAXINT, 4096,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendHttpSender:max-body-bytes:
+   *
+   * The most bytes of a successful answer that are read, counted after
+   * decompression: a whole body, or a whole event stream. An answer past
+   * it fails the attempt (%MEND_FAILURE_PERMANENT), with a message that
+   * names this property, and the rest is not read.
+   */
+  properties[PROP_MAX_BODY_BYTES] =
+    g_param_spec_uint ("max-body-bytes", NULL, NULL, 1, G_MAXUINT,
+                       MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendHttpSender:max-line-bytes:
+   *
+   * The most bytes of one line of an event stream. A longer line fails
+   * the attempt, with a message that names this property.
+   */
+  properties[PROP_MAX_LINE_BYTES] =
+    g_param_spec_uint ("max-line-bytes", NULL, NULL, 1, G_MAXUINT,
+                       MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendHttpSender:max-event-bytes:
+   *
+   * The most bytes of the data of one server-sent event, over all its
+   * `data:` lines. A larger event fails the attempt, with a message that
+   * names this property.
+   */
+  properties[PROP_MAX_EVENT_BYTES] =
+    g_param_spec_uint ("max-event-bytes", NULL, NULL, 1, G_MAXUINT,
+                       MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -717,6 +871,10 @@ mend_http_sender_init (MendHttpSender *self)
   self->model = g_strdup ("claude-sonnet-4-5");
   self->max_tokens = 4096;
   self->headers = g_ptr_array_new_with_free_func (g_free);
+  self->secrets = g_ptr_array_new_with_free_func (g_free);
+  self->max_body_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES;
+  self->max_line_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES;
+  self->max_event_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES;
 }
 
 /**
@@ -846,16 +1004,42 @@ mend_http_sender_set_model (MendHttpSender *self,
  * @self: a sender
  * @name: a header name, such as `x-api-key`
  * @value: (nullable): its value, or %NULL to remove it
+ * @error: return location for a %G_IO_ERROR_INVALID_ARGUMENT
  *
- * Sets a header sent with every request. Values are never logged.
+ * Sets a header sent with every request. Values are never logged, and a
+ * value is redacted from every failure message, record and log line while
+ * the sender lives, in whatever shape a server echoes it back.
+ *
+ * A name that is not an HTTP token, or a value with a line break or
+ * another control character, is refused with an error that names the
+ * header, and the sender's headers are unchanged.
+ *
+ * Returns: %TRUE if the header was set or removed
  */
-void
-mend_http_sender_set_header (MendHttpSender *self,
-                             const char     *name,
-                             const char     *value)
+gboolean
+mend_http_sender_set_header (MendHttpSender  *self,
+                             const char      *name,
+                             const char      *value,
+                             GError         **error)
 {
-  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
-  g_return_if_fail (name != NULL);
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!mend_http_header_name_is_valid (name))
+    {
+      g_autofree char *shown = g_strescape (name, NULL);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("“%s” is not a valid HTTP header name"), shown);
+      return FALSE;
+    }
+  if (value != NULL && !mend_http_header_value_is_valid (value))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("The value of the header “%s” holds a line break or a control character"), name);
+      return FALSE;
+    }
 
   for (guint i = 0; i + 1 < self->headers->len; i += 2)
     if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
@@ -866,7 +1050,79 @@ mend_http_sender_set_header (MendHttpSender *self,
 
   if (value != NULL)
     {
+      if (!mend_http_header_is_public (name))
+        mend_http_secrets_remember (self->secrets, value);
       g_ptr_array_add (self->headers, g_strdup (name));
       g_ptr_array_add (self->headers, g_strdup (value));
     }
+
+  return TRUE;
 }
+
+#define DEFINE_CAP(field, prop, doc_name)                                      \
+guint                                                                          \
+mend_http_sender_get_##field (MendHttpSender *self)                            \
+{                                                                              \
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);                        \
+  return self->field;                                                          \
+}                                                                              \
+                                                                               \
+void                                                                           \
+mend_http_sender_set_##field (MendHttpSender *self,                            \
+                              guint           value)                           \
+{                                                                              \
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));                               \
+  g_return_if_fail (value > 0);                                                \
+  g_object_set (self, doc_name, value, NULL);                                  \
+}
+
+/**
+ * mend_http_sender_get_max_body_bytes:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:max-body-bytes].
+ *
+ * Returns: the most bytes of an answer, decoded
+ */
+/**
+ * mend_http_sender_set_max_body_bytes:
+ * @self: a sender
+ * @value: the most bytes of an answer, decoded
+ *
+ * Sets [property@Mend.HttpSender:max-body-bytes].
+ */
+DEFINE_CAP (max_body_bytes, PROP_MAX_BODY_BYTES, "max-body-bytes")
+
+/**
+ * mend_http_sender_get_max_line_bytes:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:max-line-bytes].
+ *
+ * Returns: the most bytes of a line of an event stream
+ */
+/**
+ * mend_http_sender_set_max_line_bytes:
+ * @self: a sender
+ * @value: the most bytes of a line of an event stream
+ *
+ * Sets [property@Mend.HttpSender:max-line-bytes].
+ */
+DEFINE_CAP (max_line_bytes, PROP_MAX_LINE_BYTES, "max-line-bytes")
+
+/**
+ * mend_http_sender_get_max_event_bytes:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:max-event-bytes].
+ *
+ * Returns: the most bytes of one event's data
+ */
+/**
+ * mend_http_sender_set_max_event_bytes:
+ * @self: a sender
+ * @value: the most bytes of one event's data
+ *
+ * Sets [property@Mend.HttpSender:max-event-bytes].
+ */
+DEFINE_CAP (max_event_bytes, PROP_MAX_EVENT_BYTES, "max-event-bytes")

@@ -23,6 +23,27 @@ G_BEGIN_DECLS
  */
 #define MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES 65536
 
+/**
+ * MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES:
+ *
+ * The default of [property@Mend.HttpSender:max-body-bytes]: 32 MiB.
+ */
+#define MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES (32 * 1024 * 1024)
+
+/**
+ * MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES:
+ *
+ * The default of [property@Mend.HttpSender:max-line-bytes]: 1 MiB.
+ */
+#define MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES (1024 * 1024)
+
+/**
+ * MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES:
+ *
+ * The default of [property@Mend.HttpSender:max-event-bytes]: 1 MiB.
+ */
+#define MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES (1024 * 1024)
+
 #define MEND_TYPE_HTTP_SENDER (mend_http_sender_get_type ())
 
 MEND_AVAILABLE_IN_ALL
@@ -45,9 +66,25 @@ MEND_AVAILABLE_IN_ALL
 void            mend_http_sender_set_model      (MendHttpSender *self,
                                                  const char     *model);
 MEND_AVAILABLE_IN_ALL
-void            mend_http_sender_set_header     (MendHttpSender *self,
+gboolean        mend_http_sender_set_header     (MendHttpSender *self,
                                                  const char     *name,
-                                                 const char     *value);
+                                                 const char     *value,
+                                                 GError        **error);
+MEND_AVAILABLE_IN_ALL
+guint           mend_http_sender_get_max_body_bytes  (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_max_body_bytes  (MendHttpSender *self,
+                                                      guint           value);
+MEND_AVAILABLE_IN_ALL
+guint           mend_http_sender_get_max_line_bytes  (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_max_line_bytes  (MendHttpSender *self,
+                                                      guint           value);
+MEND_AVAILABLE_IN_ALL
+guint           mend_http_sender_get_max_event_bytes (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_max_event_bytes (MendHttpSender *self,
+                                                      guint           value);
 MEND_AVAILABLE_IN_ALL
 char           *mend_http_sender_build_body     (MendHttpSender *self,
                                                  MendTurn       *turn);

@@ -13,6 +13,11 @@ G_BEGIN_DECLS
  * recurses once per level, so hostile input is refused before the parse. */
 #define MEND_JSON_MAX_DEPTH 64
 
+/* The most values (containers, and members or elements) in one JSON text:
+ * each becomes a node of some 80 bytes, so a few megabytes of "[0,0,…]"
+ * would otherwise become gigabytes of tree. */
+#define MEND_JSON_MAX_VALUES 262144
+
 JsonNode   *mend_json_parse          (const char    *data,
                                       gssize         length,
                                       GError       **error);

@@ -5,15 +5,29 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gi18n-lib.h>
 
 #include "mend-json-private.h"
 
-/* A byte scan, before any parse: the nesting depth stays within bounds, so
- * that a line of ten thousand '[' never reaches the recursive parser, and
- * the text holds one JSON value — json-glib 1.6 takes "{}{}" or "1 {}",
- * keeps the last value and leaks the others. */
-static const char *
+/* A byte scan, before any parse. json-glib's scanner recurses once per
+ * level of nesting and reads more than JSON (comments, for one), so the
+ * text must pass a scan that reads it the way the parser will:
+ *
+ * - outside strings, only the bytes of strict JSON (whitespace, the six
+ *   structural characters, numbers, the letters of true, false and null);
+ *   a comment, a single quote or a NUL is refused, since a comment can
+ *   hide a quote from a scan that does not read it, and the nesting behind
+ *   it from the depth count;
+ * - nesting no deeper than %MEND_JSON_MAX_DEPTH;
+ * - no more than %MEND_JSON_MAX_VALUES values, so that a large text of
+ *   small values does not become a much larger tree of nodes;
+ * - one value: json-glib 1.6 takes "{}{}" or "1 {}", keeps the last value
+ *   and leaks the others.
+ *
+ * Returns %NULL when the text may be parsed, or what is wrong with it. */
+static char *
 check_shape (const char *data,
              gsize       length)
 {
@@ -21,14 +35,18 @@ check_shape (const char *data,
   gboolean in_scalar = FALSE;   /* a top-level number, true, false, null */
   gboolean done = FALSE;        /* the top-level value has ended */
   guint depth = 0;
+  gsize values = 1;
 
   for (gsize i = 0; i < length; i++)
     {
-      char c = data[i];
+      guchar c = data[i];
+
+      if (c == '\0')
+        return g_strdup (_("The JSON text holds a NUL byte"));
 
       if (in_string)
         {
-          if (c == '\\')
+          if (c == '\\' && i + 1 < length && data[i + 1] != '\0')
             i++;
           else if (c == '"')
             {
@@ -38,33 +56,53 @@ check_shape (const char *data,
           continue;
         }
 
-      if (depth == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
         {
-          done = done || in_scalar;
-          in_scalar = FALSE;
+          if (depth == 0)
+            {
+              done = done || in_scalar;
+              in_scalar = FALSE;
+            }
           continue;
         }
 
+      if (c == '/' || c == '#')
+        return g_strdup (_("The JSON text holds a comment, which JSON does not allow"));
+
+      if (!(c == '{' || c == '}' || c == '[' || c == ']' || c == ':' || c == ',' ||
+            c == '"' || c == '-' || c == '+' || c == '.' || g_ascii_isalnum (c)))
+        {
+          if (c >= 0x20 && c < 0x7f)
+            return g_strdup_printf (_("The JSON text holds “%c” outside a string"), c);
+          return g_strdup_printf (_("The JSON text holds the byte 0x%02x outside a string"), c);
+        }
+
       if (depth == 0 && (done || (in_scalar && (c == '{' || c == '[' || c == '"'))))
-        return _("The JSON text holds more than one value");
+        return g_strdup (_("The JSON text holds more than one value"));
 
       if (c == '"')
         in_string = TRUE;
       else if (c == '{' || c == '[')
         {
           if (++depth > MEND_JSON_MAX_DEPTH)
-            return NULL;
+            return g_strdup_printf (_("JSON is nested deeper than %u levels"), MEND_JSON_MAX_DEPTH);
+          values++;
         }
       else if ((c == '}' || c == ']') && depth > 0)
         {
           if (--depth == 0)
             done = TRUE;
         }
+      else if (c == ',')
+        values++;
       else if (depth == 0)
         in_scalar = TRUE;
+
+      if (values > MEND_JSON_MAX_VALUES)
+        return g_strdup_printf (_("The JSON text holds more than %u values"), MEND_JSON_MAX_VALUES);
     }
 
-  return "";
+  return NULL;
 }
 
 JsonNode *
@@ -73,20 +111,14 @@ mend_json_parse (const char  *data,
                  GError     **error)
 {
   g_autoptr(JsonParser) parser = NULL;
-  const char *problem;
+  g_autofree char *problem = NULL;
   JsonNode *root;
 
   if (length < 0)
     length = strlen (data);
 
   problem = check_shape (data, length);
-  if (problem == NULL)
-    {
-      g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE,
-                   _("JSON is nested deeper than %u levels"), MEND_JSON_MAX_DEPTH);
-      return NULL;
-    }
-  if (*problem != '\0')
+  if (problem != NULL)
     {
       g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE, problem);
       return NULL;

@@ -9,11 +9,29 @@
 
 G_BEGIN_DECLS
 
-/* A copy of @text with credentials blanked: the value after "Bearer ",
- * "Authorization:" and "x-api-key:", and API keys shaped like "sk-…". Error
- * text from a server or an agent may echo a request's headers; libmend keeps
- * none of it in messages, records or logs. */
-char *mend_redact_secrets (const char *text,
-                           gssize      length);
+/* Values shorter than this are not registered: blanking every "1" of a
+ * message would say nothing and hide everything. */
+#define MEND_REDACT_MIN_SECRET_BYTES 6
+
+/* A copy of @text with credentials blanked: every registered value, the
+ * value of a credential label ("x-api-key: …", "\"api_key\":\"…\"",
+ * "Authorization: Bearer …", "?key=…", "Cookie: …"), "Bearer …", a URL's
+ * password, and tokens shaped like keys ("sk-…", "sk-ant-…", "AIza…",
+ * "ghp_…", a JWT…). Error text from a server or an agent may echo a
+ * request's headers; libmend keeps none of it in messages, records or
+ * logs. */
+char *mend_redact_secrets       (const char *text,
+                                 gssize      length);
+
+/* Values redacted wherever they appear, whatever their shape, while they
+ * are registered: a sender registers the credentials it sends. Counted, so
+ * that two senders holding the same key each add and remove it. */
+void  mend_redact_add_secret    (const char *value);
+void  mend_redact_remove_secret (const char *value);
+
+/* Whether a header, parameter or field of this name holds a credential:
+ * "Authorization", "x-api-key", "api_key", "key", "access_token",
+ * "client_secret", "Cookie"… */
+gboolean mend_redact_is_credential_name (const char *name);
 
 G_END_DECLS

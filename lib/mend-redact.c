@@ -1,6 +1,14 @@
 /* mend-redact.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Credentials never leave libmend in text: not in a failure's message, its
+ * GError, saved state, a record or a log line. Two nets catch them: the
+ * exact values a sender was given (registered while the sender lives), and
+ * the shapes keys take when a server echoes a request back — a labelled
+ * value ("x-api-key: …", "\"api_key\":\"…\"", "?key=…"), an auth scheme
+ * ("Bearer …"), a password in a URL, and tokens with a known prefix
+ * ("sk-…", "AIza…", "ghp_…", a JWT).
  */
 
 #include "config.h"
@@ -11,11 +19,61 @@
 
 #define REDACTED "[redacted]"
 
+/* A labelled value shorter than this is not taken for a secret: "max_tokens:
+ * 4096" stays readable. */
+#define MIN_LABELLED_VALUE 8
+
+/* Registered values: value → number of holders. */
+static GMutex secrets_lock;
+static GHashTable *secrets;
+
+void
+mend_redact_add_secret (const char *value)
+{
+  gpointer count;
+
+  if (value == NULL || strlen (value) < MEND_REDACT_MIN_SECRET_BYTES)
+    return;
+
+  g_mutex_lock (&secrets_lock);
+  if (secrets == NULL)
+    secrets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  count = g_hash_table_lookup (secrets, value);
+  g_hash_table_insert (secrets, g_strdup (value), GUINT_TO_POINTER (GPOINTER_TO_UINT (count) + 1));
+  g_mutex_unlock (&secrets_lock);
+}
+
+void
+mend_redact_remove_secret (const char *value)
+{
+  guint count;
+
+  if (value == NULL)
+    return;
+
+  g_mutex_lock (&secrets_lock);
+  if (secrets != NULL)
+    {
+      count = GPOINTER_TO_UINT (g_hash_table_lookup (secrets, value));
+      if (count > 1)
+        g_hash_table_insert (secrets, g_strdup (value), GUINT_TO_POINTER (count - 1));
+      else if (count == 1)
+        g_hash_table_remove (secrets, value);
+    }
+  g_mutex_unlock (&secrets_lock);
+}
+
 static gboolean
 is_token_char (char c)
 {
   return g_ascii_isalnum (c) || c == '-' || c == '_' || c == '.' || c == '~' ||
-         c == '+' || c == '/' || c == '=';
+         c == '+' || c == '/' || c == '=' || c == '%';
+}
+
+static gboolean
+is_label_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '-' || c == '_';
 }
 
 static gboolean
@@ -28,57 +86,226 @@ has_prefix_nocase (const char *p,
   return (gsize) (end - p) >= n && g_ascii_strncasecmp (p, prefix, n) == 0;
 }
 
-/* The length of a "Bearer …", "Authorization: …", "x-api-key: …" or
- * "sk-…" credential starting at @p, with *value_at where its value starts;
- * 0 if none starts there. */
-static gsize
-credential_at (const char  *p,
-               const char  *end,
-               const char  *start,
-               const char **value_at)
+/* Whether the label [p, q) names a credential: "x-api-key", "api_key",
+ * "Authorization", "access_token", "client_secret", "password", "Cookie",
+ * or a URL's "key" parameter. */
+static gboolean
+is_credential_label (const char *p,
+                     const char *q,
+                     gboolean    url_parameter)
 {
-  static const char * const labels[] = {
-    "bearer ", "authorization:", "authorization=", "x-api-key:", "x-api-key=",
-    "\"x-api-key\":", "\"authorization\":", "api_key=", "api-key:", NULL
+  static const char * const words[] = {
+    "key", "token", "secret", "password", "passwd", "authorization",
+    "cookie", "credential", "signature", "session", "auth", NULL
+  };
+  g_autofree char *label = g_ascii_strdown (p, q - p);
+
+  /* The one header named like a key that holds none. */
+  if (g_str_has_prefix (label, "idempotency"))
+    return FALSE;
+
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      const char *hit = strstr (label, words[i]);
+
+      /* "key" alone is a credential only as a URL's parameter, ?key=… */
+      if (g_str_equal (words[i], "key") && g_str_equal (label, "key") && !url_parameter)
+        continue;
+      if (hit != NULL)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+gboolean
+mend_redact_is_credential_name (const char *name)
+{
+  return name != NULL && is_credential_label (name, name + strlen (name), TRUE);
+}
+
+/* The end of a value that starts at @p: a quoted value runs to its closing
+ * quote, a bare one to the first byte that ends a header, parameter or
+ * word. */
+static const char *
+value_end (const char *p,
+           const char *end,
+           char        quote)
+{
+  if (quote != '\0')
+    {
+      while (p < end && *p != quote && *p != '\n' && *p != '\r')
+        {
+          if (*p == '\\' && p + 1 < end)
+            p++;
+          p++;
+        }
+      return MIN (p, end);
+    }
+
+  while (p < end && !g_ascii_isspace (*p) && strchr (",;&\"'<>(){}[]", *p) == NULL)
+    p++;
+  return p;
+}
+
+/* "Bearer x", "Basic x", "Token x" at @p: where the credential starts. */
+static const char *
+after_scheme (const char *p,
+              const char *end)
+{
+  static const char * const schemes[] = { "bearer ", "basic ", "token ", "digest ", NULL };
+
+  for (guint i = 0; schemes[i] != NULL; i++)
+    if (has_prefix_nocase (p, end, schemes[i]))
+      {
+        p += strlen (schemes[i]);
+        while (p < end && *p == ' ')
+          p++;
+        return p;
+      }
+
+  return NULL;
+}
+
+/* A labelled credential starting at @p: `label: value`, `label=value`,
+ * `"label":"value"`, `'label': 'value'`. Returns the value's span. */
+static gboolean
+labelled_at (const char  *p,
+             const char  *end,
+             const char  *start,
+             const char **value_at,
+             const char **value_to)
+{
+  const char *q = p;
+  const char *label_end;
+  gboolean url_parameter;
+  char quote = '\0';
+  const char *v;
+
+  if (p > start && (is_label_char (p[-1])))
+    return FALSE;
+  url_parameter = p > start && (p[-1] == '?' || p[-1] == '&' || p[-1] == ';');
+
+  while (q < end && is_label_char (*q))
+    q++;
+  if (q == p)
+    return FALSE;
+  label_end = q;
+
+  if (q < end && (*q == '"' || *q == '\''))
+    q++;
+  while (q < end && *q == ' ')
+    q++;
+  if (q >= end || (*q != ':' && *q != '='))
+    return FALSE;
+  q++;
+  while (q < end && (*q == ' ' || *q == '\t'))
+    q++;
+  if (q < end && (*q == '"' || *q == '\''))
+    quote = *q++;
+
+  if (!is_credential_label (p, label_end, url_parameter))
+    return FALSE;
+
+  v = after_scheme (q, end);
+  if (v == NULL)
+    v = q;
+
+  *value_at = v;
+  *value_to = value_end (v, end, quote);
+  return *value_to - v >= MIN_LABELLED_VALUE;
+}
+
+/* A token with a known prefix starting at @p: its end, or NULL. */
+static const char *
+prefixed_token_at (const char *p,
+                   const char *end,
+                   const char *start)
+{
+  static const struct { const char *prefix; gsize min; } shapes[] = {
+    { "sk-", 12 },          /* Anthropic sk-ant-…, OpenAI sk-…, sk-proj-… */
+    { "AIza", 20 },         /* Google API keys */
+    { "ghp_", 20 }, { "gho_", 20 }, { "ghu_", 20 }, { "ghs_", 20 }, { "ghr_", 20 },
+    { "github_pat_", 20 },
+    { "glpat-", 20 },
+    { "xoxb-", 20 }, { "xoxp-", 20 }, { "xoxa-", 20 },
+    { "hf_", 20 },
+    { "AKIA", 20 },         /* AWS access key ids */
+    { "eyJ", 24 },          /* a JSON Web Token: base64 of '{"' */
   };
   const char *q;
 
-  for (guint i = 0; labels[i] != NULL; i++)
-    if (has_prefix_nocase (p, end, labels[i]) && (p == start || !g_ascii_isalnum (p[-1])))
-      {
-        q = p + strlen (labels[i]);
-        while (q < end && (*q == ' ' || *q == '"'))
-          q++;
-        /* "Authorization: Bearer x": blank the scheme's value too. */
-        if (has_prefix_nocase (q, end, "bearer ") || has_prefix_nocase (q, end, "basic "))
-          q = (const char *) memchr (q, ' ', end - q) + 1;
-        *value_at = q;
-        while (q < end && is_token_char (*q))
-          q++;
-        return q > *value_at ? (gsize) (q - p) : 0;
-      }
+  if (p > start && is_token_char (p[-1]))
+    return NULL;
 
-  if (has_prefix_nocase (p, end, "sk-") && (p == start || !is_token_char (p[-1])))
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
     {
-      q = p + 3;
+      gsize n = strlen (shapes[i].prefix);
+
+      if ((gsize) (end - p) < n || memcmp (p, shapes[i].prefix, n) != 0)
+        continue;
+      q = p + n;
       while (q < end && is_token_char (*q))
         q++;
-      /* A real key is long; "sk-1" in prose is not one. */
-      if (q - p >= 12)
-        {
-          *value_at = p;
-          return q - p;
-        }
+      if ((gsize) (q - p) >= shapes[i].min)
+        return q;
     }
 
-  return 0;
+  return NULL;
+}
+
+/* "scheme://user:password@host": the password's span. */
+static gboolean
+url_password_at (const char  *p,
+                 const char  *end,
+                 const char **value_at,
+                 const char **value_to)
+{
+  const char *q;
+  const char *colon = NULL;
+
+  if (!has_prefix_nocase (p, end, "://"))
+    return FALSE;
+
+  for (q = p + 3; q < end && *q != '/' && *q != '@' && !g_ascii_isspace (*q) && *q != '"'; q++)
+    if (*q == ':' && colon == NULL)
+      colon = q;
+
+  if (q >= end || *q != '@' || colon == NULL || q == colon + 1)
+    return FALSE;
+
+  *value_at = colon + 1;
+  *value_to = q;
+  return TRUE;
+}
+
+static char *
+redact_values (const char *text,
+               gsize       length)
+{
+  GString *out = g_string_new_len (text, length);
+  GHashTableIter iter;
+  gpointer key;
+
+  g_mutex_lock (&secrets_lock);
+  if (secrets != NULL)
+    {
+      g_hash_table_iter_init (&iter, secrets);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        g_string_replace (out, key, REDACTED, 0);
+    }
+  g_mutex_unlock (&secrets_lock);
+
+  return g_string_free (out, FALSE);
 }
 
 char *
 mend_redact_secrets (const char *text,
                      gssize      length)
 {
+  g_autofree char *values_gone = NULL;
   GString *out;
+  const char *start;
   const char *end;
   const char *p;
 
@@ -87,24 +314,40 @@ mend_redact_secrets (const char *text,
   if (length < 0)
     length = strlen (text);
 
-  out = g_string_sized_new (length);
-  end = text + length;
-  p = text;
+  values_gone = redact_values (text, length);
+  start = values_gone;
+  end = start + strlen (start);
+  out = g_string_sized_new (end - start);
+  p = start;
 
   while (p < end)
     {
       const char *value_at = NULL;
-      gsize n = credential_at (p, end, text, &value_at);
+      const char *value_to = NULL;
+      const char *token_end;
 
-      if (n == 0)
+      if (labelled_at (p, end, start, &value_at, &value_to) ||
+          url_password_at (p, end, &value_at, &value_to) ||
+          (has_prefix_nocase (p, end, "bearer ") &&
+           (p == start || !is_label_char (p[-1])) &&
+           (value_at = after_scheme (p, end)) != NULL &&
+           (value_to = value_end (value_at, end, '\0')) - value_at >= MIN_LABELLED_VALUE))
         {
-          g_string_append_c (out, *p++);
+          g_string_append_len (out, p, value_at - p);
+          g_string_append (out, REDACTED);
+          p = value_to;
           continue;
         }
 
-      g_string_append_len (out, p, value_at - p);
-      g_string_append (out, REDACTED);
-      p += n;
+      token_end = prefixed_token_at (p, end, start);
+      if (token_end != NULL)
+        {
+          g_string_append (out, REDACTED);
+          p = token_end;
+          continue;
+        }
+
+      g_string_append_c (out, *p++);
     }
 
   return g_string_free (out, FALSE);

@@ -193,7 +193,7 @@ fixture_set_up (Fixture       *f,
 
   f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
   f->sender = mend_http_sender_new (endpoint);
-  mend_http_sender_set_header (f->sender, "x-api-key", SECRET);
+  g_assert_true (mend_http_sender_set_header (f->sender, "x-api-key", SECRET, NULL));
   mend_http_sender_set_timeout_ms (f->sender, 5000);
   g_signal_connect (f->sender, "content", G_CALLBACK (on_content), f);
 

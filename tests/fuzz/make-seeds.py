@@ -424,7 +424,73 @@ def text_seeds():
         write("fuzz-text", "error-" + name, bytes([domain, code + 8]) + message.encode())
 
 
+def hidden(open_, levels, close, comment=("/*", "*/")):
+    """Nesting between two comments that each hold a quote: a scan blind to
+    comments takes the nesting for the inside of a string."""
+    start, end = comment
+    return (open_ + start + '"' + end + "[" * levels + "]" * levels +
+            start + '"' + end + close)
+
+
+def hostile_seeds():
+    # JSON that tries to get past the scan before the recursive parser.
+    texts = {
+        "comment-hides-quote": hidden("[", 80, "]"),
+        "line-comment-hides-quote": hidden("[", 80, "]", ("//", "\n")),
+        "hash-comment": '{"a": 1 # "\n}',
+        "single-quotes": "{'a': ['[[[[']}",
+        "escaped-quote": '["\\\"[[[[", 1]',
+        "unterminated-string": '["[[[[',
+        "nested-64": "[" * 64 + "]" * 64,
+        "nested-65": "[" * 65 + "]" * 65,
+        "objects-64": '{"a":' * 63 + "1" + "}" * 63,
+        "many-values": "[" + "0," * 3000 + "0]",
+        "two-values": "{} {}",
+        "nul-in-string": b'["a\x00b"]',
+        "raw-nul": b'[1,\x00[[[[]]]]]',
+        "utf8-outside": '[1] \u00e9'.encode().decode("unicode_escape"),
+        "scalar": "1e400",
+    }
+    for name, text in texts.items():
+        write("fuzz-json", name, text)
+
+    write("fuzz-policy", "comment-hides-nesting", hidden('{"delays":[', 80, "]}"))
+    write("fuzz-policy", "line-comment-hides-nesting", hidden('{"delays":[', 80, "]}", ("//", "\n")))
+    write("fuzz-state", "comment-hides-nesting", hidden('{"version":1,"lifecycle":"ready","queue":[', 80, "]}"))
+    write("fuzz-state", "many-values", '{"version":1,"lifecycle":"ready","queue":[' + "0," * 3000 + "0]}")
+    write("fuzz-stream", "comment-hides-nesting",
+          "@submit Go\n" + hidden('{"type":"result","is_error":true,"x":[', 80, "]}") + "\n")
+    write("fuzz-text", "comment-hides-nesting", "API Error: 529 " + hidden('{"type":"error","error":', 80, "}"))
+    write("fuzz-http", "529-comment-hides-nesting",
+          http_seed(529, 0, body=hidden('{"type":"error","error":', 80, "}")))
+
+    # Server-sent events: byte 0 the chunk size - 1, byte 1 the caps.
+    anthropic_stream = (
+        "event: message_start\n"
+        'data: {"type":"message_start","message":{"id":"msg_1"}}\n\n'
+        "event: content_block_delta\n"
+        'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}\n\n'
+        ": keep-alive\n\n"
+        "event: stop\n"
+        'data: {"type":"message_stop"}\n\n')
+    sse = {
+        "anthropic": (0, 0o77, anthropic_stream),
+        "anthropic-crlf": (6, 0o77, anthropic_stream.replace("\n", "\r\n")),
+        "anthropic-cr": (2, 0o77, anthropic_stream.replace("\n", "\r")),
+        "error-event": (15, 0o66, 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n'),
+        "multi-line-data": (3, 0o55, "data: [1,\ndata: 2]\n\ndata:no-space\n\n"),
+        "no-newline": (31, 0o11, "data: " + "x" * 600),
+        "long-event": (7, 0o12, "data: " + "y" * 20 + "\n" * 1 + ("data: " + "z" * 20 + "\n") * 40),
+        "no-end": (0, 0o33, "event: content_block_delta\ndata: {\"type\":"),
+        "hidden-nesting": (63, 0o77, "event: content_block_delta\ndata: " + hidden("[", 80, "]") + "\n\n"),
+        "stop-then-more": (1, 0o77, "event: stop\ndata: 1\n\nevent: after\ndata: 2\n\n"),
+    }
+    for name, (chunk, caps, stream) in sse.items():
+        write("fuzz-sse", name, bytes([chunk, caps]) + stream.encode())
+
+
 if __name__ == "__main__":
+    hostile_seeds()
     policy_seeds()
     http_seeds()
     text_seeds()

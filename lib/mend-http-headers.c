@@ -1,0 +1,138 @@
+/* mend-http-headers.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * What MendHttpSender checks of the headers it is given, and the values it
+ * registers with the redactor.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-http-headers-private.h"
+#include "mend-redact-private.h"
+
+/* RFC 9110: a field name is a token; a value holds no CR, LF, NUL or other
+ * control character but a tab. */
+gboolean
+mend_http_header_name_is_valid (const char *name)
+{
+  if (*name == '\0')
+    return FALSE;
+  for (const char *p = name; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && strchr ("!#$%&'*+-.^_`|~", *p) == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+mend_http_header_value_is_valid (const char *value)
+{
+  for (const guchar *p = (const guchar *) value; *p != '\0'; p++)
+    if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+      return FALSE;
+  return TRUE;
+}
+
+/* Credentials: every value the sender sends that may be one is registered
+ * with the redactor while the sender lives, so that no echo of it leaves
+ * the library in text, whatever its shape. */
+
+#define MAX_SECRETS 32
+
+gboolean
+mend_http_header_is_public (const char *name)
+{
+  static const char * const names[] = {
+    "accept", "accept-encoding", "accept-language", "content-type", "user-agent",
+    "anthropic-version", "anthropic-beta", "openai-beta", "idempotency-key", NULL
+  };
+
+  for (guint i = 0; names[i] != NULL; i++)
+    if (g_ascii_strcasecmp (name, names[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+void
+mend_http_secrets_remember (GPtrArray  *secrets,
+                            const char *value)
+{
+  const char *space;
+
+  if (value == NULL || strlen (value) < MEND_REDACT_MIN_SECRET_BYTES)
+    return;
+
+  /* "Bearer abc…": the token alone may be echoed too. */
+  space = strrchr (value, ' ');
+  if (space != NULL)
+    mend_http_secrets_remember (secrets, space + 1);
+
+  for (guint i = 0; i < secrets->len; i++)
+    if (g_str_equal (g_ptr_array_index (secrets, i), value))
+      return;
+
+  if (secrets->len >= MAX_SECRETS)
+    {
+      mend_redact_remove_secret (g_ptr_array_index (secrets, 0));
+      g_ptr_array_remove_index (secrets, 0);
+    }
+  mend_redact_add_secret (value);
+  g_ptr_array_add (secrets, g_strdup (value));
+}
+
+void
+mend_http_secrets_forget (GPtrArray *secrets)
+{
+  for (guint i = 0; i < secrets->len; i++)
+    mend_redact_remove_secret (g_ptr_array_index (secrets, i));
+  g_ptr_array_set_size (secrets, 0);
+}
+
+/* Headers a build-message handler added: those named like credentials. */
+void
+mend_http_secrets_remember_headers (GPtrArray          *secrets,
+                                    SoupMessageHeaders *headers)
+{
+  SoupMessageHeadersIter iter;
+  const char *name;
+  const char *value;
+
+  soup_message_headers_iter_init (&iter, headers);
+  while (soup_message_headers_iter_next (&iter, &name, &value))
+    if (!mend_http_header_is_public (name) && mend_redact_is_credential_name (name))
+      mend_http_secrets_remember (secrets, value);
+}
+
+/* A key in the endpoint: "https://user:key@host/…", "…?key=…". */
+void
+mend_http_secrets_remember_uri (GPtrArray  *secrets,
+                                const char *text)
+{
+  g_autoptr(GUri) uri = text ? g_uri_parse (text, SOUP_HTTP_URI_FLAGS, NULL) : NULL;
+  GUriParamsIter iter;
+  char *name;
+  char *value;
+
+  if (uri == NULL)
+    return;
+
+  mend_http_secrets_remember (secrets, g_uri_get_password (uri));
+  if (g_uri_get_query (uri) == NULL)
+    return;
+
+  g_uri_params_iter_init (&iter, g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE);
+  while (g_uri_params_iter_next (&iter, &name, &value, NULL))
+    {
+      if (mend_redact_is_credential_name (name))
+        {
+          g_autofree char *escaped = g_uri_escape_string (value, NULL, FALSE);
+
+          mend_http_secrets_remember (secrets, value);
+          mend_http_secrets_remember (secrets, escaped);
+        }
+      g_free (name);
+      g_free (value);
+    }
+}

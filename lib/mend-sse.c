@@ -1,0 +1,147 @@
+/* mend-sse.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Server-sent events, read a chunk at a time with every buffer bounded.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-sse-private.h"
+
+void
+mend_sse_reader_init (MendSseReader    *reader,
+                      gsize             max_line_bytes,
+                      gsize             max_event_bytes,
+                      MendSseEventFunc  func,
+                      gpointer          user_data)
+{
+  memset (reader, 0, sizeof *reader);
+  reader->line = g_string_new (NULL);
+  reader->data = g_string_new (NULL);
+  reader->max_line_bytes = max_line_bytes;
+  reader->max_event_bytes = max_event_bytes;
+  reader->func = func;
+  reader->user_data = user_data;
+}
+
+void
+mend_sse_reader_clear (MendSseReader *reader)
+{
+  if (reader->line != NULL)
+    g_string_free (reader->line, TRUE);
+  if (reader->data != NULL)
+    g_string_free (reader->data, TRUE);
+  g_clear_pointer (&reader->name, g_free);
+  reader->line = reader->data = NULL;
+}
+
+static MendSseStatus
+dispatch (MendSseReader *reader)
+{
+  gboolean go_on = TRUE;
+
+  if (reader->data->len > 0 || reader->name != NULL)
+    go_on = reader->func (reader->name, reader->data->str, reader->data->len, reader->user_data);
+
+  g_string_truncate (reader->data, 0);
+  g_clear_pointer (&reader->name, g_free);
+  return go_on ? MEND_SSE_MORE : MEND_SSE_STOPPED;
+}
+
+/* One whole line, without its end. */
+static MendSseStatus
+take_line (MendSseReader *reader)
+{
+  const char *line = reader->line->str;
+  gsize length = reader->line->len;
+
+  if (length == 0)
+    return dispatch (reader);
+
+  if (g_str_has_prefix (line, "event:"))
+    {
+      g_free (reader->name);
+      reader->name = g_strstrip (g_strdup (line + strlen ("event:")));
+    }
+  else if (g_str_has_prefix (line, "data:"))
+    {
+      const char *data = line + strlen ("data:");
+      gsize n = length - strlen ("data:");
+
+      if (*data == ' ')
+        {
+          data++;
+          n--;
+        }
+      if (reader->data->len + 1 + n > reader->max_event_bytes)
+        return MEND_SSE_EVENT_TOO_LARGE;
+      if (reader->data->len > 0)
+        g_string_append_c (reader->data, '\n');
+      g_string_append_len (reader->data, data, n);
+    }
+  /* Comments (":…"), "id:", "retry:" and unknown fields are not used. */
+
+  return MEND_SSE_MORE;
+}
+
+MendSseStatus
+mend_sse_reader_feed (MendSseReader *reader,
+                      const char    *bytes,
+                      gsize          length)
+{
+  const char *p = bytes;
+  const char *end = bytes + length;
+
+  while (p < end)
+    {
+      const char *stop = p;
+      MendSseStatus status;
+
+      /* A line ends at CRLF, LF or CR; the LF of a CRLF split between two
+       * chunks is not a second, empty line. */
+      if (reader->after_cr && *p == '\n')
+        {
+          reader->after_cr = FALSE;
+          p++;
+          continue;
+        }
+      reader->after_cr = FALSE;
+
+      while (stop < end && *stop != '\n' && *stop != '\r')
+        stop++;
+
+      if ((gsize) (stop - p) > reader->max_line_bytes - MIN (reader->line->len, reader->max_line_bytes))
+        return MEND_SSE_LINE_TOO_LONG;
+      g_string_append_len (reader->line, p, stop - p);
+
+      if (stop == end)
+        break;
+
+      reader->after_cr = *stop == '\r';
+      p = stop + 1;
+      status = take_line (reader);
+      g_string_truncate (reader->line, 0);
+      if (status != MEND_SSE_MORE)
+        return status;
+    }
+
+  return MEND_SSE_MORE;
+}
+
+MendSseStatus
+mend_sse_reader_finish (MendSseReader *reader)
+{
+  if (reader->line->len > 0)
+    {
+      MendSseStatus status = take_line (reader);
+
+      g_string_truncate (reader->line, 0);
+      if (status != MEND_SSE_MORE)
+        return status;
+    }
+
+  return dispatch (reader);
+}

@@ -1,0 +1,331 @@
+/* test-secrets.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Credentials never leave libmend in text. Distinctive keys are seeded
+ * into every header a sender is given, its endpoint and its build-message
+ * handler, and a hostile upstream echoes them back in every shape seen in
+ * the wild: JSON bodies, URLs, "Bearer", key-shaped tokens, headers quoted
+ * back, an error event inside a 200 stream, a redirect. Every output is
+ * then searched: failures (message, GError, API error type), records, log
+ * lines at G_MESSAGES_DEBUG=all, saved state.
+ */
+
+#include <libmend.h>
+
+#include "hostile-server.h"
+
+#define WALL_START_S 1764500000
+
+/* Given to the sender. */
+#define K_HEADER  "sk-ant-api03-SEEDEDheaderKEY0123456789"
+#define K_BEARER  "SEEDEDbearerTOKEN0123456789"
+#define K_CUSTOM  "SEEDEDcustom0123456789"
+#define K_HANDLER "SEEDEDhandler0123456789"
+#define K_URI     "SEEDEDuriKEY0123456789"
+/* Never given to libmend: caught by their shape alone. */
+#define K_SK      "sk-proj-SEEDEDunregistered0123456789"
+#define K_AIZA    "AIzaSyUNREGISTEREDseed0123456789abcdef"
+#define K_JWT     "eyJhbGciOiJIUzI1NiJ9.eyJTRUVERUQiOjF9.SEEDEDsig0123456789"
+#define K_VALUE   "q8Zr3xV0pL9wT2mN5bK7SEEDED"
+
+static const char * const all_keys[] = {
+  K_HEADER, K_BEARER, K_CUSTOM, K_HANDLER, K_URI, K_SK, K_AIZA, K_JWT, K_VALUE,
+};
+
+static GString *logged;
+
+static void
+capture_log (const char     *domain,
+             GLogLevelFlags  level,
+             const char     *message,
+             gpointer        data)
+{
+  g_string_append_printf (logged, "%s: %s\n", domain ? domain : "", message);
+}
+
+static void
+assert_no_key (const char *what,
+               const char *text)
+{
+  if (text == NULL)
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (all_keys); i++)
+    if (strstr (text, all_keys[i]) != NULL)
+      g_error ("%s leaks %s: %s", what, all_keys[i], text);
+}
+
+static void
+assert_failure_clean (MendFailure *failure)
+{
+  const GError *error = mend_failure_get_error (failure);
+
+  g_test_message ("%s", mend_failure_get_message (failure));
+  assert_no_key ("a failure message", mend_failure_get_message (failure));
+  assert_no_key ("a failure's API error type", mend_failure_get_api_error_type (failure));
+  if (error != NULL)
+    assert_no_key ("a failure's GError", error->message);
+}
+
+/* The shapes, one at a time, on text */
+
+static void
+test_every_echo_shape_is_redacted (void)
+{
+  static const char * const shapes[] = {
+    "{\"type\":\"error\",\"error\":{\"message\":\"bad request\",\"api_key\":\"" K_VALUE "\"}}",
+    "{\"headers\":{\"x-api-key\":\"" K_VALUE "\"}}",
+    "{\"authorization\": \"Bearer " K_VALUE "\"}",
+    "GET https://example.com/v1/models?key=" K_VALUE "&alt=json failed",
+    "POST https://example.com/v1?api_key=" K_VALUE " returned 401",
+    "cannot reach https://user:" K_VALUE "@example.com/v1",
+    "request rejected: Bearer " K_VALUE,
+    "invalid key " K_HEADER " (401)",
+    "Incorrect API key provided: " K_SK ".",
+    "API key not valid: " K_AIZA,
+    "x-api-key: " K_VALUE "\r\nanthropic-version: 2023-06-01",
+    "Authorization: Basic " K_VALUE,
+    "Cookie: session=" K_VALUE "; theme=dark",
+    "X-Goog-Api-Key: " K_VALUE,
+    "token expired: access_token=" K_VALUE,
+    "{'client_secret': '" K_VALUE "'}",
+    "jwt " K_JWT " is expired",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    {
+      g_autoptr(GError) gerror = g_error_new (G_IO_ERROR, G_IO_ERROR_FAILED, "%s", shapes[i]);
+      g_autoptr(GBytes) body = g_bytes_new (shapes[i], strlen (shapes[i]));
+      MendFailure *failures[3];
+
+      failures[0] = mend_failure_new_from_text (shapes[i]);
+      failures[1] = mend_failure_new_from_error (gerror);
+      failures[2] = mend_failure_new_from_http (401, NULL, body);
+      /* The text is kept, the key is not. */
+      g_assert_nonnull (strstr (mend_failure_get_message (failures[0]), "[redacted]"));
+      for (guint j = 0; j < G_N_ELEMENTS (failures); j++)
+        {
+          assert_failure_clean (failures[j]);
+          g_assert_finalize_object (failures[j]);
+        }
+    }
+}
+
+static void
+test_what_is_not_a_key_stays_readable (void)
+{
+  static const char * const plain[] = {
+    "max_tokens: 4096 is greater than the maximum",
+    "prompt is too long: 210000 tokens > 200000 maximum",
+    "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"},"
+      "\"request_id\":\"req_011CSHoEeqs5C35K2UUqR7Fy\"}",
+    "Token limit exceeded for this session",
+    "Basic authentication is not supported",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (plain); i++)
+    {
+      MendFailure *failure = mend_failure_new_from_text (plain[i]);
+
+      g_test_message ("%s", mend_failure_get_message (failure));
+      g_assert_null (strstr (mend_failure_get_message (failure), "[redacted]"));
+      g_assert_finalize_object (failure);
+    }
+}
+
+/* End to end: a sender with seeded keys, an upstream that echoes them */
+
+static const char *
+echo_shape (guint n)
+{
+  static const char * const answers[] = {
+    /* The request's head, quoted back in a 401 body. */
+    "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+    "invalid credentials in request: @REQUEST@",
+    /* A JSON error whose message and type quote the headers. */
+    "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+    "{\"type\":\"error\",\"error\":{\"type\":\"" K_SK "\",\"message\":\"rejected @REQUEST@\"}}",
+    /* An error event inside a 200 stream. */
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+    "\"message\":\"Overloaded; your request was @REQUEST@\"}}\n\n",
+    /* A gateway that prints the URL, and keys of its own. */
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+    "no upstream for @REQUEST@ (tried " K_AIZA ", " K_JWT ")",
+    /* A redirect that carries a key in its Location. */
+    "HTTP/1.1 302 Found\r\nLocation: https://user:" K_VALUE "@example.com/v1?key=" K_VALUE "\r\n"
+    "Connection: close\r\nContent-Length: 0\r\n\r\n",
+  };
+
+  return n < G_N_ELEMENTS (answers) ? answers[n] : NULL;
+}
+
+static gint current_shape;
+
+static void
+echo (HostileServer *server,
+      GSocket       *connection,
+      const char    *request)
+{
+  g_autofree char *escaped = g_strescape (request, NULL);
+  GString *answer = g_string_new (echo_shape (g_atomic_int_get (&current_shape)));
+
+  g_string_replace (answer, "@REQUEST@", escaped, 0);
+  hostile_write_str (server, connection, answer->str);
+  g_string_free (answer, TRUE);
+}
+
+static void
+on_build_message (MendHttpSender *sender,
+                  SoupMessage    *message,
+                  MendTurn       *turn,
+                  guint           attempt)
+{
+  soup_message_headers_replace (soup_message_get_request_headers (message), "api-key", K_HANDLER);
+}
+
+static void
+on_record (GObject    *source,
+           const char *json,
+           GString    *out)
+{
+  g_string_append_printf (out, "%s\n", json);
+}
+
+static gboolean
+watchdog (gpointer data)
+{
+  g_error ("the secrets test did not settle in time");
+  return G_SOURCE_REMOVE;
+}
+
+static void
+run_until (MendChat      *chat,
+           MendTurnState  state)
+{
+  guint id = g_timeout_add_seconds (60, watchdog, NULL);
+
+  for (;;)
+    {
+      MendTurn *turn = mend_chat_get_turn (chat);
+
+      if (turn == NULL || mend_turn_get_state (turn) == state)
+        break;
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (id);
+}
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  MendTurn **out)
+{
+  g_set_object (out, turn);
+}
+
+static void
+test_keys_never_leave_through_any_output (void)
+{
+  HostileServer *server = hostile_server_new (echo, NULL, 16);
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/v1/messages?key=%s", server->port, K_URI);
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  g_autoptr(GString) records = g_string_new (NULL);
+  g_autoptr(MendTurn) finished = NULL;
+  MendHttpSender *sender;
+  MendChat *chat;
+  guint shapes = 0;
+
+  sender = mend_http_sender_new (uri);
+  g_assert_true (mend_http_sender_set_header (sender, "x-api-key", K_HEADER, NULL));
+  g_assert_true (mend_http_sender_set_header (sender, "Authorization", "Bearer " K_BEARER, NULL));
+  g_assert_true (mend_http_sender_set_header (sender, "x-org-credential", K_CUSTOM, NULL));
+  g_signal_connect (sender, "build-message", G_CALLBACK (on_build_message), NULL);
+
+  /* Every failure is retried once, so that a wait is saved too. */
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  mend_error_policy_set_max_retries (policy, 1);
+  mend_error_policy_set_retry_partial (policy, TRUE);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", sender, NULL);
+  g_object_unref (policy);
+  g_signal_connect (chat, "record", G_CALLBACK (on_record), records);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+
+  for (; echo_shape (shapes) != NULL; shapes++)
+    {
+      MendTurn *turn;
+      g_autofree char *saved = NULL;
+
+      g_atomic_int_set (&current_shape, shapes);
+      g_assert_true (mend_chat_submit (chat, "Summarize the build logs", NULL, NULL));
+      run_until (chat, MEND_TURN_WAITING);
+      turn = mend_chat_get_turn (chat);
+      if (turn != NULL)
+        {
+          /* A wait: its failure, its JSON and the saved state. */
+          g_autofree char *wait_json = mend_retry_wait_to_json (mend_turn_get_wait (turn));
+
+          assert_failure_clean (mend_turn_get_last_failure (turn));
+          assert_no_key ("a wait's JSON", wait_json);
+          saved = mend_chat_save_state (chat);
+          g_assert_nonnull (strstr (saved, "[redacted]"));
+          assert_no_key ("saved state", saved);
+          mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 60000);
+          run_until (chat, MEND_TURN_SUCCEEDED);
+        }
+
+      g_assert_nonnull (finished);
+      g_assert_cmpint (mend_turn_get_state (finished), ==, MEND_TURN_FAILED);
+      assert_failure_clean (mend_turn_get_last_failure (finished));
+      g_clear_pointer (&saved, g_free);
+      saved = mend_chat_save_state (chat);
+      assert_no_key ("saved state", saved);
+    }
+
+  /* The upstream did receive every key: the test seeded what it meant to. */
+  {
+    const char *first = g_ptr_array_index (server->requests, 0);
+
+    g_assert_nonnull (strstr (first, K_HEADER));
+    g_assert_nonnull (strstr (first, K_BEARER));
+    g_assert_nonnull (strstr (first, K_CUSTOM));
+    g_assert_nonnull (strstr (first, K_HANDLER));
+    g_assert_nonnull (strstr (first, K_URI));
+  }
+  g_assert_cmpuint (shapes, ==, 5);
+
+  g_assert_cmpuint (records->len, >, 0);
+  assert_no_key ("a record", records->str);
+  g_assert_cmpuint (logged->len, >, 0);
+  assert_no_key ("a log line", logged->str);
+
+  mend_chat_close (chat);
+  g_clear_object (&finished);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  hostile_server_free (server);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_setenv ("G_MESSAGES_DEBUG", "all", TRUE);
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  hostile_limit_memory ();
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  logged = g_string_new (NULL);
+  g_log_set_default_handler (capture_log, NULL);
+
+  g_test_add_func ("/Mend/Secrets/every-echo-shape-is-redacted", test_every_echo_shape_is_redacted);
+  g_test_add_func ("/Mend/Secrets/what-is-not-a-key-stays-readable", test_what_is_not_a_key_stays_readable);
+  g_test_add_func ("/Mend/Secrets/keys-never-leave-through-any-output", test_keys_never_leave_through_any_output);
+
+  return g_test_run ();
+}
