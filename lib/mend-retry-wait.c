@@ -54,6 +54,7 @@ struct _MendRetryWait
   gboolean            held;
   MendGateState       gate_state;
   guint               tick_id;      /* remaining-seconds, while watched */
+  struct _WaitCell   *cell;
   guint               shown_seconds;
 };
 
@@ -132,10 +133,43 @@ finish (MendRetryWait      *self,
   g_object_unref (self);
 }
 
+/* What a wait's timers hold instead of the wait: dispose clears it, so a
+ * timer that outlived its wait (should a clock fail to remove it) finds
+ * nothing. A GWeakRef would do the same at twice the cost per wait: a
+ * global lock and a qdata entry. Waits live on one thread. */
+typedef struct _WaitCell
+{
+  guint          ref_count;
+  MendRetryWait *wait;
+} WaitCell;
+
+static WaitCell *
+cell_ref (WaitCell *cell)
+{
+  cell->ref_count++;
+  return cell;
+}
+
+static void
+cell_unref (gpointer data)
+{
+  WaitCell *cell = data;
+
+  if (--cell->ref_count == 0)
+    g_free (cell);
+}
+
+/* The wait of @cell, held, or %NULL once it was disposed. */
+static MendRetryWait *
+cell_get (WaitCell *cell)
+{
+  return cell->wait != NULL ? g_object_ref (cell->wait) : NULL;
+}
+
 static void
 on_timer (gpointer user_data)
 {
-  g_autoptr(MendRetryWait) self = g_weak_ref_get (user_data);
+  g_autoptr(MendRetryWait) self = cell_get (user_data);
 
   /* The wait is gone: a timer that outlived it does nothing. */
   if (self == NULL)
@@ -146,21 +180,6 @@ on_timer (gpointer user_data)
   finish (self, MEND_RETRY_WAIT_FIRED);
 }
 
-static void
-weak_ref_free (gpointer data)
-{
-  g_weak_ref_clear (data);
-  g_free (data);
-}
-
-static GWeakRef *
-weak_ref_new (MendRetryWait *self)
-{
-  GWeakRef *weak = g_new0 (GWeakRef, 1);
-
-  g_weak_ref_init (weak, self);
-  return weak;
-}
 
 static void
 stop_ticking (MendRetryWait *self)
@@ -204,13 +223,13 @@ schedule_tick (MendRetryWait *self)
 
   next = left - ((gint64) seconds * 1000 - 500) + 1;
   self->tick_id = mend_clock_add_timeout (self->clock, (guint64) MAX (next, 1), on_tick,
-                                          weak_ref_new (self), weak_ref_free);
+                                          cell_ref (self->cell), cell_unref);
 }
 
 static void
 on_tick (gpointer user_data)
 {
-  g_autoptr(MendRetryWait) self = g_weak_ref_get (user_data);
+  g_autoptr(MendRetryWait) self = cell_get (user_data);
   guint seconds;
 
   if (self == NULL)
@@ -251,7 +270,7 @@ mend_retry_wait_constructed (GObject *object)
   /* A weak reference: dispose removes the timer, and should a clock fail to
    * remove it, it cannot reach a freed wait. */
   self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer,
-                                           weak_ref_new (self), weak_ref_free);
+                                           cell_ref (self->cell), cell_unref);
 }
 
 static void
@@ -270,6 +289,7 @@ mend_retry_wait_dispose (GObject *object)
       self->timer_id = 0;
     }
   stop_ticking (self);
+  self->cell->wait = NULL;
 
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->dispose (object);
 }
@@ -281,6 +301,7 @@ mend_retry_wait_finalize (GObject *object)
 
   g_clear_object (&self->clock);
   g_clear_object (&self->failure);
+  g_clear_pointer (&self->cell, cell_unref);
 
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->finalize (object);
 }
@@ -572,6 +593,9 @@ mend_retry_wait_init (MendRetryWait *self)
   self->attempt = 1;
   self->reason = MEND_REASON_UNKNOWN;
   self->state = MEND_RETRY_WAIT_PENDING;
+  self->cell = g_new0 (WaitCell, 1);
+  self->cell->ref_count = 1;
+  self->cell->wait = self;
 }
 
 /**
