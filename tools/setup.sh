@@ -1,7 +1,10 @@
 #!/bin/sh
-# Installs every Debian 12 package that libmend's build, tests and examples need.
-# Idempotent; run as root (or through sudo).
+# Installs every Debian 12 package that libmend's build, tests and examples
+# need, then the pinned Claude Code CLI that the end-to-end tests run into a
+# project-local, git-ignored folder (.agents/claude-code). Idempotent. The
+# Debian packages need root (or sudo); the CLI is installed as the caller.
 set -eu
+cd "$(dirname "$0")/.."
 
 packages="
   build-essential pkg-config meson ninja-build gettext
@@ -14,6 +17,26 @@ packages="
   xvfb xauth dbus-daemon
 "
 
+# Node.js and npm from Debian, only when no node is there at all.
+command -v node >/dev/null 2>&1 || packages="$packages nodejs"
+command -v npm >/dev/null 2>&1 || packages="$packages npm"
+
+# The Claude Code CLI the tests run: the npm package ships the native
+# linux-x64 binary as an optional dependency.
+claude_code_version=2.1.328
+claude_code_dir=.agents/claude-code
+
+as_root () {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "setup: installing packages needs root:$missing" >&2
+    exit 1
+  fi
+}
+
 missing=""
 for p in $packages; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -23,18 +46,24 @@ done
 
 if [ -z "$missing" ]; then
   echo "setup: every package is installed"
-  exit 0
+else
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  # shellcheck disable=SC2086
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    exec sudo "$0" "$@"
-  fi
-  echo "setup: these packages are missing and installing them needs root:$missing" >&2
-  exit 1
+installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+  "$claude_code_dir/node_modules/@anthropic-ai/claude-code/package.json" 2>/dev/null | head -n 1 || true)
+if [ "$installed" = "$claude_code_version" ] &&
+   [ -x "$claude_code_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
+  echo "setup: Claude Code $claude_code_version is installed in $claude_code_dir"
+else
+  mkdir -p "$claude_code_dir"
+  # The wrapper's postinstall is not needed: the tests run the native binary.
+  npm install --prefix "$claude_code_dir" --no-audit --no-fund --ignore-scripts \
+    --no-save "@anthropic-ai/claude-code@$claude_code_version"
+  test -x "$claude_code_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude" || {
+    echo "setup: the Claude Code binary for linux-x64 did not arrive" >&2
+    exit 1
+  }
 fi
-
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-# shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing
