@@ -18,10 +18,10 @@
 #include "mend-failure.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
-#include "mend-stream-observer.h"
+#include "mend-stream-observer-private.h"
 #include "mend-subagent.h"
 #include "mend-subagent-retry.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendStreamObserver:
@@ -41,7 +41,20 @@
  *   its `result` ends it.
  * - `system`/`task_started`, `task_notification` and `task_updated` lines
  *   of top-level subagents reach [class@Mend.SubagentRetry], which resumes
- *   the ones a transient upstream error failed.
+ *   the ones a transient upstream error failed. Tasks that are not agents
+ *   (a background shell command, `task_type` `local_bash`) are not
+ *   subagents.
+ * - `system`/`api_retry` lines, the agent retrying on its own before it
+ *   gives up, set the running turn's [property@Mend.Turn:agent-status] and
+ *   emit [signal@Mend.StreamObserver::agent-retry].
+ *
+ * The lines are those of the Claude Code CLI as it really writes them
+ * (recorded from version 2.1.328 in `tests/data`): a `result` whose keys
+ * come in any order, with `is_error`, `terminal_reason`,
+ * `api_error_status` and an `errors` array; an assistant message that the
+ * CLI makes up to report an API error (`"model":"<synthetic>"`), which is
+ * not output of the turn; a `result` of a turn the CLI runs on its own
+ * (with an `origin`), which never ends the app's turn.
  *
  * Agents write a line per token while they answer, so the observer must
  * cost nothing there: a line is parsed only when it contains `"system"` or
@@ -78,6 +91,9 @@ struct _MendStreamObserver
   guint64   n_parsed;
   guint64   n_ignored;
   gboolean  watching;
+
+  MendStreamObserverAttemptFunc attempt_func;
+  gpointer                      attempt_data;
 };
 
 enum {
@@ -90,9 +106,15 @@ enum {
   N_PROPS
 };
 
+enum {
+  AGENT_RETRY,
+  N_SIGNALS
+};
+
 G_DEFINE_FINAL_TYPE (MendStreamObserver, mend_stream_observer, G_TYPE_OBJECT)
 
 static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
 
 /* How a member of a JSON object reads: absent (or null), of the expected
  * type, or of another type. */
@@ -181,6 +203,8 @@ ignore_line (MendStreamObserver *self,
 }
 
 #define ASSISTANT_PREFIX "{\"type\":\"assistant\""
+#define SYNTHETIC_MODEL "\"model\":\"<synthetic>\""
+#define API_ERROR_MESSAGE "\"is_api_error_message\":true"
 
 /* Output of the app's running turn — a content delta, a tool call, an
  * assistant message — makes a later failure of that turn partial, so that
@@ -197,11 +221,20 @@ note_output (MendStreamObserver *self,
       mend_turn_get_state (turn) != MEND_TURN_RUNNING)
     return;
 
-  if ((length >= strlen (STREAM_EVENT_PREFIX) &&
-       memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0 &&
-       memmem (line, length, "\"content_block_", 15) != NULL) ||
-      (length >= strlen (ASSISTANT_PREFIX) &&
-       memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0))
+  if (length >= strlen (STREAM_EVENT_PREFIX) &&
+      memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
+    {
+      if (memmem (line, length, "\"content_block_", 15) != NULL)
+        mend_turn_note_output (turn);
+      return;
+    }
+
+  /* The CLI reports an API error it gave up on as an assistant message
+   * of its own making: that is no output of the model. */
+  if (length >= strlen (ASSISTANT_PREFIX) &&
+      memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0 &&
+      memmem (line, length, SYNTHETIC_MODEL, strlen (SYNTHETIC_MODEL)) == NULL &&
+      memmem (line, length, API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE)) == NULL)
     mend_turn_note_output (turn);
 }
 
@@ -252,6 +285,60 @@ result_error_text (JsonObject *object,
   return subtype;
 }
 
+/* Whether the "errors" member is an array with a string in it. */
+static gboolean
+has_errors (JsonObject *object)
+{
+  JsonNode *errors = json_object_get_member (object, "errors");
+  JsonArray *array;
+
+  if (errors == NULL || !JSON_NODE_HOLDS_ARRAY (errors))
+    return FALSE;
+
+  array = json_node_get_array (errors);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *node = json_array_get_element (array, i);
+
+      if (JSON_NODE_HOLDS_VALUE (node) &&
+          json_node_get_value_type (node) == G_TYPE_STRING &&
+          json_node_get_string (node)[0] != '\0')
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+/* The result of a turn the agent ran on its own, such as the one that
+ * hands a task notification to the model, names its origin. */
+static gboolean
+is_own_turn_result (JsonObject *object)
+{
+  JsonNode *origin = json_object_get_member (object, "origin");
+  const char *kind = NULL;
+
+  if (origin == NULL || !JSON_NODE_HOLDS_OBJECT (origin))
+    return FALSE;
+
+  get_string (json_node_get_object (origin), "kind", &kind);
+  return kind != NULL && !g_str_equal (kind, "user");
+}
+
+/* Ends the app's attempt: through the sender that owns the agent when
+ * there is one, else on the turn itself. */
+static void
+end_attempt (MendStreamObserver *self,
+             MendTurn           *turn,
+             MendFailure        *failure)
+{
+  if (self->attempt_func != NULL)
+    self->attempt_func (self, turn, failure, self->attempt_data);
+  else if (failure != NULL)
+    mend_turn_fail (turn, failure);
+  else
+    mend_turn_succeed (turn);
+}
+
 static gboolean
 handle_result (MendStreamObserver  *self,
                JsonObject          *object,
@@ -259,7 +346,9 @@ handle_result (MendStreamObserver  *self,
 {
   MendTurn *turn;
   const char *subtype = NULL;
+  const char *terminal_reason = NULL;
   gboolean is_error = FALSE;
+  gboolean failed;
   gint64 status = 0;
   Member status_member;
 
@@ -267,21 +356,30 @@ handle_result (MendStreamObserver  *self,
     return (*bad = "subtype is not a string", FALSE);
   if (get_boolean (object, "is_error", &is_error) == MEMBER_BAD)
     return (*bad = "is_error is not a boolean", FALSE);
+  if (get_string (object, "terminal_reason", &terminal_reason) == MEMBER_BAD)
+    return (*bad = "terminal_reason is not a string", FALSE);
   status_member = get_int (object, "api_error_status", &status);
   if (status_member == MEMBER_BAD || (status_member == MEMBER_OK && (status < 100 || status > 599)))
     return (*bad = "api_error_status is not an HTTP status", FALSE);
 
+  /* The subtype alone never decides: "success" comes with is_error, and
+   * error_during_execution with is_error false and the errors listed. */
+  failed = is_error ||
+           has_errors (object) ||
+           g_strcmp0 (terminal_reason, "api_error") == 0;
+
   turn = mend_chat_get_turn (self->chat);
-  if (turn != NULL)
+  if (turn != NULL && !is_own_turn_result (object))
     {
+      g_autoptr(MendFailure) failure = NULL;
+
       /* A turn waiting to retry has no attempt this result could end. */
       if (mend_turn_get_state (turn) != MEND_TURN_RUNNING)
         return FALSE;
 
-      if (is_error)
+      if (failed)
         {
           const char *text = result_error_text (object, subtype);
-          g_autoptr(MendFailure) failure = NULL;
 
           if (status_member == MEMBER_OK)
             {
@@ -291,12 +389,9 @@ handle_result (MendStreamObserver  *self,
             }
           else
             failure = mend_failure_new_from_text (text);
-
-          mend_turn_fail (turn, failure);
         }
-      else
-        mend_turn_succeed (turn);
 
+      end_attempt (self, turn, failure);
       return TRUE;
     }
 
@@ -331,10 +426,18 @@ handle_task_started (MendStreamObserver  *self,
   const char *tool_use_id = NULL;
   const char *description = NULL;
   const char *parent = NULL;
+  const char *task_type = NULL;
   Member parent_member;
 
   if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
     return (*bad = "task_started without a task_id string", FALSE);
+  if (get_string (object, "task_type", &task_type) == MEMBER_BAD)
+    return (*bad = "task_type is not a string", FALSE);
+
+  /* A background shell command (local_bash) is a task, not a subagent;
+   * agents are local_agent, remote_agent and the like. */
+  if (task_type != NULL && strstr (task_type, "agent") == NULL)
+    return FALSE;
   if (get_string (object, "tool_use_id", &tool_use_id) == MEMBER_BAD)
     return (*bad = "tool_use_id is not a string", FALSE);
   if (get_string (object, "description", &description) == MEMBER_BAD)
@@ -396,15 +499,24 @@ snapshot_changed (Snapshot          *snapshot,
   return changed;
 }
 
-/* A subagent ended: failed with @failure_text, or @state. */
+/* A subagent ended: failed with @failure_text, or @state. It is found by
+ * its agent id (@task_id) or by the call that spawned it (@tool_use_id),
+ * whichever the line has and the chat knows. */
 static gboolean
 end_subagent (MendStreamObserver *self,
               const char         *task_id,
+              const char         *tool_use_id,
               MendSubagentState   state,
               const char         *failure_text)
 {
   MendSubagentRetry *subagents = mend_chat_get_subagents (self->chat);
   Snapshot before;
+
+  if ((task_id == NULL || mend_subagent_retry_lookup (subagents, task_id) == NULL) &&
+      tool_use_id != NULL && mend_subagent_retry_lookup (subagents, tool_use_id) != NULL)
+    task_id = tool_use_id;
+  if (task_id == NULL)
+    return FALSE;
 
   snapshot_take (&before, subagents, task_id);
 
@@ -426,22 +538,30 @@ handle_task_notification (MendStreamObserver  *self,
                           const char         **bad)
 {
   const char *task_id = NULL;
+  const char *tool_use_id = NULL;
   const char *status = NULL;
   const char *summary = NULL;
 
-  if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
-    return (*bad = "task_notification without a task_id string", FALSE);
+  if (get_string (object, "task_id", &task_id) == MEMBER_BAD ||
+      get_string (object, "tool_use_id", &tool_use_id) == MEMBER_BAD ||
+      ((task_id == NULL || task_id[0] == '\0') && (tool_use_id == NULL || tool_use_id[0] == '\0')))
+    return (*bad = "task_notification without a task_id or tool_use_id string", FALSE);
+  if (task_id != NULL && task_id[0] == '\0')
+    task_id = NULL;
+  if (tool_use_id != NULL && tool_use_id[0] == '\0')
+    tool_use_id = NULL;
   if (get_string (object, "status", &status) != MEMBER_OK)
     return (*bad = "task_notification without a status string", FALSE);
   if (get_string (object, "summary", &summary) == MEMBER_BAD)
     return (*bad = "summary is not a string", FALSE);
 
   if (g_str_equal (status, "failed"))
-    return end_subagent (self, task_id, MEND_SUBAGENT_FAILED, summary);
+    return end_subagent (self, task_id ? task_id : tool_use_id, tool_use_id,
+                         MEND_SUBAGENT_FAILED, summary);
   if (g_str_equal (status, "completed"))
-    return end_subagent (self, task_id, MEND_SUBAGENT_COMPLETED, NULL);
-  if (g_str_equal (status, "stopped"))
-    return end_subagent (self, task_id, MEND_SUBAGENT_CANCELLED, NULL);
+    return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_COMPLETED, NULL);
+  if (g_str_equal (status, "stopped") || g_str_equal (status, "killed"))
+    return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_CANCELLED, NULL);
 
   return FALSE;
 }
@@ -473,19 +593,70 @@ handle_task_updated (MendStreamObserver  *self,
     return FALSE;
 
   if (g_str_equal (status, "completed"))
-    return end_subagent (self, task_id, MEND_SUBAGENT_COMPLETED, NULL);
+    return end_subagent (self, task_id, NULL, MEND_SUBAGENT_COMPLETED, NULL);
   if (g_str_equal (status, "stopped") ||
       g_str_equal (status, "killed") ||
       g_str_equal (status, "cancelled"))
-    return end_subagent (self, task_id, MEND_SUBAGENT_CANCELLED, NULL);
+    return end_subagent (self, task_id, NULL, MEND_SUBAGENT_CANCELLED, NULL);
   if (g_str_equal (status, "failed"))
     {
       if (get_string (patch, "error", &text) != MEMBER_OK)
         get_string (patch, "summary", &text);
-      return end_subagent (self, task_id, MEND_SUBAGENT_FAILED, text);
+      return end_subagent (self, task_id, NULL, MEND_SUBAGENT_FAILED, text);
     }
 
   return FALSE;
+}
+
+static gboolean
+handle_api_retry (MendStreamObserver  *self,
+                  JsonObject          *object,
+                  const char         **bad)
+{
+  gint64 attempt = 0;
+  gint64 max_retries = 0;
+  gint64 delay_ms = 0;
+  gint64 status = 0;
+  const char *error = NULL;
+  MendTurn *turn;
+  g_autofree char *text = NULL;
+
+  if (get_int (object, "attempt", &attempt) != MEMBER_OK || attempt < 1 || attempt > G_MAXUINT)
+    return (*bad = "api_retry without an attempt number", FALSE);
+  if (get_int (object, "max_retries", &max_retries) == MEMBER_BAD || max_retries < 0 || max_retries > G_MAXUINT)
+    return (*bad = "max_retries is not a count", FALSE);
+  if (get_int (object, "retry_delay_ms", &delay_ms) == MEMBER_BAD || delay_ms < 0 || delay_ms > G_MAXUINT)
+    return (*bad = "retry_delay_ms is not a delay", FALSE);
+  /* null when no HTTP status came, as for a refused connection. */
+  if (get_int (object, "error_status", &status) == MEMBER_BAD || status < 0 || status > 599)
+    return (*bad = "error_status is not an HTTP status", FALSE);
+  if (get_string (object, "error", &error) == MEMBER_BAD)
+    return (*bad = "error is not a string", FALSE);
+
+  turn = mend_chat_get_turn (self->chat);
+  if (turn != NULL && mend_turn_get_state (turn) != MEND_TURN_RUNNING)
+    turn = NULL;
+
+  if (turn != NULL)
+    {
+      if (status > 0 && max_retries > 0)
+        /* Translators: the agent retries on its own: HTTP status, retry, of. */
+        text = g_strdup_printf (_("Claude Code is retrying (%u, %u of %u)"),
+                                (guint) status, (guint) attempt, (guint) max_retries);
+      else if (max_retries > 0)
+        /* Translators: the agent retries on its own: error, retry, of. */
+        text = g_strdup_printf (_("Claude Code is retrying (%s, %u of %u)"),
+                                error ? error : _("error"), (guint) attempt, (guint) max_retries);
+      else
+        text = g_strdup (_("Claude Code is retrying"));
+      mend_turn_set_agent_status (turn, text);
+    }
+
+  g_signal_emit (self, signals[AGENT_RETRY], 0, turn,
+                 (guint) attempt, (guint) max_retries, (guint) status,
+                 error, (guint) delay_ms);
+
+  return turn != NULL;
 }
 
 static gboolean
@@ -544,6 +715,8 @@ handle_line (MendStreamObserver *self,
         changed = handle_task_notification (self, object, &bad);
       else if (g_str_equal (subtype, "task_updated"))
         changed = handle_task_updated (self, object, &bad);
+      else if (g_str_equal (subtype, "api_retry"))
+        changed = handle_api_retry (self, object, &bad);
     }
 
   if (bad != NULL)
@@ -694,6 +867,31 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendStreamObserver::agent-retry:
+   * @self: the observer
+   * @turn: (nullable): the app's turn whose attempt the agent retries, or
+   *   %NULL when it retries in a turn of its own
+   * @attempt: the agent's retry, from 1
+   * @max_retries: how many retries the agent makes before it gives up
+   * @status: the HTTP status it retries on, or 0 when there was none
+   * @error: (nullable): the agent's name for the error, such as
+   *   "overloaded" or "rate_limit"
+   * @delay_ms: how long the agent waits before this retry
+   *
+   * The agent retries a request on its own (a `system`/`api_retry` line),
+   * before libmend sees any failure. The turn's
+   * [property@Mend.Turn:agent-status] says the same in words.
+   */
+  signals[AGENT_RETRY] =
+    g_signal_new ("agent-retry",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 6,
+                  MEND_TYPE_TURN, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT,
+                  G_TYPE_STRING, G_TYPE_UINT);
 }
 
 static void
@@ -904,10 +1102,12 @@ watch_return (GTask  *task,
 /* The agent's output ended, as when it crashed: the app's attempt in
  * flight can never get its result, so it fails as a dropped connection
  * (retried unless output was seen), and the agent's own turn is over. */
-static void
-end_of_output (MendStreamObserver *self)
+void
+mend_stream_observer_end_of_output (MendStreamObserver *self)
 {
   MendTurn *turn = mend_chat_get_turn (self->chat);
+
+  g_object_ref (self);
 
   if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
     {
@@ -915,10 +1115,23 @@ end_of_output (MendStreamObserver *self)
                                                      _("The agent's output ended before the turn's result"));
       g_autoptr(MendFailure) failure = mend_failure_new_from_error (error);
 
-      mend_turn_fail (turn, failure);
+      end_attempt (self, turn, failure);
     }
 
   mend_chat_end_external_turn (self->chat);
+
+  g_object_unref (self);
+}
+
+void
+mend_stream_observer_set_attempt_func (MendStreamObserver            *self,
+                                       MendStreamObserverAttemptFunc  func,
+                                       gpointer                       user_data)
+{
+  g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
+
+  self->attempt_func = func;
+  self->attempt_data = user_data;
 }
 
 /* A line over the limit, skipped as it streamed by. */
@@ -994,6 +1207,10 @@ on_watch_read (GObject      *source,
   n = g_input_stream_read_finish (G_INPUT_STREAM (source), result, &error);
   if (n < 0)
     {
+      /* A read error ends the output as surely as its end does; only the
+       * app's own cancel leaves the chat as it is. */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        mend_stream_observer_end_of_output (self);
       watch_return (task, error);
       return;
     }
@@ -1004,7 +1221,7 @@ on_watch_read (GObject      *source,
       if (!data->discarding && data->tail->len > 0)
         mend_stream_observer_feed_line (self, (const char *) data->tail->data, data->tail->len);
       g_byte_array_set_size (data->tail, 0);
-      end_of_output (self);
+      mend_stream_observer_end_of_output (self);
       watch_return (task, NULL);
       return;
     }
@@ -1039,9 +1256,10 @@ watch_read (GTask *task)
  * longer than [property@Mend.StreamObserver:max-line-bytes] are skipped
  * as they stream by, without being held in memory.
  *
- * When @stream ends — the agent exited or crashed — an app turn whose
- * attempt is in flight fails as a dropped connection (retried, unless
- * output was seen), and the agent's own turn, if one ran, is over.
+ * When @stream ends or cannot be read — the agent exited or crashed — an
+ * app turn whose attempt is in flight fails as a dropped connection
+ * (retried, unless output was seen), and the agent's own turn, if one
+ * ran, is over. Cancelling the watch changes neither.
  *
  * An observer watches one stream at a time: a second watch while one runs
  * completes with %G_IO_ERROR_PENDING and does not read.

@@ -1,0 +1,31 @@
+/* mend-stream-observer-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "mend-failure.h"
+#include "mend-stream-observer.h"
+
+G_BEGIN_DECLS
+
+/* Called instead of ending the app turn's attempt itself, when a `result`
+ * line (or the end of the output) ends it: @failure is NULL for a
+ * success. A sender that owns the agent, such as MendAgentProcess,
+ * finishes its attempt with it, so that the turn hears of the result
+ * through its sender. */
+typedef void (*MendStreamObserverAttemptFunc) (MendStreamObserver *observer,
+                                               MendTurn           *turn,
+                                               MendFailure        *failure,
+                                               gpointer            user_data);
+
+void mend_stream_observer_set_attempt_func (MendStreamObserver            *self,
+                                            MendStreamObserverAttemptFunc  func,
+                                            gpointer                       user_data);
+
+/* Ends the app turn's attempt in flight, if any, as the agent's output
+ * ending would, and the agent's own turn. */
+void mend_stream_observer_end_of_output    (MendStreamObserver            *self);
+
+G_END_DECLS
