@@ -24,4 +24,8 @@ void mend_turn_set_gate       (MendTurn    *self,
                                MendGate    *gate,
                                const char  *key);
 
+/* Set by the stream observer from the agent's own retry notices. */
+void mend_turn_set_agent_status (MendTurn   *self,
+                                 const char *status);
+
 G_END_DECLS

@@ -59,6 +59,7 @@ struct _MendTurn
   MendRetryWait    *wait;
   MendFailure      *last_failure;
   gboolean          output_seen;
+  char             *agent_status;
 
   GCancellable     *attempt_cancellable;
   GCancellable     *start_cancellable;
@@ -89,6 +90,7 @@ enum {
   PROP_WAIT,
   PROP_LAST_FAILURE,
   PROP_OUTPUT_SEEN,
+  PROP_AGENT_STATUS,
   N_PROPS
 };
 
@@ -130,6 +132,10 @@ set_state (MendTurn      *self,
       self->state = state;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
     }
+
+  /* The agent's word on its own retries holds for one attempt. */
+  if (state != MEND_TURN_RUNNING)
+    mend_turn_set_agent_status (self, NULL);
 }
 
 /* Tells the gate how the attempt it let through ended: %NULL for a
@@ -371,6 +377,7 @@ mend_turn_finalize (GObject *object)
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->prompt, g_free);
   g_clear_pointer (&self->provenance, g_free);
+  g_clear_pointer (&self->agent_status, g_free);
   g_clear_object (&self->policy);
   g_clear_object (&self->clock);
   g_clear_object (&self->sender);
@@ -449,6 +456,9 @@ mend_turn_get_property (GObject    *object,
       break;
     case PROP_OUTPUT_SEEN:
       g_value_set_boolean (value, self->output_seen);
+      break;
+    case PROP_AGENT_STATUS:
+      g_value_set_string (value, self->agent_status);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -636,6 +646,21 @@ mend_turn_class_init (MendTurnClass *klass)
     g_param_spec_boolean ("output-seen", NULL, NULL,
                           FALSE,
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:agent-status:
+   *
+   * What the agent says about the current attempt while it retries on its
+   * own, as the Claude Code CLI does before it gives up: a translated
+   * line such as "Claude Code is retrying (529, 2 of 10)", for the app to
+   * show. %NULL when the agent says nothing; cleared when the attempt
+   * ends. Set by [class@Mend.StreamObserver] from `system`/`api_retry`
+   * lines; see also [signal@Mend.StreamObserver::agent-retry].
+   */
+  properties[PROP_AGENT_STATUS] =
+    g_param_spec_string ("agent-status", NULL, NULL,
+                         NULL,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -938,6 +963,36 @@ mend_turn_get_output_seen (MendTurn *self)
   g_return_val_if_fail (MEND_IS_TURN (self), FALSE);
 
   return self->output_seen;
+}
+
+/**
+ * mend_turn_get_agent_status:
+ * @self: a turn
+ *
+ * Gets what the agent says about the current attempt's own retries.
+ *
+ * Returns: (nullable): the status line, or %NULL
+ */
+const char *
+mend_turn_get_agent_status (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->agent_status;
+}
+
+void
+mend_turn_set_agent_status (MendTurn   *self,
+                            const char *status)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+
+  if (g_strcmp0 (self->agent_status, status) == 0)
+    return;
+
+  g_free (self->agent_status);
+  self->agent_status = g_strdup (status);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_AGENT_STATUS]);
 }
 
 /**

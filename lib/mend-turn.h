@@ -48,6 +48,8 @@ MendFailure     *mend_turn_get_last_failure    (MendTurn        *self);
 MEND_AVAILABLE_IN_ALL
 gboolean         mend_turn_get_output_seen     (MendTurn        *self);
 MEND_AVAILABLE_IN_ALL
+const char      *mend_turn_get_agent_status    (MendTurn        *self);
+MEND_AVAILABLE_IN_ALL
 MendSender      *mend_turn_get_sender          (MendTurn        *self);
 MEND_AVAILABLE_IN_ALL
 void             mend_turn_set_sender          (MendTurn        *self,
