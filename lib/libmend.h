@@ -30,6 +30,7 @@ G_BEGIN_DECLS
 # include "mend-subagent.h"
 # include "mend-subagent-retry.h"
 # include "mend-stream-observer.h"
+# include "mend-agent-process.h"
 #undef MEND_INSIDE
 
 G_END_DECLS

@@ -28,4 +28,9 @@ void mend_stream_observer_set_attempt_func (MendStreamObserver            *self,
  * ending would, and the agent's own turn. */
 void mend_stream_observer_end_of_output    (MendStreamObserver            *self);
 
+/* The observer stops holding a reference on its chat, for an owner that
+ * the chat holds (its sender). The owner watches the chat and drops the
+ * observer when the chat goes. */
+void mend_stream_observer_hold_chat_weakly (MendStreamObserver        *self);
+
 G_END_DECLS

@@ -86,6 +86,7 @@ struct _MendStreamObserver
   GObject   parent_instance;
 
   MendChat *chat;
+  gboolean  weak_chat;
   guint     max_line_bytes;
   guint64   n_lines;
   guint64   n_parsed;
@@ -743,7 +744,10 @@ mend_stream_observer_dispose (GObject *object)
 {
   MendStreamObserver *self = (MendStreamObserver *) object;
 
-  g_clear_object (&self->chat);
+  if (self->weak_chat)
+    self->chat = NULL;
+  else
+    g_clear_object (&self->chat);
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->dispose (object);
 }
@@ -1103,10 +1107,28 @@ watch_return (GTask  *task,
  * flight can never get its result, so it fails as a dropped connection
  * (retried unless output was seen), and the agent's own turn is over. */
 void
+mend_stream_observer_hold_chat_weakly (MendStreamObserver *self)
+{
+  MendChat *chat = self->chat;
+
+  g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
+
+  if (self->weak_chat || chat == NULL)
+    return;
+
+  self->weak_chat = TRUE;
+  g_object_unref (chat);
+}
+
+void
 mend_stream_observer_end_of_output (MendStreamObserver *self)
 {
-  MendTurn *turn = mend_chat_get_turn (self->chat);
+  MendTurn *turn;
 
+  if (self->chat == NULL)
+    return;
+
+  turn = mend_chat_get_turn (self->chat);
   g_object_ref (self);
 
   if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)

@@ -1,0 +1,691 @@
+/* test-claude-code.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * End to end: the real Claude Code CLI (installed by tools/setup.sh, or
+ * MEND_CLAUDE) as a chat's sender through MendAgentProcess, against the
+ * scripted model server tests/model-server.py on 127.0.0.1. libmend's own
+ * waits run in virtual time; the CLI's own retries are kept short by
+ * CLAUDE_CODE_MAX_RETRIES. A missing CLI fails these tests: it is part of
+ * the build's setup.
+ */
+
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+#include <libmend.h>
+
+#define WALL_START 1764500000000000
+#define CLI_VERSION "2.1.328"
+#define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+/* Real time one scenario may take, at most. */
+#define WATCHDOG_S 40
+
+#define TASK_PROMPT "Survey the source tree and list the modules"
+
+typedef struct
+{
+  MendClock        *clock;
+  MendChat         *chat;
+  MendAgentProcess *agent;
+  GSubprocess      *server;
+  guint             port;
+  GPtrArray        *finished;   /* MendTurn, owned */
+  GPtrArray        *records;    /* char *, owned */
+  gboolean          auto_advance;
+} Fixture;
+
+static const char *
+cli_path (void)
+{
+  const char *path = g_getenv ("MEND_CLAUDE");
+
+  return path != NULL && path[0] != '\0' ? path : DEFAULT_CLI;
+}
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+on_record (GObject    *source,
+           const char *json,
+           Fixture    *f)
+{
+  g_test_message ("record: %s", json);
+  g_ptr_array_add (f->records, g_strdup (json));
+}
+
+/* Starts the model server with @rules (a JSON list) and returns its port. */
+static void
+start_server (Fixture    *f,
+              const char *rules)
+{
+  g_autofree char *script = g_build_filename (g_get_home_dir (), "rules.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *line = NULL;
+
+  g_assert_true (g_file_set_contents (script, rules, -1, &error));
+  g_assert_no_error (error);
+
+  f->server = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/model-server.py", script, NULL);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (f->server));
+  line = g_data_input_stream_read_line (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (line);
+  f->port = (guint) g_ascii_strtoull (line, NULL, 10);
+  g_assert_cmpuint (f->port, >, 0);
+}
+
+/* The server's count of model requests. */
+static guint
+n_requests (Fixture *f)
+{
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_requests", f->port);
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(SoupMessage) msg = soup_message_new ("GET", uri);
+  g_autoptr(GBytes) body = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  root = json_from_string (g_bytes_get_data (body, NULL), &error);
+  g_assert_no_error (error);
+  return (guint) json_object_get_int_member (json_node_get_object (root), "requests");
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  /* The CLI's private home, under the test's isolated directories. */
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  f->clock = mend_manual_clock_new (WALL_START);
+  f->finished = g_ptr_array_new ();
+  f->records = g_ptr_array_new_with_free_func (g_free);
+  f->auto_advance = TRUE;
+}
+
+/* The CLI's environment: offline, a private home, its own retries few. */
+static void
+start_chat (Fixture    *f,
+            guint       max_retries,
+            const char *rules)
+{
+  g_autofree char *base_url = NULL;
+  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
+  const char *home = g_get_home_dir ();
+
+  if (!g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_fail_printf ("The Claude Code CLI %s is not at %s: run tools/setup.sh "
+                          "(or set MEND_CLAUDE)", CLI_VERSION, cli_path ());
+      return;
+    }
+
+  start_server (f, rules);
+  base_url = g_strdup_printf ("http://127.0.0.1:%u", f->port);
+
+  f->agent = mend_agent_process_new_claude_code (cli_path ());
+  mend_agent_process_set_environ (f->agent, NULL);
+  mend_agent_process_set_environ (f->agent, (const char *[]) {
+    "LANG=C.UTF-8", NULL });
+  mend_agent_process_setenv (f->agent, "PATH", g_getenv ("PATH"));
+  mend_agent_process_setenv (f->agent, "HOME", home);
+  mend_agent_process_setenv (f->agent, "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_process_setenv (f->agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_agent_process_setenv (f->agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_process_setenv (f->agent, "CLAUDE_CODE_MAX_RETRIES", retries);
+  /* The tests may run as root, where the CLI wants to know it is boxed. */
+  mend_agent_process_setenv (f->agent, "IS_SANDBOX", "1");
+  mend_agent_process_set_cwd (f->agent, home);
+
+  f->chat = g_object_new (MEND_TYPE_CHAT,
+                          "id", "chat-e2e",
+                          "clock", f->clock,
+                          "sender", f->agent,
+                          NULL);
+  mend_agent_process_set_chat (f->agent, f->chat);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
+  g_signal_connect (mend_chat_get_subagents (f->chat), "record", G_CALLBACK (on_record), f);
+}
+
+/* GSubprocess's child watch, in GLib's worker thread, lets go of the
+ * subprocess a moment after it was reaped. */
+static void
+finalize_eventually (gpointer object)
+{
+  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+  g_object_add_weak_pointer (object, &object);
+  g_object_unref (object);
+  while (object != NULL && g_get_monotonic_time () < deadline)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_null (object);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  if (f->chat != NULL)
+    {
+      g_autofree char *err = mend_agent_process_dup_stderr (f->agent);
+
+      if (err != NULL)
+        g_test_message ("The CLI's stderr: %s", err);
+      mend_chat_close (f->chat);
+      mend_agent_process_terminate (f->agent);
+      g_assert_false (mend_agent_process_get_running (f->agent));
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+      g_signal_handlers_disconnect_by_data (mend_chat_get_subagents (f->chat), f);
+      g_assert_finalize_object (f->chat);
+    }
+
+  if (f->server != NULL)
+    {
+      g_output_stream_close (g_subprocess_get_stdin_pipe (f->server), NULL, NULL);
+      g_subprocess_wait (f->server, NULL, NULL);
+      finalize_eventually (f->server);
+    }
+
+  /* Let what the CLI's streams left behind finish. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+
+  /* The turns hold their sender. */
+  for (guint i = 0; i < f->finished->len; i++)
+    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_unref (f->finished);
+  if (f->agent != NULL)
+    g_assert_finalize_object (f->agent);
+  g_ptr_array_unref (f->records);
+  g_assert_finalize_object (f->clock);
+}
+
+static gboolean
+tick (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
+
+/* Runs the main loop until @done, in real time for the CLI and the
+ * server; libmend's waits are fired in virtual time whenever nothing else
+ * is left to do. */
+static void
+run_until (Fixture       *f,
+           Predicate      done,
+           gconstpointer  data,
+           const char    *what)
+{
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (50, tick, NULL);
+
+  while (!done (f, data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        {
+          g_autofree char *err = mend_agent_process_dup_stderr (f->agent);
+
+          g_error ("Waited %d s for %s; the CLI's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
+        }
+
+      if (!g_main_context_iteration (NULL, FALSE))
+        {
+          if (f->auto_advance && mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)) > 0)
+            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+          else
+            g_main_context_iteration (NULL, TRUE);
+        }
+    }
+
+  g_source_remove (ticker);
+}
+
+static gboolean
+n_finished_is (Fixture       *f,
+               gconstpointer  data)
+{
+  return f->finished->len >= GPOINTER_TO_UINT (data);
+}
+
+static gboolean
+idle_chat (Fixture       *f,
+           gconstpointer  data)
+{
+  return mend_chat_get_turn (f->chat) == NULL && !mend_chat_get_external_turn (f->chat);
+}
+
+static MendTurn *
+finished (Fixture *f,
+          guint    i)
+{
+  g_assert_cmpuint (i, <, f->finished->len);
+  return g_ptr_array_index (f->finished, i);
+}
+
+static void
+submit (Fixture    *f,
+        const char *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static guint
+count_records (Fixture    *f,
+               const char *kind,
+               const char *outcome)
+{
+  g_autofree char *k = g_strdup_printf ("\"kind\":\"%s\"", kind);
+  g_autofree char *o = g_strdup_printf ("\"outcome\":\"%s\"", outcome);
+  guint n = 0;
+
+  for (guint i = 0; i < f->records->len; i++)
+    {
+      const char *record = g_ptr_array_index (f->records, i);
+
+      n += strstr (record, k) != NULL && strstr (record, o) != NULL;
+    }
+
+  return n;
+}
+
+static char *
+queue_head (Fixture *f)
+{
+  g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 0);
+
+  return item ? g_strdup (mend_queue_item_get_text (item)) : NULL;
+}
+
+/* Seed 001 through the real CLI */
+
+/* The CLI gives up on 529 after its own retry; libmend's next attempt
+ * succeeds. One app turn, and the follow-up runs after it. */
+static void
+test_529_give_up_then_success (Fixture       *f,
+                               gconstpointer  data)
+{
+  MendTurn *turn;
+
+  start_chat (f, 1,
+    "[{\"match\": \"Fix the build\", \"times\": 2, \"answer\": {\"kind\": \"status\", \"status\": 529}},"
+    " {\"match\": \"Then update the changelog\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Changelog updated.\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Then update the changelog");
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
+
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "two turns");
+
+  turn = finished (f, 0);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_CAPACITY);
+  g_assert_cmpuint (mend_failure_get_status (mend_turn_get_last_failure (turn)), ==, 529);
+  g_assert_false (mend_failure_get_partial (mend_turn_get_last_failure (turn)));
+
+  turn = finished (f, 1);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Then update the changelog");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+
+  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (count_records (f, "turn_retry", "fired"), ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
+  /* 2 requests for the CLI's give-up, 1 for the success, 1 for the follow-up. */
+  g_assert_cmpuint (n_requests (f), ==, 4);
+  /* One CLI, one session, all along. */
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+}
+
+/* Five give-ups: the turn gives up, the chat is in ERROR, and "Continue
+ * the current turn" heads the queue in front of the follow-up. */
+static void
+test_five_give_ups_continue_at_head (Fixture       *f,
+                                     gconstpointer  data)
+{
+  MendTurn *turn;
+  g_autofree char *head = NULL;
+  g_autoptr(MendQueueItem) second = NULL;
+
+  start_chat (f, 0,
+    "[{\"match\": \"Post the release notes\", \"times\": 0, \"answer\": {\"kind\": \"text\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": 529}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Post the release notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn to give up");
+
+  turn = finished (f, 0);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 5);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 2);
+  head = queue_head (f);
+  g_assert_cmpstr (head, ==, "Continue the current turn");
+  second = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 1);
+  g_assert_cmpstr (mend_queue_item_get_text (second), ==, "Post the release notes");
+  g_assert_cmpuint (count_records (f, "turn_retry", "exhausted"), ==, 1);
+  /* With CLAUDE_CODE_MAX_RETRIES=0, one request per attempt. */
+  g_assert_cmpuint (n_requests (f), ==, 5);
+  g_assert_true (mend_agent_process_get_running (f->agent));
+}
+
+static void
+test_401_one_attempt (Fixture       *f,
+                      gconstpointer  data)
+{
+  MendTurn *turn;
+
+  start_chat (f, 0,
+    "[{\"match\": null, \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": 401}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Post the release notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
+
+  turn = finished (f, 0);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpuint (n_requests (f), ==, 1);
+  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+}
+
+static void
+on_agent_status (MendTurn   *turn,
+                 GParamSpec *pspec,
+                 Fixture    *f)
+{
+  if (mend_turn_get_agent_status (turn) != NULL)
+    mend_chat_stop (f->chat);
+}
+
+static void
+on_turn_started_stop_when_retrying (MendChat *chat,
+                                    MendTurn *turn,
+                                    Fixture  *f)
+{
+  if (g_str_equal (mend_turn_get_prompt (turn), "Fix the build"))
+    g_signal_connect (turn, "notify::agent-status", G_CALLBACK (on_agent_status), f);
+}
+
+/* Stop while the CLI retries on its own: STOPPED at once, no Continue, the
+ * queue untouched, and the same CLI answers the next turn. */
+static void
+test_stop_during_the_cli_retries (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_autofree char *pid = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *head = NULL;
+
+  start_chat (f, 10,
+    "[{\"match\": \"Post the release notes\", \"times\": 0, \"answer\": {\"kind\": \"text\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": 529}}]");
+  if (g_test_failed ())
+    return;
+
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_stop_when_retrying), f);
+  submit (f, "Fix the build");
+  submit (f, "Post the release notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the Stop");
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  head = queue_head (f);
+  g_assert_cmpstr (head, ==, "Post the release notes");
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
+  g_assert_true (mend_agent_process_get_running (f->agent));
+  pid = g_strdup (mend_agent_process_get_identifier (f->agent));
+  session = g_strdup (mend_agent_process_get_session_id (f->agent));
+  g_assert_nonnull (session);
+
+  /* The queue moves on the idle send; the interrupted turn's result is
+   * not taken for this one's. */
+  mend_chat_send_next (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "the next turn");
+  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Post the release notes");
+  if (mend_turn_get_last_failure (finished (f, 1)))
+    g_test_message ("failure: %s", mend_failure_get_message (mend_turn_get_last_failure (finished (f, 1))));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_agent_process_get_identifier (f->agent), ==, pid);
+  g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (count_records (f, "turn_retry", "stopped"), <=, 1);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
+}
+
+/* The CLI dies in the middle of a turn */
+
+/* Whether the CLI wrote the session's transcript, which --resume reads:
+ * HOME/.claude/projects/DIR/SESSION.jsonl, with the prompt in it. */
+static gboolean
+transcript_has (const char *session,
+                const char *text)
+{
+  g_autofree char *projects = g_build_filename (g_get_home_dir (), ".claude", "projects", NULL);
+  g_autofree char *name = g_strconcat (session, ".jsonl", NULL);
+  g_autoptr(GDir) dir = g_dir_open (projects, 0, NULL);
+  const char *entry;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (projects, entry, name, NULL);
+      g_autofree char *contents = NULL;
+
+      if (g_file_get_contents (path, &contents, NULL, NULL) && strstr (contents, text) != NULL)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+static gboolean
+server_was_asked (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *session = mend_agent_process_get_session_id (f->agent);
+
+  return session != NULL && n_requests (f) >= 1 && transcript_has (session, "Fix the build");
+}
+
+static void
+test_killed_mid_turn_resumes_the_session (Fixture       *f,
+                                          gconstpointer  data)
+{
+  g_autofree char *session = NULL;
+  MendTurn *turn;
+  const char *pid;
+
+  start_chat (f, 0,
+    "[{\"match\": \"Then update the changelog\", \"times\": 0, \"answer\": {\"kind\": \"text\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"hang\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Then update the changelog");
+
+  /* The model hangs on the request: kill the CLI there. */
+  f->auto_advance = FALSE;
+  run_until (f, server_was_asked, NULL, "the CLI's request");
+  session = g_strdup (mend_agent_process_get_session_id (f->agent));
+  pid = mend_agent_process_get_identifier (f->agent);
+  g_assert_nonnull (pid);
+  g_assert_cmpint (kill ((pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL), ==, 0);
+
+  f->auto_advance = TRUE;
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "both turns");
+
+  turn = finished (f, 0);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_TRANSPORT);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Then update the changelog");
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
+
+  /* Started again, on the same session. */
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
+}
+
+/* Seed 003 through the real CLI */
+
+#define SUBAGENT_RULES(status) \
+  "[{\"match\": \"with SendMessage to\", \"times\": 1," \
+  "   \"answer\": {\"kind\": \"send_message\", \"message\": \"Please continue the survey.\"}}," \
+  " {\"match\": \"Please continue the survey\", \"times\": 0," \
+  "   \"answer\": {\"kind\": \"text\", \"text\": \"Survey done.\"}}," \
+  " {\"match\": \"Start the survey\", \"times\": 1," \
+  "   \"answer\": {\"kind\": \"task\", \"description\": \"Survey the tree\", \"prompt\": \"" TASK_PROMPT "\"}}," \
+  " {\"match\": \"" TASK_PROMPT "\", \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": " status "}}," \
+  " {\"match\": null, \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"The survey runs in the background.\"}}]"
+
+static MendSubagent *
+the_subagent (Fixture *f)
+{
+  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
+  g_autoptr(MendSubagent) s = NULL;
+
+  if (g_list_model_get_n_items (model) == 0)
+    return NULL;
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 1);
+  s = g_list_model_get_item (model, 0);
+  return s;
+}
+
+static gboolean
+subagent_in_state (Fixture       *f,
+                   gconstpointer  data)
+{
+  MendSubagent *s = the_subagent (f);
+
+  return s != NULL && mend_subagent_get_state (s) == (MendSubagentState) GPOINTER_TO_INT (data);
+}
+
+static gboolean
+subagent_failed_and_settled (Fixture       *f,
+                             gconstpointer  data)
+{
+  return subagent_in_state (f, GINT_TO_POINTER (MEND_SUBAGENT_FAILED)) &&
+         f->finished->len >= 1 && idle_chat (f, NULL);
+}
+
+static void
+test_subagent_503_is_resumed (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autofree char *session = NULL;
+  MendSubagent *s;
+
+  start_chat (f, 0, SUBAGENT_RULES ("503"));
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Start the survey in the background");
+
+  /* Fails on 503, waits the resume delay (virtual), sends the resume
+   * prompt; the CLI calls SendMessage and the agent runs again. */
+  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  s = the_subagent (f);
+  g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
+  session = g_strdup (mend_agent_process_get_session_id (f->agent));
+
+  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  g_assert_true (the_subagent (f) == s);
+  g_assert_cmpuint (count_records (f, "subagent_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (count_records (f, "subagent_retry", "fired"), ==, 1);
+  g_assert_false (mend_subagent_get_retryable (s));
+
+  /* It completes, in the same session, with the same CLI. */
+  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_COMPLETED), "the subagent to complete");
+  run_until (f, idle_chat, NULL, "the chat to settle");
+  g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  for (guint i = 0; i < f->finished->len; i++)
+    g_assert_cmpint (mend_turn_get_state (finished (f, i)), ==, MEND_TURN_SUCCEEDED);
+}
+
+static void
+test_subagent_401_is_not_resumed (Fixture       *f,
+                                  gconstpointer  data)
+{
+  MendSubagent *s;
+
+  start_chat (f, 0, SUBAGENT_RULES ("401"));
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Start the survey in the background");
+  run_until (f, subagent_failed_and_settled, NULL, "the subagent to fail");
+
+  s = the_subagent (f);
+  g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_AUTH);
+  g_assert_null (mend_subagent_get_retry (s));
+  g_assert_cmpuint (count_records (f, "subagent_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (count_records (f, "subagent_retry", "fired"), ==, 0);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  /* The server's request count is read over loopback: no proxy settings. */
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/ClaudeCode/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("529-give-up-then-success-is-one-turn", test_529_give_up_then_success);
+  ADD ("five-give-ups-put-continue-at-the-head", test_five_give_ups_continue_at_head);
+  ADD ("401-is-one-attempt", test_401_one_attempt);
+  ADD ("stop-during-the-cli-retries-keeps-the-cli", test_stop_during_the_cli_retries);
+  ADD ("killed-mid-turn-resumes-the-session", test_killed_mid_turn_resumes_the_session);
+  ADD ("subagent-503-is-resumed-with-send-message", test_subagent_503_is_resumed);
+  ADD ("subagent-401-is-not-resumed", test_subagent_401_is_not_resumed);
+
+#undef ADD
+
+  return g_test_run ();
+}
