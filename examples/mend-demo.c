@@ -7,6 +7,8 @@
  * a follow-up waits in the queue, a turn that gives up so that "Continue the
  * current turn" heads the queue, a Stop during a wait, and a subagent that a
  * 503 failed, resumed through MendStreamObserver and a scripted agent.
+ * With --agent, the same story runs through the real Claude Code CLI
+ * (MendAgentProcess) against a model server of its own (mend-demo-agent.c).
  * Waits run on a clock N× faster than real time (--speed).
  */
 
@@ -18,6 +20,8 @@
 #include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
 #include <libmend.h>
+
+#include "mend-demo.h"
 
 /* A clock that runs @speed times faster than the real one: libmend's clock
  * is an extension point, and this is all a subclass needs. */
@@ -87,17 +91,15 @@ static char *opt_url;
 static char **opt_headers;
 static char *opt_policy;
 static char **opt_classify;
+static gboolean opt_agent;
+static char *opt_claude;
 
 static gboolean is_tty;
 static GMainLoop *loop;
 static MendRetryWait *countdown_wait;
 static guint countdown_id;
 
-static void
-say (const char *format,
-     ...) G_GNUC_PRINTF (1, 2);
-
-static void
+void
 say (const char *format,
      ...)
 {
@@ -151,7 +153,7 @@ stop_countdown (void)
   g_clear_object (&countdown_wait);
 }
 
-static void
+void
 show_wait (MendRetryWait *wait,
            const char    *who)
 {
@@ -247,13 +249,11 @@ script_replies (const Reply *replies,
 
 /* The chat and what it says */
 
-typedef struct
+double
+get_speed (void)
 {
-  MendChat *chat;
-  MendStreamObserver *observer;
-  guint turns_done;
-  guint turns_wanted;
-} Demo;
+  return opt_speed;
+}
 
 static void
 on_record (GObject    *source,
@@ -343,6 +343,14 @@ on_turn_finished (MendChat *chat,
   demo->turns_done++;
 }
 
+void
+connect_chat (Demo *demo)
+{
+  g_signal_connect (demo->chat, "turn-started", G_CALLBACK (on_turn_started), demo);
+  g_signal_connect (demo->chat, "turn-finished", G_CALLBACK (on_turn_finished), demo);
+  g_signal_connect (demo->chat, "record", G_CALLBACK (on_record), NULL);
+}
+
 /* Scenarios */
 
 typedef struct
@@ -352,7 +360,7 @@ typedef struct
   void (*run) (Demo *demo);
 } Scenario;
 
-static void
+void
 run_until_idle (Demo *demo)
 {
   while (mend_chat_get_turn (demo->chat) != NULL || mend_chat_get_external_turn (demo->chat))
@@ -610,6 +618,8 @@ main (int   argc,
     { "header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &opt_headers, "Add a header to every request (with --url), e.g. “x-api-key: …”", "NAME: VALUE" },
     { "policy", 'p', 0, G_OPTION_ARG_FILENAME, &opt_policy, "Load the turn policy from a JSON FILE", "FILE" },
     { "classify", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &opt_classify, "Show how an error TEXT is classified and the waits it implies (repeatable)", "TEXT" },
+    { "agent", 'a', 0, G_OPTION_ARG_NONE, &opt_agent, "Play the story with the real Claude Code CLI as the sender", NULL },
+    { "claude", 0, 0, G_OPTION_ARG_FILENAME, &opt_claude, "The claude program for --agent (default: $MEND_CLAUDE, else the one tools/setup.sh installed)", "PATH" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &prompts, NULL, "[PROMPT…]" },
     { NULL }
   };
@@ -628,6 +638,7 @@ main (int   argc,
     "  mend-demo                      play every scenario\n"
     "  mend-demo -s retry --speed 1   one scenario, waits in real time\n"
     "  mend-demo --json               the structured retry records only\n"
+    "  mend-demo --agent              the same story through the real Claude Code CLI\n"
     "  mend-demo -c 'API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}'\n"
     "  mend-demo --url https://api.anthropic.com/v1/messages \\\n"
     "            -H 'x-api-key: …' -H 'anthropic-version: 2023-06-01' 'Say hello'");
@@ -672,6 +683,26 @@ main (int   argc,
   clock = g_object_new (scaled_clock_get_type (), NULL);
   ((ScaledClock *) clock)->speed = opt_speed;
 
+  if (opt_agent)
+    {
+      const char *claude = opt_claude ? opt_claude : g_getenv ("MEND_CLAUDE");
+      int status;
+
+      if (claude == NULL || claude[0] == '\0')
+        claude = MEND_DEMO_CLAUDE;
+      if (!g_file_test (claude, G_FILE_TEST_IS_EXECUTABLE))
+        {
+          g_printerr ("mend-demo: no Claude Code CLI at %s: run tools/setup.sh, or give --claude PATH\n", claude);
+          return 1;
+        }
+      status = run_agent_demo (&demo, clock, claude, opt_scenario);
+      stop_countdown ();
+      g_main_loop_unref (loop);
+      g_free (opt_scenario);
+      g_free (opt_claude);
+      return status;
+    }
+
   if (opt_url == NULL)
     {
       GSList *uris;
@@ -703,9 +734,7 @@ main (int   argc,
                             "id", "demo",
                             NULL);
   demo.observer = mend_stream_observer_new (demo.chat);
-  g_signal_connect (demo.chat, "turn-started", G_CALLBACK (on_turn_started), &demo);
-  g_signal_connect (demo.chat, "turn-finished", G_CALLBACK (on_turn_finished), &demo);
-  g_signal_connect (demo.chat, "record", G_CALLBACK (on_record), NULL);
+  connect_chat (&demo);
 
   say ("libmend %s — a chat against %s; waits run %g× faster (--speed)",
        MEND_VERSION_S, opt_url ? opt_url : "a flaky model server on loopback", opt_speed);
