@@ -159,7 +159,6 @@ start_chat (Fixture    *f,
   mend_agent_process_set_chat (f->agent, f->chat);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
-  g_signal_connect (mend_chat_get_subagents (f->chat), "record", G_CALLBACK (on_record), f);
 }
 
 /* GSubprocess's child watch, in GLib's worker thread, lets go of the
@@ -193,7 +192,6 @@ fixture_tear_down (Fixture       *f,
       mend_agent_process_terminate (f->agent);
       g_assert_false (mend_agent_process_get_running (f->agent));
       g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_signal_handlers_disconnect_by_data (mend_chat_get_subagents (f->chat), f);
       g_assert_finalize_object (f->chat);
     }
 

@@ -54,7 +54,6 @@ fixture_set_up (Fixture       *f,
   f->records = g_ptr_array_new_with_free_func (g_free);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
-  g_signal_connect (mend_chat_get_subagents (f->chat), "record", G_CALLBACK (on_record), f);
 }
 
 static void
