@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-agent-process.h"
+#include "mend-agent-process-private.h"
 #include "mend-chat.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
@@ -66,27 +67,6 @@
  * [method@Mend.AgentProcess.terminate] or the object's end.
  */
 
-#define STDERR_READ_SIZE 4096
-
-/* One run of the agent: the subprocess and its streams. Async calls hold
- * a reference to it, not to the MendAgentProcess, so that dropping the
- * process object ends the run. */
-typedef struct
-{
-  gatomicrefcount    ref_count;
-  MendAgentProcess  *self;      /* NULL once the process object is gone */
-  GSubprocess       *subprocess;
-  GDataInputStream  *stdout_lines;
-  GInputStream      *stderr_stream;
-  GOutputStream     *stdin_stream;
-  GCancellable      *cancellable;
-  GQueue             writes;    /* GBytes */
-  GBytes            *writing;   /* being written */
-  gboolean           exited;
-  gboolean           resumed;   /* started on a session of before */
-  guint64            n_lines;
-} Child;
-
 struct _MendAgentProcess
 {
   GObject             parent_instance;
@@ -101,7 +81,8 @@ struct _MendAgentProcess
   guint               n_starts;
   guint               request_counter;
 
-  Child              *child;
+  MendAgentChild     *child;
+  gboolean            child_resumed;  /* started on a session of before */
   GByteArray         *stderr_tail;
 
   GTask              *task;      /* the attempt in flight */
@@ -144,31 +125,6 @@ set_str (char       **field,
   return TRUE;
 }
 
-static Child *
-child_ref (Child *child)
-{
-  g_atomic_ref_count_inc (&child->ref_count);
-  return child;
-}
-
-static void
-child_unref (Child *child)
-{
-  if (!g_atomic_ref_count_dec (&child->ref_count))
-    return;
-
-  g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
-  g_clear_pointer (&child->writing, g_bytes_unref);
-  g_clear_object (&child->subprocess);
-  g_clear_object (&child->stdout_lines);
-  g_clear_object (&child->stderr_stream);
-  g_clear_object (&child->stdin_stream);
-  g_clear_object (&child->cancellable);
-  g_free (child);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Child, child_unref)
-
 /* The attempt in flight */
 
 static void
@@ -208,51 +164,6 @@ finish_task (MendAgentProcess *self,
 }
 
 /* Writing to the agent */
-
-static void write_next (Child *child);
-
-static void
-on_written (GObject      *source,
-            GAsyncResult *result,
-            gpointer      user_data)
-{
-  g_autoptr(Child) child = user_data;
-  g_autoptr(GError) error = NULL;
-
-  g_clear_pointer (&child->writing, g_bytes_unref);
-  if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
-    {
-      /* The agent is gone; its exit is handled where its output ends. */
-      g_debug ("Could not write to the agent: %s", error->message);
-      g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
-      return;
-    }
-
-  write_next (child);
-}
-
-static void
-write_next (Child *child)
-{
-  if (child->writing != NULL || g_queue_is_empty (&child->writes))
-    return;
-
-  /* Kept until the write is done: the stream reads from it. */
-  child->writing = g_queue_pop_head (&child->writes);
-  g_output_stream_write_all_async (child->stdin_stream,
-                                   g_bytes_get_data (child->writing, NULL),
-                                   g_bytes_get_size (child->writing),
-                                   G_PRIORITY_DEFAULT, child->cancellable,
-                                   on_written, child_ref (child));
-}
-
-static void
-write_line (Child  *child,
-            GBytes *line)
-{
-  g_queue_push_tail (&child->writes, g_bytes_ref (line));
-  write_next (child);
-}
 
 static GBytes *
 json_line (JsonNode *node)
@@ -330,14 +241,16 @@ stderr_text (MendAgentProcess *self)
   return valid[0] != '\0' ? mend_redact_secrets (valid, -1) : NULL;
 }
 
+/* The agent is gone, or is made to go: the attempt in flight fails as a
+ * dropped connection. */
 static void
-child_exited (MendAgentProcess *self,
-              Child            *child)
+child_ended (MendAgentProcess *self)
 {
+  MendAgentChild *child = g_steal_pointer (&self->child);
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
 
-  if (self->child != child)
+  if (child == NULL)
     return;
 
   g_object_ref (self);
@@ -346,7 +259,7 @@ child_exited (MendAgentProcess *self,
    * up its session (Claude Code writes its transcript a moment after a
    * turn starts, so a crash right at the start leaves none): the next
    * start begins a new one rather than fail the same way again. */
-  if (child->resumed && child->n_lines == 0)
+  if (self->child_resumed && mend_agent_child_get_n_lines (child) == 0)
     mend_agent_process_set_session_id (self, NULL);
 
   text = stderr_text (self);
@@ -357,9 +270,7 @@ child_exited (MendAgentProcess *self,
     error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
                                  _("The agent exited before the turn's result"));
 
-  child->self = NULL;
-  g_cancellable_cancel (child->cancellable);
-  g_clear_pointer (&self->child, child_unref);
+  mend_agent_child_close (child);
   g_clear_pointer (&self->held, g_bytes_unref);
   self->skip_results = 0;
 
@@ -423,7 +334,7 @@ handle_line (MendAgentProcess *self,
             {
               g_autoptr(GBytes) held = g_steal_pointer (&self->held);
 
-              write_line (self->child, held);
+              mend_agent_child_write (self->child, held);
             }
           return;
         }
@@ -433,167 +344,74 @@ handle_line (MendAgentProcess *self,
     mend_stream_observer_feed_line (self->observer, line, length);
 }
 
-static void read_next_line (Child *child);
-
 static void
-on_line (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
+on_child_line (MendAgentChild *child,
+               const char     *line,
+               gsize           length,
+               gpointer        user_data)
 {
-  g_autoptr(Child) child = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
-  gsize length = 0;
+  MendAgentProcess *self = user_data;
 
-  line = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
-  if (child->self == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  if (line == NULL)
-    {
-      /* The end of the output, or a read error: either way the agent
-       * cannot answer any more. */
-      if (error != NULL)
-        g_debug ("Could not read the agent's output: %s", error->message);
-      child->exited = TRUE;
-      child_exited (child->self, child);
-      return;
-    }
-
-  child->n_lines++;
-  g_object_ref (child->self);
-  handle_line (child->self, line, length);
-  if (child->self != NULL)
-    {
-      MendAgentProcess *self = child->self;
-
-      if (self->child == child)
-        read_next_line (child);
-      g_object_unref (self);
-    }
+  g_object_ref (self);
+  handle_line (self, line, length);
+  g_object_unref (self);
 }
 
 static void
-read_next_line (Child *child)
+on_child_error (MendAgentChild *child,
+                const guint8   *data,
+                gsize           size,
+                gpointer        user_data)
 {
-  g_data_input_stream_read_line_async (child->stdout_lines, G_PRIORITY_DEFAULT,
-                                       child->cancellable, on_line, child_ref (child));
-}
-
-static void read_stderr (Child *child);
-
-static void
-on_stderr (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
-{
-  g_autoptr(Child) child = user_data;
-  g_autoptr(GBytes) bytes = NULL;
-  MendAgentProcess *self = child->self;
-  gsize size;
-
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0 || self == NULL)
-    return;
+  MendAgentProcess *self = user_data;
 
   /* Keep the last bytes only. */
-  size = g_bytes_get_size (bytes);
-  g_byte_array_append (self->stderr_tail, g_bytes_get_data (bytes, NULL), size);
+  g_byte_array_append (self->stderr_tail, data, size);
   if (self->stderr_tail->len > MEND_AGENT_PROCESS_STDERR_MAX_BYTES)
     g_byte_array_remove_range (self->stderr_tail, 0,
                                self->stderr_tail->len - MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
-
-  read_stderr (child);
 }
 
 static void
-read_stderr (Child *child)
+on_child_ended (MendAgentChild *child,
+                gpointer        user_data)
 {
-  g_input_stream_read_bytes_async (child->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
-                                   child->cancellable, on_stderr, child_ref (child));
+  child_ended (user_data);
 }
 
-static void
-on_wait (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  g_autoptr(Child) child = user_data;
-
-  /* Reaps the child; its end is seen where its output ends. */
-  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
-}
+static const MendAgentChildCallbacks child_callbacks = {
+  on_child_line,
+  on_child_error,
+  on_child_ended,
+};
 
 static gboolean
 start_child (MendAgentProcess  *self,
              GError           **error)
 {
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  Child *child;
-  GSubprocess *subprocess;
 
   for (guint i = 0; self->argv[i] != NULL; i++)
     g_ptr_array_add (argv, self->argv[i]);
-  if (self->session_id != NULL && self->resume_option != NULL)
+  self->child_resumed = self->session_id != NULL && self->resume_option != NULL;
+  if (self->child_resumed)
     {
       g_ptr_array_add (argv, self->resume_option);
       g_ptr_array_add (argv, self->session_id);
     }
   g_ptr_array_add (argv, NULL);
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  if (self->environ_ != NULL)
-    g_subprocess_launcher_set_environ (launcher, self->environ_);
-  if (self->cwd != NULL)
-    g_subprocess_launcher_set_cwd (launcher, self->cwd);
-
-  subprocess = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
-  if (subprocess == NULL)
+  self->child = mend_agent_child_spawn ((const char * const *) argv->pdata,
+                                        (const char * const *) self->environ_,
+                                        self->cwd, &child_callbacks, self, error);
+  if (self->child == NULL)
     return FALSE;
 
-  child = g_new0 (Child, 1);
-  g_atomic_ref_count_init (&child->ref_count);
-  child->self = self;
-  child->subprocess = subprocess;
-  child->cancellable = g_cancellable_new ();
-  child->stdin_stream = g_object_ref (g_subprocess_get_stdin_pipe (subprocess));
-  child->stdout_lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (subprocess));
-  child->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));
-  g_queue_init (&child->writes);
-
-  child->resumed = self->session_id != NULL && self->resume_option != NULL;
-  self->child = child;
   self->n_starts++;
   g_byte_array_set_size (self->stderr_tail, 0);
-
-  read_next_line (child);
-  read_stderr (child);
-  g_subprocess_wait_async (subprocess, child->cancellable, on_wait, child_ref (child));
-
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_STARTS]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
   return TRUE;
-}
-
-/* Ends the run: the child is killed and forgotten. */
-static void
-stop_child (MendAgentProcess *self)
-{
-  Child *child = g_steal_pointer (&self->child);
-
-  if (child == NULL)
-    return;
-
-  child->self = NULL;
-  g_cancellable_cancel (child->cancellable);
-  if (!child->exited)
-    g_subprocess_force_exit (child->subprocess);
-  /* Closing stdin lets a child that ignores the kill see its input end. */
-  g_output_stream_close (child->stdin_stream, NULL, NULL);
-  child_unref (child);
 }
 
 /* The observer ends the attempt */
@@ -635,7 +453,7 @@ interrupt_task (MendAgentProcess *self)
       g_autoptr(GBytes) request = interrupt_request (self);
 
       self->skip_results++;
-      write_line (self->child, request);
+      mend_agent_child_write (self->child, request);
     }
 
   finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
@@ -707,7 +525,7 @@ mend_agent_process_send_async (MendSender          *sender,
       self->held = g_steal_pointer (&line);
     }
   else
-    write_line (self->child, line);
+    mend_agent_child_write (self->child, line);
 }
 
 static MendFailure *
@@ -751,7 +569,8 @@ mend_agent_process_dispose (GObject *object)
   if (self->task != NULL)
     finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
                                                   _("The agent process was closed")));
-  stop_child (self);
+  if (self->child != NULL)
+    mend_agent_child_close (g_steal_pointer (&self->child));
   g_clear_pointer (&self->held, g_bytes_unref);
 
   if (self->chat != NULL)
@@ -1319,10 +1138,7 @@ mend_agent_process_get_identifier (MendAgentProcess *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
 
-  if (self->child == NULL || self->child->exited)
-    return NULL;
-
-  return g_subprocess_get_identifier (self->child->subprocess);
+  return self->child ? mend_agent_child_get_identifier (self->child) : NULL;
 }
 
 /**
@@ -1370,18 +1186,7 @@ mend_agent_process_dup_stderr (MendAgentProcess *self)
 void
 mend_agent_process_terminate (MendAgentProcess *self)
 {
-  Child *child;
-
   g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
 
-  if (self->child == NULL)
-    return;
-
-  child = child_ref (self->child);
-  if (!child->exited)
-    g_subprocess_force_exit (child->subprocess);
-  child->exited = TRUE;
-  child_exited (self, child);
-  child->self = NULL;
-  child_unref (child);
+  child_ended (self);
 }

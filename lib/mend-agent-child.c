@@ -1,0 +1,245 @@
+/* mend-agent-child.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "mend-agent-process-private.h"
+
+#define STDERR_READ_SIZE 4096
+
+struct _MendAgentChild
+{
+  gatomicrefcount                ref_count;
+  const MendAgentChildCallbacks *callbacks;
+  gpointer                       user_data;   /* NULL once closed */
+  GSubprocess                   *subprocess;
+  GDataInputStream              *stdout_lines;
+  GInputStream                  *stderr_stream;
+  GOutputStream                 *stdin_stream;
+  GCancellable                  *cancellable;
+  GQueue                         writes;      /* GBytes */
+  GBytes                        *writing;     /* kept while the stream reads it */
+  gboolean                       ended;
+  guint64                        n_lines;
+};
+
+static MendAgentChild *
+child_ref (MendAgentChild *child)
+{
+  g_atomic_ref_count_inc (&child->ref_count);
+  return child;
+}
+
+static void
+child_unref (MendAgentChild *child)
+{
+  if (!g_atomic_ref_count_dec (&child->ref_count))
+    return;
+
+  g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
+  g_clear_pointer (&child->writing, g_bytes_unref);
+  g_clear_object (&child->subprocess);
+  g_clear_object (&child->stdout_lines);
+  g_clear_object (&child->stderr_stream);
+  g_clear_object (&child->stdin_stream);
+  g_clear_object (&child->cancellable);
+  g_free (child);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAgentChild, child_unref)
+
+/* Writing */
+
+static void write_next (MendAgentChild *child);
+
+static void
+on_written (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(MendAgentChild) child = user_data;
+  g_autoptr(GError) error = NULL;
+
+  g_clear_pointer (&child->writing, g_bytes_unref);
+  if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
+    {
+      /* The agent is gone; that is seen where its output ends. */
+      g_debug ("Could not write to the agent: %s", error->message);
+      g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
+      return;
+    }
+
+  write_next (child);
+}
+
+static void
+write_next (MendAgentChild *child)
+{
+  if (child->writing != NULL || g_queue_is_empty (&child->writes))
+    return;
+
+  child->writing = g_queue_pop_head (&child->writes);
+  g_output_stream_write_all_async (child->stdin_stream,
+                                   g_bytes_get_data (child->writing, NULL),
+                                   g_bytes_get_size (child->writing),
+                                   G_PRIORITY_DEFAULT, child->cancellable,
+                                   on_written, child_ref (child));
+}
+
+void
+mend_agent_child_write (MendAgentChild *child,
+                        GBytes         *bytes)
+{
+  g_queue_push_tail (&child->writes, g_bytes_ref (bytes));
+  write_next (child);
+}
+
+/* Reading */
+
+static void read_next_line (MendAgentChild *child);
+
+static void
+on_line (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(MendAgentChild) child = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  gsize length = 0;
+
+  line = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
+  if (child->user_data == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  if (line == NULL)
+    {
+      /* The end of the output, or a read error: the agent cannot answer
+       * any more either way. */
+      if (error != NULL)
+        g_debug ("Could not read the agent's output: %s", error->message);
+      child->ended = TRUE;
+      child->callbacks->ended (child, child->user_data);
+      return;
+    }
+
+  child->n_lines++;
+  child->callbacks->line (child, line, length, child->user_data);
+  if (child->user_data != NULL)
+    read_next_line (child);
+}
+
+static void
+read_next_line (MendAgentChild *child)
+{
+  g_data_input_stream_read_line_async (child->stdout_lines, G_PRIORITY_DEFAULT,
+                                       child->cancellable, on_line, child_ref (child));
+}
+
+static void read_stderr (MendAgentChild *child);
+
+static void
+on_stderr (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  g_autoptr(MendAgentChild) child = user_data;
+  g_autoptr(GBytes) bytes = NULL;
+
+  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
+  if (bytes == NULL || g_bytes_get_size (bytes) == 0 || child->user_data == NULL)
+    return;
+
+  child->callbacks->error (child, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
+                           child->user_data);
+  read_stderr (child);
+}
+
+static void
+read_stderr (MendAgentChild *child)
+{
+  g_input_stream_read_bytes_async (child->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
+                                   child->cancellable, on_stderr, child_ref (child));
+}
+
+static void
+on_wait (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(MendAgentChild) child = user_data;
+
+  /* Reaps the child; its end is seen where its output ends. */
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+}
+
+MendAgentChild *
+mend_agent_child_spawn (const char * const            *argv,
+                        const char * const            *envp,
+                        const char                    *cwd,
+                        const MendAgentChildCallbacks *callbacks,
+                        gpointer                       user_data,
+                        GError                       **error)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  MendAgentChild *child;
+  GSubprocess *subprocess;
+
+  g_assert (user_data != NULL);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  if (envp != NULL)
+    g_subprocess_launcher_set_environ (launcher, (char **) envp);
+  if (cwd != NULL)
+    g_subprocess_launcher_set_cwd (launcher, cwd);
+
+  subprocess = g_subprocess_launcher_spawnv (launcher, argv, error);
+  if (subprocess == NULL)
+    return NULL;
+
+  child = g_new0 (MendAgentChild, 1);
+  g_atomic_ref_count_init (&child->ref_count);
+  child->callbacks = callbacks;
+  child->user_data = user_data;
+  child->subprocess = subprocess;
+  child->cancellable = g_cancellable_new ();
+  child->stdin_stream = g_object_ref (g_subprocess_get_stdin_pipe (subprocess));
+  child->stdout_lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (subprocess));
+  child->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));
+  g_queue_init (&child->writes);
+
+  read_next_line (child);
+  read_stderr (child);
+  g_subprocess_wait_async (subprocess, child->cancellable, on_wait, child_ref (child));
+
+  return child;
+}
+
+const char *
+mend_agent_child_get_identifier (MendAgentChild *child)
+{
+  return child->ended ? NULL : g_subprocess_get_identifier (child->subprocess);
+}
+
+guint64
+mend_agent_child_get_n_lines (MendAgentChild *child)
+{
+  return child->n_lines;
+}
+
+/* Kills the agent, detaches the owner and drops the owner's reference;
+ * the async calls in flight end, cancelled, and drop theirs. */
+void
+mend_agent_child_close (MendAgentChild *child)
+{
+  child->user_data = NULL;
+  g_cancellable_cancel (child->cancellable);
+  g_subprocess_force_exit (child->subprocess);
+  /* A child that ignores the kill still sees its input end. */
+  g_output_stream_close (child->stdin_stream, NULL, NULL);
+  child_unref (child);
+}
