@@ -175,6 +175,15 @@ show_wait (MendRetryWait *wait,
     say ("  %s%s%s", who, *who ? " " : "", text);
 }
 
+/* The first @n characters of @text: g_utf8_substring () must not be asked
+ * for more than there are. */
+static char *
+head_of (const char *text,
+         glong       n)
+{
+  return g_utf8_substring (text, 0, MIN (n, g_utf8_strlen (text, -1)));
+}
+
 static char *
 queue_line (MendChat *chat)
 {
@@ -184,7 +193,7 @@ queue_line (MendChat *chat)
   for (guint i = 0; i < g_list_model_get_n_items (queue); i++)
     {
       g_autoptr(MendQueueItem) item = g_list_model_get_item (queue, i);
-      g_autofree char *text = g_utf8_substring (mend_queue_item_get_text (item), 0, 40);
+      g_autofree char *text = head_of (mend_queue_item_get_text (item), 40);
 
       g_string_append_printf (out, "%s“%s”", i ? ", " : "", text);
     }
@@ -307,7 +316,7 @@ on_turn_started (MendChat *chat,
                  Demo     *demo)
 {
   g_autofree char *queue = queue_line (chat);
-  g_autofree char *prompt = g_utf8_substring (mend_turn_get_prompt (turn), 0, 72);
+  g_autofree char *prompt = head_of (mend_turn_get_prompt (turn), 72);
   const char *provenance = mend_turn_get_provenance (turn);
 
   say ("→ %s%s", prompt, g_utf8_strlen (mend_turn_get_prompt (turn), -1) > 72 ? "…" : "");
