@@ -33,4 +33,11 @@ void mend_stream_observer_end_of_output    (MendStreamObserver            *self)
  * observer when the chat goes. */
 void mend_stream_observer_hold_chat_weakly (MendStreamObserver        *self);
 
+/* For the watch (mend-stream-observer-watch.c). */
+void     mend_stream_observer_skip_line    (MendStreamObserver *self,
+                                            const guint8       *start,
+                                            gsize               length);
+gboolean mend_stream_observer_set_watching (MendStreamObserver *self,
+                                            gboolean            watching);
+
 G_END_DECLS
