@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include "mend-agent-process-private.h"
 
 #define STDERR_READ_SIZE 4096
@@ -17,13 +19,19 @@ struct _MendAgentChild
   GSubprocess                   *subprocess;
   GDataInputStream              *stdout_lines;
   GInputStream                  *stderr_stream;
+  GSource                       *stderr_source;
   GOutputStream                 *stdin_stream;
   GCancellable                  *cancellable;
   GQueue                         writes;      /* GBytes */
   GBytes                        *writing;     /* kept while the stream reads it */
+  gboolean                       stdout_done;
+  gboolean                       stderr_done;
+  gboolean                       exited;
   gboolean                       ended;
   guint64                        n_lines;
 };
+
+static void maybe_end (MendAgentChild *child);
 
 static MendAgentChild *
 child_ref (MendAgentChild *child)
@@ -40,6 +48,7 @@ child_unref (MendAgentChild *child)
 
   g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
   g_clear_pointer (&child->writing, g_bytes_unref);
+  g_clear_pointer (&child->stderr_source, g_source_unref);
   g_clear_object (&child->subprocess);
   g_clear_object (&child->stdout_lines);
   g_clear_object (&child->stderr_stream);
@@ -120,8 +129,8 @@ on_line (GObject      *source,
        * any more either way. */
       if (error != NULL)
         g_debug ("Could not read the agent's output: %s", error->message);
-      child->ended = TRUE;
-      child->callbacks->ended (child, child->user_data);
+      child->stdout_done = TRUE;
+      maybe_end (child);
       return;
     }
 
@@ -138,30 +147,43 @@ read_next_line (MendAgentChild *child)
                                        child->cancellable, on_line, child_ref (child));
 }
 
-static void read_stderr (MendAgentChild *child);
-
-static void
-on_stderr (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
-{
-  g_autoptr(MendAgentChild) child = user_data;
-  g_autoptr(GBytes) bytes = NULL;
-
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0 || child->user_data == NULL)
-    return;
-
-  child->callbacks->error (child, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
-                           child->user_data);
-  read_stderr (child);
-}
-
-static void
+/* Standard error is read without an operation pending, so that what the
+ * agent wrote just before it exited can be drained at once. */
+static gboolean
 read_stderr (MendAgentChild *child)
 {
-  g_input_stream_read_bytes_async (child->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
-                                   child->cancellable, on_stderr, child_ref (child));
+  GPollableInputStream *stream = G_POLLABLE_INPUT_STREAM (child->stderr_stream);
+  guint8 buffer[STDERR_READ_SIZE];
+
+  while (!child->stderr_done && child->user_data != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      gssize n = g_pollable_input_stream_read_nonblocking (stream, buffer, sizeof buffer, NULL, &error);
+
+      if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        return G_SOURCE_CONTINUE;
+      if (n <= 0)
+        {
+          child->stderr_done = TRUE;
+          break;
+        }
+      child->callbacks->error (child, buffer, (gsize) n, child->user_data);
+    }
+
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_stderr_ready (GObject  *stream,
+                 gpointer  user_data)
+{
+  MendAgentChild *child = user_data;
+
+  if (read_stderr (child) == G_SOURCE_CONTINUE)
+    return G_SOURCE_CONTINUE;
+
+  maybe_end (child);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -171,8 +193,27 @@ on_wait (GObject      *source,
 {
   g_autoptr(MendAgentChild) child = user_data;
 
-  /* Reaps the child; its end is seen where its output ends. */
-  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  if (!g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL) || child->user_data == NULL)
+    return;
+
+  child->exited = TRUE;
+  maybe_end (child);
+}
+
+/* The agent is gone once its output ended and either its standard error
+ * ended too or it exited (then what it wrote there is all in the pipe; a
+ * process it left behind may hold the pipe open for long). */
+static void
+maybe_end (MendAgentChild *child)
+{
+  if (child->ended || child->user_data == NULL || !child->stdout_done)
+    return;
+  if (!child->stderr_done && !child->exited)
+    return;
+
+  read_stderr (child);
+  child->ended = TRUE;
+  child->callbacks->ended (child, child->user_data);
 }
 
 MendAgentChild *
@@ -213,7 +254,11 @@ mend_agent_child_spawn (const char * const            *argv,
   g_queue_init (&child->writes);
 
   read_next_line (child);
-  read_stderr (child);
+  child->stderr_source = g_pollable_input_stream_create_source (G_POLLABLE_INPUT_STREAM (child->stderr_stream),
+                                                                child->cancellable);
+  g_source_set_callback (child->stderr_source, G_SOURCE_FUNC (on_stderr_ready),
+                         child_ref (child), (GDestroyNotify) child_unref);
+  g_source_attach (child->stderr_source, g_main_context_get_thread_default ());
   g_subprocess_wait_async (subprocess, child->cancellable, on_wait, child_ref (child));
 
   return child;
@@ -237,6 +282,7 @@ void
 mend_agent_child_close (MendAgentChild *child)
 {
   child->user_data = NULL;
+  g_source_destroy (child->stderr_source);
   g_cancellable_cancel (child->cancellable);
   g_subprocess_force_exit (child->subprocess);
   /* A child that ignores the kill still sees its input end. */

@@ -1,0 +1,265 @@
+/* test-agent-process.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendAgentProcess with small agents of the test's own making (a shell
+ * line, the fake Claude Code in fake-agent.py): what a dying agent leaves
+ * in the failure, the bounds on its standard error, an agent that cannot
+ * start. The real CLI is in test-claude-code.c.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <libmend.h>
+
+#define WALL_START 1764500000000000
+
+typedef struct
+{
+  MendClock        *clock;
+  MendChat         *chat;
+  MendAgentProcess *agent;
+  GPtrArray        *finished;   /* MendTurn, owned */
+} Fixture;
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  f->clock = mend_manual_clock_new (WALL_START);
+  f->finished = g_ptr_array_new ();
+}
+
+static void
+start_chat (Fixture            *f,
+            const char * const *argv)
+{
+  f->agent = mend_agent_process_new (argv);
+  f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "sender", f->agent, NULL);
+  mend_agent_process_set_chat (f->agent, f->chat);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  if (f->chat != NULL)
+    {
+      mend_chat_close (f->chat);
+      mend_agent_process_terminate (f->agent);
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+      g_assert_finalize_object (f->chat);
+    }
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  for (guint i = 0; i < f->finished->len; i++)
+    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_unref (f->finished);
+  if (f->agent != NULL)
+    g_assert_finalize_object (f->agent);
+  g_assert_finalize_object (f->clock);
+}
+
+/* Runs the loop until the turn leaves RUNNING, with a watchdog. */
+static void
+run_attempt (Fixture  *f,
+             MendTurn *turn)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+}
+
+static MendTurn *
+submit (Fixture    *f,
+        const char *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
+  g_assert_no_error (error);
+  return mend_chat_get_turn (f->chat);
+}
+
+/* The agent dies at its first prompt, saying why on stderr: the attempt
+ * fails as a dropped connection, with those words. */
+static void
+test_dying_agent_fails_the_attempt_with_its_stderr (Fixture       *f,
+                                                    gconstpointer  data)
+{
+  const char *argv[] = { "/bin/sh", "-c", "read line; echo 'fatal: the model is gone' >&2; exit 3", NULL };
+  MendTurn *turn;
+  MendFailure *failure;
+
+  start_chat (f, argv);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  failure = mend_turn_get_last_failure (turn);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TRANSPORT);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "fatal: the model is gone"));
+  g_assert_false (mend_agent_process_get_running (f->agent));
+  g_assert_null (mend_agent_process_get_identifier (f->agent));
+
+  /* The retry starts the agent again. */
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 2);
+  mend_chat_stop (f->chat);
+}
+
+/* Standard error is kept to its last bytes, and credentials in it are not
+ * repeated. */
+static void
+test_stderr_is_bounded_and_redacted (Fixture       *f,
+                                     gconstpointer  data)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "read line; i=0; while [ $i -lt 2000 ]; do echo 'noise noise noise noise noise' >&2; i=$((i+1)); done; "
+    "echo 'key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 refused' >&2; exit 1",
+    NULL
+  };
+  g_autofree char *text = NULL;
+  MendTurn *turn;
+
+  start_chat (f, argv);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  text = mend_agent_process_dup_stderr (f->agent);
+  g_assert_nonnull (text);
+  g_assert_cmpuint (strlen (text), <=, MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
+  g_assert_nonnull (strstr (text, "refused"));
+  g_assert_null (strstr (text, "abcdefghijklmnopqrstuvwxyz0123456789"));
+  g_assert_null (strstr (mend_failure_get_message (mend_turn_get_last_failure (turn)),
+                         "abcdefghijklmnopqrstuvwxyz0123456789"));
+  mend_chat_stop (f->chat);
+}
+
+/* A program that does not exist cannot be made to work by retrying. */
+static void
+test_missing_program_gives_up (Fixture       *f,
+                               gconstpointer  data)
+{
+  const char *argv[] = { "/nonexistent/claude", "-p", NULL };
+  MendTurn *turn;
+
+  start_chat (f, argv);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 0);
+}
+
+/* The fake Claude Code answers in stream-json: the result ends the
+ * attempt, the session id is kept, and a second turn goes to the same
+ * process. */
+static void
+test_fake_agent_turns_share_a_process (Fixture       *f,
+                                       gconstpointer  data)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-agent.py", "turn-529", NULL };
+  MendTurn *turn;
+
+  start_chat (f, argv);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+  /* The fake's first attempt meets a 529. */
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpuint (mend_failure_get_status (mend_turn_get_last_failure (turn)), ==, 529);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_nonnull (mend_agent_process_get_session_id (f->agent));
+
+  turn = submit (f, "Then update the changelog");
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_true (mend_agent_process_get_running (f->agent));
+}
+
+static void
+test_without_a_chat_nothing_runs (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_autoptr(MendChat) chat = NULL;
+  const char *argv[] = { "/bin/cat", NULL };
+  MendTurn *turn;
+
+  f->agent = mend_agent_process_new (argv);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "sender", f->agent, NULL);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = mend_chat_get_turn (chat);
+  g_assert_nonnull (turn);
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), !=, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 0);
+  mend_chat_close (chat);
+  g_signal_handlers_disconnect_by_data (chat, f);
+  g_assert_finalize_object (g_steal_pointer (&chat));
+}
+
+static void
+test_claude_code_preset (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(MendAgentProcess) agent = mend_agent_process_new_claude_code (NULL);
+  const char * const *argv = mend_agent_process_get_argv (agent);
+  g_autofree char *joined = g_strjoinv (" ", (char **) argv);
+
+  g_assert_cmpstr (joined, ==, "claude -p --input-format stream-json --output-format stream-json --verbose");
+  g_assert_cmpstr (mend_agent_process_get_resume_option (agent), ==, "--resume");
+  g_assert_null (mend_agent_process_get_environ (agent));
+  g_assert_false (mend_agent_process_get_running (agent));
+
+  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "2");
+  g_assert_cmpstr (g_environ_getenv ((char **) mend_agent_process_get_environ (agent),
+                                     "CLAUDE_CODE_MAX_RETRIES"), ==, "2");
+  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", NULL);
+  g_assert_null (g_environ_getenv ((char **) mend_agent_process_get_environ (agent),
+                                   "CLAUDE_CODE_MAX_RETRIES"));
+  g_assert_finalize_object (g_steal_pointer (&agent));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/AgentProcess/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("dying-agent-fails-the-attempt-with-its-stderr", test_dying_agent_fails_the_attempt_with_its_stderr);
+  ADD ("stderr-is-bounded-and-redacted", test_stderr_is_bounded_and_redacted);
+  ADD ("missing-program-gives-up", test_missing_program_gives_up);
+  ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
+  ADD ("without-a-chat-nothing-runs", test_without_a_chat_nothing_runs);
+  ADD ("claude-code-preset", test_claude_code_preset);
+
+#undef ADD
+
+  return g_test_run ();
+}
