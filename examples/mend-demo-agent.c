@@ -418,6 +418,27 @@ agent_subagent (Demo *demo)
     g_signal_handler_disconnect (retry, ids[i]);
 }
 
+/* The private home, with the CLI's settings and transcripts, goes at the end. */
+static void
+remove_tree (GFile *file)
+{
+  g_autoptr(GFileEnumerator) children =
+    g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                               G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  GFileInfo *info;
+  GFile *child;
+
+  while (children != NULL &&
+         g_file_enumerator_iterate (children, &info, &child, NULL, NULL) && info != NULL)
+    {
+      if (g_file_info_get_file_type (info) == G_FILE_TYPE_DIRECTORY)
+        remove_tree (child);
+      else
+        g_file_delete (child, NULL, NULL);
+    }
+  g_file_delete (file, NULL, NULL);
+}
+
 int
 run_agent_demo (Demo       *demo,
                 MendClock  *clock,
@@ -460,6 +481,7 @@ run_agent_demo (Demo       *demo,
   mend_agent_process_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
   mend_agent_process_setenv (agent, "PATH", g_getenv ("PATH"));
   mend_agent_process_setenv (agent, "HOME", home);
+  mend_agent_process_setenv (agent, "TMPDIR", home);
   mend_agent_process_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
   mend_agent_process_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-demo-not-a-key");
   mend_agent_process_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
@@ -494,5 +516,10 @@ run_agent_demo (Demo       *demo,
   mend_chat_close (demo->chat);
   mend_agent_process_terminate (agent);
   g_clear_object (&demo->chat);
+  {
+    g_autoptr(GFile) file = g_file_new_for_path (home);
+
+    remove_tree (file);
+  }
   return found ? 0 : 2;
 }

@@ -187,6 +187,7 @@ finish (MendTurn      *self,
    * handlers, which may try to end the turn again. */
   self->state = state;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+  mend_turn_set_agent_status (self, NULL);
 
   clear_wait (self);
   if (state == MEND_TURN_STOPPED && self->attempt_cancellable != NULL)

@@ -17,6 +17,7 @@
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,12 @@ SCENARIOS = {
                     "input": {"command": "sleep 1; echo checked", "description": "Run the slow check",
                               "run_in_background": True}}},
     ], ["Run the slow check in the background"], 4),
+    # "STOP:" sends the prompt, then interrupts the CLI's turn (the stream-json
+    # control request) once it retries on its own.
+    "stop-during-retries": (10, [
+        {"match": "Draft the postmortem", "times": 0, "answer": {"kind": "text", "text": "Drafted."}},
+        status(529, match="Summarize the incident"),
+    ], ["STOP:Summarize the incident", "Draft the postmortem"], 0),
     "subagent-401": (0, [
         {"match": "Start the survey", "times": 1,
          "answer": {"kind": "task", "description": "Survey the tree", "prompt": TASK_PROMPT}},
@@ -89,6 +96,7 @@ def run(name, max_retries, rules, prompts, linger):
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": home,
+        "TMPDIR": home,
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:" + port,
         "ANTHROPIC_API_KEY": "sk-ant-dummy",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -126,8 +134,16 @@ def run(name, max_retries, rules, prompts, linger):
             # that hands the notification to the model.
             read_until(lambda o: o.get("type") == "result" and o.get("origin"), 30)
             continue
+        stop = prompt.startswith("STOP:")
+        if stop:
+            prompt = prompt[len("STOP:"):]
         cli.stdin.write(user_line(prompt).encode())
         cli.stdin.flush()
+        if stop:
+            read_until(lambda o: o.get("subtype") == "api_retry", 30)
+            cli.stdin.write((json.dumps({"type": "control_request", "request_id": "stop-1",
+                                         "request": {"subtype": "interrupt"}}) + "\n").encode())
+            cli.stdin.flush()
         read_until(lambda o: o.get("type") == "result", 60)
     if linger:
         read_until(lambda o: False, linger)
@@ -137,6 +153,7 @@ def run(name, max_retries, rules, prompts, linger):
     server.stdin.close()
     server.wait(5)
     os.unlink(script)
+    shutil.rmtree(home, ignore_errors=True)
     return lines
 
 

@@ -143,6 +143,7 @@ start_chat (Fixture    *f,
     "LANG=C.UTF-8", NULL });
   mend_agent_process_setenv (f->agent, "PATH", g_getenv ("PATH"));
   mend_agent_process_setenv (f->agent, "HOME", home);
+  mend_agent_process_setenv (f->agent, "TMPDIR", home);
   mend_agent_process_setenv (f->agent, "ANTHROPIC_BASE_URL", base_url);
   mend_agent_process_setenv (f->agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
   mend_agent_process_setenv (f->agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");

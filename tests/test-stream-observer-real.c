@@ -518,6 +518,38 @@ test_own_turn_result_does_not_end_the_app_turn (Fixture       *f,
   mend_chat_stop (f->chat);
 }
 
+/* Stop while the CLI retries: the interrupted turn's result
+ * (error_during_execution, terminal_reason aborted_streaming) comes after
+ * the Stop and changes nothing; the next turn is the next result's. */
+static void
+test_result_after_stop_changes_nothing (Fixture       *f,
+                                        gconstpointer  data)
+{
+  MendTurn *turn = submit (f, "Summarize the incident");
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (f->chat, "Draft the postmortem", NULL, &error));
+  load (f, "stop-during-retries");
+  g_assert_true (feed_until (f, "\"api_retry\""));
+  g_assert_nonnull (mend_turn_get_agent_status (turn));
+  mend_chat_stop (f->chat);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+  g_assert_null (mend_turn_get_agent_status (turn));
+
+  g_assert_true (feed_until (f, "\"aborted_streaming\""));
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  g_assert_cmpuint (f->finished->len, ==, 1);
+  g_assert_false (mend_chat_get_external_turn (f->chat));
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 1);
+
+  mend_chat_send_next (f->chat);
+  g_assert_true (feed_until (f, NULL));
+  g_assert_cmpuint (f->finished->len, ==, 2);
+  g_assert_cmpstr (mend_turn_get_prompt (last_finished (f)), ==, "Draft the postmortem");
+  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
+}
+
 /* error_during_execution with is_error false and the errors listed: the
  * shape the issue describes for CLI 2.1.328; its text decides. */
 static void
@@ -686,6 +718,7 @@ main (int   argc,
   ADD ("real/failure-in-one-line-is-found-by-either-id", test_failure_in_one_line_is_found);
   ADD ("real/background-bash-is-not-a-subagent", test_background_bash_is_not_a_subagent);
   ADD ("real/own-turn-result-does-not-end-the-app-turn", test_own_turn_result_does_not_end_the_app_turn);
+  ADD ("real/result-after-stop-changes-nothing", test_result_after_stop_changes_nothing);
   ADD ("errors-array-without-is-error-fails", test_errors_array_without_is_error_fails);
   ADD ("session-limit-is-a-limit", test_session_limit_is_a_limit);
   ADD ("read-error-fails-the-attempt-and-ends-the-external-turn",

@@ -43,6 +43,7 @@ class AgentProcessTests(unittest.TestCase):
         self.agent.props.environ = [
             "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME=" + self.home.name,
+            "TMPDIR=" + self.home.name,
             "ANTHROPIC_BASE_URL=http://127.0.0.1:" + port,
             "ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

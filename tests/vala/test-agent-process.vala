@@ -39,6 +39,7 @@ void test_529_then_success () {
         agent.environ = {
             "PATH=" + (Environment.get_variable ("PATH") ?? "/usr/bin:/bin"),
             "HOME=" + home,
+            "TMPDIR=" + home,
             "ANTHROPIC_BASE_URL=http://127.0.0.1:" + port,
             "ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
@@ -75,6 +76,9 @@ void test_529_then_success () {
         agent.terminate ();
         server.get_stdin_pipe ().close ();
         server.wait ();
+        /* The CLI's private home, with its settings and transcripts. */
+        var rm = new Subprocess (SubprocessFlags.NONE, "rm", "-rf", home);
+        rm.wait ();
     } catch (Error e) {
         Test.fail_printf ("%s", e.message);
     }
