@@ -300,16 +300,6 @@ note_session (MendAgentProcess *self,
     mend_agent_process_set_session_id (self, json_node_get_string (node));
 }
 
-/* Whether a result line ends a turn the app asked for: the agent's own
- * turns name their origin. */
-static gboolean
-is_app_result (JsonObject *object)
-{
-  JsonNode *origin = json_object_get_member (object, "origin");
-
-  return origin == NULL || !JSON_NODE_HOLDS_OBJECT (origin);
-}
-
 static void
 handle_line (MendAgentProcess *self,
              const char       *line,
@@ -327,7 +317,8 @@ handle_line (MendAgentProcess *self,
         note_session (self, object);
 
       /* The result of a turn that Stop interrupted is not the next one's. */
-      if (is_result && object != NULL && is_app_result (object) && self->skip_results > 0)
+      if (is_result && object != NULL && self->skip_results > 0 &&
+          !mend_stream_observer_is_own_turn_result (object))
         {
           self->skip_results--;
           if (self->skip_results == 0 && self->held != NULL && self->child != NULL)

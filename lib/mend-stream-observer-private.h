@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include <json-glib/json-glib.h>
+
 #include "mend-failure.h"
 #include "mend-stream-observer.h"
 
@@ -32,6 +34,10 @@ void mend_stream_observer_end_of_output    (MendStreamObserver            *self)
  * the chat holds (its sender). The owner watches the chat and drops the
  * observer when the chat goes. */
 void mend_stream_observer_hold_chat_weakly (MendStreamObserver        *self);
+
+/* Whether a result line ends a turn the agent ran on its own (it names an
+ * origin other than the user), not one the app asked for. */
+gboolean mend_stream_observer_is_own_turn_result (JsonObject *object);
 
 /* For the watch (mend-stream-observer-watch.c). */
 void     mend_stream_observer_skip_line    (MendStreamObserver *self,

@@ -311,8 +311,8 @@ has_errors (JsonObject *object)
 
 /* The result of a turn the agent ran on its own, such as the one that
  * hands a task notification to the model, names its origin. */
-static gboolean
-is_own_turn_result (JsonObject *object)
+gboolean
+mend_stream_observer_is_own_turn_result (JsonObject *object)
 {
   JsonNode *origin = json_object_get_member (object, "origin");
   const char *kind = NULL;
@@ -369,7 +369,7 @@ handle_result (MendStreamObserver  *self,
            g_strcmp0 (terminal_reason, "api_error") == 0;
 
   turn = mend_chat_get_turn (self->chat);
-  if (turn != NULL && !is_own_turn_result (object))
+  if (turn != NULL && !mend_stream_observer_is_own_turn_result (object))
     {
       g_autoptr(MendFailure) failure = NULL;
 
