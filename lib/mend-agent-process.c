@@ -512,6 +512,7 @@ mend_agent_process_send_async (MendSender          *sender,
   line = user_message (mend_turn_get_prompt (turn));
   if (self->skip_results > 0)
     {
+      g_debug ("The prompt waits for the result of the turn that was interrupted");
       g_clear_pointer (&self->held, g_bytes_unref);
       self->held = g_steal_pointer (&line);
     }
