@@ -263,9 +263,7 @@ on_network_changed (GNetworkMonitor *monitor,
   g_object_unref (self);
 }
 
-/**
- * mend_gate_admit: (skip)
- */
+/* See mend-gate-private.h. */
 gint64
 mend_gate_admit (MendGate   *self,
                  const char *key,
@@ -321,9 +319,7 @@ mend_gate_admit (MendGate   *self,
   return MEND_GATE_GO;
 }
 
-/**
- * mend_gate_report: (skip)
- */
+/* See mend-gate-private.h. */
 void
 mend_gate_report (MendGate    *self,
                   const char  *key,
