@@ -31,6 +31,7 @@ G_BEGIN_DECLS
 # include "mend-subagent-retry.h"
 # include "mend-stream-observer.h"
 # include "mend-agent-process.h"
+# include "mend-acp-agent.h"
 #undef MEND_INSIDE
 
 G_END_DECLS

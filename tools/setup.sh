@@ -1,14 +1,16 @@
 #!/bin/sh
 # Installs every Debian 12 package that libmend's build, tests and examples
-# need, then the pinned Claude Code CLI that the end-to-end tests run into a
-# project-local, git-ignored folder (.agents/claude-code). Idempotent. The
-# Debian packages need root (or sudo); the CLI is installed as the caller.
+# need, then the pinned Claude Code CLI and Agent Client Protocol adapter
+# that the end-to-end tests run into project-local, git-ignored folders
+# (.agents/claude-code, .agents/claude-code-acp). Idempotent. The Debian
+# packages need root (or sudo); the agents are installed as the caller.
 set -eu
 cd "$(dirname "$0")/.."
 
 packages="
   build-essential pkg-config meson ninja-build gettext
   libglib2.0-dev libglib2.0-bin libjson-glib-dev libsoup-3.0-dev
+  libjsonrpc-glib-1.0-dev
   gobject-introspection libgirepository1.0-dev
   gir1.2-glib-2.0 gir1.2-json-1.0 gir1.2-soup-3.0 gir1.2-gtk-4.0
   gir1.2-adw-1 gir1.2-gdkpixbuf-2.0
@@ -25,6 +27,9 @@ command -v npm >/dev/null 2>&1 || packages="$packages npm"
 # linux-x64 binary as an optional dependency.
 claude_code_version=2.1.328
 claude_code_dir=.agents/claude-code
+# Claude Code over the Agent Client Protocol: Zed's adapter, run by node.
+claude_code_acp_version=0.16.2
+claude_code_acp_dir=.agents/claude-code-acp
 
 as_root () {
   if [ "$(id -u)" -eq 0 ]; then
@@ -64,6 +69,21 @@ else
     --no-save "@anthropic-ai/claude-code@$claude_code_version"
   test -x "$claude_code_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude" || {
     echo "setup: the Claude Code binary for linux-x64 did not arrive" >&2
+    exit 1
+  }
+fi
+
+installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+  "$claude_code_acp_dir/node_modules/@zed-industries/claude-code-acp/package.json" 2>/dev/null | head -n 1 || true)
+if [ "$installed" = "$claude_code_acp_version" ] &&
+   [ -x "$claude_code_acp_dir/node_modules/.bin/claude-code-acp" ]; then
+  echo "setup: claude-code-acp $claude_code_acp_version is installed in $claude_code_acp_dir"
+else
+  mkdir -p "$claude_code_acp_dir"
+  npm install --prefix "$claude_code_acp_dir" --no-audit --no-fund --ignore-scripts \
+    --no-save "@zed-industries/claude-code-acp@$claude_code_acp_version"
+  test -x "$claude_code_acp_dir/node_modules/.bin/claude-code-acp" || {
+    echo "setup: claude-code-acp did not arrive" >&2
     exit 1
   }
 fi

@@ -1,0 +1,83 @@
+/* mend-acp-agent.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (MEND_INSIDE) && !defined (MEND_COMPILATION)
+# error "Only <libmend.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "mend-types.h"
+#include "mend-version-macros.h"
+
+G_BEGIN_DECLS
+
+/**
+ * MEND_ACP_AGENT_PROTOCOL_VERSION:
+ *
+ * The version of the Agent Client Protocol that [class@Mend.AcpAgent]
+ * asks for in `initialize`.
+ */
+#define MEND_ACP_AGENT_PROTOCOL_VERSION 1
+
+#define MEND_TYPE_ACP_AGENT (mend_acp_agent_get_type ())
+
+MEND_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (MendAcpAgent, mend_acp_agent, MEND, ACP_AGENT, GObject)
+
+MEND_AVAILABLE_IN_ALL
+MendAcpAgent       *mend_acp_agent_new             (const char * const *argv);
+MEND_AVAILABLE_IN_ALL
+MendAcpAgent       *mend_acp_agent_new_claude_code (const char         *path);
+MEND_AVAILABLE_IN_ALL
+const char * const *mend_acp_agent_get_argv        (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+const char * const *mend_acp_agent_get_environ     (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_set_environ     (MendAcpAgent       *self,
+                                                    const char * const *environ_);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_setenv          (MendAcpAgent       *self,
+                                                    const char         *name,
+                                                    const char         *value);
+MEND_AVAILABLE_IN_ALL
+const char         *mend_acp_agent_get_cwd         (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_set_cwd         (MendAcpAgent       *self,
+                                                    const char         *cwd);
+MEND_AVAILABLE_IN_ALL
+MendChat           *mend_acp_agent_get_chat        (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_set_chat        (MendAcpAgent       *self,
+                                                    MendChat           *chat);
+MEND_AVAILABLE_IN_ALL
+const char         *mend_acp_agent_get_session_id  (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_set_session_id  (MendAcpAgent       *self,
+                                                    const char         *session_id);
+MEND_AVAILABLE_IN_ALL
+const char         *mend_acp_agent_get_stop_reason (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_acp_agent_get_running     (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+const char         *mend_acp_agent_get_identifier  (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+guint               mend_acp_agent_get_n_starts    (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+guint               mend_acp_agent_get_n_loads     (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+guint               mend_acp_agent_get_n_cancels   (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+char               *mend_acp_agent_dup_stderr      (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+gboolean            mend_acp_agent_respond         (MendAcpAgent       *self,
+                                                    guint               request,
+                                                    const char         *result_json);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_terminate       (MendAcpAgent       *self);
+
+G_END_DECLS

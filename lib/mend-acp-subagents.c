@@ -1,0 +1,258 @@
+/* mend-acp-subagents.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Subagents in Agent Client Protocol updates, for the chat's
+ * MendSubagentRetry. The shapes read are listed in docs/overview.md.
+ */
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-acp-agent-private.h"
+#include "mend-failure.h"
+#include "mend-json-private.h"
+#include "mend-subagent-retry.h"
+
+/* The most Task calls remembered; past that the table starts again. */
+#define MAX_TASK_CALLS 256
+
+/* A Task call seen in the updates. */
+typedef struct
+{
+  char     *description;
+  gboolean  background;         /* launched to run on after its call */
+} TaskCall;
+
+struct _MendAcpSubagents
+{
+  GHashTable *tasks;            /* toolCallId → TaskCall */
+};
+
+static void
+task_call_free (TaskCall *call)
+{
+  g_free (call->description);
+  g_free (call);
+}
+
+MendAcpSubagents *
+mend_acp_subagents_new (void)
+{
+  MendAcpSubagents *subagents = g_new0 (MendAcpSubagents, 1);
+
+  subagents->tasks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) task_call_free);
+  return subagents;
+}
+
+void
+mend_acp_subagents_free (MendAcpSubagents *subagents)
+{
+  if (subagents == NULL)
+    return;
+
+  g_hash_table_unref (subagents->tasks);
+  g_free (subagents);
+}
+
+gboolean
+mend_acp_update_is_output (JsonObject *update)
+{
+  const char *kind = mend_json_get_string (update, "sessionUpdate");
+
+  /* Claude Code's adapter starts a message with an empty chunk. */
+  if (g_strcmp0 (kind, "agent_message_chunk") == 0 ||
+      g_strcmp0 (kind, "agent_thought_chunk") == 0)
+    {
+      JsonObject *content = mend_json_get_object (update, "content");
+      const char *text = content ? mend_json_get_string (content, "text") : NULL;
+
+      return content != NULL && (text == NULL || text[0] != '\0');
+    }
+
+  return g_strcmp0 (kind, "tool_call") == 0 ||
+         g_strcmp0 (kind, "tool_call_update") == 0 ||
+         g_strcmp0 (kind, "plan") == 0;
+}
+
+/* The text of a tool call's content blocks, for a failure. */
+static char *
+content_text (JsonObject *update)
+{
+  JsonNode *content = json_object_get_member (update, "content");
+  GString *s = g_string_new (NULL);
+
+  if (content != NULL && JSON_NODE_HOLDS_ARRAY (content))
+    {
+      JsonArray *array = json_node_get_array (content);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonNode *node = json_array_get_element (array, i);
+          JsonObject *item = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+          JsonObject *inner = item ? mend_json_get_object (item, "content") : NULL;
+          const char *text = inner ? mend_json_get_string (inner, "text") : NULL;
+
+          if (text != NULL)
+            {
+              if (s->len > 0)
+                g_string_append_c (s, '\n');
+              g_string_append (s, text);
+            }
+        }
+    }
+
+  if (s->len == 0)
+    {
+      const char *raw = mend_json_get_string (update, "rawOutput");
+
+      g_string_append (s, raw ? raw : _("The subagent failed"));
+    }
+
+  return g_string_free (s, FALSE);
+}
+
+/* Claude Code through claude-code-acp: tool calls whose
+ * _meta.claudeCode.toolName is Task (a subagent) or SendMessage (a resume). */
+static void
+feed_claude_code (MendAcpSubagents  *self,
+                  MendSubagentRetry *retry,
+                  JsonObject        *update)
+{
+  JsonObject *meta = mend_json_get_object (update, "_meta");
+  JsonObject *claude = meta ? mend_json_get_object (meta, "claudeCode") : NULL;
+  JsonObject *response = claude ? mend_json_get_object (claude, "toolResponse") : NULL;
+  JsonObject *input = mend_json_get_object (update, "rawInput");
+  const char *tool = claude ? mend_json_get_string (claude, "toolName") : NULL;
+  const char *id = mend_json_get_string (update, "toolCallId");
+  const char *status = mend_json_get_string (update, "status");
+  const char *kind = mend_json_get_string (update, "sessionUpdate");
+  const char *description;
+  const char *agent_id;
+  TaskCall *call;
+
+  if (id == NULL)
+    return;
+
+  if (g_strcmp0 (tool, "SendMessage") == 0)
+    {
+      const char *to = input ? mend_json_get_string (input, "to") : NULL;
+
+      if (to != NULL)
+        mend_subagent_retry_resumed (retry, to);
+      return;
+    }
+
+  call = g_hash_table_lookup (self->tasks, id);
+  if (call == NULL && (g_strcmp0 (tool, "Task") == 0 || g_strcmp0 (tool, "Agent") == 0))
+    {
+      if (g_hash_table_size (self->tasks) >= MAX_TASK_CALLS)
+        g_hash_table_remove_all (self->tasks);
+      call = g_new0 (TaskCall, 1);
+      g_hash_table_insert (self->tasks, g_strdup (id), call);
+    }
+  if (call == NULL)
+    return;
+
+  /* The first tool_call may come with an empty rawInput and the tool's
+   * name as its title; a later one has the description. */
+  description = input ? mend_json_get_string (input, "description") : NULL;
+  if (description == NULL && call->description == NULL && g_strcmp0 (kind, "tool_call") == 0)
+    description = mend_json_get_string (update, "title");
+  if (description != NULL)
+    {
+      g_free (call->description);
+      call->description = g_strdup (description);
+    }
+  if (input != NULL && json_object_has_member (input, "run_in_background") &&
+      JSON_NODE_HOLDS_VALUE (json_object_get_member (input, "run_in_background")) &&
+      json_object_get_boolean_member (input, "run_in_background"))
+    call->background = TRUE;
+  if (response != NULL &&
+      (json_object_has_member (response, "isAsync") ||
+       g_strcmp0 (mend_json_get_string (response, "status"), "async_launched") == 0))
+    call->background = TRUE;
+
+  agent_id = response ? mend_json_get_string (response, "agentId") : NULL;
+  if (agent_id != NULL)
+    mend_subagent_retry_started (retry, id, agent_id, call->description);
+
+  if (g_strcmp0 (status, "failed") == 0)
+    {
+      g_autofree char *text = content_text (update);
+      g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
+
+      mend_subagent_retry_failed (retry, id, failure);
+    }
+  else if (g_strcmp0 (status, "completed") == 0 && !call->background &&
+           mend_subagent_retry_lookup (retry, id) != NULL)
+    {
+      /* A background launch completes at once; only a subagent that ran
+       * in the foreground is done when its call is. */
+      mend_subagent_retry_ended (retry, id, MEND_SUBAGENT_COMPLETED);
+    }
+}
+
+/* A hub's extension: _meta.acpmux.subagents, entries {subagentId,
+ * agentId, name, state, error}. */
+static void
+feed_acpmux (MendSubagentRetry *retry,
+             JsonObject        *holder)
+{
+  JsonObject *meta = mend_json_get_object (holder, "_meta");
+  JsonObject *mux = meta ? mend_json_get_object (meta, "acpmux") : NULL;
+  JsonNode *list = mux ? json_object_get_member (mux, "subagents") : NULL;
+  JsonArray *array;
+
+  if (list == NULL || !JSON_NODE_HOLDS_ARRAY (list))
+    return;
+
+  array = json_node_get_array (list);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *node = json_array_get_element (array, i);
+      JsonObject *entry = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      const char *id = entry ? mend_json_get_string (entry, "subagentId") : NULL;
+      const char *agent_id = entry ? mend_json_get_string (entry, "agentId") : NULL;
+      const char *state = entry ? mend_json_get_string (entry, "state") : NULL;
+
+      if (id == NULL || state == NULL)
+        continue;
+
+      if (g_str_equal (state, "running"))
+        mend_subagent_retry_started (retry, id, agent_id, mend_json_get_string (entry, "name"));
+      else if (g_str_equal (state, "failed"))
+        {
+          const char *error = mend_json_get_string (entry, "error");
+          g_autoptr(MendFailure) failure = mend_failure_new_from_text (error ? error : _("The subagent failed"));
+
+          if (mend_subagent_retry_lookup (retry, id) == NULL)
+            mend_subagent_retry_started (retry, id, agent_id, mend_json_get_string (entry, "name"));
+          mend_subagent_retry_failed (retry, id, failure);
+        }
+      else if (g_str_equal (state, "completed"))
+        mend_subagent_retry_ended (retry, id, MEND_SUBAGENT_COMPLETED);
+      else if (g_str_equal (state, "cancelled"))
+        mend_subagent_retry_ended (retry, id, MEND_SUBAGENT_CANCELLED);
+    }
+}
+
+void
+mend_acp_subagents_feed (MendAcpSubagents *self,
+                         MendChat         *chat,
+                         JsonObject       *params,
+                         JsonObject       *update)
+{
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  const char *kind = mend_json_get_string (update, "sessionUpdate");
+
+  if (retry == NULL)
+    return;
+
+  if (g_strcmp0 (kind, "tool_call") == 0 || g_strcmp0 (kind, "tool_call_update") == 0)
+    feed_claude_code (self, retry, update);
+
+  feed_acpmux (retry, params);
+  feed_acpmux (retry, update);
+}
