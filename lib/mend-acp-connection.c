@@ -770,9 +770,11 @@ mend_acp_request_reply (Request    *request,
     return FALSE;
 
   reply = json_gvariant_deserialize_data (json, -1, NULL, &error);
+  if (reply != NULL)
+    g_variant_ref_sink (reply);
   if (reply == NULL)
     {
-      g_warning ("Not an answer to %s: %s", request->method, error->message);
+      g_debug ("Not an answer to %s: %s", request->method, error->message);
       return FALSE;
     }
   jsonrpc_client_reply_async (request->child->client, request->id, reply, NULL, NULL, NULL);

@@ -1,0 +1,547 @@
+/* test-claude-code-acp.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * End to end: Claude Code through Zed's Agent Client Protocol adapter
+ * (claude-code-acp, installed by tools/setup.sh, or MEND_CLAUDE_CODE_ACP)
+ * as a chat's sender through MendAcpAgent, against the scripted model
+ * server tests/model-server.py on 127.0.0.1: the seed 001 scenarios of
+ * the stream-json tests, over ACP. libmend's own waits run in virtual
+ * time; the agent's own retries are turned off by CLAUDE_CODE_MAX_RETRIES.
+ * A missing adapter fails these tests: it is part of the build's setup.
+ */
+
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <libmend.h>
+
+#include "real-agent-common.h"
+
+#define WALL_START 1764500000000000
+#define ADAPTER_VERSION "0.16.2"
+#define DEFAULT_ADAPTER MEND_TEST_SRCDIR "/../.agents/claude-code-acp/node_modules/.bin/claude-code-acp"
+/* Real time one scenario may take, at most. */
+#define WATCHDOG_S 40
+
+#define TASK_PROMPT "Survey the source tree and list the modules"
+
+typedef struct
+{
+  MendClock    *clock;
+  MendChat     *chat;
+  MendAcpAgent *agent;
+  ModelServer   server;
+  GPtrArray    *finished;       /* MendTurn, owned */
+  GPtrArray    *records;        /* char *, owned */
+  GPtrArray    *updates;        /* char *, "kind json", owned */
+  gboolean      auto_advance;
+} Fixture;
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+on_record (GObject    *source,
+           const char *json,
+           Fixture    *f)
+{
+  g_test_message ("record: %s", json);
+  g_ptr_array_add (f->records, g_strdup (json));
+}
+
+static void
+on_update (MendAcpAgent *agent,
+           const char   *kind,
+           const char   *json,
+           Fixture      *f)
+{
+  g_ptr_array_add (f->updates, g_strdup_printf ("%s %s", kind, json));
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  f->clock = mend_manual_clock_new (WALL_START);
+  f->finished = g_ptr_array_new ();
+  f->records = g_ptr_array_new_with_free_func (g_free);
+  f->updates = g_ptr_array_new_with_free_func (g_free);
+  f->auto_advance = TRUE;
+}
+
+/* The adapter's environment: offline, a private home, no retries of
+ * its own, and IS_SANDBOX since the tests may run as root. */
+static void
+start_chat (Fixture    *f,
+            const char *rules)
+{
+  g_autofree char *adapter = real_agent_path ("MEND_CLAUDE_CODE_ACP", DEFAULT_ADAPTER);
+  g_autofree char *base_url = NULL;
+  const char *home = g_get_home_dir ();
+
+  if (!g_file_test (adapter, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_fail_printf ("claude-code-acp %s is not at %s: run tools/setup.sh "
+                          "(or set MEND_CLAUDE_CODE_ACP)", ADAPTER_VERSION, adapter);
+      return;
+    }
+
+  model_server_start (&f->server, rules);
+  base_url = model_server_dup_base_url (&f->server);
+
+  f->agent = mend_acp_agent_new_claude_code (adapter);
+  mend_acp_agent_set_environ (f->agent, (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_acp_agent_setenv (f->agent, "PATH", g_getenv ("PATH"));
+  mend_acp_agent_setenv (f->agent, "HOME", home);
+  mend_acp_agent_setenv (f->agent, "ANTHROPIC_BASE_URL", base_url);
+  mend_acp_agent_setenv (f->agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_acp_agent_setenv (f->agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_acp_agent_setenv (f->agent, "CLAUDE_CODE_MAX_RETRIES", "0");
+  mend_acp_agent_setenv (f->agent, "IS_SANDBOX", "1");
+  mend_acp_agent_set_cwd (f->agent, home);
+  g_signal_connect (f->agent, "update", G_CALLBACK (on_update), f);
+
+  f->chat = g_object_new (MEND_TYPE_CHAT,
+                          "id", "chat-acp",
+                          "clock", f->clock,
+                          "sender", f->agent,
+                          NULL);
+  mend_acp_agent_set_chat (f->agent, f->chat);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  if (f->chat != NULL)
+    {
+      g_autofree char *err = mend_acp_agent_dup_stderr (f->agent);
+
+      if (err != NULL)
+        g_test_message ("The adapter's stderr: %s", err);
+      mend_chat_close (f->chat);
+      mend_acp_agent_terminate (f->agent);
+      g_assert_false (mend_acp_agent_get_running (f->agent));
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+      g_signal_handlers_disconnect_by_data (f->agent, f);
+      g_assert_finalize_object (f->chat);
+    }
+
+  model_server_stop (&f->server);
+
+  /* Let what the agent's streams left behind finish. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+
+  /* The turns hold their sender. */
+  for (guint i = 0; i < f->finished->len; i++)
+    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_unref (f->finished);
+  if (f->agent != NULL)
+    finalize_eventually (f->agent);
+  g_ptr_array_unref (f->records);
+  g_ptr_array_unref (f->updates);
+  g_assert_finalize_object (f->clock);
+}
+
+static gboolean
+tick (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
+
+/* Runs the main loop until @done, in real time for the agent and the
+ * server; libmend's waits are fired in virtual time whenever nothing else
+ * is left to do. */
+static void
+run_until (Fixture       *f,
+           Predicate      done,
+           gconstpointer  data,
+           const char    *what)
+{
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (50, tick, NULL);
+
+  while (!done (f, data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        {
+          g_autofree char *err = mend_acp_agent_dup_stderr (f->agent);
+
+          g_error ("Waited %d s for %s; the adapter's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
+        }
+
+      if (!g_main_context_iteration (NULL, FALSE))
+        {
+          if (f->auto_advance && mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)) > 0)
+            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+          else
+            g_main_context_iteration (NULL, TRUE);
+        }
+    }
+
+  g_source_remove (ticker);
+}
+
+static gboolean
+n_finished_is (Fixture       *f,
+               gconstpointer  data)
+{
+  return f->finished->len >= GPOINTER_TO_UINT (data);
+}
+
+static MendTurn *
+finished (Fixture *f,
+          guint    i)
+{
+  g_assert_cmpuint (i, <, f->finished->len);
+  return g_ptr_array_index (f->finished, i);
+}
+
+static void
+submit (Fixture    *f,
+        const char *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static guint
+count_records (Fixture    *f,
+               const char *kind,
+               const char *outcome)
+{
+  g_autofree char *k = g_strdup_printf ("\"kind\":\"%s\"", kind);
+  g_autofree char *o = g_strdup_printf ("\"outcome\":\"%s\"", outcome);
+  guint n = 0;
+
+  for (guint i = 0; i < f->records->len; i++)
+    {
+      const char *record = g_ptr_array_index (f->records, i);
+
+      n += strstr (record, k) != NULL && strstr (record, o) != NULL;
+    }
+
+  return n;
+}
+
+static guint
+count_updates (Fixture    *f,
+               const char *kind)
+{
+  g_autofree char *prefix = g_strconcat (kind, " ", NULL);
+  guint n = 0;
+
+  for (guint i = 0; i < f->updates->len; i++)
+    n += g_str_has_prefix (g_ptr_array_index (f->updates, i), prefix);
+
+  return n;
+}
+
+static guint
+queue_length (Fixture *f)
+{
+  return g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat)));
+}
+
+static char *
+queue_head (Fixture *f)
+{
+  g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 0);
+
+  return item ? g_strdup (mend_queue_item_get_text (item)) : NULL;
+}
+
+static gboolean
+server_was_asked (Fixture       *f,
+                  gconstpointer  data)
+{
+  return model_server_n_requests (&f->server) >= GPOINTER_TO_UINT (data);
+}
+
+/* Seed 001 over ACP */
+
+/* The adapter answers session/prompt with a JSON-RPC error for a 529 it
+ * does not retry itself; libmend retries in the same session, the same
+ * process, and the follow-up runs after. */
+static void
+test_529_retried_in_the_same_session (Fixture       *f,
+                                      gconstpointer  data)
+{
+  g_autofree char *session = NULL;
+  MendFailure *failure;
+  MendTurn *turn;
+
+  start_chat (f,
+    "[{\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 529}},"
+    " {\"match\": \"Then update the changelog\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Changelog updated.\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Then update the changelog");
+  g_assert_cmpuint (queue_length (f), ==, 1);
+
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the first turn");
+  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  g_assert_nonnull (session);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "two turns");
+
+  turn = finished (f, 0);
+  failure = mend_turn_get_last_failure (turn);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_nonnull (failure);
+  g_test_message ("the 529 over ACP: %s", mend_failure_get_message (failure));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpstr (mend_failure_get_api_error_type (failure), ==, "overloaded_error");
+
+  turn = finished (f, 1);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Then update the changelog");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_true (mend_turn_get_output_seen (turn));
+
+  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (count_records (f, "turn_retry", "fired"), ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  g_assert_cmpuint (queue_length (f), ==, 0);
+  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 3);
+  g_assert_cmpuint (count_updates (f, "agent_message_chunk"), >=, 2);
+  /* One adapter, one session, all along. */
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpstr (mend_acp_agent_get_stop_reason (f->agent), ==, "end_turn");
+}
+
+static void
+test_401_is_one_attempt (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autofree char *head = NULL;
+  MendTurn *turn;
+
+  start_chat (f, "[{\"match\": null, \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": 401}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Post the release notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
+
+  turn = finished (f, 0);
+  g_test_message ("the 401 over ACP: %s", mend_failure_get_message (mend_turn_get_last_failure (turn)));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
+  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+  /* Give-up: Continue heads the queue, the follow-up is kept. */
+  g_assert_cmpuint (queue_length (f), ==, 2);
+  head = queue_head (f);
+  g_assert_cmpstr (head, ==, "Continue the current turn");
+}
+
+static gboolean
+stop_reason_is (Fixture       *f,
+                gconstpointer  data)
+{
+  return g_strcmp0 (mend_acp_agent_get_stop_reason (f->agent), data) == 0;
+}
+
+/* Stop while the model hangs: session/cancel, STOPPED at once, the queue
+ * untouched; the adapter answers the cancelled prompt with stopReason
+ * cancelled, and the same process and session run the next turn. */
+static void
+test_stop_sends_session_cancel (Fixture       *f,
+                                gconstpointer  data)
+{
+  g_autofree char *pid = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *head = NULL;
+
+  start_chat (f,
+    "[{\"match\": \"Post the release notes\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Posted.\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"hang\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Fix the build");
+  submit (f, "Post the release notes");
+  run_until (f, server_was_asked, GUINT_TO_POINTER (1), "the model request");
+  pid = g_strdup (mend_acp_agent_get_identifier (f->agent));
+  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+
+  mend_chat_stop (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the Stop");
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  g_assert_cmpuint (queue_length (f), ==, 1);
+  head = queue_head (f);
+  g_assert_cmpstr (head, ==, "Post the release notes");
+
+  /* The adapter took the cancel: it answers the prompt as cancelled. */
+  run_until (f, stop_reason_is, "cancelled", "the cancelled prompt's answer");
+
+  mend_chat_send_next (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "the next turn");
+  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Post the release notes");
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_acp_agent_get_identifier (f->agent), ==, pid);
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (queue_length (f), ==, 0);
+  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
+}
+
+/* Whether the first turn is in the session's transcript, which
+ * session/load reads, and the model was asked for the second. */
+static gboolean
+second_turn_hangs (Fixture       *f,
+                   gconstpointer  data)
+{
+  const char *session = mend_acp_agent_get_session_id (f->agent);
+
+  return session != NULL && f->finished->len == 1 &&
+         server_was_asked (f, GUINT_TO_POINTER (2)) &&
+         claude_transcript_has (session, "Say hello");
+}
+
+/* The adapter dies mid-turn: the attempt fails TRANSIENT, the next one
+ * starts it again and loads the session; the queue moves after. */
+static void
+test_killed_mid_turn_loads_the_session (Fixture       *f,
+                                        gconstpointer  data)
+{
+  g_autofree char *session = NULL;
+  const char *pid;
+  MendTurn *turn;
+
+  start_chat (f,
+    "[{\"match\": \"Say hello\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Hello.\"}},"
+    " {\"match\": \"Then update the changelog\", \"times\": 0, \"answer\": {\"kind\": \"text\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"hang\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Say hello");
+  submit (f, "Fix the build");
+  submit (f, "Then update the changelog");
+
+  /* The model hangs on the second turn: kill the adapter there. */
+  f->auto_advance = FALSE;
+  run_until (f, second_turn_hangs, NULL, "the second turn's request");
+  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  pid = mend_acp_agent_get_identifier (f->agent);
+  g_assert_nonnull (pid);
+  g_assert_cmpint (kill ((pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL), ==, 0);
+
+  f->auto_advance = TRUE;
+  run_until (f, n_finished_is, GUINT_TO_POINTER (3), "the three turns");
+
+  turn = finished (f, 1);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_TRANSPORT);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 2)), ==, "Then update the changelog");
+  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (queue_length (f), ==, 0);
+
+  /* Started again, and the same session loaded. */
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+}
+
+/* Seed 003 over ACP */
+
+static MendSubagent *
+the_subagent (Fixture *f)
+{
+  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
+  g_autoptr(MendSubagent) s = NULL;
+
+  if (g_list_model_get_n_items (model) == 0)
+    return NULL;
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 1);
+  s = g_list_model_get_item (model, 0);
+  return s;
+}
+
+/* A background Task is a running subagent with its agent id. Its later
+ * failure is not forwarded by claude-code-acp 0.16.2: the subagent stays
+ * RUNNING as far as ACP can tell (a gap of the adapter, pinned here). */
+static void
+test_background_task_is_a_subagent (Fixture       *f,
+                                    gconstpointer  data)
+{
+  MendSubagent *s;
+
+  start_chat (f,
+    "[{\"match\": \"Start the survey\", \"times\": 1,"
+    "   \"answer\": {\"kind\": \"task\", \"description\": \"Survey the tree\", \"prompt\": \"" TASK_PROMPT "\"}},"
+    " {\"match\": \"" TASK_PROMPT "\", \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
+    " {\"match\": null, \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"The survey runs in the background.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Start the survey in the background");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn");
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+
+  s = the_subagent (f);
+  g_assert_nonnull (s);
+  g_assert_cmpstr (mend_subagent_get_name (s), ==, "Survey the tree");
+  g_assert_nonnull (mend_subagent_get_agent_id (s));
+  g_assert_cmpstr (mend_subagent_get_id (s), !=, mend_subagent_get_agent_id (s));
+  g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_RUNNING);
+  g_assert_cmpuint (count_updates (f, "tool_call"), >=, 1);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  /* The server's request count is read over loopback: no proxy settings. */
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/ClaudeCodeAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("529-is-retried-in-the-same-session", test_529_retried_in_the_same_session);
+  ADD ("401-is-one-attempt", test_401_is_one_attempt);
+  ADD ("stop-sends-session-cancel-and-keeps-the-session", test_stop_sends_session_cancel);
+  ADD ("killed-mid-turn-restarts-and-loads-the-session", test_killed_mid_turn_loads_the_session);
+  ADD ("background-task-is-a-running-subagent", test_background_task_is_a_subagent);
+
+#undef ADD
+
+  return g_test_run ();
+}
