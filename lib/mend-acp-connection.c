@@ -23,10 +23,11 @@
 #include "mend-turn.h"
 
 #define STDERR_READ_SIZE 4096
-/* JSON-RPC's "internal error", and an implementation-defined one for a
- * request the client refused. */
+/* JSON-RPC's "internal error": the answer to a request the client
+ * refuses (ACP has no code of its own for it). */
 #define RPC_INTERNAL_ERROR (-32603)
-#define RPC_REFUSED (-32000)
+/* The Agent Client Protocol's error code for a client that must log in. */
+#define ACP_AUTH_REQUIRED (-32000)
 
 
 
@@ -65,6 +66,13 @@ child_unref (Child *child)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Child, child_unref)
 
 /* Detaches @child from its agent object and ends it. */
+static gboolean
+close_client (gpointer data)
+{
+  jsonrpc_client_close (data, NULL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 void
 mend_acp_child_close (Child *child)
 {
@@ -74,7 +82,10 @@ mend_acp_child_close (Child *child)
     {
       g_signal_handlers_disconnect_matched (child->client, G_SIGNAL_MATCH_DATA,
                                             0, 0, NULL, NULL, child);
-      jsonrpc_client_close (child->client, NULL, NULL);
+      /* Not from inside one of the client's own call callbacks: closing
+       * fails every call still in its table, the finishing one too. */
+      g_idle_add_full (G_PRIORITY_DEFAULT, close_client,
+                       g_object_ref (child->client), g_object_unref);
     }
   if (!child->exited)
     g_subprocess_force_exit (child->subprocess);
@@ -179,8 +190,16 @@ rpc_error_read (const GError  *error,
         g_string_append_c (s, ' ');
       g_string_append (s, json);
     }
+  /* ACP's own code for "authentication required": said in the words the
+   * classifier reads as an authentication failure. */
+  if (*code == ACP_AUTH_REQUIRED)
+    g_string_append (s, " (ACP auth_required: unauthorized)");
   if (s->len == 0)
-    g_string_printf (s, _("The agent answered with error %" G_GINT64_FORMAT), *code);
+    {
+      g_autofree char *number = g_strdup_printf ("%" G_GINT64_FORMAT, *code);
+
+      g_string_printf (s, _("The agent answered with error %s"), number);
+    }
   *text = g_string_free (s, FALSE);
 
   return TRUE;
@@ -201,7 +220,26 @@ failure_from_rpc_error (const GError *error)
   return mend_failure_new_from_text (text);
 }
 
-static gboolean
+/* A call of the session's opening failed: the attempt fails with what
+ * the agent said, and the agent is ended, so that the next attempt starts
+ * it again rather than wait for a session that will not open. */
+static void
+open_failed (Child       *child,
+             MendFailure *failure)
+{
+  MendAcpAgent *self = child->self;
+
+  if (self == NULL || self->child != child)
+    return;
+
+  g_object_ref (self);
+  mend_acp_agent_finish_task (self, failure, NULL);
+  if (self->child == child)
+    mend_acp_agent_child_exited (self, child);
+  g_object_unref (self);
+}
+
+static void
 call_failed (Child        *child,
              const GError *error)
 {
@@ -209,20 +247,17 @@ call_failed (Child        *child,
   MendAcpAgent *self = child->self;
 
   if (self == NULL || self->child != child)
-    return TRUE;
+    return;
 
   failure = failure_from_rpc_error (error);
   if (failure == NULL)
     {
       g_debug ("The connection to the agent failed: %s", error->message);
       mend_acp_agent_child_exited (self, child);
-      return TRUE;
+      return;
     }
 
-  /* The session could not be opened: this attempt fails with what the
-   * agent said; the next one tries again. */
-  mend_acp_agent_finish_task (self, failure, NULL);
-  return FALSE;
+  open_failed (child, failure);
 }
 
 /* Opening the session */
@@ -272,7 +307,7 @@ on_session_new (GObject      *source,
     {
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (_("The agent opened no session"));
 
-      mend_acp_agent_finish_task (child->self, failure, NULL);
+      open_failed (child, failure);
       return;
     }
 
@@ -841,7 +876,7 @@ mend_acp_agent_respond_default (MendAcpAgent *self,
       mend_acp_request_reply (request, json);
     }
   else if (request->child->client != NULL && !request->child->exited)
-    jsonrpc_client_reply_error_async (request->child->client, request->id, RPC_REFUSED,
+    jsonrpc_client_reply_error_async (request->child->client, request->id, RPC_INTERNAL_ERROR,
                                       _("The client does not allow this request"),
                                       NULL, NULL, NULL);
 

@@ -7,7 +7,8 @@
 # JSON-RPC 2.0, one message per line, on standard input and output.
 #
 # Usage: fake-acp-agent.py SCRIPT.json. The script is
-#   {"loadSession": BOOL, "prompts": [[ACTION, …], …]}
+#   {"loadSession": BOOL, "newError": ERROR, "prompts": [[ACTION, …], …]}
+# ("newError": session/new answers with that JSON-RPC error)
 # and the Nth session/prompt runs the Nth list of actions (the last one
 # again when there are more prompts than lists):
 #   {"update": {...}}                 a session/update with this update
@@ -124,6 +125,8 @@ def main():
             send({"jsonrpc": "2.0", "id": message["id"], "result": {
                 "protocolVersion": 1,
                 "agentCapabilities": {"loadSession": script.get("loadSession", False)}}})
+        elif method == "session/new" and "newError" in script:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": script["newError"]})
         elif method == "session/new":
             session = SESSION
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"sessionId": session}})

@@ -391,6 +391,28 @@ test_max_tokens_succeeds (Fixture       *f,
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
 }
 
+/* A session that does not open fails the attempt with what the agent
+ * said, and the next attempt starts the agent again. */
+static void
+test_session_error_restarts_the_agent (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  start_chat (f, "{\"newError\": {\"code\": -32000, \"message\": \"Authentication required\"}}");
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (finished (f, 0))), ==, MEND_REASON_AUTH);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+}
+
 /* Requests of the agent */
 
 #define PERMISSION_REQUEST \
@@ -421,7 +443,7 @@ test_file_read_is_refused_by_default (Fixture       *f,
   submit (f, "Read the file");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
 
-  g_assert_cmpuint (count_updates (f, "agent_message_chunk", "error: -32000"), ==, 1);
+  g_assert_cmpuint (count_updates (f, "agent_message_chunk", "error: -32603"), ==, 1);
 }
 
 static gboolean
@@ -634,6 +656,7 @@ main (int   argc,
   ADD ("error-data-is-classified-with-the-message", test_error_data_is_classified);
   ADD ("refusal-is-not-retried", test_refusal_is_not_retried);
   ADD ("max-tokens-succeeds", test_max_tokens_succeeds);
+  ADD ("session-error-fails-and-restarts-the-agent", test_session_error_restarts_the_agent);
   ADD ("permission-request-is-denied-by-default", test_permission_is_denied_by_default);
   ADD ("file-read-is-refused-by-default", test_file_read_is_refused_by_default);
   ADD ("app-answers-a-request-later", test_app_answers_a_request);
