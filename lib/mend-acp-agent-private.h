@@ -31,20 +31,19 @@ gboolean          mend_acp_update_is_output (JsonObject *update);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAcpSubagents, mend_acp_subagents_free)
 
-/* One run of the agent, and a request of the agent's: see
- * mend-acp-connection.c. */
 /* One run of the agent. Async calls hold it, not the MendAcpAgent, so
  * that dropping the agent object ends the run. */
 typedef struct
 {
-  gatomicrefcount  ref_count;
-  MendAcpAgent    *self;        /* NULL once detached */
-  GSubprocess     *subprocess;
-  JsonrpcClient   *client;
-  GInputStream    *stderr_stream;
-  GCancellable    *cancellable;
-  gboolean         exited;
-  gboolean         can_load;    /* agentCapabilities.loadSession */
+  gatomicrefcount    ref_count;
+  MendAcpAgent      *self;        /* NULL once detached */
+  GSubprocess       *subprocess;
+  JsonrpcClient     *client;
+  GSocketConnection *stdin_connection;
+  GInputStream      *stderr_stream;
+  GCancellable      *cancellable;
+  gboolean           exited;
+  gboolean           can_load;    /* agentCapabilities.loadSession */
 } Child;
 
 /* A request of the agent's, until it is answered. */

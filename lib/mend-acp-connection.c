@@ -8,7 +8,10 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
@@ -57,6 +60,7 @@ child_unref (Child *child)
     return;
 
   g_clear_object (&child->client);
+  g_clear_object (&child->stdin_connection);
   g_clear_object (&child->subprocess);
   g_clear_object (&child->stderr_stream);
   g_clear_object (&child->cancellable);
@@ -588,11 +592,32 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
 {
   g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autoptr(GIOStream) stream = NULL;
+  g_autoptr(GSocket) socket = NULL;
   Child *child;
+  int fds[2];
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+  /* The agent's standard input is a socket, not a pipe: a write to an
+   * agent that just died fails with EPIPE instead of raising SIGPIPE,
+   * which would end the app. */
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    {
+      int errsv = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "socketpair: %s", g_strerror (errsv));
+      return FALSE;
+    }
+  socket = g_socket_new_from_fd (fds[0], error);
+  if (socket == NULL)
+    {
+      close (fds[0]);
+      close (fds[1]);
+      return FALSE;
+    }
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                         G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_take_stdin_fd (launcher, fds[1]);
   if (self->environ_ != NULL)
     g_subprocess_launcher_set_environ (launcher, self->environ_);
   if (self->cwd != NULL)
@@ -609,9 +634,10 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
 
   child->self = self;
   child->cancellable = g_cancellable_new ();
+  child->stdin_connection = g_socket_connection_factory_create_connection (socket);
   child->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (child->subprocess));
   stream = mend_acp_framing_wrap (g_subprocess_get_stdout_pipe (child->subprocess),
-                                  g_subprocess_get_stdin_pipe (child->subprocess));
+                                  g_io_stream_get_output_stream (G_IO_STREAM (child->stdin_connection)));
   child->client = jsonrpc_client_new (stream);
   g_signal_connect (child->client, "notification", G_CALLBACK (on_notification), child);
   g_signal_connect (child->client, "handle-call", G_CALLBACK (on_handle_call), child);

@@ -8,7 +8,9 @@
 #
 # Usage: fake-acp-agent.py SCRIPT.json. The script is
 #   {"loadSession": BOOL, "newError": ERROR, "prompts": [[ACTION, …], …]}
-# ("newError": session/new answers with that JSON-RPC error)
+# ("newError": session/new answers with that JSON-RPC error; "closeStdin":
+# after session/new, it stops reading — its standard input closed — and
+# exits a moment later)
 # and the Nth session/prompt runs the Nth list of actions (the last one
 # again when there are more prompts than lists):
 #   {"update": {...}}                 a session/update with this update
@@ -31,6 +33,7 @@ import glob
 import json
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG = open(os.environ["MEND_FAKE_ACP_LOG"], "a") if os.environ.get("MEND_FAKE_ACP_LOG") else None
@@ -130,6 +133,10 @@ def main():
         elif method == "session/new":
             session = SESSION
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"sessionId": session}})
+            if script.get("closeStdin"):
+                os.close(0)
+                time.sleep(0.2)
+                sys.exit(0)
         elif method == "session/load":
             session = message["params"]["sessionId"]
             send({"jsonrpc": "2.0", "method": "session/update", "params": {

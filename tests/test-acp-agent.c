@@ -413,6 +413,21 @@ test_session_error_restarts_the_agent (Fixture       *f,
   g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
 }
 
+/* An agent that no longer reads: the prompt's write fails (a pipe would
+ * raise SIGPIPE and end this process), and the attempt fails as a dropped
+ * connection. */
+static void
+test_agent_that_stops_reading (Fixture       *f,
+                               gconstpointer  data)
+{
+  start_chat (f, "{\"closeStdin\": true}");
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (finished (f, 0))), ==, MEND_REASON_TRANSPORT);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), >=, 2);
+}
+
 /* Requests of the agent */
 
 #define PERMISSION_REQUEST \
@@ -657,6 +672,7 @@ main (int   argc,
   ADD ("refusal-is-not-retried", test_refusal_is_not_retried);
   ADD ("max-tokens-succeeds", test_max_tokens_succeeds);
   ADD ("session-error-fails-and-restarts-the-agent", test_session_error_restarts_the_agent);
+  ADD ("agent-that-stops-reading-fails-the-attempt", test_agent_that_stops_reading);
   ADD ("permission-request-is-denied-by-default", test_permission_is_denied_by_default);
   ADD ("file-read-is-refused-by-default", test_file_read_is_refused_by_default);
   ADD ("app-answers-a-request-later", test_app_answers_a_request);
