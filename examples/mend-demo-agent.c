@@ -523,3 +523,147 @@ run_agent_demo (Demo       *demo,
   }
   return found ? 0 : 2;
 }
+
+/* mend-demo --acp: the same story through Claude Code's Agent Client
+ * Protocol adapter (MendAcpAgent), against the same model server. */
+
+static gboolean acp_stop_armed;
+
+static void
+on_acp_update (MendAcpAgent *agent,
+               const char   *kind,
+               const char   *json,
+               Demo         *demo)
+{
+  if (acp_stop_armed && g_str_equal (kind, "agent_message_chunk") && strstr (json, "\"text\":\"\"") == NULL)
+    {
+      acp_stop_armed = FALSE;
+      say ("  ■ Stop (while the agent writes): session/cancel");
+      mend_chat_stop (demo->chat);
+    }
+}
+
+static void
+acp_stop (Demo *demo)
+{
+  static Rule r[] = {
+    { "Draft the postmortem", 0, ANSWER_TEXT, 0, "The postmortem is drafted.", 0 },
+    { "Summarize the incident", 0, ANSWER_TEXT, 0, "The incident began at 09:12 when…", 0 },
+  };
+
+  say ("\n# stop: a Stop while the agent writes; the session stays");
+  script (r, G_N_ELEMENTS (r));
+  acp_stop_armed = TRUE;
+  mend_chat_submit (demo->chat, "Summarize the incident", NULL, NULL);
+  mend_chat_submit (demo->chat, "Draft the postmortem", NULL, NULL);
+  run_until_idle (demo);
+  say ("  the queue moves again on send_next (the idle Send):");
+  mend_chat_send_next (demo->chat);
+  run_until_idle (demo);
+}
+
+static void
+acp_subagent (Demo *demo)
+{
+  static Rule r[] = {
+    { "Start the survey", 1, ANSWER_TASK, 0, NULL, 0 },
+    { SURVEY_PROMPT, 0, ANSWER_STATUS, 503, NULL, 0 },
+    { NULL, 0, ANSWER_TEXT, 0, "The survey runs in the background.", 0 },
+  };
+  MendSubagentRetry *retry = mend_chat_get_subagents (demo->chat);
+  g_autoptr(MendSubagent) subagent = NULL;
+
+  say ("\n# subagent: a background subagent starts; its 503 does not reach ACP");
+  script (r, G_N_ELEMENTS (r));
+  mend_chat_submit (demo->chat, "Start the survey in the background", NULL, NULL);
+  run_until_idle (demo);
+
+  subagent = g_list_model_get_item (G_LIST_MODEL (retry), 0);
+  if (subagent != NULL)
+    say ("  subagent “%s” runs (agent id %s); claude-code-acp does not forward its failure,\n"
+         "  so over this adapter libmend cannot resume it (a hub reporting _meta.acpmux.subagents can)",
+         mend_subagent_get_name (subagent), mend_subagent_get_agent_id (subagent));
+  else
+    say ("  no subagent was reported");
+}
+
+int
+run_acp_demo (Demo       *demo,
+              MendClock  *clock,
+              const char *adapter,
+              const char *scenario)
+{
+  static const struct { const char *name; void (*run) (Demo *); } scenarios[] = {
+    { "retry", agent_retry },
+    { "give-up", agent_give_up },
+    { "stop", acp_stop },
+    { "subagent", acp_subagent },
+  };
+  g_autoptr(SoupServer) server = soup_server_new (NULL, NULL);
+  g_autoptr(MendAcpAgent) agent = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *home = NULL;
+  g_autofree char *base_url = NULL;
+  GSList *uris;
+  gboolean found = FALSE;
+
+  soup_server_add_handler (server, "/v1/messages", serve, NULL, NULL);
+  if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
+    {
+      g_printerr ("mend-demo: cannot start the embedded server: %s\n", error->message);
+      return 1;
+    }
+  uris = soup_server_get_uris (server);
+  base_url = g_strdup_printf ("http://127.0.0.1:%d", g_uri_get_port (uris->data));
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+
+  home = g_dir_make_tmp ("mend-demo-XXXXXX", &error);
+  if (home == NULL)
+    {
+      g_printerr ("mend-demo: %s\n", error->message);
+      return 1;
+    }
+
+  /* Offline, in a private home, and quick to give up on its own. */
+  agent = mend_acp_agent_new_claude_code (adapter);
+  mend_acp_agent_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_acp_agent_setenv (agent, "PATH", g_getenv ("PATH"));
+  mend_acp_agent_setenv (agent, "HOME", home);
+  mend_acp_agent_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
+  mend_acp_agent_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-demo-not-a-key");
+  mend_acp_agent_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_acp_agent_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "1");
+  mend_acp_agent_setenv (agent, "IS_SANDBOX", "1");
+  mend_acp_agent_set_cwd (agent, home);
+
+  demo->chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, "id", "demo-acp", NULL);
+  mend_acp_agent_set_chat (agent, demo->chat);
+  connect_chat (demo);
+  g_signal_connect (agent, "update", G_CALLBACK (on_acp_update), demo);
+
+  say ("libmend %s — Claude Code over the Agent Client Protocol (%s) as the chat's sender,\n"
+       "against a model server on loopback; waits run %g× faster (--speed)",
+       MEND_VERSION_S, adapter, get_speed ());
+
+  for (guint i = 0; i < G_N_ELEMENTS (scenarios); i++)
+    if (scenario == NULL || g_str_equal (scenario, scenarios[i].name))
+      {
+        found = TRUE;
+        scenarios[i].run (demo);
+      }
+
+  if (found)
+    say ("\n%u requests reached the server; one ACP session (%s), started %u time%s, "
+         "%u session/cancel sent; every queued item was kept.", n_requests,
+         mend_acp_agent_get_session_id (agent) ? mend_acp_agent_get_session_id (agent) : "none",
+         mend_acp_agent_get_n_starts (agent),
+         mend_acp_agent_get_n_starts (agent) == 1 ? "" : "s",
+         mend_acp_agent_get_n_cancels (agent));
+  else
+    g_printerr ("mend-demo: no scenario “%s” (see --list)\n", scenario);
+
+  mend_chat_close (demo->chat);
+  mend_acp_agent_terminate (agent);
+  g_clear_object (&demo->chat);
+  return found ? 0 : 2;
+}

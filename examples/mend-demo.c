@@ -8,7 +8,9 @@
  * current turn" heads the queue, a Stop during a wait, and a subagent that a
  * 503 failed, resumed through MendStreamObserver and a scripted agent.
  * With --agent, the same story runs through the real Claude Code CLI
- * (MendAgentProcess) against a model server of its own (mend-demo-agent.c).
+ * (MendAgentProcess) against a model server of its own (mend-demo-agent.c);
+ * with --acp, through Claude Code's Agent Client Protocol adapter
+ * (MendAcpAgent), against the same server.
  * Waits run on a clock N× faster than real time (--speed).
  */
 
@@ -93,6 +95,8 @@ static char *opt_policy;
 static char **opt_classify;
 static gboolean opt_agent;
 static char *opt_claude;
+static gboolean opt_acp;
+static char *opt_acp_adapter;
 
 static gboolean is_tty;
 static GMainLoop *loop;
@@ -629,6 +633,8 @@ main (int   argc,
     { "classify", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &opt_classify, "Show how an error TEXT is classified and the waits it implies (repeatable)", "TEXT" },
     { "agent", 'a', 0, G_OPTION_ARG_NONE, &opt_agent, "Play the story with the real Claude Code CLI as the sender", NULL },
     { "claude", 0, 0, G_OPTION_ARG_FILENAME, &opt_claude, "The claude program for --agent (default: $MEND_CLAUDE, else the one tools/setup.sh installed)", "PATH" },
+    { "acp", 0, 0, G_OPTION_ARG_NONE, &opt_acp, "Play the story with Claude Code over the Agent Client Protocol (claude-code-acp) as the sender", NULL },
+    { "acp-adapter", 0, 0, G_OPTION_ARG_FILENAME, &opt_acp_adapter, "The claude-code-acp program for --acp (default: $MEND_CLAUDE_CODE_ACP, else the one tools/setup.sh installed)", "PATH" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &prompts, NULL, "[PROMPT…]" },
     { NULL }
   };
@@ -648,6 +654,7 @@ main (int   argc,
     "  mend-demo -s retry --speed 1   one scenario, waits in real time\n"
     "  mend-demo --json               the structured retry records only\n"
     "  mend-demo --agent              the same story through the real Claude Code CLI\n"
+    "  mend-demo --acp                the same story over the Agent Client Protocol\n"
     "  mend-demo -c 'API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}'\n"
     "  mend-demo --url https://api.anthropic.com/v1/messages \\\n"
     "            -H 'x-api-key: …' -H 'anthropic-version: 2023-06-01' 'Say hello'");
@@ -691,6 +698,26 @@ main (int   argc,
   loop = g_main_loop_new (NULL, FALSE);
   clock = g_object_new (scaled_clock_get_type (), NULL);
   ((ScaledClock *) clock)->speed = opt_speed;
+
+  if (opt_acp)
+    {
+      const char *adapter = opt_acp_adapter ? opt_acp_adapter : g_getenv ("MEND_CLAUDE_CODE_ACP");
+      int status;
+
+      if (adapter == NULL || adapter[0] == '\0')
+        adapter = MEND_DEMO_CLAUDE_CODE_ACP;
+      if (!g_file_test (adapter, G_FILE_TEST_IS_EXECUTABLE))
+        {
+          g_printerr ("mend-demo: no claude-code-acp at %s: run tools/setup.sh, or give --acp-adapter PATH\n", adapter);
+          return 1;
+        }
+      status = run_acp_demo (&demo, clock, adapter, opt_scenario);
+      stop_countdown ();
+      g_main_loop_unref (loop);
+      g_free (opt_scenario);
+      g_free (opt_acp_adapter);
+      return status;
+    }
 
   if (opt_agent)
     {

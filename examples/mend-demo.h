@@ -25,3 +25,7 @@ int    run_agent_demo (Demo       *demo,
                        MendClock  *clock,
                        const char *claude,
                        const char *scenario);
+int    run_acp_demo   (Demo       *demo,
+                       MendClock  *clock,
+                       const char *adapter,
+                       const char *scenario);
