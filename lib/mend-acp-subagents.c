@@ -23,6 +23,7 @@ typedef struct
 {
   char     *description;
   gboolean  background;         /* launched to run on after its call */
+  gboolean  failed;
 } TaskCall;
 
 struct _MendAcpSubagents
@@ -113,6 +114,40 @@ content_text (JsonObject *update)
   return g_string_free (s, FALSE);
 }
 
+/* The text of a subagent that ended on an upstream error, as Claude Code
+ * reports it in a foreground Task's response: every text block is its
+ * synthetic "API Error: …" message. NULL for any other response. */
+static char *
+api_error_text (JsonObject *response)
+{
+  JsonNode *content = json_object_get_member (response, "content");
+  JsonArray *array;
+  GString *s;
+
+  if (g_strcmp0 (mend_json_get_string (response, "status"), "completed") != 0 ||
+      content == NULL || !JSON_NODE_HOLDS_ARRAY (content))
+    return NULL;
+
+  array = json_node_get_array (content);
+  s = g_string_new (NULL);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *node = json_array_get_element (array, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      const char *text = block ? mend_json_get_string (block, "text") : NULL;
+
+      if (text == NULL || !g_str_has_prefix (text, "API Error: "))
+        return (g_string_free (s, TRUE), NULL);
+      if (s->len > 0)
+        g_string_append_c (s, '\n');
+      g_string_append (s, text);
+    }
+
+  if (s->len == 0)
+    return (g_string_free (s, TRUE), NULL);
+  return g_string_free (s, FALSE);
+}
+
 /* Claude Code through claude-code-acp: tool calls whose
  * _meta.claudeCode.toolName is Task (a subagent) or SendMessage (a resume). */
 static void
@@ -178,14 +213,28 @@ feed_claude_code (MendAcpSubagents  *self,
   if (agent_id != NULL)
     mend_subagent_retry_started (retry, id, agent_id, call->description);
 
+  if (agent_id != NULL && !call->background)
+    {
+      g_autofree char *text = api_error_text (response);
+
+      if (text != NULL)
+        {
+          g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
+
+          call->failed = TRUE;
+          mend_subagent_retry_failed (retry, id, failure);
+        }
+    }
+
   if (g_strcmp0 (status, "failed") == 0)
     {
       g_autofree char *text = content_text (update);
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
+      call->failed = TRUE;
       mend_subagent_retry_failed (retry, id, failure);
     }
-  else if (g_strcmp0 (status, "completed") == 0 && !call->background &&
+  else if (g_strcmp0 (status, "completed") == 0 && !call->background && !call->failed &&
            mend_subagent_retry_lookup (retry, id) != NULL)
     {
       /* A background launch completes at once; only a subagent that ran

@@ -47,6 +47,12 @@ SCENARIOS = {
                          rule(TASK_PROMPT, {"kind": "status", "status": 503}),
                          rule(None, {"kind": "text", "text": "The survey runs in the background."})],
                         ["Start the survey in the background", "Is the survey done?"], 8, None),
+    "foreground-task": ([rule("Run the survey", {"kind": "tool_use", "name": "Task", "input": {
+                             "description": "Survey the tree", "prompt": TASK_PROMPT,
+                             "subagent_type": "general-purpose"}}, 1),
+                         rule(TASK_PROMPT, {"kind": "status", "status": 503}),
+                         rule(None, {"kind": "text", "text": "The survey failed."})],
+                        ["Run the survey now"], 0, None),
 }
 
 

@@ -655,6 +655,34 @@ test_task_call_failure_and_send_message (Fixture       *f,
   g_assert_false (mend_subagent_get_retryable (s));
 }
 
+/* Recorded: a foreground Task whose subagent died on a 503 completes with
+ * Claude Code's "API Error: 503 …" as its whole response. */
+static void
+test_recorded_foreground_task_503 (Fixture       *f,
+                                   gconstpointer  data)
+{
+  MendSubagent *s;
+
+  start_chat (f,
+    "{\"prompts\": [[{\"replay\": \"foreground-task\"}],"
+    " [{\"update\": {\"sessionUpdate\": \"tool_call\", \"toolCallId\": \"toolu_9\", \"title\": \"SendMessage\","
+    "   \"kind\": \"other\", \"status\": \"pending\", \"rawInput\": {\"to\": \"a84a0bd\", \"message\": \"Please continue.\"},"
+    "   \"_meta\": {\"claudeCode\": {\"toolName\": \"SendMessage\"}}}},"
+    "  {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  submit (f, "Run the survey now");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  s = the_subagent (f);
+  g_assert_cmpstr (mend_subagent_get_agent_id (s), ==, "a84a0bd");
+  g_assert_cmpstr (mend_subagent_get_name (s), ==, "Survey the tree");
+  g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_FAILED);
+  g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
+  g_assert_cmpuint (count_records (f, "scheduled"), ==, 1);
+
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_RUNNING);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -680,6 +708,7 @@ main (int   argc,
   ADD ("exit-mid-turn-restarts-and-loads-the-session", test_exit_mid_turn_loads_the_session);
   ADD ("acpmux-failed-subagent-waits-to-resume", test_acpmux_failed_subagent_waits_to_resume);
   ADD ("task-call-failure-then-send-message-resumes", test_task_call_failure_and_send_message);
+  ADD ("recorded-foreground-task-503-fails-the-subagent", test_recorded_foreground_task_503);
 
 #undef ADD
 

@@ -523,6 +523,54 @@ test_background_task_is_a_subagent (Fixture       *f,
   g_assert_cmpuint (count_updates (f, "tool_call"), >=, 1);
 }
 
+static gboolean
+subagent_in_state (Fixture       *f,
+                   gconstpointer  data)
+{
+  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
+
+  return g_list_model_get_n_items (model) > 0 &&
+         mend_subagent_get_state (the_subagent (f)) == (MendSubagentState) GPOINTER_TO_INT (data);
+}
+
+/* A foreground Task whose subagent dies on a 503: the adapter reports the
+ * call completed with Claude Code's "API Error: 503 …" as its response.
+ * The subagent fails, waits the resume delay (virtual), and the resume
+ * prompt makes the model call SendMessage to its agent id: it runs again,
+ * in the same session. */
+static void
+test_foreground_task_503_is_resumed (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autofree char *session = NULL;
+  MendSubagent *s;
+
+  start_chat (f,
+    "[{\"match\": \"with SendMessage to\", \"times\": 1,"
+    "   \"answer\": {\"kind\": \"send_message\", \"message\": \"Please continue the survey.\"}},"
+    " {\"match\": \"Please continue the survey\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Survey done.\"}},"
+    " {\"match\": \"Run the survey\", \"times\": 1, \"answer\": {\"kind\": \"tool_use\", \"name\": \"Task\","
+    "   \"input\": {\"description\": \"Survey the tree\", \"prompt\": \"" TASK_PROMPT "\", \"subagent_type\": \"general-purpose\"}}},"
+    " {\"match\": \"" TASK_PROMPT "\", \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
+    " {\"match\": null, \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"The survey failed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  submit (f, "Run the survey now");
+  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  s = the_subagent (f);
+  g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
+  g_assert_nonnull (mend_subagent_get_agent_id (s));
+  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+
+  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  g_assert_true (the_subagent (f) == s);
+  g_assert_cmpuint (count_records (f, "subagent_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (count_records (f, "subagent_retry", "fired"), ==, 1);
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -540,6 +588,7 @@ main (int   argc,
   ADD ("stop-sends-session-cancel-and-keeps-the-session", test_stop_sends_session_cancel);
   ADD ("killed-mid-turn-restarts-and-loads-the-session", test_killed_mid_turn_loads_the_session);
   ADD ("background-task-is-a-running-subagent", test_background_task_is_a_subagent);
+  ADD ("foreground-task-503-is-resumed-with-send-message", test_foreground_task_503_is_resumed);
 
 #undef ADD
 
