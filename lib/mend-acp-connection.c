@@ -112,8 +112,8 @@ mend_acp_request_free (Request *request)
 
 void
 mend_acp_agent_finish_task (MendAcpAgent *self,
-             MendFailure  *failure,
-             GError       *error)
+                            MendFailure  *failure,
+                            GError       *error)
 {
   g_autoptr(GTask) task = NULL;
   GCancellable *cancellable;
@@ -496,7 +496,7 @@ on_client_failed (JsonrpcClient *client,
 
 void
 mend_acp_agent_child_exited (MendAcpAgent *self,
-              Child        *child)
+                             Child        *child)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
@@ -588,7 +588,7 @@ read_stderr (Child *child)
 
 gboolean
 mend_acp_agent_start_child (MendAcpAgent  *self,
-             GError       **error)
+                            GError       **error)
 {
   g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autoptr(GIOStream) stream = NULL;
@@ -798,7 +798,7 @@ answer_permissions_cancelled (MendAcpAgent *self);
 
 void
 mend_acp_agent_task_cancelled (GCancellable *cancellable,
-                   MendAcpAgent *self)
+                               MendAcpAgent *self)
 {
   g_object_ref (self);
 
@@ -822,7 +822,7 @@ mend_acp_agent_task_cancelled (GCancellable *cancellable,
 
 gboolean
 mend_acp_request_reply (Request    *request,
-            const char *json)
+                        const char *json)
 {
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
@@ -887,7 +887,7 @@ outcome_json (const char *option_id)
 
 void
 mend_acp_agent_respond_default (MendAcpAgent *self,
-                 guint         serial)
+                                guint         serial)
 {
   Request *request = g_hash_table_lookup (self->requests, GUINT_TO_POINTER (serial));
 
