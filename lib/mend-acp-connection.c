@@ -34,6 +34,31 @@
 
 
 
+/* jsonrpc-glib consumes floating parameters only, and its message
+ * builder does not make them floating: the parameters are owned here and
+ * dropped after the call. */
+static void
+rpc_call (JsonrpcClient       *client,
+          const char          *method,
+          GVariant            *params,
+          GAsyncReadyCallback  callback,
+          gpointer             user_data)
+{
+  g_autoptr(GVariant) owned = g_variant_take_ref (params);
+
+  jsonrpc_client_call_async (client, method, owned, NULL, callback, user_data);
+}
+
+static void
+rpc_notify (JsonrpcClient *client,
+            const char    *method,
+            GVariant      *params)
+{
+  g_autoptr(GVariant) owned = g_variant_take_ref (params);
+
+  jsonrpc_client_send_notification_async (client, method, owned, NULL, NULL, NULL);
+}
+
 static gboolean
 set_str (char       **field,
          const char  *value)
@@ -363,17 +388,17 @@ open_session (MendAcpAgent *self,
   if (load)
     {
       self->loading = TRUE;
-      jsonrpc_client_call_async (child->client, "session/load",
-                                 JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
-                                                      "cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
-                                                      "mcpServers", "[", "]"),
-                                 NULL, on_session_load, child_ref (child));
+      rpc_call (child->client, "session/load",
+                JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
+                                     "cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
+                                     "mcpServers", "[", "]"),
+                on_session_load, child_ref (child));
     }
   else
-    jsonrpc_client_call_async (child->client, "session/new",
-                               JSONRPC_MESSAGE_NEW ("cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
-                                                    "mcpServers", "[", "]"),
-                               NULL, on_session_new, child_ref (child));
+    rpc_call (child->client, "session/new",
+              JSONRPC_MESSAGE_NEW ("cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
+                                   "mcpServers", "[", "]"),
+              on_session_new, child_ref (child));
 }
 
 static void
@@ -447,7 +472,6 @@ on_notification (JsonrpcClient *client,
 
   g_object_unref (self);
 }
-
 
 static gboolean
 on_handle_call (JsonrpcClient *client,
@@ -652,17 +676,17 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
   read_stderr (child);
   jsonrpc_client_start_listening (child->client);
 
-  jsonrpc_client_call_async (child->client, "initialize",
-                             JSONRPC_MESSAGE_NEW (
-                               "protocolVersion", JSONRPC_MESSAGE_PUT_INT64 (MEND_ACP_AGENT_PROTOCOL_VERSION),
-                               "clientCapabilities", "{",
-                                 "fs", "{",
-                                   "readTextFile", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
-                                   "writeTextFile", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
-                                 "}",
-                                 "terminal", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
-                               "}"),
-                             NULL, on_initialized, child_ref (child));
+  rpc_call (child->client, "initialize",
+            JSONRPC_MESSAGE_NEW (
+              "protocolVersion", JSONRPC_MESSAGE_PUT_INT64 (MEND_ACP_AGENT_PROTOCOL_VERSION),
+              "clientCapabilities", "{",
+                "fs", "{",
+                  "readTextFile", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
+                  "writeTextFile", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
+                "}",
+                "terminal", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
+              "}"),
+            on_initialized, child_ref (child));
 
   g_object_notify (G_OBJECT (self), "running");
   g_object_notify (G_OBJECT (self), "n-starts");
@@ -783,14 +807,14 @@ mend_acp_agent_maybe_prompt (MendAcpAgent *self)
   self->prompt_sent = TRUE;
   self->prompt_busy = TRUE;
 
-  jsonrpc_client_call_async (self->child->client, "session/prompt",
-                             JSONRPC_MESSAGE_NEW (
-                               "sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
-                               "prompt", "[", "{",
-                                 "type", JSONRPC_MESSAGE_PUT_STRING ("text"),
-                                 "text", JSONRPC_MESSAGE_PUT_STRING (mend_turn_get_prompt (self->task_turn)),
-                               "}", "]"),
-                             NULL, on_prompt_done, call);
+  rpc_call (self->child->client, "session/prompt",
+            JSONRPC_MESSAGE_NEW (
+              "sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
+              "prompt", "[", "{",
+                "type", JSONRPC_MESSAGE_PUT_STRING ("text"),
+                "text", JSONRPC_MESSAGE_PUT_STRING (mend_turn_get_prompt (self->task_turn)),
+              "}", "]"),
+            on_prompt_done, call);
 }
 
 static void
@@ -805,16 +829,15 @@ mend_acp_agent_task_cancelled (GCancellable *cancellable,
   if (self->prompt_sent && self->child != NULL && self->session_id != NULL)
     {
       self->n_cancels++;
-      jsonrpc_client_send_notification_async (self->child->client, "session/cancel",
-                                              JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id)),
-                                              NULL, NULL, NULL);
+      rpc_notify (self->child->client, "session/cancel",
+                  JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id)));
       /* The protocol wants pending permission requests answered as
        * cancelled. */
       answer_permissions_cancelled (self);
     }
 
   mend_acp_agent_finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                _("The turn was stopped")));
+                                                              _("The turn was stopped")));
   g_object_unref (self);
 }
 
@@ -832,7 +855,7 @@ mend_acp_request_reply (Request    *request,
 
   reply = json_gvariant_deserialize_data (json, -1, NULL, &error);
   if (reply != NULL)
-    g_variant_ref_sink (reply);
+    g_variant_take_ref (reply);
   if (reply == NULL)
     {
       g_debug ("Not an answer to %s: %s", request->method, error->message);
