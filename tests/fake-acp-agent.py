@@ -22,8 +22,9 @@
 #   {"error": {...}}                  answers the prompt with this error
 #   {"replay": NAME}                  answers the prompt as the recorded
 #                                     tests/data/claude-code-acp-*/NAME.jsonl
-#                                     did: its prompt's updates, then its
-#                                     prompt's result or error
+#                                     did: its prompt's updates and requests
+#                                     (each answer said as "request" does),
+#                                     then its prompt's result or error
 #   {"wait_cancel": true}             waits for session/cancel, then
 #                                     answers {"stopReason": "cancelled"}
 #   {"exit": CODE}                    exits at once
@@ -58,6 +59,22 @@ def read():
     return json.loads(line)
 
 
+def ask(method, params, session):
+    """Asks the client @method, waits for its answer, and says it in a
+    message chunk: "answer: JSON" or "error: CODE"."""
+    send({"jsonrpc": "2.0", "id": "req-1", "method": method, "params": params})
+    while True:
+        message = read()
+        if message.get("id") == "req-1" and "method" not in message:
+            break
+        pending.append(message)
+    said = ("answer: " + json.dumps(message["result"], sort_keys=True) if "result" in message
+            else "error: %d" % message["error"]["code"])
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": session, "update": {"sessionUpdate": "agent_message_chunk",
+                                         "content": {"type": "text", "text": said}}}})
+
+
 def replay(name, session, prompt_id):
     path = sorted(glob.glob(os.path.join(HERE, "data", "claude-code-acp-*", name + ".jsonl")))[-1]
     in_prompt = None
@@ -72,6 +89,10 @@ def replay(name, session, prompt_id):
         if message.get("method") == "session/update":
             message["params"]["sessionId"] = session
             send(message)
+        elif message.get("method") is not None and "id" in message:
+            # A request of the agent's: asked again, its answer said.
+            params = dict(message.get("params") or {}, sessionId=session)
+            ask(message["method"], params, session)
         elif message.get("id") == in_prompt:
             message["id"] = prompt_id
             send(message)
@@ -86,18 +107,7 @@ def run(actions, session, prompt_id):
                 params["_meta"] = action["params_meta"]
             send({"jsonrpc": "2.0", "method": "session/update", "params": params})
         elif "request" in action:
-            send({"jsonrpc": "2.0", "id": "req-1", "method": action["request"],
-                  "params": action.get("params", {})})
-            while True:
-                message = read()
-                if message.get("id") == "req-1" and "method" not in message:
-                    break
-                pending.append(message)
-            said = ("answer: " + json.dumps(message["result"], sort_keys=True) if "result" in message
-                    else "error: %d" % message["error"]["code"])
-            send({"jsonrpc": "2.0", "method": "session/update", "params": {
-                "sessionId": session, "update": {"sessionUpdate": "agent_message_chunk",
-                                                 "content": {"type": "text", "text": said}}}})
+            ask(action["request"], action.get("params", {}), session)
         elif "result" in action:
             send({"jsonrpc": "2.0", "id": prompt_id, "result": action["result"]})
         elif "error" in action:

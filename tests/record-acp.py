@@ -53,6 +53,10 @@ SCENARIOS = {
                          rule(TASK_PROMPT, {"kind": "status", "status": 503}),
                          rule(None, {"kind": "text", "text": "The survey failed."})],
                         ["Run the survey now"], 0, None),
+    "permission": ([rule("Clean the build", {"kind": "tool_use", "name": "Bash", "input": {
+                        "command": "rm -rf build", "description": "Remove the build directory"}}, 1),
+                    rule(None, {"kind": "text", "text": "I did not remove it."})],
+                   ["Clean the build"], 0, None),
 }
 
 
@@ -119,10 +123,14 @@ def record(name, version):
             reply = agent.read(agent.call("session/new", {"cwd": home, "mcpServers": []}))
             session = reply["result"]["sessionId"]
 
+            # As MendAcpAgent does by default: the reject_once option.
             def deny(message):
                 if message.get("method") == "session/request_permission":
-                    agent.send({"jsonrpc": "2.0", "id": message["id"],
-                                "result": {"outcome": {"outcome": "cancelled"}}})
+                    options = [o["optionId"] for o in message["params"].get("options", [])
+                               if o.get("kind") == "reject_once"]
+                    outcome = ({"outcome": "selected", "optionId": options[0]} if options
+                               else {"outcome": "cancelled"})
+                    agent.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
 
             for prompt in prompts:
                 pid = agent.call("session/prompt", {"sessionId": session,

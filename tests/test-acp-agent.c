@@ -462,6 +462,38 @@ test_file_read_is_refused_by_default (Fixture       *f,
 }
 
 static gboolean
+on_request_note (MendAcpAgent *agent,
+                 const char   *method,
+                 const char   *params,
+                 guint         request,
+                 Fixture      *f)
+{
+  g_assert_cmpstr (method, ==, "session/request_permission");
+  g_assert_nonnull (strstr (params, "\"rm -rf build\""));
+  f->held_request = request;
+  return FALSE;
+}
+
+/* Recorded: claude-code-acp asks before a Bash call; unhandled, the
+ * request gets its "reject" option, and the adapter fails the tool call. */
+static void
+test_recorded_permission_is_rejected (Fixture       *f,
+                                      gconstpointer  data)
+{
+  start_chat (f, "{\"prompts\": [[{\"replay\": \"permission\"}]]}");
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_note), f);
+  submit (f, "Clean the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpuint (f->held_request, !=, 0);
+  g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, NULL));
+  g_assert_cmpuint (count_updates (f, "agent_message_chunk",
+                                   "answer: {\\\"outcome\\\": {\\\"optionId\\\": \\\"reject\\\", \\\"outcome\\\": \\\"selected\\\"}}"), ==, 1);
+  g_assert_cmpuint (count_updates (f, "tool_call_update", "User refused permission"), ==, 1);
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+}
+
+static gboolean
 on_request_hold (MendAcpAgent *agent,
                  const char   *method,
                  const char   *params,
@@ -702,6 +734,7 @@ main (int   argc,
   ADD ("session-error-fails-and-restarts-the-agent", test_session_error_restarts_the_agent);
   ADD ("agent-that-stops-reading-fails-the-attempt", test_agent_that_stops_reading);
   ADD ("permission-request-is-denied-by-default", test_permission_is_denied_by_default);
+  ADD ("recorded-permission-is-rejected-by-default", test_recorded_permission_is_rejected);
   ADD ("file-read-is-refused-by-default", test_file_read_is_refused_by_default);
   ADD ("app-answers-a-request-later", test_app_answers_a_request);
   ADD ("stop-sends-cancel-and-holds-the-next-prompt", test_stop_sends_cancel);
