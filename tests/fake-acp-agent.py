@@ -47,8 +47,10 @@ def send(message):
     sys.stdout.flush()
 
 
-def read():
-    if pending:
+def read(held=True):
+    """The next message: one held back while waiting for another first,
+    unless @held is false."""
+    if held and pending:
         return pending.pop(0)
     line = sys.stdin.readline()
     if not line:
@@ -64,7 +66,7 @@ def ask(method, params, session):
     message chunk: "answer: JSON" or "error: CODE"."""
     send({"jsonrpc": "2.0", "id": "req-1", "method": method, "params": params})
     while True:
-        message = read()
+        message = read(held=False)
         if message.get("id") == "req-1" and "method" not in message:
             break
         pending.append(message)
@@ -115,8 +117,11 @@ def run(actions, session, prompt_id):
         elif "replay" in action:
             replay(action["replay"], session, prompt_id)
         elif "wait_cancel" in action:
-            while True:
-                message = read()
+            held = [m for m in pending if m.get("method") == "session/cancel"]
+            for m in held:
+                pending.remove(m)
+            while not held:
+                message = read(held=False)
                 if message.get("method") == "session/cancel":
                     break
                 pending.append(message)

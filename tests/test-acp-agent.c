@@ -532,6 +532,31 @@ test_app_answers_a_request (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
 }
 
+/* Stop while the app has not answered a permission request: the request
+ * is answered as cancelled, as the protocol asks, with session/cancel. */
+static void
+test_stop_cancels_a_held_request (Fixture       *f,
+                                  gconstpointer  data)
+{
+  start_chat (f, "{\"prompts\": [[" PERMISSION_REQUEST ", {\"wait_cancel\": true}],"
+                 " [{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
+  submit (f, "Clean the build");
+  run_until (f, request_held, NULL);
+
+  mend_chat_stop (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, NULL));
+
+  /* The next turn waits for the cancelled prompt's answer. */
+  submit (f, "Build it");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (count_updates (f, "agent_message_chunk", "answer: {\\\"outcome\\\": {\\\"outcome\\\": \\\"cancelled\\\"}}"), ==, 1);
+  g_assert_cmpstr (mend_acp_agent_get_stop_reason (f->agent), ==, "end_turn");
+}
+
 /* Stop and restarts */
 
 static gboolean
@@ -737,6 +762,7 @@ main (int   argc,
   ADD ("recorded-permission-is-rejected-by-default", test_recorded_permission_is_rejected);
   ADD ("file-read-is-refused-by-default", test_file_read_is_refused_by_default);
   ADD ("app-answers-a-request-later", test_app_answers_a_request);
+  ADD ("stop-answers-a-held-permission-request-cancelled", test_stop_cancels_a_held_request);
   ADD ("stop-sends-cancel-and-holds-the-next-prompt", test_stop_sends_cancel);
   ADD ("exit-mid-turn-restarts-and-loads-the-session", test_exit_mid_turn_loads_the_session);
   ADD ("acpmux-failed-subagent-waits-to-resume", test_acpmux_failed_subagent_waits_to_resume);
