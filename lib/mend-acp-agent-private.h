@@ -85,6 +85,8 @@ struct _MendAcpAgent
   guint             last_request;
 };
 
+Child        *mend_acp_child_ref             (Child         *child);
+void          mend_acp_child_unref           (Child         *child);
 void          mend_acp_child_close           (Child         *child);
 void          mend_acp_request_free          (Request       *request);
 gboolean      mend_acp_request_reply         (Request       *request,
@@ -103,5 +105,15 @@ void          mend_acp_agent_task_cancelled  (GCancellable  *cancellable,
 void          mend_acp_agent_respond_default (MendAcpAgent  *self,
                                               guint          serial);
 char         *mend_acp_agent_stderr_text     (MendAcpAgent  *self);
+
+/* mend-acp-requests.c */
+gboolean      mend_acp_agent_handle_call     (JsonrpcClient *client,
+                                              const char    *method,
+                                              GVariant      *id,
+                                              GVariant      *params,
+                                              Child         *child);
+void          mend_acp_agent_cancel_permissions (MendAcpAgent *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Child, mend_acp_child_unref)
 
 G_END_DECLS

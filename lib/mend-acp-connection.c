@@ -26,9 +26,6 @@
 #include "mend-turn.h"
 
 #define STDERR_READ_SIZE 4096
-/* JSON-RPC's "internal error": the answer to a request the client
- * refuses (ACP has no code of its own for it). */
-#define RPC_INTERNAL_ERROR (-32603)
 /* The Agent Client Protocol's error code for a client that must log in. */
 #define ACP_AUTH_REQUIRED (-32000)
 
@@ -71,15 +68,15 @@ set_str (char       **field,
   return TRUE;
 }
 
-static Child *
-child_ref (Child *child)
+Child *
+mend_acp_child_ref (Child *child)
 {
   g_atomic_ref_count_inc (&child->ref_count);
   return child;
 }
 
-static void
-child_unref (Child *child)
+void
+mend_acp_child_unref (Child *child)
 {
   if (!g_atomic_ref_count_dec (&child->ref_count))
     return;
@@ -91,8 +88,6 @@ child_unref (Child *child)
   g_clear_object (&child->cancellable);
   g_free (child);
 }
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Child, child_unref)
 
 /* Detaches @child from its agent object and ends it. */
 static gboolean
@@ -119,17 +114,7 @@ mend_acp_child_close (Child *child)
   if (!child->exited)
     g_subprocess_force_exit (child->subprocess);
   child->exited = TRUE;
-  child_unref (child);
-}
-
-void
-mend_acp_request_free (Request *request)
-{
-  g_clear_pointer (&request->child, child_unref);
-  g_clear_pointer (&request->id, g_variant_unref);
-  g_free (request->method);
-  g_free (request->params);
-  g_free (request);
+  mend_acp_child_unref (child);
 }
 
 /* The attempt in flight */
@@ -392,13 +377,13 @@ open_session (MendAcpAgent *self,
                 JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
                                      "cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
                                      "mcpServers", "[", "]"),
-                on_session_load, child_ref (child));
+                on_session_load, mend_acp_child_ref (child));
     }
   else
     rpc_call (child->client, "session/new",
               JSONRPC_MESSAGE_NEW ("cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
                                    "mcpServers", "[", "]"),
-              on_session_new, child_ref (child));
+              on_session_new, mend_acp_child_ref (child));
 }
 
 static void
@@ -471,43 +456,6 @@ on_notification (JsonrpcClient *client,
   g_signal_emit_by_name (self, "update", kind, json);
 
   g_object_unref (self);
-}
-
-static gboolean
-on_handle_call (JsonrpcClient *client,
-                const char    *method,
-                GVariant      *id,
-                GVariant      *params,
-                Child         *child)
-{
-  MendAcpAgent *self = child->self;
-  g_autoptr(JsonNode) node = NULL;
-  Request *request;
-  gboolean handled = FALSE;
-  guint serial;
-
-  if (self == NULL || self->child != child)
-    return FALSE;
-
-  node = params ? json_gvariant_serialize (params) : json_node_new (JSON_NODE_NULL);
-  request = g_new0 (Request, 1);
-  request->child = child_ref (child);
-  request->id = g_variant_ref (id);
-  request->method = g_strdup (method);
-  request->params = mend_json_to_string (node);
-
-  do
-    serial = ++self->last_request;
-  while (serial == 0 || g_hash_table_contains (self->requests, GUINT_TO_POINTER (serial)));
-  g_hash_table_insert (self->requests, GUINT_TO_POINTER (serial), request);
-
-  g_object_ref (self);
-  g_signal_emit_by_name (self, "request", method, request->params, serial, &handled);
-  if (!handled)
-    mend_acp_agent_respond_default (self, serial);
-  g_object_unref (self);
-
-  return TRUE;
 }
 
 static void
@@ -607,7 +555,7 @@ static void
 read_stderr (Child *child)
 {
   g_input_stream_read_bytes_async (child->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
-                                   child->cancellable, on_stderr, child_ref (child));
+                                   child->cancellable, on_stderr, mend_acp_child_ref (child));
 }
 
 gboolean
@@ -652,7 +600,7 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
   child->subprocess = g_subprocess_launcher_spawnv (launcher, (const char * const *) self->argv, error);
   if (child->subprocess == NULL)
     {
-      child_unref (child);
+      mend_acp_child_unref (child);
       return FALSE;
     }
 
@@ -664,7 +612,7 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
                                   g_io_stream_get_output_stream (G_IO_STREAM (child->stdin_connection)));
   child->client = jsonrpc_client_new (stream);
   g_signal_connect (child->client, "notification", G_CALLBACK (on_notification), child);
-  g_signal_connect (child->client, "handle-call", G_CALLBACK (on_handle_call), child);
+  g_signal_connect (child->client, "handle-call", G_CALLBACK (mend_acp_agent_handle_call), child);
   g_signal_connect (child->client, "failed", G_CALLBACK (on_client_failed), child);
 
   self->child = child;
@@ -672,7 +620,7 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
   self->n_starts++;
   g_byte_array_set_size (self->stderr_tail, 0);
 
-  g_subprocess_wait_async (child->subprocess, child->cancellable, on_waited, child_ref (child));
+  g_subprocess_wait_async (child->subprocess, child->cancellable, on_waited, mend_acp_child_ref (child));
   read_stderr (child);
   jsonrpc_client_start_listening (child->client);
 
@@ -686,7 +634,7 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
                 "}",
                 "terminal", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
               "}"),
-            on_initialized, child_ref (child));
+            on_initialized, mend_acp_child_ref (child));
 
   g_object_notify (G_OBJECT (self), "running");
   g_object_notify (G_OBJECT (self), "n-starts");
@@ -704,7 +652,7 @@ typedef struct
 static void
 prompt_call_free (PromptCall *call)
 {
-  g_clear_pointer (&call->child, child_unref);
+  g_clear_pointer (&call->child, mend_acp_child_unref);
   g_clear_object (&call->task);
   g_free (call);
 }
@@ -802,7 +750,7 @@ mend_acp_agent_maybe_prompt (MendAcpAgent *self)
     return;
 
   call = g_new0 (PromptCall, 1);
-  call->child = child_ref (self->child);
+  call->child = mend_acp_child_ref (self->child);
   call->task = g_object_ref (self->task);
   self->prompt_sent = TRUE;
   self->prompt_busy = TRUE;
@@ -817,9 +765,6 @@ mend_acp_agent_maybe_prompt (MendAcpAgent *self)
             on_prompt_done, call);
 }
 
-static void
-answer_permissions_cancelled (MendAcpAgent *self);
-
 void
 mend_acp_agent_task_cancelled (GCancellable *cancellable,
                                MendAcpAgent *self)
@@ -833,120 +778,10 @@ mend_acp_agent_task_cancelled (GCancellable *cancellable,
                   JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id)));
       /* The protocol wants pending permission requests answered as
        * cancelled. */
-      answer_permissions_cancelled (self);
+      mend_acp_agent_cancel_permissions (self);
     }
 
   mend_acp_agent_finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
                                                               _("The turn was stopped")));
   g_object_unref (self);
 }
-
-/* Requests of the agent */
-
-gboolean
-mend_acp_request_reply (Request    *request,
-                        const char *json)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-
-  if (request->child->client == NULL || request->child->exited)
-    return FALSE;
-
-  reply = json_gvariant_deserialize_data (json, -1, NULL, &error);
-  if (reply != NULL)
-    g_variant_take_ref (reply);
-  if (reply == NULL)
-    {
-      g_debug ("Not an answer to %s: %s", request->method, error->message);
-      return FALSE;
-    }
-  jsonrpc_client_reply_async (request->child->client, request->id, reply, NULL, NULL, NULL);
-  return TRUE;
-}
-
-/* The reject option of a permission request, if it has one. */
-static char *
-reject_option (const char *params)
-{
-  g_autoptr(JsonNode) node = mend_json_parse (params, -1, NULL);
-  JsonObject *object = node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
-  JsonNode *options = object ? json_object_get_member (object, "options") : NULL;
-  const char *kinds[] = { "reject_once", "reject_always" };
-
-  if (options == NULL || !JSON_NODE_HOLDS_ARRAY (options))
-    return NULL;
-
-  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
-    for (guint i = 0; i < json_array_get_length (json_node_get_array (options)); i++)
-      {
-        JsonNode *option = json_array_get_element (json_node_get_array (options), i);
-        JsonObject *o = JSON_NODE_HOLDS_OBJECT (option) ? json_node_get_object (option) : NULL;
-
-        if (o != NULL && g_strcmp0 (mend_json_get_string (o, "kind"), kinds[k]) == 0 &&
-            mend_json_get_string (o, "optionId") != NULL)
-          return g_strdup (mend_json_get_string (o, "optionId"));
-      }
-
-  return NULL;
-}
-
-static char *
-outcome_json (const char *option_id)
-{
-  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
-
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "outcome");
-  json_builder_begin_object (builder);
-  mend_json_add_string (builder, "outcome", option_id ? "selected" : "cancelled");
-  if (option_id != NULL)
-    mend_json_add_string (builder, "optionId", option_id);
-  json_builder_end_object (builder);
-  json_builder_end_object (builder);
-
-  return mend_json_builder_finish (builder);
-}
-
-void
-mend_acp_agent_respond_default (MendAcpAgent *self,
-                                guint         serial)
-{
-  Request *request = g_hash_table_lookup (self->requests, GUINT_TO_POINTER (serial));
-
-  if (request == NULL)
-    return;
-
-  if (g_strcmp0 (request->method, "session/request_permission") == 0)
-    {
-      g_autofree char *option = reject_option (request->params);
-      g_autofree char *json = outcome_json (option);
-
-      mend_acp_request_reply (request, json);
-    }
-  else if (request->child->client != NULL && !request->child->exited)
-    jsonrpc_client_reply_error_async (request->child->client, request->id, RPC_INTERNAL_ERROR,
-                                      _("The client does not allow this request"),
-                                      NULL, NULL, NULL);
-
-  g_hash_table_remove (self->requests, GUINT_TO_POINTER (serial));
-}
-
-static void
-answer_permissions_cancelled (MendAcpAgent *self)
-{
-  g_autoptr(GList) serials = g_hash_table_get_keys (self->requests);
-
-  for (GList *l = serials; l != NULL; l = l->next)
-    {
-      Request *request = g_hash_table_lookup (self->requests, l->data);
-      g_autofree char *json = NULL;
-
-      if (request == NULL || g_strcmp0 (request->method, "session/request_permission") != 0)
-        continue;
-      json = outcome_json (NULL);
-      mend_acp_request_reply (request, json);
-      g_hash_table_remove (self->requests, l->data);
-    }
-}
-
