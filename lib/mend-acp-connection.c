@@ -518,11 +518,11 @@ on_waited (GObject      *source,
 {
   g_autoptr(Child) child = user_data;
 
-  if (!g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL))
-    return;
-  child->exited = TRUE;
-  if (child->self != NULL)
-    mend_acp_agent_child_exited (child->self, child);
+  /* Not the end of the run yet: what the agent wrote before it exited
+   * (an update, the prompt's answer) is still to be read. The end of its
+   * output, where the JSON-RPC client fails, is. */
+  if (g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL))
+    child->exited = TRUE;
 }
 
 static void read_stderr (Child *child);

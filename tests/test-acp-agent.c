@@ -633,6 +633,23 @@ test_exit_mid_turn_loads_the_session (Fixture       *f,
   g_assert_cmpuint (count_updates (f, "user_message_chunk", NULL), ==, 0);
 }
 
+/* An agent that answers and exits at once: its answer is read before
+ * its exit is taken for the end of the run. */
+static void
+test_answer_before_exit_is_read (Fixture       *f,
+                                 gconstpointer  data)
+{
+  start_chat (f,
+    "{\"prompts\": [[{\"update\": {\"sessionUpdate\": \"agent_message_chunk\", \"content\": {\"type\": \"text\", \"text\": \"Done.\"}}},"
+    "               {\"result\": {\"stopReason\": \"end_turn\"}}, {\"exit\": 0}]]}");
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+  g_assert_cmpuint (count_updates (f, "agent_message_chunk", "Done."), ==, 1);
+}
+
 /* Subagents */
 
 static MendSubagent *
@@ -765,6 +782,7 @@ main (int   argc,
   ADD ("stop-answers-a-held-permission-request-cancelled", test_stop_cancels_a_held_request);
   ADD ("stop-sends-cancel-and-holds-the-next-prompt", test_stop_sends_cancel);
   ADD ("exit-mid-turn-restarts-and-loads-the-session", test_exit_mid_turn_loads_the_session);
+  ADD ("answer-written-just-before-exit-is-read", test_answer_before_exit_is_read);
   ADD ("acpmux-failed-subagent-waits-to-resume", test_acpmux_failed_subagent_waits_to_resume);
   ADD ("task-call-failure-then-send-message-resumes", test_task_call_failure_and_send_message);
   ADD ("recorded-foreground-task-503-fails-the-subagent", test_recorded_foreground_task_503);
