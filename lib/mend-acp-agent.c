@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-acp-agent-private.h"
+#include "mend-agent-common-private.h"
 #include "mend-agent-process.h"
 #include "mend-chat.h"
 #include "mend-failure.h"
@@ -519,15 +520,8 @@ mend_acp_agent_set_environ (MendAcpAgent       *self,
 {
   g_return_if_fail (MEND_IS_ACP_AGENT (self));
 
-  if (self->environ_ == NULL && environ_ == NULL)
-    return;
-  if (self->environ_ != NULL && environ_ != NULL &&
-      g_strv_equal ((const char * const *) self->environ_, environ_))
-    return;
-
-  g_strfreev (self->environ_);
-  self->environ_ = g_strdupv ((char **) environ_);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
+  if (mend_environ_replace (&self->environ_, environ_))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
 }
 
 /**
@@ -549,11 +543,7 @@ mend_acp_agent_setenv (MendAcpAgent *self,
   g_return_if_fail (MEND_IS_ACP_AGENT (self));
   g_return_if_fail (name != NULL && name[0] != '\0' && strchr (name, '=') == NULL);
 
-  env = self->environ_ ? g_strdupv (self->environ_) : g_get_environ ();
-  if (value != NULL)
-    env = g_environ_setenv (env, name, value, TRUE);
-  else
-    env = g_environ_unsetenv (env, name);
+  env = mend_environ_with (self->environ_, name, value);
   mend_acp_agent_set_environ (self, (const char * const *) env);
   g_strfreev (env);
 }

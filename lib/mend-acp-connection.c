@@ -19,10 +19,9 @@
 
 #include "mend-acp-agent-private.h"
 #include "mend-acp-framing-private.h"
-#include "mend-agent-process.h"
+#include "mend-agent-common-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
-#include "mend-redact-private.h"
 #include "mend-turn.h"
 
 #define STDERR_READ_SIZE 4096
@@ -152,14 +151,7 @@ mend_acp_agent_finish_task (MendAcpAgent *self,
 char *
 mend_acp_agent_stderr_text (MendAcpAgent *self)
 {
-  g_autofree char *valid = NULL;
-
-  if (self->stderr_tail->len == 0)
-    return NULL;
-
-  valid = g_utf8_make_valid ((const char *) self->stderr_tail->data, self->stderr_tail->len);
-  g_strstrip (valid);
-  return valid[0] != '\0' ? mend_redact_secrets (valid, -1) : NULL;
+  return mend_stderr_tail_text (self->stderr_tail);
 }
 
 /* JSON-RPC errors. jsonrpc-glib hands an error answer to the caller as
@@ -543,10 +535,7 @@ on_stderr (GObject      *source,
     return;
 
   data = g_bytes_get_data (bytes, &size);
-  g_byte_array_append (self->stderr_tail, data, (guint) size);
-  if (self->stderr_tail->len > MEND_AGENT_PROCESS_STDERR_MAX_BYTES)
-    g_byte_array_remove_range (self->stderr_tail, 0,
-                               self->stderr_tail->len - MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
+  mend_stderr_tail_append (self->stderr_tail, data, size);
 
   read_stderr (child);
 }

@@ -15,12 +15,12 @@
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
 
+#include "mend-agent-common-private.h"
 #include "mend-agent-process.h"
 #include "mend-agent-process-private.h"
 #include "mend-chat.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
-#include "mend-redact-private.h"
 #include "mend-sender.h"
 #include "mend-stream-observer-private.h"
 #include "mend-turn.h"
@@ -231,14 +231,7 @@ interrupt_request (MendAgentProcess *self)
 static char *
 stderr_text (MendAgentProcess *self)
 {
-  g_autofree char *valid = NULL;
-
-  if (self->stderr_tail->len == 0)
-    return NULL;
-
-  valid = g_utf8_make_valid ((const char *) self->stderr_tail->data, self->stderr_tail->len);
-  g_strstrip (valid);
-  return valid[0] != '\0' ? mend_redact_secrets (valid, -1) : NULL;
+  return mend_stderr_tail_text (self->stderr_tail);
 }
 
 /* The agent is gone, or is made to go: the attempt in flight fails as a
@@ -356,11 +349,7 @@ on_child_error (MendAgentChild *child,
 {
   MendAgentProcess *self = user_data;
 
-  /* Keep the last bytes only. */
-  g_byte_array_append (self->stderr_tail, data, size);
-  if (self->stderr_tail->len > MEND_AGENT_PROCESS_STDERR_MAX_BYTES)
-    g_byte_array_remove_range (self->stderr_tail, 0,
-                               self->stderr_tail->len - MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
+  mend_stderr_tail_append (self->stderr_tail, data, size);
 }
 
 static void
@@ -888,15 +877,8 @@ mend_agent_process_set_environ (MendAgentProcess   *self,
 {
   g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
 
-  if (self->environ_ == NULL && environ_ == NULL)
-    return;
-  if (self->environ_ != NULL && environ_ != NULL &&
-      g_strv_equal ((const char * const *) self->environ_, environ_))
-    return;
-
-  g_strfreev (self->environ_);
-  self->environ_ = g_strdupv ((char **) environ_);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
+  if (mend_environ_replace (&self->environ_, environ_))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
 }
 
 /**
@@ -918,11 +900,7 @@ mend_agent_process_setenv (MendAgentProcess *self,
   g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
   g_return_if_fail (name != NULL && name[0] != '\0' && strchr (name, '=') == NULL);
 
-  env = self->environ_ ? g_strdupv (self->environ_) : g_get_environ ();
-  if (value != NULL)
-    env = g_environ_setenv (env, name, value, TRUE);
-  else
-    env = g_environ_unsetenv (env, name);
+  env = mend_environ_with (self->environ_, name, value);
   mend_agent_process_set_environ (self, (const char * const *) env);
   g_strfreev (env);
 }
