@@ -18,6 +18,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "real-agent-common.h"
+
 #define WALL_START 1764500000000000
 #define CLI_VERSION "2.1.328"
 #define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
@@ -31,20 +33,12 @@ typedef struct
   MendClock        *clock;
   MendChat         *chat;
   MendAgentProcess *agent;
-  GSubprocess      *server;
-  guint             port;
+  ModelServer       server;
+  char             *cli;
   GPtrArray        *finished;   /* MendTurn, owned */
   GPtrArray        *records;    /* char *, owned */
   gboolean          auto_advance;
 } Fixture;
-
-static const char *
-cli_path (void)
-{
-  const char *path = g_getenv ("MEND_CLAUDE");
-
-  return path != NULL && path[0] != '\0' ? path : DEFAULT_CLI;
-}
 
 static void
 on_turn_finished (MendChat *chat,
@@ -61,48 +55,6 @@ on_record (GObject    *source,
 {
   g_test_message ("record: %s", json);
   g_ptr_array_add (f->records, g_strdup (json));
-}
-
-/* Starts the model server with @rules (a JSON list) and returns its port. */
-static void
-start_server (Fixture    *f,
-              const char *rules)
-{
-  g_autofree char *script = g_build_filename (g_get_home_dir (), "rules.json", NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
-  g_autofree char *line = NULL;
-
-  g_assert_true (g_file_set_contents (script, rules, -1, &error));
-  g_assert_no_error (error);
-
-  f->server = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/model-server.py", script, NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (f->server));
-  line = g_data_input_stream_read_line (out, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (line);
-  f->port = (guint) g_ascii_strtoull (line, NULL, 10);
-  g_assert_cmpuint (f->port, >, 0);
-}
-
-/* The server's count of model requests. */
-static guint
-n_requests (Fixture *f)
-{
-  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_requests", f->port);
-  g_autoptr(SoupSession) session = soup_session_new ();
-  g_autoptr(SoupMessage) msg = soup_message_new ("GET", uri);
-  g_autoptr(GBytes) body = NULL;
-  g_autoptr(JsonNode) root = NULL;
-  g_autoptr(GError) error = NULL;
-
-  body = soup_session_send_and_read (session, msg, NULL, &error);
-  g_assert_no_error (error);
-  root = json_from_string (g_bytes_get_data (body, NULL), &error);
-  g_assert_no_error (error);
-  return (guint) json_object_get_int_member (json_node_get_object (root), "requests");
 }
 
 static void
@@ -127,17 +79,18 @@ start_chat (Fixture    *f,
   g_autofree char *retries = g_strdup_printf ("%u", max_retries);
   const char *home = g_get_home_dir ();
 
-  if (!g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
+  f->cli = real_agent_path ("MEND_CLAUDE", DEFAULT_CLI);
+  if (!g_file_test (f->cli, G_FILE_TEST_IS_EXECUTABLE))
     {
       g_test_fail_printf ("The Claude Code CLI %s is not at %s: run tools/setup.sh "
-                          "(or set MEND_CLAUDE)", CLI_VERSION, cli_path ());
+                          "(or set MEND_CLAUDE)", CLI_VERSION, f->cli);
       return;
     }
 
-  start_server (f, rules);
-  base_url = g_strdup_printf ("http://127.0.0.1:%u", f->port);
+  model_server_start (&f->server, rules);
+  base_url = model_server_dup_base_url (&f->server);
 
-  f->agent = mend_agent_process_new_claude_code (cli_path ());
+  f->agent = mend_agent_process_new_claude_code (f->cli);
   mend_agent_process_set_environ (f->agent, NULL);
   mend_agent_process_set_environ (f->agent, (const char *[]) {
     "LANG=C.UTF-8", NULL });
@@ -162,23 +115,6 @@ start_chat (Fixture    *f,
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
 }
 
-/* GSubprocess's child watch, in GLib's worker thread, lets go of the
- * subprocess a moment after it was reaped. */
-static void
-finalize_eventually (gpointer object)
-{
-  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-
-  g_object_add_weak_pointer (object, &object);
-  g_object_unref (object);
-  while (object != NULL && g_get_monotonic_time () < deadline)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-  g_assert_null (object);
-}
-
 static void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
@@ -196,12 +132,8 @@ fixture_tear_down (Fixture       *f,
       g_assert_finalize_object (f->chat);
     }
 
-  if (f->server != NULL)
-    {
-      g_output_stream_close (g_subprocess_get_stdin_pipe (f->server), NULL, NULL);
-      g_subprocess_wait (f->server, NULL, NULL);
-      finalize_eventually (f->server);
-    }
+  model_server_stop (&f->server);
+  g_clear_pointer (&f->cli, g_free);
 
   /* Let what the CLI's streams left behind finish. */
   while (g_main_context_iteration (NULL, FALSE))
@@ -358,7 +290,7 @@ test_529_give_up_then_success (Fixture       *f,
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
   /* 2 requests for the CLI's give-up, 1 for the success, 1 for the follow-up. */
-  g_assert_cmpuint (n_requests (f), ==, 4);
+  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 4);
   /* One CLI, one session, all along. */
   g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
 }
@@ -394,7 +326,7 @@ test_five_give_ups_continue_at_head (Fixture       *f,
   g_assert_cmpstr (mend_queue_item_get_text (second), ==, "Post the release notes");
   g_assert_cmpuint (count_records (f, "turn_retry", "exhausted"), ==, 1);
   /* With CLAUDE_CODE_MAX_RETRIES=0, one request per attempt. */
-  g_assert_cmpuint (n_requests (f), ==, 5);
+  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 5);
   g_assert_true (mend_agent_process_get_running (f->agent));
 }
 
@@ -418,7 +350,7 @@ test_401_one_attempt (Fixture       *f,
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
-  g_assert_cmpuint (n_requests (f), ==, 1);
+  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
   g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
 }
@@ -490,36 +422,13 @@ test_stop_during_the_cli_retries (Fixture       *f,
 
 /* The CLI dies in the middle of a turn */
 
-/* Whether the CLI wrote the session's transcript, which --resume reads:
- * HOME/.claude/projects/DIR/SESSION.jsonl, with the prompt in it. */
-static gboolean
-transcript_has (const char *session,
-                const char *text)
-{
-  g_autofree char *projects = g_build_filename (g_get_home_dir (), ".claude", "projects", NULL);
-  g_autofree char *name = g_strconcat (session, ".jsonl", NULL);
-  g_autoptr(GDir) dir = g_dir_open (projects, 0, NULL);
-  const char *entry;
-
-  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (projects, entry, name, NULL);
-      g_autofree char *contents = NULL;
-
-      if (g_file_get_contents (path, &contents, NULL, NULL) && strstr (contents, text) != NULL)
-        return TRUE;
-    }
-
-  return FALSE;
-}
-
 static gboolean
 server_was_asked (Fixture       *f,
                   gconstpointer  data)
 {
   const char *session = mend_agent_process_get_session_id (f->agent);
 
-  return session != NULL && n_requests (f) >= 1 && transcript_has (session, "Fix the build");
+  return session != NULL && model_server_n_requests (&f->server) >= 1 && claude_transcript_has (session, "Fix the build");
 }
 
 static void
