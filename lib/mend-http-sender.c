@@ -12,7 +12,10 @@
 #include "mend-clock.h"
 #include "mend-failure-private.h"
 #include "mend-http-sender.h"
+#include "mend-http-answer-private.h"
+#include "mend-http-failures-private.h"
 #include "mend-http-headers-private.h"
+#include "mend-http-request-private.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
@@ -60,6 +63,7 @@ struct _MendHttpSender
   guint        max_body_bytes;
   guint        max_line_bytes;
   guint        max_event_bytes;
+  char        *answer;
 };
 
 enum {
@@ -72,12 +76,14 @@ enum {
   PROP_MAX_BODY_BYTES,
   PROP_MAX_LINE_BYTES,
   PROP_MAX_EVENT_BYTES,
+  PROP_ANSWER,
   N_PROPS
 };
 
 enum {
   BUILD_MESSAGE,
   CONTENT,
+  TEXT_DELTA,
   N_SIGNALS
 };
 
@@ -109,6 +115,7 @@ typedef struct
   MendFailure      *outcome;      /* …with this failure, or NULL for success */
   gboolean          content_seen;
   int               io_priority;
+  MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
 } Attempt;
 
 static void
@@ -123,6 +130,7 @@ attempt_free (Attempt *attempt)
   g_clear_object (&attempt->body_stream);
   mend_sse_reader_clear (&attempt->events);
   g_clear_pointer (&attempt->body, g_byte_array_unref);
+  g_clear_pointer (&attempt->answer, mend_http_answer_free);
   g_clear_object (&attempt->outcome);
   g_clear_object (&attempt->message);
   g_clear_object (&attempt->clock);
@@ -146,6 +154,14 @@ finish (GTask       *task,
   if (failure != NULL && attempt->content_seen)
     mend_failure_set_partial (failure, TRUE);
 
+  /* The answer of an attempt that succeeded, unless Stop came first. */
+  if (failure == NULL && !(attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer)))
+    {
+      g_free (attempt->self->answer);
+      attempt->self->answer = g_strdup (mend_http_answer_get_text (attempt->answer));
+      g_object_notify_by_pspec (G_OBJECT (attempt->self), properties[PROP_ANSWER]);
+    }
+
   g_task_return_pointer (task, failure, g_object_unref);
   g_object_unref (task);
 }
@@ -168,43 +184,15 @@ failure_from_error (Attempt      *attempt,
   return mend_failure_new_from_error (error);
 }
 
-typedef enum
-{
-  CAP_BODY,
-  CAP_LINE,
-  CAP_EVENT,
-} Cap;
-
-/* An answer past one of the sender's caps: the attempt fails, and the
- * failure names the property that holds the cap. */
 static MendFailure *
-failure_over_cap (Attempt *attempt,
-                  Cap      cap)
+failure_over_cap (Attempt     *attempt,
+                  MendHttpCap  cap)
 {
-  g_autoptr(GError) error = NULL;
   MendHttpSender *self = attempt->self;
 
-  switch (cap)
-    {
-    case CAP_LINE:
-      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                           _("A line of the event stream is larger than %u bytes (max-line-bytes)"),
-                           self->max_line_bytes);
-      break;
-    case CAP_EVENT:
-      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                           _("An event of the stream is larger than %u bytes (max-event-bytes)"),
-                           self->max_event_bytes);
-      break;
-    case CAP_BODY:
-    default:
-      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                           _("The answer is larger than %u bytes (max-body-bytes)"),
-                           self->max_body_bytes);
-      break;
-    }
-
-  return mend_failure_new_from_error (error);
+  return mend_http_failure_over_cap (cap, cap == MEND_HTTP_CAP_LINE ? self->max_line_bytes
+                                          : cap == MEND_HTTP_CAP_EVENT ? self->max_event_bytes
+                                          : self->max_body_bytes);
 }
 
 static MendFailure *
@@ -212,49 +200,7 @@ failure_from_response (Attempt    *attempt,
                        const void *data,
                        gsize       size)
 {
-  g_autoptr(GBytes) bytes = g_bytes_new (data, size);
-
-  return mend_failure_new_from_http_at (soup_message_get_status (attempt->message),
-                                        soup_message_get_response_headers (attempt->message),
-                                        bytes, attempt->clock);
-}
-
-static gboolean
-uses_default_port (GUri *uri)
-{
-  int port = g_uri_get_port (uri);
-
-  return (port == 443 && g_strcmp0 (g_uri_get_scheme (uri), "https") == 0) ||
-         (port == 80 && g_strcmp0 (g_uri_get_scheme (uri), "http") == 0);
-}
-
-/* A 3xx: redirects of model requests are not followed, since the request
- * carries credentials and a body that another place must not receive. */
-static MendFailure *
-failure_from_redirect (Attempt *attempt)
-{
-  SoupMessageHeaders *headers = soup_message_get_response_headers (attempt->message);
-  const char *location = soup_message_headers_get_one (headers, "Location");
-  g_autoptr(GUri) target = NULL;
-  g_autofree char *where = NULL;
-  g_autofree char *text = NULL;
-
-  if (location != NULL)
-    target = g_uri_parse_relative (soup_message_get_uri (attempt->message), location,
-                                   SOUP_HTTP_URI_FLAGS, NULL);
-  /* Only the origin: a path or a query may hold anything. */
-  if (target != NULL && g_uri_get_host (target) != NULL)
-    where = g_uri_join (G_URI_FLAGS_NONE, g_uri_get_scheme (target), NULL, g_uri_get_host (target),
-                        uses_default_port (target) ? -1 : g_uri_get_port (target),
-                        "", NULL, NULL);
-
-  if (where != NULL)
-    text = g_strdup_printf (_("The server redirected the request to %s; model requests are not redirected"),
-                            where);
-  else
-    text = g_strdup (_("The server redirected the request; model requests are not redirected"));
-
-  return failure_from_response (attempt, text, strlen (text));
+  return mend_http_failure_from_response (attempt->message, data, size, attempt->clock);
 }
 
 /* Reading the answer: a chunk at a time, every byte counted */
@@ -268,11 +214,15 @@ on_event (const char *name,
   Attempt *attempt = user_data;
   g_autoptr(JsonNode) node = NULL;
   const char *type = name;
+  const char *text = NULL;
 
   node = mend_json_parse (data, length, NULL);
   if (node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
       mend_json_get_string (json_node_get_object (node), "type") != NULL)
-    type = mend_json_get_string (json_node_get_object (node), "type");
+    {
+      type = mend_json_get_string (json_node_get_object (node), "type");
+      text = mend_http_answer_feed_event (attempt->answer, json_node_get_object (node));
+    }
 
   if (g_strcmp0 (type, "error") == 0)
     {
@@ -293,6 +243,8 @@ on_event (const char *name,
       attempt->content_seen = TRUE;
       mend_turn_note_output (attempt->turn);
       g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, data);
+      if (text != NULL)
+        g_signal_emit (attempt->self, signals[TEXT_DELTA], 0, text);
     }
 
   return TRUE;
@@ -311,10 +263,10 @@ sse_status_ends (GTask         *task,
       finish (task, g_steal_pointer (&attempt->outcome));
       return TRUE;
     case MEND_SSE_LINE_TOO_LONG:
-      finish (task, failure_over_cap (attempt, CAP_LINE));
+      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_LINE));
       return TRUE;
     case MEND_SSE_EVENT_TOO_LARGE:
-      finish (task, failure_over_cap (attempt, CAP_EVENT));
+      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_EVENT));
       return TRUE;
     case MEND_SSE_MORE:
     default:
@@ -329,7 +281,7 @@ finish_body (GTask *task)
   guint status = soup_message_get_status (attempt->message);
 
   if (SOUP_STATUS_IS_REDIRECTION (status))
-    finish (task, failure_from_redirect (attempt));
+    finish (task, mend_http_failure_from_redirect (attempt->message, attempt->clock));
   else if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
       guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
@@ -339,10 +291,22 @@ finish_body (GTask *task)
     finish (task, mend_failure_new_empty_response ());
   else
     {
+      const char *type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
+      g_autoptr(JsonNode) root = NULL;
+      const char *text = "";
+
+      /* A whole Messages answer: its text, as one delta. */
+      if (g_strcmp0 (type, "application/json") == 0 &&
+          (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL &&
+          mend_http_answer_read_message (attempt->answer, root))
+        text = mend_http_answer_get_text (attempt->answer);
+
       g_byte_array_append (attempt->body, (const guint8 *) "", 1);
       attempt->content_seen = TRUE;
       mend_turn_note_output (attempt->turn);
       g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, (const char *) attempt->body->data);
+      if (text[0] != '\0')
+        g_signal_emit (attempt->self, signals[TEXT_DELTA], 0, text);
       finish (task, NULL);
     }
 }
@@ -392,7 +356,7 @@ on_read (GObject      *object,
   attempt->received += size;
   if (success && attempt->received > attempt->self->max_body_bytes)
     {
-      finish (task, failure_over_cap (attempt, CAP_BODY));
+      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
       return;
     }
 
@@ -494,19 +458,12 @@ mend_http_sender_build_body (MendHttpSender *self,
                              MendTurn       *turn)
 {
   g_autoptr(JsonBuilder) builder = NULL;
+  g_autoptr(JsonNode) messages = NULL;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
   builder = json_builder_new_immutable ();
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "model");
-  json_builder_add_string_value (builder, self->model);
-  json_builder_set_member_name (builder, "max_tokens");
-  json_builder_add_int_value (builder, self->max_tokens);
-  json_builder_set_member_name (builder, "stream");
-  json_builder_add_boolean_value (builder, TRUE);
-  json_builder_set_member_name (builder, "messages");
   json_builder_begin_array (builder);
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "role");
@@ -515,9 +472,9 @@ mend_http_sender_build_body (MendHttpSender *self,
   json_builder_add_string_value (builder, mend_turn_get_prompt (turn));
   json_builder_end_object (builder);
   json_builder_end_array (builder);
-  json_builder_end_object (builder);
+  messages = json_builder_get_root (builder);
 
-  return mend_json_builder_finish (builder);
+  return mend_http_request_build_body (self->model, self->max_tokens, messages);
 }
 
 static void
@@ -547,6 +504,7 @@ mend_http_sender_send_async (MendSender          *sender,
   attempt->clock = g_object_ref (mend_turn_get_clock (turn));
   attempt->cancellable = g_cancellable_new ();
   attempt->io_priority = io_priority;
+  attempt->answer = mend_http_answer_new ();
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, attempt, (GDestroyNotify) attempt_free);
 
@@ -622,6 +580,7 @@ mend_http_sender_finalize (GObject *object)
 
   g_clear_pointer (&self->uri, g_free);
   g_clear_pointer (&self->model, g_free);
+  g_clear_pointer (&self->answer, g_free);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
   mend_http_secrets_forget (self->secrets);
   g_clear_pointer (&self->secrets, g_ptr_array_unref);
@@ -678,6 +637,9 @@ mend_http_sender_get_property (GObject    *object,
       break;
     case PROP_MAX_EVENT_BYTES:
       g_value_set_uint (value, self->max_event_bytes);
+      break;
+    case PROP_ANSWER:
+      g_value_set_string (value, self->answer);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -831,6 +793,19 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
                        MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendHttpSender:answer:
+   *
+   * The text of the assistant's message in the answer of the last attempt
+   * that succeeded: its text blocks joined, "" when it had none (only tool
+   * calls, or an answer that is not a Messages one); %NULL before the
+   * first. Notified once for every attempt that succeeds, even when the
+   * text is the same.
+   */
+  properties[PROP_ANSWER] =
+    g_param_spec_string ("answer", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -862,6 +837,22 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
     g_signal_new ("content", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
                   G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING);
+
+  /**
+   * MendHttpSender::text-delta:
+   * @self: the sender
+   * @delta: the piece of text
+   *
+   * The assistant's text grew by @delta: emitted for each `text_delta` of
+   * a streamed answer, and once with the whole text of an answer that is
+   * one JSON message. Pieces of an attempt that fails are emitted too (the
+   * turn then knows output was seen); those of the attempt that succeeds
+   * join to [property@Mend.HttpSender:answer].
+   */
+  signals[TEXT_DELTA] =
+    g_signal_new ("text-delta", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void
@@ -997,6 +988,56 @@ mend_http_sender_set_model (MendHttpSender *self,
       self->model = g_strdup (model);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODEL]);
     }
+}
+
+/**
+ * mend_http_sender_get_max_tokens:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:max-tokens].
+ *
+ * Returns: the `max_tokens` of the default body
+ */
+guint
+mend_http_sender_get_max_tokens (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+
+  return self->max_tokens;
+}
+
+/**
+ * mend_http_sender_set_max_tokens:
+ * @self: a sender
+ * @max_tokens: the most tokens the model may answer with, at least 1
+ *
+ * Sets [property@Mend.HttpSender:max-tokens].
+ */
+void
+mend_http_sender_set_max_tokens (MendHttpSender *self,
+                                 guint           max_tokens)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  g_return_if_fail (max_tokens > 0 && max_tokens <= G_MAXINT);
+
+  g_object_set (self, "max-tokens", max_tokens, NULL);
+}
+
+/**
+ * mend_http_sender_get_answer:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:answer]: the text of the assistant's
+ * message in the last attempt that succeeded.
+ *
+ * Returns: (nullable): the text, or %NULL before the first success
+ */
+const char *
+mend_http_sender_get_answer (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+
+  return self->answer;
 }
 
 /**

@@ -66,6 +66,13 @@ MEND_AVAILABLE_IN_ALL
 void            mend_http_sender_set_model      (MendHttpSender *self,
                                                  const char     *model);
 MEND_AVAILABLE_IN_ALL
+guint           mend_http_sender_get_max_tokens (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
+void            mend_http_sender_set_max_tokens (MendHttpSender *self,
+                                                 guint           max_tokens);
+MEND_AVAILABLE_IN_ALL
+const char     *mend_http_sender_get_answer     (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
 gboolean        mend_http_sender_set_header     (MendHttpSender *self,
                                                  const char     *name,
                                                  const char     *value,

@@ -48,6 +48,9 @@ typedef struct
   MendChat *chat;
   MendHttpSender *sender;
   guint content_events;
+  GString *deltas;         /* every text-delta, joined */
+  guint n_deltas;
+  guint answer_notifies;
   GString *log;
 } Fixture;
 
@@ -169,6 +172,24 @@ on_content (MendHttpSender *sender,
 }
 
 static void
+on_text_delta (MendHttpSender *sender,
+               const char     *delta,
+               Fixture        *f)
+{
+  g_assert_nonnull (delta);
+  g_string_append (f->deltas, delta);
+  f->n_deltas++;
+}
+
+static void
+on_answer_notify (MendHttpSender *sender,
+                  GParamSpec     *pspec,
+                  Fixture        *f)
+{
+  f->answer_notifies++;
+}
+
+static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
@@ -196,6 +217,9 @@ fixture_set_up (Fixture       *f,
   g_assert_true (mend_http_sender_set_header (f->sender, "x-api-key", SECRET, NULL));
   mend_http_sender_set_timeout_ms (f->sender, 5000);
   g_signal_connect (f->sender, "content", G_CALLBACK (on_content), f);
+  g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_text_delta), f);
+  g_signal_connect (f->sender, "notify::answer", G_CALLBACK (on_answer_notify), f);
+  f->deltas = g_string_new (NULL);
 
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
   f->chat = g_object_new (MEND_TYPE_CHAT,
@@ -237,6 +261,7 @@ fixture_tear_down (Fixture       *f,
   g_ptr_array_unref (f->keys);
   g_ptr_array_unref (f->bodies);
   g_ptr_array_unref (f->api_keys);
+  g_string_free (f->deltas, TRUE);
 }
 
 static gboolean
@@ -531,6 +556,144 @@ test_plain_json_success (Fixture       *f,
   g_assert_cmpstr (g_ptr_array_index (f->api_keys, 0), ==, SECRET);
 }
 
+/* A Messages answer in three text deltas, one of them empty, after a
+ * tool call's input in pieces. */
+static const char SSE_THREE_DELTAS[] =
+  "event: message_start\n"
+  "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\",\"role\":\"assistant\",\"content\":[]}}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"The build \"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"failed: “tests” \\n\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Read\",\"input\":{}}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"build.log\\\"}\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\"Reading it.\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
+  "event: message_delta\n"
+  "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
+static void
+test_text_deltas_join_to_the_answer (Fixture       *f,
+                                     gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_ERROR_AFTER_CONTENT },
+  };
+  static const Reply script2[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_THREE_DELTAS },
+  };
+  g_autofree char *answer = NULL;
+
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+
+  /* A failed attempt's text is emitted, but is no answer. */
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  g_assert_cmpstr (f->deltas->str, ==, "Half an ans");
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+  g_assert_cmpuint (f->answer_notifies, ==, 0);
+
+  g_string_truncate (f->deltas, 0);
+  f->n_deltas = 0;
+  f->script = script2;
+  f->n_script = G_N_ELEMENTS (script2);
+  f->served = 0;
+  g_assert_true (mend_chat_submit (f->chat, "Why did it fail?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+
+  /* Empty deltas are not emitted; the rest join to the answer exactly. */
+  g_assert_cmpuint (f->n_deltas, ==, 3);
+  g_assert_cmpstr (f->deltas->str, ==, "The build failed: “tests” \nReading it.");
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, f->deltas->str);
+  g_object_get (f->sender, "answer", &answer, NULL);
+  g_assert_cmpstr (answer, ==, f->deltas->str);
+  g_assert_cmpuint (f->answer_notifies, ==, 1);
+}
+
+static void
+test_json_answer_is_one_text_delta (Fixture       *f,
+                                    gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "application/json",
+      "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":["
+      "{\"type\":\"text\",\"text\":\"Two failing tests. \"},"
+      "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Read\",\"input\":{\"path\":\"a.log\"}},"
+      "{\"type\":\"text\",\"text\":\"Reading the log.\"}],"
+      "\"stop_reason\":\"tool_use\"}" },
+    { REPLY_BODY, 200, "application/json",
+      "{\"id\":\"msg_2\",\"type\":\"message\",\"role\":\"assistant\",\"content\":["
+      "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"Read\",\"input\":{}}]}" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (f->n_deltas, ==, 1);
+  g_assert_cmpstr (f->deltas->str, ==, "Two failing tests. Reading the log.");
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Two failing tests. Reading the log.");
+  g_assert_cmpuint (f->answer_notifies, ==, 1);
+  /* The raw answer is still there for those who read it. */
+  g_assert_cmpuint (f->content_events, ==, 1);
+
+  /* An answer of tool calls only: no delta, an empty answer, notified. */
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_cmpuint (f->n_deltas, ==, 1);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "");
+  g_assert_cmpuint (f->answer_notifies, ==, 2);
+}
+
+static void
+on_max_tokens_notify (MendHttpSender *sender,
+                      GParamSpec     *pspec,
+                      guint          *count)
+{
+  (*count)++;
+}
+
+static void
+test_max_tokens_is_in_the_body (Fixture       *f,
+                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  guint notified = 0;
+  guint value = 0;
+
+  g_assert_cmpuint (mend_http_sender_get_max_tokens (f->sender), ==, 4096);
+  g_signal_connect (f->sender, "notify::max-tokens", G_CALLBACK (on_max_tokens_notify), &notified);
+  mend_http_sender_set_max_tokens (f->sender, 321);
+  mend_http_sender_set_max_tokens (f->sender, 321);
+  g_assert_cmpuint (notified, ==, 1);
+  g_object_get (f->sender, "max-tokens", &value, NULL);
+  g_assert_cmpuint (value, ==, 321);
+  g_assert_cmpuint (mend_http_sender_get_max_tokens (f->sender), ==, 321);
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 0), "\"max_tokens\":321,"));
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
 /* One faulty reply, retried after the first wait, then a success. */
 static void
 assert_fault_is_retried (Fixture    *f,
@@ -654,6 +817,9 @@ main (int   argc,
   ADD ("/Mend/HttpSender/stop-cancels-the-request", test_stop_cancels_the_request);
   ADD ("/Mend/HttpSender/reset-after-headers-is-retried", test_reset_after_headers_is_retried);
   ADD ("/Mend/HttpSender/garbage-is-retried", test_garbage_is_retried);
+  ADD ("/Mend/HttpSender/text-deltas-join-to-the-answer", test_text_deltas_join_to_the_answer);
+  ADD ("/Mend/HttpSender/json-answer-is-one-text-delta", test_json_answer_is_one_text_delta);
+  ADD ("/Mend/HttpSender/max-tokens-is-in-the-body", test_max_tokens_is_in_the_body);
   ADD ("/Mend/HttpSender/alternating-503-and-success-loses-nothing", test_alternating_503_and_success_loses_nothing);
 
 #undef ADD

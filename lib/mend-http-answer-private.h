@@ -1,0 +1,36 @@
+/* mend-http-answer-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* The assistant's message of one attempt, put together from the events of
+ * a Messages stream or read whole from a JSON answer: its content blocks
+ * (text, tool_use, thinking…) as the model sent them, and its text. */
+typedef struct _MendHttpAnswer MendHttpAnswer;
+
+MendHttpAnswer *mend_http_answer_new          (void);
+void            mend_http_answer_free         (MendHttpAnswer *self);
+
+/* One event of a Messages stream. Returns the text it adds to the message
+ * (owned by @event), or %NULL. */
+const char     *mend_http_answer_feed_event   (MendHttpAnswer *self,
+                                               JsonObject     *event);
+/* A whole Messages answer, `{"content":[…]}`. Returns FALSE, and keeps
+ * nothing, when @root has no content array. */
+gboolean        mend_http_answer_read_message (MendHttpAnswer *self,
+                                               JsonNode       *root);
+
+/* The text blocks' text, joined; "" when there is none. */
+const char     *mend_http_answer_get_text     (MendHttpAnswer *self);
+/* The content array, complete; %NULL when the message has no block. */
+JsonNode       *mend_http_answer_dup_content  (MendHttpAnswer *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendHttpAnswer, mend_http_answer_free)
+
+G_END_DECLS

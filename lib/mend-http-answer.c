@@ -1,0 +1,336 @@
+/* mend-http-answer.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The assistant's message of one attempt, from a Messages stream
+ * (content_block_start, then deltas, per block index) or a whole JSON
+ * answer. What is kept is bounded by what the sender reads: its caps on
+ * the body, on a line and on an event.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-http-answer-private.h"
+#include "mend-json-private.h"
+
+/* A stream may name any block index: beyond this one, blocks are not kept. */
+#define MAX_BLOCKS 1024
+
+typedef struct
+{
+  JsonObject *start;      /* the block as content_block_start gave it, or NULL */
+  char       *type;
+  GString    *text;       /* text or thinking, with its deltas */
+  GString    *json;       /* a tool call's input, from input_json_delta */
+  char       *signature;
+} Block;
+
+struct _MendHttpAnswer
+{
+  GPtrArray *blocks;      /* Block*, by index; NULL where none started */
+  JsonNode  *content;     /* a whole answer's content array */
+  GString   *text;
+};
+
+static void
+block_free (Block *block)
+{
+  if (block == NULL)
+    return;
+  g_clear_pointer (&block->start, json_object_unref);
+  g_free (block->type);
+  if (block->text != NULL)
+    g_string_free (block->text, TRUE);
+  if (block->json != NULL)
+    g_string_free (block->json, TRUE);
+  g_free (block->signature);
+  g_free (block);
+}
+
+MendHttpAnswer *
+mend_http_answer_new (void)
+{
+  MendHttpAnswer *self = g_new0 (MendHttpAnswer, 1);
+
+  self->blocks = g_ptr_array_new_with_free_func ((GDestroyNotify) block_free);
+  self->text = g_string_new (NULL);
+  return self;
+}
+
+void
+mend_http_answer_free (MendHttpAnswer *self)
+{
+  if (self == NULL)
+    return;
+  g_ptr_array_unref (self->blocks);
+  g_clear_pointer (&self->content, json_node_unref);
+  g_string_free (self->text, TRUE);
+  g_free (self);
+}
+
+/* The block at the event's index; made, of @type, when @type is given and
+ * none started there. */
+static Block *
+get_block (MendHttpAnswer *self,
+           JsonObject     *event,
+           const char     *type)
+{
+  JsonNode *node = json_object_get_member (event, "index");
+  gint64 index;
+  Block *block;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_INT64)
+    return NULL;
+  index = json_node_get_int (node);
+  if (index < 0 || index >= MAX_BLOCKS)
+    return NULL;
+
+  if ((guint) index >= self->blocks->len)
+    g_ptr_array_set_size (self->blocks, index + 1);
+  block = g_ptr_array_index (self->blocks, index);
+  if (block == NULL && type != NULL)
+    {
+      block = g_new0 (Block, 1);
+      block->type = g_strdup (type);
+      g_ptr_array_index (self->blocks, index) = block;
+    }
+
+  return block;
+}
+
+static const char *
+start_block (MendHttpAnswer *self,
+             JsonObject     *event)
+{
+  JsonObject *content = mend_json_get_object (event, "content_block");
+  const char *type = mend_json_get_string (content, "type");
+  const char *text;
+  Block *block;
+
+  if (type == NULL)
+    return NULL;
+
+  block = get_block (self, event, type);
+  if (block == NULL || block->start != NULL)
+    return NULL;
+  block->start = json_object_ref (content);
+  g_free (block->type);
+  block->type = g_strdup (type);
+
+  text = mend_json_get_string (content, g_str_equal (type, "thinking") ? "thinking" : "text");
+  if (text != NULL && (g_str_equal (type, "text") || g_str_equal (type, "thinking")))
+    {
+      if (block->text == NULL)
+        block->text = g_string_new (NULL);
+      g_string_prepend (block->text, text);
+      if (g_str_equal (type, "text") && text[0] != '\0')
+        return text;
+    }
+
+  return NULL;
+}
+
+static void
+append (GString   **string,
+        const char *text)
+{
+  if (*string == NULL)
+    *string = g_string_new (NULL);
+  g_string_append (*string, text);
+}
+
+static const char *
+add_delta (MendHttpAnswer *self,
+           JsonObject     *event)
+{
+  JsonObject *delta = mend_json_get_object (event, "delta");
+  const char *type = mend_json_get_string (delta, "type");
+  const char *value;
+  Block *block;
+
+  if (g_strcmp0 (type, "text_delta") == 0 &&
+      (value = mend_json_get_string (delta, "text")) != NULL &&
+      (block = get_block (self, event, "text")) != NULL &&
+      g_str_equal (block->type, "text"))
+    {
+      append (&block->text, value);
+      return value[0] != '\0' ? value : NULL;
+    }
+
+  if (g_strcmp0 (type, "input_json_delta") == 0 &&
+      (value = mend_json_get_string (delta, "partial_json")) != NULL &&
+      (block = get_block (self, event, NULL)) != NULL)
+    append (&block->json, value);
+  else if (g_strcmp0 (type, "thinking_delta") == 0 &&
+           (value = mend_json_get_string (delta, "thinking")) != NULL &&
+           (block = get_block (self, event, "thinking")) != NULL &&
+           g_str_equal (block->type, "thinking"))
+    append (&block->text, value);
+  else if (g_strcmp0 (type, "signature_delta") == 0 &&
+           (value = mend_json_get_string (delta, "signature")) != NULL &&
+           (block = get_block (self, event, NULL)) != NULL)
+    {
+      g_free (block->signature);
+      block->signature = g_strdup (value);
+    }
+
+  return NULL;
+}
+
+const char *
+mend_http_answer_feed_event (MendHttpAnswer *self,
+                             JsonObject     *event)
+{
+  const char *type = mend_json_get_string (event, "type");
+
+  g_assert (self != NULL);
+
+  if (g_strcmp0 (type, "content_block_start") == 0)
+    return start_block (self, event);
+  if (g_strcmp0 (type, "content_block_delta") == 0)
+    return add_delta (self, event);
+
+  return NULL;
+}
+
+gboolean
+mend_http_answer_read_message (MendHttpAnswer *self,
+                               JsonNode       *root)
+{
+  JsonNode *content;
+
+  g_assert (self != NULL);
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return FALSE;
+  content = json_object_get_member (json_node_get_object (root), "content");
+  if (content == NULL || !JSON_NODE_HOLDS_ARRAY (content))
+    return FALSE;
+
+  g_clear_pointer (&self->content, json_node_unref);
+  g_ptr_array_set_size (self->blocks, 0);
+  self->content = json_node_ref (content);
+  return TRUE;
+}
+
+const char *
+mend_http_answer_get_text (MendHttpAnswer *self)
+{
+  g_assert (self != NULL);
+
+  g_string_truncate (self->text, 0);
+  if (self->content != NULL)
+    {
+      JsonArray *array = json_node_get_array (self->content);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonNode *element = json_array_get_element (array, i);
+          JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+          const char *text = mend_json_get_string (block, "text");
+
+          if (g_strcmp0 (mend_json_get_string (block, "type"), "text") == 0 && text != NULL)
+            g_string_append (self->text, text);
+        }
+      return self->text->str;
+    }
+
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      Block *block = g_ptr_array_index (self->blocks, i);
+
+      if (block != NULL && g_str_equal (block->type, "text") && block->text != NULL)
+        g_string_append (self->text, block->text->str);
+    }
+
+  return self->text->str;
+}
+
+static void
+build_block (JsonBuilder *builder,
+             Block       *block)
+{
+  gboolean text = g_str_equal (block->type, "text");
+  gboolean thinking = g_str_equal (block->type, "thinking");
+  g_autoptr(JsonNode) input = NULL;
+
+  if (block->json != NULL)
+    input = mend_json_parse (block->json->str, block->json->len, NULL);
+
+  json_builder_begin_object (builder);
+  if (block->start == NULL)
+    {
+      json_builder_set_member_name (builder, "type");
+      json_builder_add_string_value (builder, block->type);
+    }
+  else
+    {
+      g_autoptr(GList) members = json_object_get_members (block->start);
+
+      for (GList *l = members; l != NULL; l = l->next)
+        {
+          const char *name = l->data;
+
+          if ((text && g_str_equal (name, "text")) ||
+              (thinking && (g_str_equal (name, "thinking") || g_str_equal (name, "signature"))) ||
+              (input != NULL && g_str_equal (name, "input")))
+            continue;
+          json_builder_set_member_name (builder, name);
+          json_builder_add_value (builder, json_node_copy (json_object_get_member (block->start, name)));
+        }
+    }
+
+  if (text || thinking)
+    {
+      json_builder_set_member_name (builder, text ? "text" : "thinking");
+      json_builder_add_string_value (builder, block->text ? block->text->str : "");
+    }
+  if (thinking)
+    {
+      const char *signature = block->signature;
+
+      if (signature == NULL && block->start != NULL)
+        signature = mend_json_get_string (block->start, "signature");
+      json_builder_set_member_name (builder, "signature");
+      json_builder_add_string_value (builder, signature ? signature : "");
+    }
+  if (input != NULL)
+    {
+      json_builder_set_member_name (builder, "input");
+      json_builder_add_value (builder, g_steal_pointer (&input));
+    }
+  json_builder_end_object (builder);
+}
+
+JsonNode *
+mend_http_answer_dup_content (MendHttpAnswer *self)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  guint n = 0;
+
+  g_assert (self != NULL);
+
+  if (self->content != NULL)
+    return json_array_get_length (json_node_get_array (self->content)) > 0
+           ? json_node_ref (self->content) : NULL;
+
+  builder = json_builder_new ();
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      Block *block = g_ptr_array_index (self->blocks, i);
+
+      /* A tool call known only from deltas has no id to answer it by. */
+      if (block == NULL || (block->start == NULL && !g_str_equal (block->type, "text") &&
+                            !g_str_equal (block->type, "thinking")))
+        continue;
+      build_block (builder, block);
+      n++;
+    }
+  json_builder_end_array (builder);
+
+  return n > 0 ? json_builder_get_root (builder) : NULL;
+}

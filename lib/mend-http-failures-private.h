@@ -1,0 +1,35 @@
+/* mend-http-failures-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "mend-types.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  MEND_HTTP_CAP_BODY,
+  MEND_HTTP_CAP_LINE,
+  MEND_HTTP_CAP_EVENT,
+} MendHttpCap;
+
+/* An answer past one of the sender's caps (@limit bytes): the failure
+ * names the property that holds the cap. */
+MendFailure *mend_http_failure_over_cap      (MendHttpCap  cap,
+                                              guint        limit);
+/* A response's status, headers and the head of its body. */
+MendFailure *mend_http_failure_from_response (SoupMessage *message,
+                                              const void  *data,
+                                              gsize        size,
+                                              MendClock   *clock);
+/* A 3xx, which is never followed: the failure names only the other
+ * origin. */
+MendFailure *mend_http_failure_from_redirect (SoupMessage *message,
+                                              MendClock   *clock);
+
+G_END_DECLS

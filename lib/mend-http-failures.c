@@ -1,0 +1,96 @@
+/* mend-http-failures.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The failures MendHttpSender makes of what a server answers.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-failure-private.h"
+#include "mend-http-failures-private.h"
+
+MendFailure *
+mend_http_failure_over_cap (MendHttpCap cap,
+                            guint       limit)
+{
+  g_autoptr(GError) error = NULL;
+
+  switch (cap)
+    {
+    case MEND_HTTP_CAP_LINE:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("A line of the event stream is larger than %u bytes (max-line-bytes)"),
+                           limit);
+      break;
+    case MEND_HTTP_CAP_EVENT:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("An event of the stream is larger than %u bytes (max-event-bytes)"),
+                           limit);
+      break;
+    case MEND_HTTP_CAP_BODY:
+    default:
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("The answer is larger than %u bytes (max-body-bytes)"),
+                           limit);
+      break;
+    }
+
+  return mend_failure_new_from_error (error);
+}
+
+MendFailure *
+mend_http_failure_from_response (SoupMessage *message,
+                                 const void  *data,
+                                 gsize        size,
+                                 MendClock   *clock)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new (data, size);
+
+  return mend_failure_new_from_http_at (soup_message_get_status (message),
+                                        soup_message_get_response_headers (message),
+                                        bytes, clock);
+}
+
+static gboolean
+uses_default_port (GUri *uri)
+{
+  int port = g_uri_get_port (uri);
+
+  return (port == 443 && g_strcmp0 (g_uri_get_scheme (uri), "https") == 0) ||
+         (port == 80 && g_strcmp0 (g_uri_get_scheme (uri), "http") == 0);
+}
+
+/* Redirects of model requests are not followed, since the request carries
+ * credentials and a body that another place must not receive. */
+MendFailure *
+mend_http_failure_from_redirect (SoupMessage *message,
+                                 MendClock   *clock)
+{
+  SoupMessageHeaders *headers = soup_message_get_response_headers (message);
+  const char *location = soup_message_headers_get_one (headers, "Location");
+  g_autoptr(GUri) target = NULL;
+  g_autofree char *where = NULL;
+  g_autofree char *text = NULL;
+
+  if (location != NULL)
+    target = g_uri_parse_relative (soup_message_get_uri (message), location,
+                                   SOUP_HTTP_URI_FLAGS, NULL);
+  /* Only the origin: a path or a query may hold anything. */
+  if (target != NULL && g_uri_get_host (target) != NULL)
+    where = g_uri_join (G_URI_FLAGS_NONE, g_uri_get_scheme (target), NULL, g_uri_get_host (target),
+                        uses_default_port (target) ? -1 : g_uri_get_port (target),
+                        "", NULL, NULL);
+
+  if (where != NULL)
+    text = g_strdup_printf (_("The server redirected the request to %s; model requests are not redirected"),
+                            where);
+  else
+    text = g_strdup (_("The server redirected the request; model requests are not redirected"));
+
+  return mend_http_failure_from_response (message, text, strlen (text), clock);
+}
