@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 # include "mend-version.h"
 # include "mend-version-macros.h"
 # include "mend-types.h"
+# include "mend-error.h"
 # include "mend-enums.h"
 # include "mend-enum-types.h"
 # include "mend-clock.h"

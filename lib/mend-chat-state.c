@@ -30,15 +30,6 @@
 #include "mend-subagent-retry-private.h"
 #include "mend-turn.h"
 
-G_DEFINE_QUARK (mend-state-error-quark, mend_state_error)
-
-/**
- * mend_state_error_quark:
- *
- * Gets the error domain of saved state that cannot be restored.
- *
- * Returns: the %MEND_STATE_ERROR quark
- */
 
 /**
  * mend_chat_save_state:

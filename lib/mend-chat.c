@@ -104,15 +104,6 @@ enum {
 };
 
 G_DEFINE_FINAL_TYPE (MendChat, mend_chat, G_TYPE_OBJECT)
-G_DEFINE_QUARK (mend-retry-error-quark, mend_retry_error)
-
-/**
- * mend_retry_error_quark:
- *
- * Gets the error domain of retries asked for by hand and of a closed chat.
- *
- * Returns: the %MEND_RETRY_ERROR quark
- */
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];

@@ -67,15 +67,6 @@ enum {
 };
 
 G_DEFINE_TYPE_WITH_PRIVATE (MendErrorPolicy, mend_error_policy, G_TYPE_OBJECT)
-G_DEFINE_QUARK (mend-policy-error-quark, mend_policy_error)
-
-/**
- * mend_policy_error_quark:
- *
- * Gets the error domain of [class@Mend.ErrorPolicy] configuration errors.
- *
- * Returns: the %MEND_POLICY_ERROR quark
- */
 
 static GParamSpec *properties[N_PROPS];
 

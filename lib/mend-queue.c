@@ -63,15 +63,6 @@ static void list_model_iface_init (GListModelInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (MendQueue, mend_queue, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, list_model_iface_init))
-G_DEFINE_QUARK (mend-queue-error-quark, mend_queue_error)
-
-/**
- * mend_queue_error_quark:
- *
- * Gets the error domain of [class@Mend.Queue].
- *
- * Returns: the %MEND_QUEUE_ERROR quark
- */
 
 static GParamSpec *properties[N_PROPS];
 
