@@ -47,16 +47,19 @@ typedef struct
   MendReason        reason;
   MendEvidenceRank  rank;
   char             *rule;  /* what decided, for people: "provider code …" */
-} MendVerdict;
+} MendClassification;
 
 /* Classifies error text (agent output, or an HTTP body). @status is the
  * HTTP status of the response the text came with, or 0 to read a status out
  * of the text itself. */
-void   mend_classifier_classify   (const char  *text,
-                                   guint        status,
-                                   gboolean     status_is_http,
-                                   MendVerdict *verdict);
-void   mend_verdict_clear         (MendVerdict *verdict);
+void   mend_classifier_classify   (const char         *text,
+                                   guint               status,
+                                   gboolean            status_is_http,
+                                   MendClassification *verdict);
+void   mend_classification_clear  (MendClassification *verdict);
+
+/* The first whole number in the text that is an HTTP status we know, or 0. */
+guint  mend_classifier_status_in_text (const char *text);
 
 /* The reason an HTTP status stands for, or UNKNOWN. */
 MendReason mend_classifier_reason_for_status (guint status);

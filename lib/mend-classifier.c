@@ -643,11 +643,51 @@ mend_classifier_normalize (const char *text)
   return g_string_free (out, FALSE);
 }
 
+static gboolean
+is_word_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '_' || c == '.' || c == ',';
+}
+
+/* The first whole number in the text that is an HTTP status we know, or 0. */
+guint
+mend_classifier_status_in_text (const char *text)
+{
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      guint64 value;
+
+      if (!g_ascii_isdigit (*p) || (p > text && is_word_char (p[-1])))
+        continue;
+
+      if (!g_ascii_isdigit (p[1]) || !g_ascii_isdigit (p[2]) ||
+          g_ascii_isalnum (p[3]) || p[3] == '_' ||
+          /* "1,500" and "2.500" are numbers, "500." ends a sentence */
+          ((p[3] == '.' || p[3] == ',') && g_ascii_isdigit (p[4])))
+        {
+          while (g_ascii_isdigit (p[1]))
+            p++;
+          continue;
+        }
+
+      value = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
+      if (value >= 400 && value <= 599 &&
+          mend_classifier_reason_for_status ((guint) value) != MEND_REASON_UNKNOWN &&
+          mend_classifier_reason_for_status ((guint) value) != MEND_REASON_BAD_REQUEST)
+        return (guint) value;
+      if (value == 400 || value == 404 || value == 413 || value == 422)
+        return (guint) value;
+      p += 2;
+    }
+
+  return 0;
+}
+
 void
 mend_classifier_classify (const char  *text,
                           guint        status,
                           gboolean     status_is_http,
-                          MendVerdict *verdict)
+                          MendClassification *verdict)
 {
   g_autofree char *lower = mend_classifier_normalize (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
@@ -658,7 +698,7 @@ mend_classifier_classify (const char  *text,
   weigh_request_size (&w, lower);
 
   if (!status_is_http)
-    status = mend_reason_status_in_text (lower);
+    status = mend_classifier_status_in_text (lower);
   if (status != 0 && mend_classifier_reason_for_status (status) != MEND_REASON_UNKNOWN)
     weigh (&w, mend_classifier_reason_for_status (status), MEND_EVIDENCE_STATUS,
            status_is_http ? g_strdup_printf (_("HTTP status %u"), status)
@@ -689,7 +729,7 @@ mend_classifier_classify (const char  *text,
 }
 
 void
-mend_verdict_clear (MendVerdict *verdict)
+mend_classification_clear (MendClassification *verdict)
 {
   g_clear_pointer (&verdict->rule, g_free);
   verdict->reason = MEND_REASON_UNKNOWN;

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-classifier-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy-private.h"
@@ -165,7 +166,7 @@ mend_failure_new_from_text (const char *detail)
   self = failure_new (reason, detail, rule);
   self->api_error_type = mend_redact_secrets (api_type, -1);
   self->retry_after_ms = mend_failure_parse_text_hint (detail);
-  self->status = mend_reason_status_in_text (detail);
+  self->status = mend_classifier_status_in_text (detail);
   classify_default (self);
 
   return self;

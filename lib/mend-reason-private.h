@@ -40,7 +40,6 @@ MendReason mend_reason_from_http      (guint           status,
                                        MendApiError   *api,
                                        char          **body_text,
                                        char          **rule);
-guint      mend_reason_status_in_text (const char     *text);
 
 /* The server's word on retrying: x-should-retry (-1 when it did not say),
  * and retry-after-ms, then Retry-After (left alone when neither is there). */

@@ -22,46 +22,6 @@
 #include "mend-classifier-private.h"
 #include "mend-reason-private.h"
 
-static gboolean
-is_word_char (char c)
-{
-  return g_ascii_isalnum (c) || c == '_' || c == '.' || c == ',';
-}
-
-/* The first whole number in the text that is an HTTP status we know, or 0. */
-guint
-mend_reason_status_in_text (const char *text)
-{
-  for (const char *p = text; *p != '\0'; p++)
-    {
-      guint64 value;
-
-      if (!g_ascii_isdigit (*p) || (p > text && is_word_char (p[-1])))
-        continue;
-
-      if (!g_ascii_isdigit (p[1]) || !g_ascii_isdigit (p[2]) ||
-          g_ascii_isalnum (p[3]) || p[3] == '_' ||
-          /* "1,500" and "2.500" are numbers, "500." ends a sentence */
-          ((p[3] == '.' || p[3] == ',') && g_ascii_isdigit (p[4])))
-        {
-          while (g_ascii_isdigit (p[1]))
-            p++;
-          continue;
-        }
-
-      value = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
-      if (value >= 400 && value <= 599 &&
-          mend_classifier_reason_for_status ((guint) value) != MEND_REASON_UNKNOWN &&
-          mend_classifier_reason_for_status ((guint) value) != MEND_REASON_BAD_REQUEST)
-        return (guint) value;
-      if (value == 400 || value == 404 || value == 413 || value == 422)
-        return (guint) value;
-      p += 2;
-    }
-
-  return 0;
-}
-
 static gint64
 saturating_ms (double value,
                                double unit_ms)
@@ -323,7 +283,7 @@ mend_reason_from_text (const char  *text,
                        char       **rule)
 {
   g_autoptr(JsonNode) json = embedded_json (text);
-  MendVerdict verdict = { 0 };
+  MendClassification verdict = { 0 };
   MendApiError api;
 
   if (read_api_error (json, &api))
@@ -404,7 +364,7 @@ mend_reason_from_http (guint          status,
                        char         **rule)
 {
   g_autofree char *text = NULL;
-  MendVerdict verdict = { 0 };
+  MendClassification verdict = { 0 };
 
   memset (api, 0, sizeof *api);
 
