@@ -19,6 +19,7 @@ G_BEGIN_DECLS
 # include "mend-clock.h"
 # include "mend-manual-clock.h"
 # include "mend-failure.h"
+# include "mend-verdict.h"
 # include "mend-gate.h"
 # include "mend-error-policy.h"
 # include "mend-retry-wait.h"

@@ -11,7 +11,7 @@
 
 #include "mend-enum-types.h"
 #include "mend-error-policy-private.h"
-#include "mend-failure.h"
+#include "mend-failure-private.h"
 #include "mend-json-private.h"
 
 /**
@@ -87,50 +87,6 @@ static const struct {
   { "retryPartial", PROP_RETRY_PARTIAL },
 };
 
-MendFailureKind
-mend_error_policy_default_kind (MendReason reason,
-                                int        should_retry,
-                                gboolean   partial,
-                                gboolean   retry_partial,
-                                gint64     retry_after_ms,
-                                guint      retry_after_max_ms)
-{
-  if (reason == MEND_REASON_CANCELLED)
-    return MEND_FAILURE_STOPPED;
-  if (reason == MEND_REASON_USAGE_LIMIT)
-    return MEND_FAILURE_LIMIT;
-  /* A rate limit that resets beyond the horizon ("try again in 28m48s" on a
-   * per-day limit) is a limit to show, not a wait to draw. */
-  if (reason == MEND_REASON_RATE_LIMIT && retry_after_ms > (gint64) retry_after_max_ms)
-    return MEND_FAILURE_LIMIT;
-  /* A refused key or permission is not retried, whatever a header says. */
-  if (reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION)
-    return MEND_FAILURE_PERMANENT;
-  if (partial && !retry_partial)
-    return MEND_FAILURE_PERMANENT;
-  if (should_retry != -1)
-    return should_retry ? MEND_FAILURE_TRANSIENT : MEND_FAILURE_PERMANENT;
-
-  switch (reason)
-    {
-    case MEND_REASON_CAPACITY:
-    case MEND_REASON_RATE_LIMIT:
-    case MEND_REASON_TRANSPORT:
-    case MEND_REASON_TIMEOUT:
-    case MEND_REASON_EMPTY:
-    case MEND_REASON_SERVER:
-      return MEND_FAILURE_TRANSIENT;
-    case MEND_REASON_AUTH:
-    case MEND_REASON_PERMISSION:
-    case MEND_REASON_BAD_REQUEST:
-    case MEND_REASON_UNKNOWN:
-    case MEND_REASON_USAGE_LIMIT:
-    case MEND_REASON_CANCELLED:
-    default:
-      return MEND_FAILURE_PERMANENT;
-    }
-}
-
 static MendFailureKind
 mend_error_policy_real_classify (MendErrorPolicy *self,
                                  MendFailure     *failure)
@@ -142,12 +98,12 @@ mend_error_policy_real_classify (MendErrorPolicy *self,
   if (mend_failure_get_should_retry (failure, &should_retry))
     said = should_retry ? 1 : 0;
 
-  return mend_error_policy_default_kind (mend_failure_get_reason (failure),
-                                         said,
-                                         mend_failure_get_partial (failure),
-                                         priv->retry_partial,
-                                         mend_failure_get_retry_after_ms (failure),
-                                         priv->retry_after_max_ms);
+  return mend_failure_default_kind (mend_failure_get_reason (failure),
+                                    said,
+                                    mend_failure_get_partial (failure),
+                                    priv->retry_partial,
+                                    mend_failure_get_retry_after_ms (failure),
+                                    priv->retry_after_max_ms);
 }
 
 static GVariant *

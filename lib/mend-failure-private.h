@@ -11,11 +11,24 @@
 
 G_BEGIN_DECLS
 
-/* The verdict is the one thing a policy sets on a failure after it is made. */
-void mend_failure_set_kind    (MendFailure *self,
-                               MendFailureKind kind);
-void mend_failure_set_partial (MendFailure *self,
-                               gboolean     partial);
+/* The turn default of MendErrorPolicy:retry-after-max-ms: the horizon a
+ * failure's own MendFailure:kind is made with. */
+#define MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS 60000
+
+/* The default classification: the table MendFailure:kind is made with and
+ * the default classify vfunc reads. @should_retry is -1 when the server did
+ * not say; @retry_after_ms is the server's hint or -1, and a rate limit that
+ * resets beyond @retry_after_max_ms is a limit, not a wait. */
+MendFailureKind mend_failure_default_kind (MendReason reason,
+                                           int        should_retry,
+                                           gboolean   partial,
+                                           gboolean   retry_partial,
+                                           gint64     retry_after_ms,
+                                           guint      retry_after_max_ms);
+
+/* A new failure with the facts of @self, made after output was seen:
+ * partial, and classified as such. @self is not changed. */
+MendFailure *mend_failure_new_partial_copy (MendFailure *self);
 
 /* Saved state: a failure's facts as a JSON object ({reason, status,
  * retryAfterMs, partial, message}), and back, classified by the default

@@ -12,7 +12,6 @@
 #include "mend-classifier-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
-#include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-reason-private.h"
@@ -27,10 +26,21 @@
  * response, the error text an agent printed, an empty answer, or the user's
  * Stop. Its facts — [property@Mend.Failure:reason],
  * [property@Mend.Failure:status], [property@Mend.Failure:retry-after-ms],
- * [property@Mend.Failure:api-error-type] — are read once, when it is made.
- * Its verdict, [property@Mend.Failure:kind], is set by the default
- * [class@Mend.ErrorPolicy] then, and again by the policy of the
- * [class@Mend.Turn] or subagent retry that handles it.
+ * [property@Mend.Failure:api-error-type], [property@Mend.Failure:partial] —
+ * are read once, when it is made, and never change: a failure may be handed
+ * to several turns, records and handlers, and reads the same in each.
+ * [property@Mend.Failure:kind] is the default [class@Mend.ErrorPolicy]'s
+ * classification of those facts, also fixed when the failure is made.
+ *
+ * What a [class@Mend.Turn] decided — its policy's kind for the failure in
+ * the turn's context (the attempt, whether output was seen) and the delay
+ * before the next attempt — is the turn's
+ * [property@Mend.Turn:last-verdict], a [class@Mend.Verdict]; the failure
+ * itself is not changed by it.
+ *
+ * The facts are construct-only properties, so that an app or a test can
+ * make a failure of its own with [ctor@GObject.Object.new]; the text and
+ * the error are redacted and cut like those of the constructors below.
  *
  * Text is matched case-insensitively; a status inside text counts only as a
  * whole number ("15000" is not 500). Anything not recognized is
@@ -95,15 +105,59 @@ truncate_message (const char *text)
   return g_strdup_printf ("%.*s…", (int) (end - text), text);
 }
 
+MendFailureKind
+mend_failure_default_kind (MendReason reason,
+                           int        should_retry,
+                           gboolean   partial,
+                           gboolean   retry_partial,
+                           gint64     retry_after_ms,
+                           guint      retry_after_max_ms)
+{
+  if (reason == MEND_REASON_CANCELLED)
+    return MEND_FAILURE_STOPPED;
+  if (reason == MEND_REASON_USAGE_LIMIT)
+    return MEND_FAILURE_LIMIT;
+  /* A rate limit that resets beyond the horizon ("try again in 28m48s" on a
+   * per-day limit) is a limit to show, not a wait to draw. */
+  if (reason == MEND_REASON_RATE_LIMIT && retry_after_ms > (gint64) retry_after_max_ms)
+    return MEND_FAILURE_LIMIT;
+  /* A refused key or permission is not retried, whatever a header says. */
+  if (reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION)
+    return MEND_FAILURE_PERMANENT;
+  if (partial && !retry_partial)
+    return MEND_FAILURE_PERMANENT;
+  if (should_retry != -1)
+    return should_retry ? MEND_FAILURE_TRANSIENT : MEND_FAILURE_PERMANENT;
+
+  switch (reason)
+    {
+    case MEND_REASON_CAPACITY:
+    case MEND_REASON_RATE_LIMIT:
+    case MEND_REASON_TRANSPORT:
+    case MEND_REASON_TIMEOUT:
+    case MEND_REASON_EMPTY:
+    case MEND_REASON_SERVER:
+      return MEND_FAILURE_TRANSIENT;
+    case MEND_REASON_AUTH:
+    case MEND_REASON_PERMISSION:
+    case MEND_REASON_BAD_REQUEST:
+    case MEND_REASON_UNKNOWN:
+    case MEND_REASON_USAGE_LIMIT:
+    case MEND_REASON_CANCELLED:
+    default:
+      return MEND_FAILURE_PERMANENT;
+    }
+}
+
 static void
 classify_default (MendFailure *self)
 {
-  self->kind = mend_error_policy_default_kind (self->reason,
-                                               self->should_retry,
-                                               self->partial,
-                                               FALSE,
-                                               self->retry_after_ms,
-                                               MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS);
+  self->kind = mend_failure_default_kind (self->reason,
+                                          self->should_retry,
+                                          self->partial,
+                                          FALSE,
+                                          self->retry_after_ms,
+                                          MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS);
 }
 
 static MendFailure *
@@ -388,6 +442,61 @@ mend_failure_new_stopped (void)
   return self;
 }
 
+MendFailure *
+mend_failure_new_partial_copy (MendFailure *self)
+{
+  MendFailure *copy;
+
+  g_return_val_if_fail (MEND_IS_FAILURE (self), NULL);
+
+  copy = g_object_new (MEND_TYPE_FAILURE, NULL);
+  copy->reason = self->reason;
+  copy->status = self->status;
+  copy->retry_after_ms = self->retry_after_ms;
+  copy->message = g_strdup (self->message);
+  copy->error = self->error != NULL ? g_error_copy (self->error) : NULL;
+  copy->api_error_type = g_strdup (self->api_error_type);
+  copy->partial = TRUE;
+  copy->should_retry = self->should_retry;
+  copy->rule = g_strdup (self->rule);
+  classify_default (copy);
+
+  return copy;
+}
+
+static void
+mend_failure_constructed (GObject *object)
+{
+  MendFailure *self = (MendFailure *) object;
+
+  G_OBJECT_CLASS (mend_failure_parent_class)->constructed (object);
+
+  /* Facts given as properties are kept as the constructors keep them:
+   * redacted, and the text cut. */
+  if (self->message != NULL)
+    {
+      g_autofree char *given = g_steal_pointer (&self->message);
+      g_autofree char *redacted = mend_redact_secrets (given, -1);
+
+      self->message = truncate_message (redacted);
+    }
+  if (self->error != NULL)
+    {
+      char *given = self->error->message;
+
+      self->error->message = mend_redact_secrets (given, -1);
+      g_free (given);
+    }
+  if (self->api_error_type != NULL)
+    {
+      g_autofree char *given = g_steal_pointer (&self->api_error_type);
+
+      self->api_error_type = mend_redact_secrets (given, -1);
+    }
+
+  classify_default (self);
+}
+
 static void
 mend_failure_finalize (GObject *object)
 {
@@ -443,18 +552,67 @@ mend_failure_get_property (GObject    *object,
     }
 }
 
+/* Construct-only: each fact is set once, before the failure is made. */
+static void
+mend_failure_set_property (GObject      *object,
+                           guint         prop_id,
+                           const GValue *value,
+                           GParamSpec   *pspec)
+{
+  MendFailure *self = MEND_FAILURE (object);
+
+  switch (prop_id)
+    {
+    case PROP_REASON:
+      self->reason = g_value_get_enum (value);
+      break;
+    case PROP_STATUS:
+      self->status = g_value_get_uint (value);
+      break;
+    case PROP_RETRY_AFTER_MS:
+      self->retry_after_ms = g_value_get_int64 (value);
+      break;
+    case PROP_MESSAGE:
+      g_assert (self->message == NULL);
+      self->message = g_value_dup_string (value);
+      break;
+    case PROP_ERROR:
+      g_assert (self->error == NULL);
+      self->error = g_value_dup_boxed (value);
+      break;
+    case PROP_API_ERROR_TYPE:
+      g_assert (self->api_error_type == NULL);
+      self->api_error_type = g_value_dup_string (value);
+      break;
+    case PROP_PARTIAL:
+      self->partial = g_value_get_boolean (value);
+      break;
+    case PROP_RULE:
+      g_assert (self->rule == NULL);
+      self->rule = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
 static void
 mend_failure_class_init (MendFailureClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
+  object_class->constructed = mend_failure_constructed;
   object_class->finalize = mend_failure_finalize;
   object_class->get_property = mend_failure_get_property;
+  object_class->set_property = mend_failure_set_property;
 
   /**
    * MendFailure:kind:
    *
-   * The verdict: whether the failure may be retried.
+   * Whether the failure may be retried, as the default
+   * [class@Mend.ErrorPolicy] reads its facts; fixed when the failure is
+   * made. The verdict of the turn that handled it, under that turn's own
+   * policy and in its context, is [property@Mend.Turn:last-verdict].
    */
   properties[PROP_KIND] =
     g_param_spec_enum ("kind", NULL, NULL,
@@ -469,7 +627,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_REASON] =
     g_param_spec_enum ("reason", NULL, NULL,
                        MEND_TYPE_REASON, MEND_REASON_UNKNOWN,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:status:
@@ -479,7 +637,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_STATUS] =
     g_param_spec_uint ("status", NULL, NULL,
                        0, 999, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:retry-after-ms:
@@ -490,7 +648,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_RETRY_AFTER_MS] =
     g_param_spec_int64 ("retry-after-ms", NULL, NULL,
                         -1, G_MAXINT64, -1,
-                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:message:
@@ -500,7 +658,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_MESSAGE] =
     g_param_spec_string ("message", NULL, NULL,
                          NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:error:
@@ -510,7 +668,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_ERROR] =
     g_param_spec_boxed ("error", NULL, NULL,
                         G_TYPE_ERROR,
-                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:api-error-type:
@@ -520,7 +678,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_API_ERROR_TYPE] =
     g_param_spec_string ("api-error-type", NULL, NULL,
                          NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:partial:
@@ -532,7 +690,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_PARTIAL] =
     g_param_spec_boolean ("partial", NULL, NULL,
                           FALSE,
-                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendFailure:rule:
@@ -545,7 +703,7 @@ mend_failure_class_init (MendFailureClass *klass)
   properties[PROP_RULE] =
     g_param_spec_string ("rule", NULL, NULL,
                          NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -563,9 +721,10 @@ mend_failure_init (MendFailure *self)
  * mend_failure_get_kind:
  * @self: a failure
  *
- * Gets the verdict on the failure.
+ * Gets whether the failure may be retried, as the default policy reads
+ * its facts: see [property@Mend.Failure:kind].
  *
- * Returns: whether the failure may be retried
+ * Returns: the default classification
  */
 MendFailureKind
 mend_failure_get_kind (MendFailure *self)
@@ -724,34 +883,6 @@ mend_failure_get_should_retry (MendFailure *self,
     *should_retry = self->should_retry == 1;
 
   return self->should_retry != -1;
-}
-
-void
-mend_failure_set_kind (MendFailure     *self,
-                       MendFailureKind  kind)
-{
-  g_return_if_fail (MEND_IS_FAILURE (self));
-
-  if (self->kind != kind)
-    {
-      self->kind = kind;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_KIND]);
-    }
-}
-
-void
-mend_failure_set_partial (MendFailure *self,
-                          gboolean     partial)
-{
-  g_return_if_fail (MEND_IS_FAILURE (self));
-
-  partial = !!partial;
-  if (self->partial != partial)
-    {
-      self->partial = partial;
-      classify_default (self);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PARTIAL]);
-    }
 }
 
 static const char *

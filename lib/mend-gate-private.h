@@ -22,10 +22,12 @@ gint64 mend_gate_admit  (MendGate    *self,
                          gboolean     retry,
                          gboolean    *probe);
 
-/* How the member's admitted attempt ended: %NULL for a success. */
-void   mend_gate_report (MendGate    *self,
-                         const char  *key,
-                         MendFailure *failure,
-                         gboolean     probe);
+/* How the member's admitted attempt ended: %NULL for a success, else the
+ * failure and the kind its turn's policy gave it. */
+void   mend_gate_report (MendGate        *self,
+                         const char      *key,
+                         MendFailure     *failure,
+                         MendFailureKind  kind,
+                         gboolean         probe);
 
 G_END_DECLS

@@ -321,10 +321,11 @@ mend_gate_admit (MendGate   *self,
 
 /* See mend-gate-private.h. */
 void
-mend_gate_report (MendGate    *self,
-                  const char  *key,
-                  MendFailure *failure,
-                  gboolean     probe)
+mend_gate_report (MendGate        *self,
+                  const char      *key,
+                  MendFailure     *failure,
+                  MendFailureKind  kind,
+                  gboolean         probe)
 {
   g_return_if_fail (MEND_IS_GATE (self));
 
@@ -336,7 +337,7 @@ mend_gate_report (MendGate    *self,
       if (self->state != MEND_GATE_CLOSED && self->online)
         close_gate (self);
     }
-  else if (mend_failure_get_kind (failure) == MEND_FAILURE_TRANSIENT)
+  else if (kind == MEND_FAILURE_TRANSIENT)
     {
       gint64 hint = mend_failure_get_retry_after_ms (failure);
       Strike *strike = g_new0 (Strike, 1);
@@ -369,7 +370,7 @@ mend_gate_report (MendGate    *self,
     {
       /* The upstream answered (a refusal, a bad request) or the probe was
        * stopped: either way the next member checks now. */
-      if (mend_failure_get_kind (failure) == MEND_FAILURE_STOPPED)
+      if (kind == MEND_FAILURE_STOPPED)
         open_gate (self, 0);
       else
         close_gate (self);

@@ -151,9 +151,6 @@ finish (GTask       *task,
       attempt->timeout_id = 0;
     }
 
-  if (failure != NULL && attempt->content_seen)
-    mend_failure_set_partial (failure, TRUE);
-
   /* The answer of an attempt that succeeded, unless Stop came first. */
   if (failure == NULL && !(attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer)))
     {

@@ -1500,7 +1500,6 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   if (self->chat != NULL)
     {
       kind = mend_error_policy_classify (resume_policy (self), failure);
-      mend_failure_set_kind (failure, kind);
     }
 
   /* Each step below tells handlers, which may replace, end or resume this

@@ -13,6 +13,7 @@
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
 #include "mend-turn-private.h"
+#include "mend-verdict-private.h"
 
 /**
  * MendTurn:
@@ -24,8 +25,10 @@
  * or through the [signal@Mend.Turn::attempt] signal, after which the app
  * calls [method@Mend.Turn.succeed] or [method@Mend.Turn.fail].
  *
- * A failure is classified by the turn's [class@Mend.ErrorPolicy]. A
- * transient one is retried after a [class@Mend.RetryWait]
+ * A failure is judged by the turn's [class@Mend.ErrorPolicy], in the
+ * turn's context (the attempt, whether output was seen); the judgement is
+ * [property@Mend.Turn:last-verdict], and the failure itself is never
+ * changed. A transient one is retried after a [class@Mend.RetryWait]
  * ([signal@Mend.Turn::waiting], then [signal@Mend.Turn::resumed] when the
  * next attempt starts) until the policy's retries are used up
  * ([signal@Mend.Turn::exhausted]). A permanent failure or a limit gives up
@@ -58,6 +61,7 @@ struct _MendTurn
   guint             max_retries;  /* fixed at start */
   MendRetryWait    *wait;
   MendFailure      *last_failure;
+  MendVerdict      *last_verdict;
   gboolean          output_seen;
   char             *agent_status;
 
@@ -89,6 +93,7 @@ enum {
   PROP_MAX_ATTEMPTS,
   PROP_WAIT,
   PROP_LAST_FAILURE,
+  PROP_LAST_VERDICT,
   PROP_OUTPUT_SEEN,
   PROP_AGENT_STATUS,
   N_PROPS
@@ -141,14 +146,15 @@ set_state (MendTurn      *self,
 /* Tells the gate how the attempt it let through ended: %NULL for a
  * success. */
 static void
-report_attempt (MendTurn    *self,
-                MendFailure *failure)
+report_attempt (MendTurn        *self,
+                MendFailure     *failure,
+                MendFailureKind  kind)
 {
   if (self->gate == NULL || !self->admitted)
     return;
 
   self->admitted = FALSE;
-  mend_gate_report (self->gate, self->gate_key, failure, self->probing);
+  mend_gate_report (self->gate, self->gate_key, failure, kind, self->probing);
   self->probing = FALSE;
 }
 
@@ -177,7 +183,7 @@ finish (MendTurn      *self,
     {
       g_autoptr(MendFailure) stopped = mend_failure_new_stopped ();
 
-      report_attempt (self, stopped);
+      report_attempt (self, stopped, MEND_FAILURE_STOPPED);
     }
 
   g_object_ref (self);
@@ -383,6 +389,7 @@ mend_turn_finalize (GObject *object)
   g_clear_object (&self->clock);
   g_clear_object (&self->sender);
   g_clear_object (&self->last_failure);
+  g_clear_object (&self->last_verdict);
   g_clear_object (&self->attempt_cancellable);
   g_clear_object (&self->gate);
   g_clear_pointer (&self->gate_key, g_free);
@@ -454,6 +461,9 @@ mend_turn_get_property (GObject    *object,
       break;
     case PROP_LAST_FAILURE:
       g_value_set_object (value, self->last_failure);
+      break;
+    case PROP_LAST_VERDICT:
+      g_value_set_object (value, self->last_verdict);
       break;
     case PROP_OUTPUT_SEEN:
       g_value_set_boolean (value, self->output_seen);
@@ -631,11 +641,26 @@ mend_turn_class_init (MendTurnClass *klass)
   /**
    * MendTurn:last-failure:
    *
-   * The failure of the last attempt that failed, or %NULL.
+   * The failure of the last attempt that failed, or %NULL: the failure
+   * given to [method@Mend.Turn.fail], or, when output was seen before it,
+   * a copy of it marked [property@Mend.Failure:partial].
    */
   properties[PROP_LAST_FAILURE] =
     g_param_spec_object ("last-failure", NULL, NULL,
                          MEND_TYPE_FAILURE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:last-verdict:
+   *
+   * What the turn's policy decided about the last attempt that failed —
+   * the kind it gave [property@Mend.Turn:last-failure] in the turn's
+   * context and the delay before the next attempt — or %NULL. Notified
+   * together with [property@Mend.Turn:last-failure].
+   */
+  properties[PROP_LAST_VERDICT] =
+    g_param_spec_object ("last-verdict", NULL, NULL,
+                         MEND_TYPE_VERDICT,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   /**
@@ -951,6 +976,23 @@ mend_turn_get_last_failure (MendTurn *self)
 }
 
 /**
+ * mend_turn_get_last_verdict:
+ * @self: a turn
+ *
+ * Gets what the turn's policy decided about the last attempt that failed:
+ * see [property@Mend.Turn:last-verdict].
+ *
+ * Returns: (transfer none) (nullable): the verdict, or %NULL
+ */
+MendVerdict *
+mend_turn_get_last_verdict (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+
+  return self->last_verdict;
+}
+
+/**
  * mend_turn_get_output_seen:
  * @self: a turn
  *
@@ -1141,7 +1183,7 @@ mend_turn_succeed (MendTurn *self)
   if (self->state != MEND_TURN_RUNNING)
     return;
 
-  report_attempt (self, NULL);
+  report_attempt (self, NULL, MEND_FAILURE_TRANSIENT);
   finish (self, MEND_TURN_SUCCEEDED);
 }
 
@@ -1221,30 +1263,6 @@ hold_for_gate (MendTurn *self,
                                   NULL));
 }
 
-static void
-schedule_retry (MendTurn    *self,
-                MendFailure *failure)
-{
-  gboolean server_hint = FALSE;
-  gint64 delay;
-
-  if (self->attempt > self->max_retries)
-    {
-      give_up (self, failure, TRUE);
-      return;
-    }
-
-  delay = mend_error_policy_delay_for (self->policy, self->attempt, failure, &server_hint);
-  if (delay < 0)
-    {
-      /* The server asked for a wait longer than the policy allows. */
-      give_up (self, failure, FALSE);
-      return;
-    }
-
-  wait_before_retry (self, (guint64) delay + self->delay_offset_ms, failure, server_hint);
-}
-
 void
 mend_turn_start_restored (MendTurn    *self,
                           guint        attempt,
@@ -1259,11 +1277,16 @@ mend_turn_start_restored (MendTurn    *self,
   self->max_retries = MAX (mend_error_policy_get_max_retries (self->policy), attempt - 1);
   self->attempt = attempt;
   g_set_object (&self->last_failure, failure);
+  /* The saved wait was the verdict on the attempt that failed. */
+  if (failure != NULL && delay_ms >= 0)
+    self->last_verdict = mend_verdict_new (failure, MEND_FAILURE_TRANSIENT, attempt, delay_ms, FALSE);
 
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
+  if (self->last_verdict != NULL)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_VERDICT]);
   g_object_thaw_notify (G_OBJECT (self));
 
   if (delay_ms < 0)
@@ -1284,18 +1307,24 @@ mend_turn_start_restored (MendTurn    *self,
  * @self: a turn
  * @failure: what went wrong with the running attempt
  *
- * Ends the running attempt with a failure. The turn's policy classifies it
- * and @failure carries that verdict: a transient failure waits and retries
- * while retries remain; anything else ends the turn. A failure after
- * output was seen is marked [property@Mend.Failure:partial]. Ignored unless
- * an attempt runs.
+ * Ends the running attempt with a failure. The turn's policy judges it in
+ * the turn's context, and the turn keeps that as
+ * [property@Mend.Turn:last-verdict]: a transient failure waits and
+ * retries while retries remain; anything else ends the turn. A failure
+ * after output was seen is judged, and kept as
+ * [property@Mend.Turn:last-failure], as a copy marked
+ * [property@Mend.Failure:partial]. @failure itself is not changed. Ignored
+ * unless an attempt runs.
  */
 void
 mend_turn_fail (MendTurn    *self,
                 MendFailure *failure)
 {
+  g_autoptr(MendFailure) judged = NULL;
+  g_autoptr(MendVerdict) verdict = NULL;
+  MendAttemptContext context = { 0 };
+  MendVerdictStep step;
   MendFailureKind kind;
-  gboolean probe;
 
   g_return_if_fail (MEND_IS_TURN (self));
   g_return_if_fail (MEND_IS_FAILURE (failure));
@@ -1305,50 +1334,57 @@ mend_turn_fail (MendTurn    *self,
 
   g_object_ref (self);
 
-  if (self->output_seen)
-    mend_failure_set_partial (failure, TRUE);
-  kind = mend_error_policy_classify (self->policy, failure);
+  kind = mend_verdict_classify (self->policy, failure, self->output_seen, &judged);
   /* The policy (a do_classify of the app's) may have ended the attempt. */
   if (self->state != MEND_TURN_RUNNING)
-    {
-      g_object_unref (self);
-      return;
-    }
-  mend_failure_set_kind (failure, kind);
-  probe = self->probing;
-  report_attempt (self, failure);
+    goto out;
 
-  if (g_set_object (&self->last_failure, failure))
+  context.attempt = self->attempt;
+  context.max_retries = self->max_retries;
+  context.output_seen = self->output_seen;
+  context.delay_offset_ms = self->delay_offset_ms;
+  context.gate = self->gate;
+  context.gate_key = self->gate_key;
+  context.admitted = self->admitted;
+  context.probe = self->admitted && self->probing;
+  self->admitted = FALSE;
+  self->probing = FALSE;
+  verdict = mend_verdict_decide (self->policy, judged, kind, &context, &step);
+
+  g_object_freeze_notify (G_OBJECT (self));
+  if (g_set_object (&self->last_failure, judged))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
+  g_set_object (&self->last_verdict, verdict);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_VERDICT]);
+  g_object_thaw_notify (G_OBJECT (self));
 
-  /* A handler of that notification (or the policy) may have ended this
-   * attempt already: it ends once. */
+  /* A handler of those notifications may have ended this attempt
+   * already: it ends once. */
   if (self->state != MEND_TURN_RUNNING)
-    {
-      g_object_unref (self);
-      return;
-    }
+    goto out;
 
-  switch (kind)
+  switch (step)
     {
-    case MEND_FAILURE_TRANSIENT:
-      /* A failed probe is the gate's, not the turn's: the attempt is not
-       * spent, and runs again when the gate next checks. */
-      if (probe && mend_gate_get_state (self->gate) == MEND_GATE_OPEN)
-        hold_for_gate (self, mend_gate_get_next_check_ms (self->gate) + 1);
-      else
-        schedule_retry (self, failure);
+    case MEND_VERDICT_RETRY:
+      wait_before_retry (self, (guint64) mend_verdict_get_delay_ms (verdict), judged,
+                         mend_verdict_get_server_hint (verdict));
       break;
-    case MEND_FAILURE_STOPPED:
+    case MEND_VERDICT_HOLD:
+      hold_for_gate (self, mend_verdict_get_delay_ms (verdict));
+      break;
+    case MEND_VERDICT_EXHAUSTED:
+      give_up (self, judged, TRUE);
+      break;
+    case MEND_VERDICT_STOP:
       finish (self, MEND_TURN_STOPPED);
       break;
-    case MEND_FAILURE_PERMANENT:
-    case MEND_FAILURE_LIMIT:
+    case MEND_VERDICT_GIVE_UP:
     default:
-      give_up (self, failure, FALSE);
+      give_up (self, judged, FALSE);
       break;
     }
 
+out:
   g_object_unref (self);
 }
 

@@ -13,6 +13,7 @@
 
 #include "mend-enums.h"
 #include "mend-types.h"
+#include "mend-verdict.h"
 #include "mend-version-macros.h"
 
 G_BEGIN_DECLS
@@ -45,6 +46,8 @@ MEND_AVAILABLE_IN_ALL
 MendRetryWait   *mend_turn_get_wait            (MendTurn        *self);
 MEND_AVAILABLE_IN_ALL
 MendFailure     *mend_turn_get_last_failure    (MendTurn        *self);
+MEND_AVAILABLE_IN_ALL
+MendVerdict     *mend_turn_get_last_verdict    (MendTurn        *self);
 MEND_AVAILABLE_IN_ALL
 gboolean         mend_turn_get_output_seen     (MendTurn        *self);
 MEND_AVAILABLE_IN_ALL

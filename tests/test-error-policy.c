@@ -346,8 +346,7 @@ test_partial_failure_is_permanent_unless_retry_partial (void)
   g_assert_cmpint (mend_error_policy_classify (policy, failure), ==, MEND_FAILURE_TRANSIENT);
 
   /* The same fact after output was seen: a retry would duplicate text. */
-  partial = mend_failure_new_from_error (&error);
-  mend_failure_set_partial (partial, TRUE);
+  partial = mend_failure_new_partial_copy (failure);
   g_assert_true (mend_failure_get_partial (partial));
   g_assert_cmpint (mend_failure_get_kind (partial), ==, MEND_FAILURE_PERMANENT);
   g_assert_cmpint (mend_error_policy_classify (policy, partial), ==, MEND_FAILURE_PERMANENT);

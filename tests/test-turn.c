@@ -233,6 +233,8 @@ test_failure_after_output_is_not_retried (Fixture       *f,
                                           gconstpointer  data)
 {
   MendFailure *failure = mend_failure_new_from_http (529, NULL, NULL);
+  MendFailure *last;
+  MendVerdict *verdict;
 
   mend_turn_start (f->turn, NULL);
   mend_turn_note_output (f->turn);
@@ -240,10 +242,208 @@ test_failure_after_output_is_not_retried (Fixture       *f,
   mend_turn_fail (f->turn, failure);
 
   g_assert_cmpstr (f->log->str, ==, "attempt 1; finished 4; ");
-  g_assert_true (mend_failure_get_partial (failure));
-  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
-  /* The turn keeps it as last-failure; finalized with the turn. */
-  g_object_unref (failure);
+  /* Judged, and kept, as a partial copy; the app's failure is as made. */
+  g_assert_false (mend_failure_get_partial (failure));
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  last = mend_turn_get_last_failure (f->turn);
+  g_assert_true (last != failure);
+  g_assert_true (mend_failure_get_partial (last));
+  g_assert_cmpint (mend_failure_get_kind (last), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpuint (mend_failure_get_status (last), ==, 529);
+  g_assert_cmpint (mend_failure_get_reason (last), ==, mend_failure_get_reason (failure));
+  g_assert_cmpstr (mend_failure_get_message (last), ==, mend_failure_get_message (failure));
+  verdict = mend_turn_get_last_verdict (f->turn);
+  g_assert_true (mend_verdict_get_failure (verdict) == last);
+  g_assert_cmpint (mend_verdict_get_kind (verdict), ==, MEND_FAILURE_PERMANENT);
+  g_assert_true (mend_verdict_get_partial (verdict));
+  g_assert_cmpint (mend_verdict_get_delay_ms (verdict), ==, -1);
+  g_assert_cmpuint (mend_verdict_get_attempt (verdict), ==, 1);
+  g_assert_finalize_object (failure);
+}
+
+/* Every property of a failure, and the server's x-should-retry, as text. */
+static char *
+snapshot_failure (MendFailure *failure)
+{
+  GString *out = g_string_new (NULL);
+  guint n_props = 0;
+  g_autofree GParamSpec **props = g_object_class_list_properties (G_OBJECT_GET_CLASS (failure), &n_props);
+  gboolean should_retry = FALSE;
+  gboolean said = mend_failure_get_should_retry (failure, &should_retry);
+
+  for (guint i = 0; i < n_props; i++)
+    {
+      g_auto(GValue) value = G_VALUE_INIT;
+
+      g_value_init (&value, props[i]->value_type);
+      g_object_get_property (G_OBJECT (failure), props[i]->name, &value);
+      if (props[i]->value_type == G_TYPE_ERROR)
+        {
+          const GError *error = g_value_get_boxed (&value);
+
+          g_string_append_printf (out, "%s=%s/%d/%s; ", props[i]->name,
+                                  error ? g_quark_to_string (error->domain) : "",
+                                  error ? error->code : 0, error ? error->message : "");
+        }
+      else
+        {
+          g_autofree char *text = g_strdup_value_contents (&value);
+
+          g_string_append_printf (out, "%s=%s; ", props[i]->name, text);
+        }
+    }
+  g_string_append_printf (out, "should-retry=%d/%d", said, should_retry);
+
+  return g_string_free (out, FALSE);
+}
+
+static void
+count_notify (GObject    *object,
+              GParamSpec *pspec,
+              guint      *notified)
+{
+  (*notified)++;
+}
+
+typedef enum
+{
+  SITUATION_FIRST_ATTEMPT,
+  SITUATION_AFTER_OUTPUT,
+  SITUATION_RETRIES_USED_UP,
+  SITUATION_LIMIT,
+  SITUATION_HINT_BEYOND_HORIZON,
+} Situation;
+
+static MendFailure *
+failure_for (Situation situation)
+{
+  g_autoptr(SoupMessageHeaders) headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  GError error = { G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, (char *) "Connection closed" };
+
+  switch (situation)
+    {
+    case SITUATION_FIRST_ATTEMPT:
+      return mend_failure_new_from_error (&error);
+    case SITUATION_AFTER_OUTPUT:
+      soup_message_headers_append (headers, "retry-after", "2");
+      soup_message_headers_append (headers, "x-should-retry", "true");
+      return mend_failure_new_from_http (529, headers, NULL);
+    case SITUATION_RETRIES_USED_UP:
+      return mend_failure_new_from_text ("API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}");
+    case SITUATION_LIMIT:
+      return mend_failure_new_from_text ("You've hit your usage limit");
+    case SITUATION_HINT_BEYOND_HORIZON:
+    default:
+      soup_message_headers_append (headers, "retry-after", "600");
+      return mend_failure_new_from_http (503, headers, NULL);
+    }
+}
+
+static void
+test_failure_given_to_fail_is_not_changed (Fixture       *f,
+                                           gconstpointer  data)
+{
+  static const struct {
+    Situation        situation;
+    guint            max_retries;
+    MendFailureKind  kind;
+    gint64           delay_ms;
+    const char      *log;
+  } cases[] = {
+    { SITUATION_FIRST_ATTEMPT, 4, MEND_FAILURE_TRANSIENT, 250, "attempt 1; waiting 1/4 250ms; " },
+    { SITUATION_AFTER_OUTPUT, 4, MEND_FAILURE_PERMANENT, -1, "attempt 1; finished 4; " },
+    { SITUATION_RETRIES_USED_UP, 0, MEND_FAILURE_TRANSIENT, -1, "attempt 1; exhausted capacity; finished 4; " },
+    { SITUATION_LIMIT, 4, MEND_FAILURE_LIMIT, -1, "attempt 1; finished 4; " },
+    { SITUATION_HINT_BEYOND_HORIZON, 4, MEND_FAILURE_TRANSIENT, -1, "attempt 1; finished 4; " },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      MendErrorPolicy *policy = mend_error_policy_new ();
+      MendFailure *failure = failure_for (cases[i].situation);
+      g_autofree char *before = snapshot_failure (failure);
+      g_autofree char *after = NULL;
+      MendFailureKind made_kind = mend_failure_get_kind (failure);
+      MendVerdict *verdict;
+      MendTurn *turn;
+      guint notified = 0;
+
+      g_test_message ("case %" G_GSIZE_FORMAT ": %s", i, before);
+      mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+      mend_error_policy_set_max_retries (policy, cases[i].max_retries);
+      turn = new_turn (f, policy);
+      g_string_truncate (f->log, 0);
+      g_signal_connect (failure, "notify", G_CALLBACK (count_notify), &notified);
+
+      mend_turn_start (turn, NULL);
+      if (cases[i].situation == SITUATION_AFTER_OUTPUT)
+        mend_turn_note_output (turn);
+      mend_turn_fail (turn, failure);
+
+      after = snapshot_failure (failure);
+      g_assert_cmpstr (after, ==, before);
+      g_assert_cmpuint (notified, ==, 0);
+      g_assert_cmpint (mend_failure_get_kind (failure), ==, made_kind);
+
+      g_assert_cmpstr (f->log->str, ==, cases[i].log);
+      verdict = mend_turn_get_last_verdict (turn);
+      g_assert_nonnull (verdict);
+      g_assert_cmpint (mend_verdict_get_kind (verdict), ==, cases[i].kind);
+      g_assert_cmpint (mend_verdict_get_delay_ms (verdict), ==, cases[i].delay_ms);
+      g_assert_cmpint (mend_verdict_get_partial (verdict), ==, cases[i].situation == SITUATION_AFTER_OUTPUT);
+      g_assert_cmpint (mend_verdict_get_server_hint (verdict), ==,
+                       cases[i].situation == SITUATION_HINT_BEYOND_HORIZON);
+      g_assert_cmpuint (mend_verdict_get_attempt (verdict), ==, 1);
+      if (cases[i].situation == SITUATION_AFTER_OUTPUT)
+        g_assert_true (mend_turn_get_last_failure (turn) != failure);
+      else
+        g_assert_true (mend_turn_get_last_failure (turn) == failure);
+
+      mend_turn_stop (turn);
+      g_assert_finalize_object (turn);
+      g_assert_finalize_object (policy);
+      g_assert_cmpuint (notified, ==, 0);
+      g_assert_finalize_object (failure);
+    }
+}
+
+/* One failure, handed to two turns whose policies differ, gets two
+ * verdicts and reads the same in both. */
+static void
+test_one_failure_two_turns_two_verdicts (Fixture       *f,
+                                         gconstpointer  data)
+{
+  MendErrorPolicy *partial_policy = mend_error_policy_new ();
+  MendFailure *failure = mend_failure_new_from_http (503, NULL, NULL);
+  MendTurn *first;
+  MendTurn *second;
+
+  mend_error_policy_set_jitter (partial_policy, MEND_JITTER_NONE);
+  mend_error_policy_set_retry_partial (partial_policy, TRUE);
+  first = new_turn (f, f->policy);
+  second = new_turn (f, partial_policy);
+
+  mend_turn_start (first, NULL);
+  mend_turn_start (second, NULL);
+  mend_turn_note_output (first);
+  mend_turn_note_output (second);
+  mend_turn_fail (first, failure);
+  mend_turn_fail (second, failure);
+
+  g_assert_cmpint (mend_turn_get_state (first), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_turn_get_state (second), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_verdict_get_kind (mend_turn_get_last_verdict (first)), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpint (mend_verdict_get_kind (mend_turn_get_last_verdict (second)), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpint (mend_verdict_get_delay_ms (mend_turn_get_last_verdict (second)), ==, 250);
+  g_assert_true (mend_verdict_get_partial (mend_turn_get_last_verdict (second)));
+  g_assert_false (mend_failure_get_partial (failure));
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+
+  mend_turn_stop (second);
+  g_assert_finalize_object (first);
+  g_assert_finalize_object (second);
+  g_assert_finalize_object (partial_policy);
+  g_assert_finalize_object (failure);
 }
 
 static void
@@ -691,6 +891,8 @@ main (int   argc,
   ADD ("/Mend/Turn/408-and-504-are-retried", test_timeouts_are_retried);
   ADD ("/Mend/Turn/usage-limit-is-never-retried", test_limit_is_never_retried);
   ADD ("/Mend/Turn/failure-after-output-is-not-retried", test_failure_after_output_is_not_retried);
+  ADD ("/Mend/Turn/failure-given-to-fail-is-not-changed", test_failure_given_to_fail_is_not_changed);
+  ADD ("/Mend/Turn/one-failure-two-turns-two-verdicts", test_one_failure_two_turns_two_verdicts);
   ADD ("/Mend/Turn/failure-after-output-retried-with-retry-partial", test_failure_after_output_retried_with_retry_partial);
   ADD ("/Mend/Turn/retry-after-7-waits-7000-ms", test_retry_after_is_waited_exactly);
   ADD ("/Mend/Turn/retry-after-above-max-gives-up-keeping-the-hint", test_retry_after_above_max_gives_up_at_once);

@@ -1,0 +1,60 @@
+/* mend-verdict-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "mend-verdict.h"
+
+G_BEGIN_DECLS
+
+/* What a turn does after a failed attempt. */
+typedef enum
+{
+  MEND_VERDICT_RETRY,      /* wait delay-ms, then the next attempt */
+  MEND_VERDICT_HOLD,       /* the gate holds the same attempt for delay-ms */
+  MEND_VERDICT_EXHAUSTED,  /* transient, but the retries are used up */
+  MEND_VERDICT_GIVE_UP,    /* permanent, a limit, or a hint beyond the horizon */
+  MEND_VERDICT_STOP,       /* the user's Stop */
+} MendVerdictStep;
+
+/* What the turn knows of the attempt that failed. */
+typedef struct
+{
+  guint        attempt;          /* from 1 */
+  guint        max_retries;      /* the turn's, fixed at its start */
+  gboolean     output_seen;      /* output came before the failure */
+  guint        delay_offset_ms;  /* the chat's stagger, added to a retry's delay */
+  MendGate    *gate;             /* or NULL */
+  const char  *gate_key;
+  gboolean     admitted;         /* the gate let this attempt through */
+  gboolean     probe;            /* ...as the one that checks the upstream */
+} MendAttemptContext;
+
+/* The kind @policy gives @failure in its context. After output was seen a
+ * failure not made partial is judged as a partial copy, returned in
+ * *judged (else @failure itself, referenced): @failure is never changed.
+ * The policy's classify may be the app's and re-enter the turn. */
+MendFailureKind mend_verdict_classify (MendErrorPolicy          *policy,
+                                       MendFailure              *failure,
+                                       gboolean                  output_seen,
+                                       MendFailure             **judged);
+
+/* The rest of the verdict on @judged, whose kind is @kind: tells the gate
+ * how its admitted attempt ended, then decides the step and, for a retry
+ * or a hold, the delay. */
+MendVerdict    *mend_verdict_decide   (MendErrorPolicy          *policy,
+                                       MendFailure              *judged,
+                                       MendFailureKind           kind,
+                                       const MendAttemptContext *context,
+                                       MendVerdictStep          *step);
+
+/* The verdict on a restored turn's saved wait. */
+MendVerdict    *mend_verdict_new      (MendFailure              *failure,
+                                       MendFailureKind           kind,
+                                       guint                     attempt,
+                                       gint64                    delay_ms,
+                                       gboolean                  server_hint);
+
+G_END_DECLS
