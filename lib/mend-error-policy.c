@@ -7,12 +7,10 @@
 
 #include <math.h>
 
-#include <glib/gi18n-lib.h>
 
 #include "mend-enum-types.h"
 #include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
-#include "mend-json-private.h"
 
 /**
  * MendErrorPolicy:
@@ -32,8 +30,8 @@
  * it is applied.
  */
 
-#define MAX_MS          86400000u   /* a day: anything above is a mistake */
-#define MAX_RETRIES     1000u
+#define MAX_MS          MEND_ERROR_POLICY_MAX_MS
+#define MAX_RETRIES     MEND_ERROR_POLICY_MAX_RETRIES
 #define MAX_MULTIPLIER  100.0
 
 typedef struct
@@ -70,22 +68,6 @@ G_DEFINE_TYPE_WITH_PRIVATE (MendErrorPolicy, mend_error_policy, G_TYPE_OBJECT)
 
 static GParamSpec *properties[N_PROPS];
 
-/* JSON keys, in the order to_json() writes them. */
-static const struct {
-  const char *key;
-  guint       prop;
-} json_keys[] = {
-  { "maxRetries", PROP_MAX_RETRIES },
-  { "baseDelayMs", PROP_BASE_DELAY_MS },
-  { "maxDelayMs", PROP_MAX_DELAY_MS },
-  { "multiplier", PROP_MULTIPLIER },
-  { "jitter", PROP_JITTER },
-  { "jitterMs", PROP_JITTER_MS },
-  { "delays", PROP_DELAYS },
-  { "retryAfterMaxMs", PROP_RETRY_AFTER_MAX_MS },
-  { "staggerMs", PROP_STAGGER_MS },
-  { "retryPartial", PROP_RETRY_PARTIAL },
-};
 
 static MendFailureKind
 mend_error_policy_real_classify (MendErrorPolicy *self,
@@ -391,8 +373,8 @@ mend_error_policy_new (void)
   return g_object_new (MEND_TYPE_ERROR_POLICY, NULL);
 }
 
-static void
-apply_resume_preset (MendErrorPolicy *self)
+void
+mend_error_policy_apply_resume_preset (MendErrorPolicy *self)
 {
   static const guint resume_delays[] = { 20000, 45000, 90000, 180000 };
 
@@ -421,7 +403,7 @@ mend_error_policy_new_for_resume (void)
 {
   MendErrorPolicy *self = mend_error_policy_new ();
 
-  apply_resume_preset (self);
+  mend_error_policy_apply_resume_preset (self);
   return self;
 }
 
@@ -971,412 +953,4 @@ mend_error_policy_set_retry_partial (MendErrorPolicy *self,
       priv->retry_partial = retry_partial;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RETRY_PARTIAL]);
     }
-}
-
-/* JSON */
-
-static gboolean
-invalid (GError     **error,
-         const char  *key,
-         const char  *format,
-         ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-invalid (GError     **error,
-         const char  *key,
-         const char  *format,
-         ...)
-{
-  g_autofree char *detail = NULL;
-  va_list args;
-
-  va_start (args, format);
-  detail = g_strdup_vprintf (format, args);
-  va_end (args);
-
-  /* Translators: the first %s is a key of the policy's JSON, such as
-   * “maxRetries”; the second says what is wrong with it. */
-  g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
-               _("Invalid policy key “%s”: %s"), key, detail);
-  return FALSE;
-}
-
-/* A JSON number as an integer, refusing fractions, NaN and out-of-range. */
-static gboolean
-node_get_uint (JsonNode   *node,
-               const char *key,
-               guint       maximum,
-               guint      *out,
-               GError    **error)
-{
-  gint64 value;
-
-  if (!JSON_NODE_HOLDS_VALUE (node))
-    return invalid (error, key, _("expected a whole number"));
-
-  if (json_node_get_value_type (node) == G_TYPE_INT64)
-    value = json_node_get_int (node);
-  else if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    {
-      double d = json_node_get_double (node);
-
-      if (!isfinite (d) || d != floor (d) || d < -1 || d > (double) G_MAXUINT)
-        return invalid (error, key, _("expected a whole number"));
-      value = (gint64) d;
-    }
-  else
-    return invalid (error, key, _("expected a whole number"));
-
-  if (value < 0 || value > maximum)
-    return invalid (error, key, _("must be between 0 and %u"), maximum);
-
-  *out = (guint) value;
-  return TRUE;
-}
-
-static gboolean
-stage_value (GObjectClass *klass,
-             const char   *key,
-             guint         prop,
-             JsonNode     *node,
-             GValue       *value,
-             GError      **error)
-{
-  GParamSpec *pspec = properties[prop];
-
-  g_value_init (value, pspec->value_type);
-
-  if (pspec->value_type == G_TYPE_UINT)
-    {
-      guint v;
-
-      if (!node_get_uint (node, key, G_PARAM_SPEC_UINT (pspec)->maximum, &v, error))
-        return FALSE;
-      g_value_set_uint (value, v);
-      return TRUE;
-    }
-
-  if (pspec->value_type == G_TYPE_DOUBLE)
-    {
-      GParamSpecDouble *dspec = G_PARAM_SPEC_DOUBLE (pspec);
-      double d;
-
-      if (!JSON_NODE_HOLDS_VALUE (node) ||
-          (json_node_get_value_type (node) != G_TYPE_DOUBLE &&
-           json_node_get_value_type (node) != G_TYPE_INT64))
-        return invalid (error, key, _("expected a number"));
-
-      d = json_node_get_double (node);
-      if (!isfinite (d) || d < dspec->minimum || d > dspec->maximum)
-        return invalid (error, key, _("must be between %g and %g"), dspec->minimum, dspec->maximum);
-      g_value_set_double (value, d);
-      return TRUE;
-    }
-
-  if (pspec->value_type == G_TYPE_BOOLEAN)
-    {
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-        return invalid (error, key, _("expected true or false"));
-      g_value_set_boolean (value, json_node_get_boolean (node));
-      return TRUE;
-    }
-
-  if (pspec->value_type == MEND_TYPE_JITTER)
-    {
-      g_autoptr(GEnumClass) enum_class = g_type_class_ref (MEND_TYPE_JITTER);
-      const char *nick = NULL;
-      GEnumValue *ev = NULL;
-
-      if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
-        nick = json_node_get_string (node);
-      if (nick != NULL)
-        ev = g_enum_get_value_by_nick (enum_class, nick);
-      if (ev == NULL)
-        return invalid (error, key,
-                        _("expected one of “none”, “additive”, “full”, “equal”, “decorrelated”"));
-      g_value_set_enum (value, ev->value);
-      return TRUE;
-    }
-
-  if (pspec->value_type == G_TYPE_VARIANT)
-    {
-      g_autoptr(GArray) delays = NULL;
-      JsonArray *array;
-      guint len;
-
-      if (JSON_NODE_HOLDS_NULL (node))
-        {
-          g_value_set_variant (value, NULL);
-          return TRUE;
-        }
-      if (!JSON_NODE_HOLDS_ARRAY (node))
-        return invalid (error, key, _("expected an array of delays in milliseconds, or null"));
-
-      array = json_node_get_array (node);
-      len = json_array_get_length (array);
-      if (len > MAX_RETRIES)
-        return invalid (error, key, _("has more than %u delays"), MAX_RETRIES);
-
-      delays = g_array_sized_new (FALSE, FALSE, sizeof (guint32), len);
-      for (guint i = 0; i < len; i++)
-        {
-          g_autofree char *item_key = g_strdup_printf ("%s[%u]", key, i);
-          guint v;
-
-          if (!node_get_uint (json_array_get_element (array, i), item_key, MAX_MS, &v, error))
-            return FALSE;
-          g_array_append_val (delays, v);
-        }
-
-      g_value_set_variant (value,
-                           g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32,
-                                                      delays->data, delays->len,
-                                                      sizeof (guint32)));
-      return TRUE;
-    }
-
-  g_assert_not_reached ();
-}
-
-static int
-find_key (const char *key)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
-    if (g_strcmp0 (json_keys[i].key, key) == 0)
-      return (int) i;
-
-  return -1;
-}
-
-/**
- * mend_error_policy_update_from_json:
- * @self: a policy
- * @text: a JSON object
- * @error: return location for a %MEND_POLICY_ERROR
- *
- * Applies the keys of a JSON object to the policy: `maxRetries`,
- * `baseDelayMs`, `maxDelayMs`, `multiplier`, `jitter` (`"none"`,
- * `"additive"`, `"full"`, `"equal"`, `"decorrelated"`), `jitterMs`, `delays`
- * (an array of milliseconds, or null), `retryAfterMaxMs`, `staggerMs`,
- * `retryPartial`, and `preset` (`"turn"` or `"resume"`, applied before the
- * other keys). Keys that are not given keep their values.
- *
- * Malformed JSON, an unknown key or a bad value is an error that names the
- * key, and then nothing is applied.
- *
- * Returns: %TRUE if the policy was updated
- */
-gboolean
-mend_error_policy_update_from_json (MendErrorPolicy  *self,
-                                    const char       *text,
-                                    GError          **error)
-{
-  g_autoptr(JsonNode) root = NULL;
-  g_autoptr(GError) parse_error = NULL;
-  GValue staged[G_N_ELEMENTS (json_keys)] = { G_VALUE_INIT };
-  gboolean present[G_N_ELEMENTS (json_keys)] = { FALSE };
-  const char *preset = NULL;
-  gboolean ok = TRUE;
-  JsonObject *object;
-  JsonObjectIter iter;
-  const char *member;
-  JsonNode *node;
-
-  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), FALSE);
-  g_return_val_if_fail (text != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  root = mend_json_parse (text, -1, &parse_error);
-  if (root == NULL)
-    {
-      g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
-                   _("The policy is not valid JSON: %s"), parse_error->message);
-      return FALSE;
-    }
-  if (!JSON_NODE_HOLDS_OBJECT (root))
-    {
-      g_set_error_literal (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
-                           _("The policy must be a JSON object"));
-      return FALSE;
-    }
-
-  object = json_node_get_object (root);
-  json_object_iter_init (&iter, object);
-  while (ok && json_object_iter_next (&iter, &member, &node))
-    {
-      int i;
-
-      if (g_strcmp0 (member, "preset") == 0)
-        {
-          if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
-            preset = json_node_get_string (node);
-          if (g_strcmp0 (preset, "turn") != 0 && g_strcmp0 (preset, "resume") != 0)
-            ok = invalid (error, member, _("expected “turn” or “resume”"));
-          continue;
-        }
-
-      i = find_key (member);
-      if (i < 0)
-        {
-          g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
-                       _("Unknown policy key “%s”"), member);
-          ok = FALSE;
-          break;
-        }
-      present[i] = TRUE;
-      ok = stage_value (G_OBJECT_GET_CLASS (self), member, json_keys[i].prop,
-                        node, &staged[i], error);
-    }
-
-  if (ok)
-    {
-      g_object_freeze_notify (G_OBJECT (self));
-
-      if (g_strcmp0 (preset, "resume") == 0)
-        apply_resume_preset (self);
-      else if (g_strcmp0 (preset, "turn") == 0)
-        {
-          g_autoptr(MendErrorPolicy) defaults = mend_error_policy_new ();
-
-          for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
-            {
-              g_auto(GValue) v = G_VALUE_INIT;
-              const char *name = properties[json_keys[i].prop]->name;
-
-              g_value_init (&v, properties[json_keys[i].prop]->value_type);
-              g_object_get_property (G_OBJECT (defaults), name, &v);
-              g_object_set_property (G_OBJECT (self), name, &v);
-            }
-        }
-
-      for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
-        if (present[i])
-          g_object_set_property (G_OBJECT (self), properties[json_keys[i].prop]->name, &staged[i]);
-
-      g_object_thaw_notify (G_OBJECT (self));
-    }
-
-  for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
-    if (G_IS_VALUE (&staged[i]))
-      g_value_unset (&staged[i]);
-
-  return ok;
-}
-
-/**
- * mend_error_policy_new_from_json:
- * @text: a JSON object
- * @error: return location for a %MEND_POLICY_ERROR
- *
- * Creates a policy from the turn defaults and the keys of a JSON object; see
- * [method@Mend.ErrorPolicy.update_from_json].
- *
- * Returns: (transfer full) (nullable): a new policy, or %NULL on error
- */
-MendErrorPolicy *
-mend_error_policy_new_from_json (const char  *text,
-                                 GError     **error)
-{
-  g_autoptr(MendErrorPolicy) self = NULL;
-
-  g_return_val_if_fail (text != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  self = mend_error_policy_new ();
-  if (!mend_error_policy_update_from_json (self, text, error))
-    return NULL;
-
-  return g_steal_pointer (&self);
-}
-
-/**
- * mend_error_policy_new_from_file:
- * @path: (type filename): a JSON file
- * @error: return location for a %MEND_POLICY_ERROR or a file error
- *
- * Creates a policy from a JSON file; see
- * [method@Mend.ErrorPolicy.update_from_json].
- *
- * Returns: (transfer full) (nullable): a new policy, or %NULL on error
- */
-MendErrorPolicy *
-mend_error_policy_new_from_file (const char  *path,
-                                 GError     **error)
-{
-  g_autofree char *contents = NULL;
-  gsize length = 0;
-
-  g_return_val_if_fail (path != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  if (!g_file_get_contents (path, &contents, &length, error))
-    return NULL;
-
-  if (memchr (contents, '\0', length) != NULL)
-    {
-      g_autofree char *display = g_filename_display_name (path);
-
-      g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
-                   _("The policy file “%s” is not text"), display);
-      return NULL;
-    }
-
-  return mend_error_policy_new_from_json (contents, error);
-}
-
-/**
- * mend_error_policy_to_json:
- * @self: a policy
- *
- * Writes the policy as a JSON object that
- * [ctor@Mend.ErrorPolicy.new_from_json] reads back to the same policy.
- *
- * Returns: (transfer full): the JSON text
- */
-char *
-mend_error_policy_to_json (MendErrorPolicy *self)
-{
-  g_autoptr(JsonBuilder) builder = NULL;
-  MendErrorPolicyPrivate *priv;
-
-  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), NULL);
-
-  priv = mend_error_policy_get_instance_private (self);
-  builder = json_builder_new_immutable ();
-
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "maxRetries");
-  json_builder_add_int_value (builder, priv->max_retries);
-  json_builder_set_member_name (builder, "baseDelayMs");
-  json_builder_add_int_value (builder, priv->base_delay_ms);
-  json_builder_set_member_name (builder, "maxDelayMs");
-  json_builder_add_int_value (builder, priv->max_delay_ms);
-  json_builder_set_member_name (builder, "multiplier");
-  json_builder_add_double_value (builder, priv->multiplier);
-  json_builder_set_member_name (builder, "jitter");
-  {
-    g_autoptr(GEnumClass) enum_class = g_type_class_ref (MEND_TYPE_JITTER);
-    json_builder_add_string_value (builder, g_enum_get_value (enum_class, priv->jitter)->value_nick);
-  }
-  json_builder_set_member_name (builder, "jitterMs");
-  json_builder_add_int_value (builder, priv->jitter_ms);
-  json_builder_set_member_name (builder, "delays");
-  if (priv->delays == NULL)
-    json_builder_add_null_value (builder);
-  else
-    {
-      json_builder_begin_array (builder);
-      for (guint i = 0; i < priv->delays->len; i++)
-        json_builder_add_int_value (builder, g_array_index (priv->delays, guint, i));
-      json_builder_end_array (builder);
-    }
-  json_builder_set_member_name (builder, "retryAfterMaxMs");
-  json_builder_add_int_value (builder, priv->retry_after_max_ms);
-  json_builder_set_member_name (builder, "staggerMs");
-  json_builder_add_int_value (builder, priv->stagger_ms);
-  json_builder_set_member_name (builder, "retryPartial");
-  json_builder_add_boolean_value (builder, priv->retry_partial);
-  json_builder_end_object (builder);
-
-  return mend_json_builder_finish (builder);
 }
