@@ -9,11 +9,8 @@
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
-#include "mend-gate-private.h"
-#include "mend-retry-wait.h"
-#include "mend-sender.h"
+#include "mend-turn-attempt-private.h"
 #include "mend-turn-private.h"
-#include "mend-verdict-private.h"
 
 /**
  * MendTurn:
@@ -69,14 +66,9 @@ struct _MendTurn
   GCancellable     *start_cancellable;
   gulong            start_cancelled_id;
   GMainContext     *context;
-  gboolean          in_cancel_handler;
 
-  MendGate         *gate;         /* shared with the chat's other turns */
-  char             *gate_key;     /* the member's key: its chat's id */
-  gulong            released_id;
+  MendGateLink      gate;
   gboolean          held;         /* the wait is the gate's, not a retry's */
-  gboolean          admitted;     /* the running attempt was let through */
-  gboolean          probing;      /* ...as the gate's probe */
 };
 
 enum {
@@ -143,35 +135,6 @@ set_state (MendTurn      *self,
     mend_turn_set_agent_status (self, NULL);
 }
 
-/* Tells the gate how the attempt it let through ended: %NULL for a
- * success. */
-static void
-report_attempt (MendTurn        *self,
-                MendFailure     *failure,
-                MendFailureKind  kind)
-{
-  if (self->gate == NULL || !self->admitted)
-    return;
-
-  self->admitted = FALSE;
-  mend_gate_report (self->gate, self->gate_key, failure, kind, self->probing);
-  self->probing = FALSE;
-}
-
-/* GCancellable waits, in g_cancellable_disconnect(), for a running
- * emission to end: from inside one (our handler, or another handler of
- * the same cancellable) it would wait for ever. A cancelled cancellable
- * has run its handlers, or is running them; our handler holds only a weak
- * reference, so it may stay, and goes with the cancellable. */
-static void
-drop_start_handler (MendTurn *self)
-{
-  if (self->start_cancelled_id != 0 &&
-      !g_cancellable_is_cancelled (self->start_cancellable))
-    g_cancellable_disconnect (self->start_cancellable, self->start_cancelled_id);
-  self->start_cancelled_id = 0;
-}
-
 static void
 finish (MendTurn      *self,
         MendTurnState  state)
@@ -183,7 +146,7 @@ finish (MendTurn      *self,
     {
       g_autoptr(MendFailure) stopped = mend_failure_new_stopped ();
 
-      report_attempt (self, stopped, MEND_FAILURE_STOPPED);
+      mend_gate_link_report (&self->gate, stopped, MEND_FAILURE_STOPPED);
     }
 
   g_object_ref (self);
@@ -199,7 +162,7 @@ finish (MendTurn      *self,
   if (state == MEND_TURN_STOPPED && self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
 
-  drop_start_handler (self);
+  mend_turn_attempt_unwatch (self->start_cancellable, &self->start_cancelled_id);
   g_clear_object (&self->start_cancellable);
 
   g_object_thaw_notify (G_OBJECT (self));
@@ -263,38 +226,20 @@ on_gate_released (MendGate *gate,
     mend_retry_wait_fire_now (self->wait);
 }
 
-typedef struct
-{
-  MendTurn *turn;
-  guint     attempt;
-} SendData;
-
+/* How an attempt the sender ran ended. */
 static void
-on_sent (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
+on_sent (MendTurn    *self,
+         guint        attempt,
+         MendFailure *failure)
 {
-  SendData *data = user_data;
-  MendTurn *self = data->turn;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(MendFailure) failure = mend_sender_send_finish (MEND_SENDER (object), result, &error);
-
-  /* An attempt that could not be made, or was cancelled, failed: a
-   * cancellation reads as a Stop, never as a success. */
-  if (error != NULL)
-    failure = mend_failure_new_from_error (error);
-
   /* A late answer for an attempt that was stopped, or superseded. */
-  if (self->state == MEND_TURN_RUNNING && self->attempt == data->attempt)
-    {
-      if (failure == NULL)
-        mend_turn_succeed (self);
-      else
-        mend_turn_fail (self, failure);
-    }
+  if (self->state != MEND_TURN_RUNNING || self->attempt != attempt)
+    return;
 
-  g_object_unref (data->turn);
-  g_free (data);
+  if (failure == NULL)
+    mend_turn_succeed (self);
+  else
+    mend_turn_fail (self, failure);
 }
 
 static void hold_for_gate (MendTurn *self,
@@ -304,21 +249,12 @@ static void hold_for_gate (MendTurn *self,
 static void
 begin_attempt (MendTurn *self)
 {
-  if (self->gate != NULL)
-    {
-      gboolean probe = FALSE;
-      gint64 hold = mend_gate_admit (self->gate, self->gate_key, self->attempt > 1, &probe);
+  gint64 hold = mend_gate_link_admit (&self->gate, self->attempt > 1);
 
-      if (hold != MEND_GATE_GO)
-        {
-          hold_for_gate (self, hold);
-          return;
-        }
-      self->admitted = TRUE;
-      self->probing = probe;
-    }
-
-  run_attempt (self);
+  if (hold != MEND_GATE_GO)
+    hold_for_gate (self, hold);
+  else
+    run_attempt (self);
 }
 
 static void
@@ -334,14 +270,7 @@ run_attempt (MendTurn *self)
     }
 
   if (self->sender != NULL)
-    {
-      SendData *data = g_new0 (SendData, 1);
-
-      data->turn = g_object_ref (self);
-      data->attempt = self->attempt;
-      mend_sender_send_async (self->sender, self, self->attempt, G_PRIORITY_DEFAULT,
-                              self->attempt_cancellable, on_sent, data);
-    }
+    mend_turn_attempt_send (self->sender, self, self->attempt, self->attempt_cancellable, on_sent);
   else
     {
       g_signal_emit (self, signals[ATTEMPT], 0, self->attempt, self->attempt_cancellable);
@@ -369,9 +298,8 @@ mend_turn_dispose (GObject *object)
     }
   if (self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
-  if (self->gate != NULL)
-    g_clear_signal_handler (&self->released_id, self->gate);
-  drop_start_handler (self);
+  mend_gate_link_leave (&self->gate);
+  mend_turn_attempt_unwatch (self->start_cancellable, &self->start_cancelled_id);
 
   G_OBJECT_CLASS (mend_turn_parent_class)->dispose (object);
 }
@@ -391,8 +319,7 @@ mend_turn_finalize (GObject *object)
   g_clear_object (&self->last_failure);
   g_clear_object (&self->last_verdict);
   g_clear_object (&self->attempt_cancellable);
-  g_clear_object (&self->gate);
-  g_clear_pointer (&self->gate_key, g_free);
+  mend_gate_link_clear (&self->gate);
   g_clear_object (&self->start_cancellable);
   g_clear_pointer (&self->context, g_main_context_unref);
 
@@ -1089,37 +1016,6 @@ mend_turn_get_delay_offset_ms (MendTurn *self)
   return self->delay_offset_ms;
 }
 
-static gboolean
-stop_in_context (gpointer data)
-{
-  mend_turn_stop (data);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-on_start_cancelled (GCancellable *cancellable,
-                    GWeakRef     *weak)
-{
-  g_autoptr(MendTurn) self = g_weak_ref_get (weak);
-
-  if (self == NULL)
-    return;
-
-  /* Runs at once when this thread may run the turn's context, else on it. */
-  self->in_cancel_handler = TRUE;
-  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT,
-                              stop_in_context,
-                              g_object_ref (self), g_object_unref);
-  self->in_cancel_handler = FALSE;
-}
-
-static void
-weak_ref_free (gpointer data)
-{
-  g_weak_ref_clear (data);
-  g_free (data);
-}
-
 /**
  * mend_turn_start:
  * @self: an idle turn
@@ -1142,20 +1038,15 @@ mend_turn_start (MendTurn     *self,
 
   if (cancellable != NULL)
     {
-      GWeakRef *weak;
-
       if (g_cancellable_is_cancelled (cancellable))
         {
           finish (self, MEND_TURN_STOPPED);
           return;
         }
 
-      weak = g_new0 (GWeakRef, 1);
-      g_weak_ref_init (weak, self);
       self->start_cancellable = g_object_ref (cancellable);
-      self->start_cancelled_id = g_cancellable_connect (cancellable,
-                                                        G_CALLBACK (on_start_cancelled),
-                                                        weak, weak_ref_free);
+      self->start_cancelled_id = mend_turn_attempt_watch (cancellable, self, self->context,
+                                                          mend_turn_stop);
     }
 
   g_object_ref (self);
@@ -1183,7 +1074,7 @@ mend_turn_succeed (MendTurn *self)
   if (self->state != MEND_TURN_RUNNING)
     return;
 
-  report_attempt (self, NULL, MEND_FAILURE_TRANSIENT);
+  mend_gate_link_report (&self->gate, NULL, MEND_FAILURE_TRANSIENT);
   finish (self, MEND_TURN_SUCCEEDED);
 }
 
@@ -1225,19 +1116,9 @@ enter_wait (MendTurn      *self,
 
 static void
 wait_before_retry (MendTurn    *self,
-                   guint64      delay_ms,
-                   MendFailure *failure,
-                   gboolean     server_hint)
+                   MendVerdict *verdict)
 {
-  enter_wait (self, g_object_new (MEND_TYPE_RETRY_WAIT,
-                                  "clock", self->clock,
-                                  "delay-ms", delay_ms,
-                                  "attempt", self->attempt,
-                                  "of", self->max_retries,
-                                  "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
-                                  "failure", failure,
-                                  "server-hint", server_hint,
-                                  NULL));
+  enter_wait (self, mend_turn_attempt_new_wait (verdict, self->clock, self->attempt, self->max_retries));
 }
 
 /* The gate holds the attempt about to run: wait without spending it,
@@ -1246,21 +1127,9 @@ static void
 hold_for_gate (MendTurn *self,
                gint64    hold_ms)
 {
-  MendFailure *failure = self->last_failure;
-
   self->held = TRUE;
-  enter_wait (self, g_object_new (MEND_TYPE_RETRY_WAIT,
-                                  "clock", self->clock,
-                                  /* Until released: the gate's signal ends it; an hour
-                                   * bounds a gate that never says. */
-                                  "delay-ms", (guint64) (hold_ms > 0 ? hold_ms : 3600 * 1000),
-                                  "attempt", self->attempt - 1,
-                                  "of", self->max_retries,
-                                  "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
-                                  "failure", failure,
-                                  "held", TRUE,
-                                  "gate-state", mend_gate_get_state (self->gate),
-                                  NULL));
+  enter_wait (self, mend_gate_link_new_hold (&self->gate, self->clock, hold_ms, self->attempt - 1,
+                                             self->max_retries, self->last_failure));
 }
 
 void
@@ -1278,7 +1147,7 @@ mend_turn_start_restored (MendTurn    *self,
   self->attempt = attempt;
   g_set_object (&self->last_failure, failure);
   /* The saved wait was the verdict on the attempt that failed. */
-  if (failure != NULL && delay_ms >= 0)
+  if (delay_ms >= 0)
     self->last_verdict = mend_verdict_new (failure, MEND_FAILURE_TRANSIENT, attempt, delay_ms, FALSE);
 
   g_object_ref (self);
@@ -1297,7 +1166,7 @@ mend_turn_start_restored (MendTurn    *self,
       begin_attempt (self);
     }
   else
-    wait_before_retry (self, (guint64) delay_ms, failure, FALSE);
+    wait_before_retry (self, self->last_verdict);
 
   g_object_unref (self);
 }
@@ -1343,12 +1212,7 @@ mend_turn_fail (MendTurn    *self,
   context.max_retries = self->max_retries;
   context.output_seen = self->output_seen;
   context.delay_offset_ms = self->delay_offset_ms;
-  context.gate = self->gate;
-  context.gate_key = self->gate_key;
-  context.admitted = self->admitted;
-  context.probe = self->admitted && self->probing;
-  self->admitted = FALSE;
-  self->probing = FALSE;
+  mend_gate_link_hand_over (&self->gate, &context);
   verdict = mend_verdict_decide (self->policy, judged, kind, &context, &step);
 
   g_object_freeze_notify (G_OBJECT (self));
@@ -1366,8 +1230,7 @@ mend_turn_fail (MendTurn    *self,
   switch (step)
     {
     case MEND_VERDICT_RETRY:
-      wait_before_retry (self, (guint64) mend_verdict_get_delay_ms (verdict), judged,
-                         mend_verdict_get_server_hint (verdict));
+      wait_before_retry (self, verdict);
       break;
     case MEND_VERDICT_HOLD:
       hold_for_gate (self, mend_verdict_get_delay_ms (verdict));
@@ -1451,12 +1314,8 @@ mend_turn_set_gate (MendTurn   *self,
   g_return_if_fail (MEND_IS_TURN (self));
   g_return_if_fail (gate == NULL || MEND_IS_GATE (gate));
   g_return_if_fail (self->state == MEND_TURN_IDLE);
-  g_return_if_fail (self->gate == NULL);
+  g_return_if_fail (self->gate.gate == NULL);
 
-  if (gate == NULL)
-    return;
-
-  self->gate = g_object_ref (gate);
-  self->gate_key = g_strdup (key);
-  self->released_id = g_signal_connect (gate, "released", G_CALLBACK (on_gate_released), self);
+  if (gate != NULL)
+    mend_gate_link_join (&self->gate, gate, key, G_CALLBACK (on_gate_released), self);
 }
