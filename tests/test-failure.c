@@ -1160,6 +1160,74 @@ test_properties_match_getters (void)
   g_assert_finalize_object (failure);
 }
 
+/* The facts are construct-only: an app or a test may make a failure of
+ * its own, kept like the constructors keep theirs, and nothing changes it
+ * afterwards; :kind is read from the facts once. */
+static void
+test_facts_are_construct_only (void)
+{
+  static const char *facts[] = {
+    "reason", "status", "retry-after-ms", "message", "error", "api-error-type", "partial", "rule",
+  };
+  g_autoptr(GTypeClass) type_class = g_type_class_ref (MEND_TYPE_FAILURE);
+  GObjectClass *klass = G_OBJECT_CLASS (type_class);
+  g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED,
+                                                 "denied for sk-ant-api03-SEEDEDheaderKEY0123456789");
+  g_autofree char *long_text = g_strnfill (MEND_FAILURE_MAX_MESSAGE_BYTES * 2, 'x');
+  GParamSpec *kind = g_object_class_find_property (klass, "kind");
+  MendFailure *failure;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (facts); i++)
+    {
+      GParamSpec *pspec = g_object_class_find_property (klass, facts[i]);
+
+      g_assert_nonnull (pspec);
+      g_assert_true (pspec->flags & G_PARAM_CONSTRUCT_ONLY);
+      g_assert_true (pspec->flags & G_PARAM_WRITABLE);
+    }
+  g_assert_false (kind->flags & G_PARAM_WRITABLE);
+
+  /* A rate limit within the horizon waits; one beyond it is a limit;
+   * after output was seen it is not retried. */
+  failure = g_object_new (MEND_TYPE_FAILURE, "reason", MEND_REASON_RATE_LIMIT,
+                          "retry-after-ms", (gint64) 2000, NULL);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_finalize_object (failure);
+  failure = g_object_new (MEND_TYPE_FAILURE, "reason", MEND_REASON_RATE_LIMIT,
+                          "retry-after-ms", (gint64) 30 * 60 * 1000, NULL);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
+  g_assert_finalize_object (failure);
+  failure = g_object_new (MEND_TYPE_FAILURE, "reason", MEND_REASON_CAPACITY, "partial", TRUE, NULL);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+  g_assert_true (mend_failure_get_partial (failure));
+  g_assert_finalize_object (failure);
+  failure = g_object_new (MEND_TYPE_FAILURE, NULL);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_UNKNOWN);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, -1);
+  g_assert_finalize_object (failure);
+
+  /* Text and errors given as properties are redacted and cut as the
+   * constructors' are. */
+  failure = g_object_new (MEND_TYPE_FAILURE,
+                          "reason", MEND_REASON_AUTH,
+                          "message", error->message,
+                          "error", error,
+                          "api-error-type", "sk-ant-api03-SEEDEDheaderKEY0123456789",
+                          NULL);
+  g_assert_null (strstr (mend_failure_get_message (failure), "SEEDED"));
+  g_assert_null (strstr (mend_failure_get_error (failure)->message, "SEEDED"));
+  g_assert_null (strstr (mend_failure_get_api_error_type (failure), "SEEDED"));
+  g_assert_nonnull (strstr (error->message, "SEEDED"));
+  g_assert_error ((GError *) mend_failure_get_error (failure), G_IO_ERROR, G_IO_ERROR_FAILED);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+  g_assert_finalize_object (failure);
+  failure = g_object_new (MEND_TYPE_FAILURE, "message", long_text, NULL);
+  g_assert_cmpuint (strlen (mend_failure_get_message (failure)), <=, MEND_FAILURE_MAX_MESSAGE_BYTES);
+  g_assert_true (g_str_has_suffix (mend_failure_get_message (failure), "…"));
+  g_assert_finalize_object (failure);
+}
+
 static void
 test_nicks (void)
 {
@@ -1293,6 +1361,7 @@ main (int   argc,
                    test_message_is_capped_at_a_character_boundary);
   g_test_add_func ("/Mend/Failure/message/valid-utf8-from-invalid-input",
                    test_message_is_valid_utf8_from_invalid_input);
+  g_test_add_func ("/Mend/Failure/facts-are-construct-only", test_facts_are_construct_only);
   g_test_add_func ("/Mend/Failure/properties-match-getters",
                    test_properties_match_getters);
 

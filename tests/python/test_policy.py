@@ -11,6 +11,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from mendtest import Gio, GLib, Mend, Soup  # noqa: E402
+from gi.repository import GObject  # noqa: E402
 
 
 class RetryAuthPolicy(Mend.ErrorPolicy):
@@ -118,6 +119,51 @@ class PolicyTests(unittest.TestCase):
         with self.assertRaises(GLib.Error):
             policy.update_from_json('{"maxRetries": 9, "multiplier": "fast"}')
         self.assertEqual(policy.to_json(), before)
+
+    def tearDown(self):
+        gc.collect()
+
+class VerdictTests(unittest.TestCase):
+    def test_a_failure_of_ones_own_keeps_its_facts(self):
+        failure = Mend.Failure(reason=Mend.Reason.CAPACITY, status=529, retry_after_ms=2000)
+        self.assertEqual(failure.props.kind, Mend.FailureKind.TRANSIENT)
+        self.assertEqual(failure.props.retry_after_ms, 2000)
+        flags = Mend.Failure.find_property("partial").flags
+        self.assertTrue(flags & GObject.ParamFlags.CONSTRUCT_ONLY)
+        self.assertFalse(Mend.Failure.find_property("kind").flags & GObject.ParamFlags.WRITABLE)
+
+    def test_the_turn_keeps_its_policy_verdict(self):
+        policy = RetryAuthPolicy()
+        policy.props.jitter = Mend.Jitter.NONE
+        clock = Mend.ManualClock.new(1764500000000000)
+        turn = Mend.Turn(prompt="hi", policy=policy, clock=clock)
+        failure = Mend.Failure.new_from_http(401, None, None)
+        turn.start(None)
+        turn.fail(failure)
+        verdict = turn.props.last_verdict
+        self.assertEqual(verdict.props.kind, Mend.FailureKind.TRANSIENT)
+        self.assertEqual(verdict.props.delay_ms, 250)
+        self.assertEqual(verdict.props.attempt, 1)
+        self.assertFalse(verdict.props.partial)
+        self.assertEqual(turn.get_last_verdict().get_failure(), failure)
+        # The failure's own kind is the default reading of its facts.
+        self.assertEqual(failure.props.kind, Mend.FailureKind.PERMANENT)
+        self.assertEqual(turn.props.state, Mend.TurnState.WAITING)
+        turn.stop()
+
+    def test_output_seen_is_the_verdicts_not_the_failures(self):
+        clock = Mend.ManualClock.new(1764500000000000)
+        turn = Mend.Turn(prompt="hi", clock=clock)
+        failure = Mend.Failure.new_from_http(529, None, None)
+        turn.start(None)
+        turn.note_output()
+        turn.fail(failure)
+        self.assertEqual(turn.props.last_verdict.props.kind, Mend.FailureKind.PERMANENT)
+        self.assertTrue(turn.props.last_verdict.props.partial)
+        self.assertEqual(turn.props.last_verdict.props.delay_ms, -1)
+        self.assertTrue(turn.props.last_failure.props.partial)
+        self.assertFalse(failure.props.partial)
+        self.assertEqual(failure.props.kind, Mend.FailureKind.TRANSIENT)
 
     def tearDown(self):
         gc.collect()

@@ -27,6 +27,21 @@ void test_failure_from_text () {
     assert (limit.kind == Mend.FailureKind.LIMIT);
 }
 
+void test_turn_verdict () {
+    var clock = new Mend.ManualClock (1764500000000000);
+    var turn = (Mend.Turn) Object.@new (typeof (Mend.Turn), "prompt", "hi", "clock", clock);
+    assert (turn.clock == clock);
+    var failure = new Mend.Failure.from_http (529, null, null);
+    turn.start (null);
+    turn.note_output ();
+    turn.fail (failure);
+    assert (turn.last_verdict.kind == Mend.FailureKind.PERMANENT);
+    assert (turn.last_verdict.partial);
+    assert (turn.last_verdict.delay_ms == -1);
+    assert (!failure.partial);
+    assert (failure.kind == Mend.FailureKind.TRANSIENT);
+}
+
 void test_failure_from_http () {
     var headers = new Soup.MessageHeaders (Soup.MessageHeadersType.RESPONSE);
     headers.append ("retry-after-ms", "1500");
@@ -147,6 +162,7 @@ int main (string[] args) {
     Test.init (ref args);
     Test.add_func ("/Mend/Vala/failure-from-text", test_failure_from_text);
     Test.add_func ("/Mend/Vala/failure-from-http", test_failure_from_http);
+    Test.add_func ("/Mend/Vala/turn-keeps-the-verdict", test_turn_verdict);
     Test.add_func ("/Mend/Vala/policy-schedules-and-classify-override", test_policy);
     Test.add_func ("/Mend/Vala/wait-async-fires-and-cancels", test_wait_async);
     Test.add_func ("/Mend/Vala/chat-retries-and-keeps-the-queue", test_chat);
