@@ -441,6 +441,8 @@ raw_delay (MendErrorPolicyPrivate *priv,
 {
   double raw;
 
+  g_assert (retry >= 1);
+
   if (priv->delays != NULL && priv->delays->len > 0)
     return g_array_index (priv->delays, guint, MIN (retry, priv->delays->len) - 1);
 

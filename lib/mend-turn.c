@@ -1083,6 +1083,8 @@ give_up (MendTurn    *self,
          MendFailure *failure,
          gboolean     exhausted)
 {
+  g_assert (self->state == MEND_TURN_RUNNING);
+
   g_object_ref (self);
   if (exhausted)
     g_signal_emit (self, signals[EXHAUSTED], 0, failure);
@@ -1127,6 +1129,9 @@ static void
 hold_for_gate (MendTurn *self,
                gint64    hold_ms)
 {
+  g_assert (!self->held);
+  g_assert (self->attempt >= 1);
+
   self->held = TRUE;
   enter_wait (self, mend_gate_link_new_hold (&self->gate, self->clock, hold_ms, self->attempt - 1,
                                              self->max_retries, self->last_failure));
