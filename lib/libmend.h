@@ -26,6 +26,7 @@ G_BEGIN_DECLS
 # include "mend-queue-item.h"
 # include "mend-queue.h"
 # include "mend-sender.h"
+# include "mend-transcript.h"
 # include "mend-http-sender.h"
 # include "mend-turn.h"
 # include "mend-chat.h"

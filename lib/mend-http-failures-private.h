@@ -18,6 +18,11 @@ typedef enum
   MEND_HTTP_CAP_EVENT,
 } MendHttpCap;
 
+/* An attempt that ended with @error: a timeout when @timed_out_after_ms
+ * is not 0, a Stop when @stopped. */
+MendFailure *mend_http_failure_from_error    (const GError *error,
+                                              guint         timed_out_after_ms,
+                                              gboolean      stopped);
 /* An answer past one of the sender's caps (@limit bytes): the failure
  * names the property that holds the cap. */
 MendFailure *mend_http_failure_over_cap      (MendHttpCap  cap,

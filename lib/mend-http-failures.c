@@ -15,6 +15,25 @@
 #include "mend-http-failures-private.h"
 
 MendFailure *
+mend_http_failure_from_error (const GError *error,
+                              guint         timed_out_after_ms,
+                              gboolean      stopped)
+{
+  if (timed_out_after_ms > 0)
+    {
+      g_autoptr(GError) timeout = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                                               _("The attempt timed out after %u ms"),
+                                               timed_out_after_ms);
+      return mend_failure_new_from_error (timeout);
+    }
+
+  if (stopped)
+    return mend_failure_new_stopped ();
+
+  return mend_failure_new_from_error (error);
+}
+
+MendFailure *
 mend_http_failure_over_cap (MendHttpCap cap,
                             guint       limit)
 {

@@ -21,6 +21,7 @@
 #include "mend-redact-private.h"
 #include "mend-sse-private.h"
 #include "mend-sender.h"
+#include "mend-transcript-private.h"
 #include "mend-turn.h"
 
 /**
@@ -28,20 +29,30 @@
  *
  * Runs a turn's attempts against an HTTP model API with libsoup.
  *
- * Each attempt POSTs the turn's prompt — by default as an Anthropic
- * Messages request, `{"model","max_tokens","stream":true,"messages":[…]}`;
- * connect to [signal@Mend.HttpSender::build-message] to add authentication
- * or replace the body — with the same body and the same `Idempotency-Key`
- * on every attempt of a turn, so that a server can tell a retry from a new
- * request.
+ * Each attempt POSTs the turn's prompt with the conversation so far — by
+ * default as an Anthropic Messages request,
+ * `{"model","max_tokens","stream":true,"messages":[…]}`, whose messages are
+ * the sender's [property@Mend.HttpSender:transcript] followed by the turn's
+ * user message; connect to [signal@Mend.HttpSender::build-message] to add
+ * authentication or build another body (from
+ * [method@Mend.HttpSender.build_messages]) — with the same body and the
+ * same `Idempotency-Key` on every attempt of a turn, so that a server can
+ * tell a retry from a new request. A turn that succeeds adds its user
+ * message and the assistant's answer to the transcript, once; see
+ * [class@Mend.Transcript] for turns that give up or are stopped.
  *
  * The answer is read as server-sent events when it is `text/event-stream`:
  * each content event (a text delta, a tool call) is emitted as
- * [signal@Mend.HttpSender::content] and marks the turn's output as seen; an
+ * [signal@Mend.HttpSender::content] (and its text as
+ * [signal@Mend.HttpSender::text-delta]) and marks the turn's output as
+ * seen; an
  * `error` event (such as `overloaded_error` inside a 200 stream) or the end
  * of the stream before `message_stop` is a failure — transient when nothing
  * was emitted yet, partial (not retried) after. A response of another type
- * succeeds when its body is not empty. A non-2xx response becomes a
+ * succeeds when its body is not empty; a Messages answer in one JSON body
+ * (`{"content":[…]}`) gives its text as one text-delta. The text of the
+ * answer that succeeded is [property@Mend.HttpSender:answer]. A non-2xx
+ * response becomes a
  * [class@Mend.Failure] with its status, `Retry-After`, `retry-after-ms`,
  * `x-should-retry` and JSON error body.
  *
@@ -64,6 +75,7 @@ struct _MendHttpSender
   guint        max_line_bytes;
   guint        max_event_bytes;
   char        *answer;
+  MendTranscript *transcript;
 };
 
 enum {
@@ -77,6 +89,7 @@ enum {
   PROP_MAX_LINE_BYTES,
   PROP_MAX_EVENT_BYTES,
   PROP_ANSWER,
+  PROP_TRANSCRIPT,
   N_PROPS
 };
 
@@ -154,6 +167,9 @@ finish (GTask       *task,
   /* The answer of an attempt that succeeded, unless Stop came first. */
   if (failure == NULL && !(attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer)))
     {
+      g_autoptr(JsonNode) content = mend_http_answer_dup_content (attempt->answer);
+
+      mend_transcript_answered (attempt->self->transcript, attempt->turn, content);
       g_free (attempt->self->answer);
       attempt->self->answer = g_strdup (mend_http_answer_get_text (attempt->answer));
       g_object_notify_by_pspec (G_OBJECT (attempt->self), properties[PROP_ANSWER]);
@@ -167,18 +183,8 @@ static MendFailure *
 failure_from_error (Attempt      *attempt,
                     const GError *error)
 {
-  if (attempt->timed_out)
-    {
-      g_autoptr(GError) timeout = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
-                                               _("The attempt timed out after %u ms"),
-                                               attempt->self->timeout_ms);
-      return mend_failure_new_from_error (timeout);
-    }
-
-  if (attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer))
-    return mend_failure_new_stopped ();
-
-  return mend_failure_new_from_error (error);
+  return mend_http_failure_from_error (error, attempt->timed_out ? attempt->self->timeout_ms : 0,
+                                       attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer));
 }
 
 static MendFailure *
@@ -445,8 +451,10 @@ on_outer_cancelled (GCancellable *outer,
  * @turn: a turn
  *
  * Builds the default request body for @turn: an Anthropic Messages request
- * with the sender's [property@Mend.HttpSender:model] and the turn's prompt
- * as the one user message. The same turn always gives the same bytes.
+ * with the sender's [property@Mend.HttpSender:model] and
+ * [property@Mend.HttpSender:max-tokens], whose `messages` are those of
+ * [method@Mend.HttpSender.build_messages]. Every attempt of a turn gives
+ * the same bytes.
  *
  * Returns: (transfer full): the JSON text
  */
@@ -454,24 +462,40 @@ char *
 mend_http_sender_build_body (MendHttpSender *self,
                              MendTurn       *turn)
 {
-  g_autoptr(JsonBuilder) builder = NULL;
   g_autoptr(JsonNode) messages = NULL;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
-  builder = json_builder_new_immutable ();
-  json_builder_begin_array (builder);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "role");
-  json_builder_add_string_value (builder, "user");
-  json_builder_set_member_name (builder, "content");
-  json_builder_add_string_value (builder, mend_turn_get_prompt (turn));
-  json_builder_end_object (builder);
-  json_builder_end_array (builder);
-  messages = json_builder_get_root (builder);
-
+  messages = mend_transcript_request_for (self->transcript, turn, FALSE);
   return mend_http_request_build_body (self->model, self->max_tokens, messages);
+}
+
+/**
+ * mend_http_sender_build_messages:
+ * @self: a sender
+ * @turn: a turn
+ *
+ * Builds the messages the default body sends for @turn, as a JSON array:
+ * the [property@Mend.HttpSender:transcript], then one user message with
+ * the turn's prompt (after the prompts of turns that gave up, if any).
+ * A [signal@Mend.HttpSender::build-message] handler that builds a body of
+ * its own starts from these. Every attempt of a turn gives the same
+ * messages.
+ *
+ * Returns: (transfer full): the JSON text
+ */
+char *
+mend_http_sender_build_messages (MendHttpSender *self,
+                                 MendTurn       *turn)
+{
+  g_autoptr(JsonNode) messages = NULL;
+
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
+
+  messages = mend_transcript_request_for (self->transcript, turn, FALSE);
+  return mend_json_to_string (messages);
 }
 
 static void
@@ -484,6 +508,7 @@ mend_http_sender_send_async (MendSender          *sender,
                              gpointer             user_data)
 {
   MendHttpSender *self = MEND_HTTP_SENDER (sender);
+  g_autoptr(JsonNode) messages = NULL;
   g_autofree char *body = NULL;
   g_autofree char *key = NULL;
   g_autoptr(GBytes) bytes = NULL;
@@ -526,7 +551,9 @@ mend_http_sender_send_async (MendSender          *sender,
                                   g_ptr_array_index (self->headers, i),
                                   g_ptr_array_index (self->headers, i + 1));
 
-  body = mend_http_sender_build_body (self, turn);
+  /* From here on the transcript follows the turn, to its end. */
+  messages = mend_transcript_request_for (self->transcript, turn, TRUE);
+  body = mend_http_request_build_body (self->model, self->max_tokens, messages);
   length = strlen (body);
   bytes = g_bytes_new_take (g_steal_pointer (&body), length);
   soup_message_set_request_body_from_bytes (attempt->message, "application/json", bytes);
@@ -578,6 +605,7 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->uri, g_free);
   g_clear_pointer (&self->model, g_free);
   g_clear_pointer (&self->answer, g_free);
+  g_clear_object (&self->transcript);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
   mend_http_secrets_forget (self->secrets);
   g_clear_pointer (&self->secrets, g_ptr_array_unref);
@@ -594,6 +622,9 @@ mend_http_sender_constructed (GObject *object)
   G_OBJECT_CLASS (mend_http_sender_parent_class)->constructed (object);
 
   mend_http_secrets_remember_uri (self->secrets, self->uri);
+
+  if (self->transcript == NULL)
+    self->transcript = mend_transcript_new ();
 
   if (self->session == NULL)
     self->session = soup_session_new_with_options ("user-agent", "libmend/" PACKAGE_VERSION,
@@ -638,6 +669,9 @@ mend_http_sender_get_property (GObject    *object,
     case PROP_ANSWER:
       g_value_set_string (value, self->answer);
       break;
+    case PROP_TRANSCRIPT:
+      g_value_set_object (value, self->transcript);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -671,6 +705,9 @@ mend_http_sender_set_property (GObject      *object,
       break;
     case PROP_SESSION:
       self->session = g_value_dup_object (value);
+      break;
+    case PROP_TRANSCRIPT:
+      self->transcript = g_value_dup_object (value);
       break;
     case PROP_TIMEOUT_MS:
       mend_http_sender_set_timeout_ms (self, g_value_get_uint (value));
@@ -803,6 +840,17 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
     g_param_spec_string ("answer", NULL, NULL, NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendHttpSender:transcript:
+   *
+   * The conversation sent with each turn, and kept as turns succeed: a new
+   * empty one when not given.
+   */
+  properties[PROP_TRANSCRIPT] =
+    g_param_spec_object ("transcript", NULL, NULL,
+                         MEND_TYPE_TRANSCRIPT,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -813,8 +861,10 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * @attempt: the number of the attempt, from 1
    *
    * Adjusts or replaces each request before it is sent: authentication
-   * headers, another body. Keep the body the same for every attempt of a
-   * turn.
+   * headers, another body (built from
+   * [method@Mend.HttpSender.build_messages], or from the
+   * [property@Mend.HttpSender:transcript]'s JSON). Keep the body the same
+   * for every attempt of a turn.
    */
   signals[BUILD_MESSAGE] =
     g_signal_new ("build-message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1018,6 +1068,22 @@ mend_http_sender_set_max_tokens (MendHttpSender *self,
   g_return_if_fail (max_tokens > 0 && max_tokens <= G_MAXINT);
 
   g_object_set (self, "max-tokens", max_tokens, NULL);
+}
+
+/**
+ * mend_http_sender_get_transcript:
+ * @self: a sender
+ *
+ * Gets [property@Mend.HttpSender:transcript].
+ *
+ * Returns: (transfer none): the conversation
+ */
+MendTranscript *
+mend_http_sender_get_transcript (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+
+  return self->transcript;
 }
 
 /**

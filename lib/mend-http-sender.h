@@ -11,6 +11,7 @@
 
 #include <libsoup/soup.h>
 
+#include "mend-transcript.h"
 #include "mend-types.h"
 #include "mend-version-macros.h"
 
@@ -71,6 +72,8 @@ MEND_AVAILABLE_IN_ALL
 void            mend_http_sender_set_max_tokens (MendHttpSender *self,
                                                  guint           max_tokens);
 MEND_AVAILABLE_IN_ALL
+MendTranscript *mend_http_sender_get_transcript (MendHttpSender *self);
+MEND_AVAILABLE_IN_ALL
 const char     *mend_http_sender_get_answer     (MendHttpSender *self);
 MEND_AVAILABLE_IN_ALL
 gboolean        mend_http_sender_set_header     (MendHttpSender *self,
@@ -94,6 +97,9 @@ void            mend_http_sender_set_max_event_bytes (MendHttpSender *self,
                                                       guint           value);
 MEND_AVAILABLE_IN_ALL
 char           *mend_http_sender_build_body     (MendHttpSender *self,
+                                                 MendTurn       *turn);
+MEND_AVAILABLE_IN_ALL
+char           *mend_http_sender_build_messages (MendHttpSender *self,
                                                  MendTurn       *turn);
 
 G_END_DECLS

@@ -1,0 +1,629 @@
+/* test-transcript.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendTranscript: the conversation a MendHttpSender sends, driven through
+ * a MendChat against a real SoupServer on 127.0.0.1, port 0; the request
+ * bodies the server received are parsed and read. Waits between attempts
+ * run in virtual time.
+ */
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include <libmend.h>
+
+#define WALL_START_S 1764500000
+
+typedef struct
+{
+  guint       status;        /* 0: never answers */
+  const char *content_type;
+  const char *body;
+} Reply;
+
+typedef struct
+{
+  SoupServer *server;
+  char *endpoint;
+  const Reply *script;
+  guint n_script;
+  guint served;
+  GPtrArray *bodies;         /* body of each request */
+  GPtrArray *hanging;        /* SoupServerMessage* paused */
+
+  MendClock *clock;
+  MendErrorPolicy *policy;
+  MendChat *chat;
+  MendHttpSender *sender;
+} Fixture;
+
+/* An answer in text and a tool call, streamed in pieces. */
+static const char SSE_TEXT_AND_TOOL[] =
+  "event: message_start\n"
+  "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"role\":\"assistant\",\"content\":[]}}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Two tests \"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"fail.\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_01\",\"name\":\"Read\",\"input\":{}}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"ci.log\\\"}\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
+/* What SSE_TEXT_AND_TOOL adds to the transcript. */
+#define ASSISTANT_1 \
+  "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Two tests fail.\"}," \
+  "{\"type\":\"tool_use\",\"id\":\"toolu_01\",\"name\":\"Read\",\"input\":{\"path\":\"ci.log\"}}]}"
+
+static const char JSON_ANSWER[] =
+  "{\"id\":\"msg_2\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\","
+  "\"content\":[{\"type\":\"text\",\"text\":\"The fix is in.\"}],\"stop_reason\":\"end_turn\"}";
+
+#define ASSISTANT_2 \
+  "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"The fix is in.\"}]}"
+
+static const char SSE_OK[] =
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Done.\"}}\n\n"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
+#define ASSISTANT_OK "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Done.\"}]}"
+
+static const char OVERLOADED[] =
+  "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
+
+static const char UNAUTHORIZED[] =
+  "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}";
+
+static void
+server_callback (SoupServer        *server,
+                 SoupServerMessage *msg,
+                 const char        *path,
+                 GHashTable        *query,
+                 gpointer           user_data)
+{
+  Fixture *f = user_data;
+  g_autoptr(GBytes) flat = soup_message_body_flatten (soup_server_message_get_request_body (msg));
+  const Reply *reply;
+
+  g_ptr_array_add (f->bodies, g_strndup (g_bytes_get_data (flat, NULL), g_bytes_get_size (flat)));
+  g_assert_cmpuint (f->served, <, f->n_script);
+  reply = &f->script[f->served++];
+
+  if (reply->status == 0)
+    {
+      soup_server_message_pause (msg);
+      g_ptr_array_add (f->hanging, g_object_ref (msg));
+      return;
+    }
+
+  soup_server_message_set_status (msg, reply->status, NULL);
+  soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
+                                    reply->body, strlen (reply->body));
+}
+
+/* A chat and its sender, new, against the fixture's server. */
+static void
+make_chat (Fixture *f)
+{
+  f->sender = mend_http_sender_new (f->endpoint);
+  mend_http_sender_set_timeout_ms (f->sender, 5000);
+  f->chat = g_object_new (MEND_TYPE_CHAT,
+                          "clock", f->clock,
+                          "policy", f->policy,
+                          "sender", f->sender,
+                          "id", "transcript-test",
+                          NULL);
+}
+
+static void
+drop_chat (Fixture *f)
+{
+  mend_chat_close (f->chat);
+  g_assert_finalize_object (f->chat);
+  /* The session may hold the message of a cancelled attempt for a moment. */
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (f->sender);
+  f->chat = NULL;
+  f->sender = NULL;
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  GSList *uris;
+
+  f->bodies = g_ptr_array_new_with_free_func (g_free);
+  f->hanging = g_ptr_array_new_with_free_func (g_object_unref);
+
+  f->server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (f->server, "/v1/messages", server_callback, f, NULL);
+  g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  g_assert_no_error (error);
+  uris = soup_server_get_uris (f->server);
+  f->endpoint = g_strdup_printf ("http://127.0.0.1:%d/v1/messages", g_uri_get_port (uris->data));
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+
+  f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  f->policy = mend_error_policy_new ();
+  mend_error_policy_set_jitter (f->policy, MEND_JITTER_NONE);
+  make_chat (f);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  drop_chat (f);
+  g_assert_finalize_object (f->policy);
+  g_assert_finalize_object (f->clock);
+
+  for (guint i = 0; i < f->hanging->len; i++)
+    soup_server_message_unpause (g_ptr_array_index (f->hanging, i));
+  soup_server_disconnect (f->server);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_ptr_array_unref (f->hanging);
+  g_assert_finalize_object (f->server);
+  g_ptr_array_unref (f->bodies);
+  g_free (f->endpoint);
+}
+
+static gboolean
+watchdog (gpointer data)
+{
+  g_error ("the transcript test did not reach its state in time");
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the loop until the server saw @requests requests and the chat's
+ * turn is in @state (SUCCEEDED or FAILED: no turn left); real time only
+ * for the loopback I/O. */
+static void
+run_until (Fixture       *f,
+           MendTurnState  state,
+           guint          requests)
+{
+  guint id = g_timeout_add_seconds (20, watchdog, NULL);
+
+  for (;;)
+    {
+      MendTurn *turn = mend_chat_get_turn (f->chat);
+
+      if (f->served >= requests &&
+          (turn == NULL ? (state == MEND_TURN_SUCCEEDED || state == MEND_TURN_FAILED)
+                        : mend_turn_get_state (turn) == state))
+        break;
+      g_main_context_iteration (NULL, TRUE);
+    }
+
+  g_source_remove (id);
+}
+
+static void
+play (Fixture     *f,
+      const Reply *script,
+      guint        n)
+{
+  f->script = script;
+  f->n_script = n;
+}
+
+/* The messages of the server's request @i, each written back as compact
+ * JSON. */
+static GStrv
+request_messages (Fixture *f,
+                  guint    i)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  JsonObject *body;
+  JsonArray *messages;
+
+  g_assert_cmpuint (i, <, f->bodies->len);
+  g_assert_true (json_parser_load_from_data (parser, g_ptr_array_index (f->bodies, i), -1, NULL));
+  body = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (body, "model"), ==, "claude-sonnet-4-5");
+  g_assert_true (json_object_get_boolean_member (body, "stream"));
+  messages = json_object_get_array_member (body, "messages");
+
+  for (guint j = 0; j < json_array_get_length (messages); j++)
+    {
+      g_autoptr(JsonGenerator) generator = json_generator_new ();
+      g_autofree char *text = NULL;
+
+      json_generator_set_root (generator, json_array_get_element (messages, j));
+      text = json_generator_to_data (generator, NULL);
+      g_strv_builder_add (builder, text);
+    }
+
+  return g_strv_builder_end (builder);
+}
+
+/* The request's messages are exactly @expected, in order: each one once. */
+static void
+assert_messages (Fixture    *f,
+                 guint       request,
+                 const char *const *expected)
+{
+  g_auto(GStrv) messages = request_messages (f, request);
+
+  for (guint i = 0; expected[i] != NULL || messages[i] != NULL; i++)
+    {
+      g_assert_nonnull (messages[i]);
+      g_assert_cmpstr (messages[i], ==, expected[i]);
+    }
+}
+
+static guint
+count (const char *haystack,
+       const char *needle)
+{
+  guint n = 0;
+
+  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + 1, needle))
+    n++;
+  return n;
+}
+
+#define USER(text) "{\"role\":\"user\",\"content\":\"" text "\"}"
+
+/* The test the transcript exists for: a turn retried after a 529 is in
+ * the next turn's request once. */
+static void
+test_retried_turn_is_in_the_next_request_once (Fixture       *f,
+                                                                       gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 529, "application/json", OVERLOADED },
+    { 200, "text/event-stream", SSE_TEXT_AND_TOOL },
+    { 200, "application/json", JSON_ANSWER },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  const char *turn_2[] = { USER ("Why is CI red?"), ASSISTANT_1, USER ("Fix it"), NULL };
+  const char *turn_3[] = { USER ("Why is CI red?"), ASSISTANT_1, USER ("Fix it"), ASSISTANT_2,
+                           USER ("Thanks"), NULL };
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Why is CI red?", NULL, NULL));
+  run_until (f, MEND_TURN_WAITING, 1);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+
+  /* Both attempts sent the same, the prompt alone. */
+  g_assert_cmpstr (g_ptr_array_index (f->bodies, 0), ==, g_ptr_array_index (f->bodies, 1));
+  assert_messages (f, 0, (const char *[]) { USER ("Why is CI red?"), NULL });
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Two tests fail.");
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 2);
+
+  g_assert_true (mend_chat_submit (f->chat, "Fix it", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+  assert_messages (f, 2, turn_2);
+  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "Why is CI red?"), ==, 1);
+  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "toolu_01"), ==, 1);
+
+  g_assert_true (mend_chat_submit (f->chat, "Thanks", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 4);
+  assert_messages (f, 3, turn_3);
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 6);
+}
+
+#define PENDING(failed, prompt) \
+  "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"" failed "\"}," \
+  "{\"type\":\"text\",\"text\":\"" prompt "\"}]}"
+
+static void
+test_given_up_prompt_is_sent_before_continue (Fixture       *f,
+                                              gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 401, "application/json", UNAUTHORIZED },
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+  const char *continued[] = { PENDING ("Deploy the fix", "Continue the current turn"), NULL };
+  const char *next[] = { PENDING ("Deploy the fix", "Continue the current turn"), ASSISTANT_OK,
+                         USER ("Then tag it"), NULL };
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Deploy the fix", NULL, NULL));
+  g_assert_true (mend_chat_submit (f->chat, "Then tag it", NULL, NULL));
+  run_until (f, MEND_TURN_FAILED, 1);
+
+  /* It gave up: nothing in the transcript, its prompt pending, and the
+   * chat's Continue at the head of the queue. */
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 1);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 2);
+
+  mend_chat_send_next (f->chat);
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+
+  /* The model saw the failed prompt, then Continue, in one user message;
+   * and that message is the one the transcript kept. */
+  assert_messages (f, 1, continued);
+  assert_messages (f, 2, next);
+  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "Deploy the fix"), ==, 1);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 4);
+}
+
+static void
+test_stopped_turn_is_not_kept (Fixture       *f,
+                               gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 401, "application/json", UNAUTHORIZED },
+    { 0 },
+    { 200, "text/event-stream", SSE_OK },
+    { 0 },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  guint id;
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Deploy the fix", NULL, NULL));
+  run_until (f, MEND_TURN_FAILED, 1);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 1);
+
+  /* The next prompt carries the one that gave up; the user stops it. */
+  g_assert_true (mend_chat_submit (f->chat, "Why did it fail?", NULL, NULL));
+  run_until (f, MEND_TURN_RUNNING, 2);
+  assert_messages (f, 1, (const char *[]) { PENDING ("Deploy the fix", "Why did it fail?"), NULL });
+  mend_chat_stop (f->chat);
+  g_assert_null (mend_chat_get_turn (f->chat));
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+
+  /* Neither comes back. */
+  g_assert_true (mend_chat_submit (f->chat, "Start over", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+  assert_messages (f, 2, (const char *[]) { USER ("Start over"), NULL });
+
+  /* A stopped turn with history before it: only the history is sent next. */
+  g_assert_true (mend_chat_submit (f->chat, "Run the slow suite", NULL, NULL));
+  id = g_timeout_add_seconds (20, watchdog, NULL);
+  while (f->served < 4)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (id);
+  mend_chat_stop (f->chat);
+  g_assert_true (mend_chat_submit (f->chat, "Only the fast one", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 5);
+  assert_messages (f, 4, (const char *[]) { USER ("Start over"), ASSISTANT_OK,
+                                            USER ("Only the fast one"), NULL });
+}
+
+static void
+test_bound_drops_the_oldest_turns_through_the_chat (Fixture       *f,
+                                                    gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  const char *prompts[] = { "one", "two", "three", "four" };
+
+  mend_transcript_set_max_messages (transcript, 4);
+  play (f, script, G_N_ELEMENTS (script));
+  for (guint i = 0; i < G_N_ELEMENTS (prompts); i++)
+    {
+      g_assert_true (mend_chat_submit (f->chat, prompts[i], NULL, NULL));
+      run_until (f, MEND_TURN_SUCCEEDED, i + 1);
+    }
+
+  /* Two turns fit: the fourth request carried the second and third. */
+  assert_messages (f, 3, (const char *[]) { USER ("two"), ASSISTANT_OK, USER ("three"), ASSISTANT_OK,
+                                            USER ("four"), NULL });
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 4);
+}
+
+/* Transcripts on their own */
+
+static void
+on_changed (MendTranscript *transcript,
+            guint          *n)
+{
+  (*n)++;
+}
+
+static const char THREE_TURNS[] =
+  "[{\"role\":\"user\",\"content\":\"u1\"},"
+  "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a1\"}]},"
+  "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"u2\"}]},"
+  "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Read\",\"input\":{}}]},"
+  "{\"role\":\"assistant\",\"content\":\"a2, again\"},"
+  "{\"role\":\"user\",\"content\":\"u3\"},"
+  "{\"role\":\"assistant\",\"content\":\"a3\"}]";
+
+static void
+test_bound_drops_the_oldest_turns_whole (void)
+{
+  MendTranscript *transcript = mend_transcript_new ();
+  g_autofree char *all = NULL;
+  g_autofree char *last_two = NULL;
+  g_autofree char *last = NULL;
+  guint changed = 0;
+  gsize size;
+
+  g_signal_connect (transcript, "changed", G_CALLBACK (on_changed), &changed);
+  g_assert_cmpuint (mend_transcript_get_max_messages (transcript), ==, MEND_TRANSCRIPT_DEFAULT_MAX_MESSAGES);
+  g_assert_cmpuint (mend_transcript_get_max_bytes (transcript), ==, MEND_TRANSCRIPT_DEFAULT_MAX_BYTES);
+
+  g_assert_true (mend_transcript_load_json (transcript, THREE_TURNS, NULL));
+  g_assert_cmpuint (changed, ==, 1);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 7);
+  all = mend_transcript_to_json (transcript);
+  g_assert_cmpstr (all, ==, THREE_TURNS);
+
+  /* Six is too many by one: the whole first turn goes. */
+  mend_transcript_set_max_messages (transcript, 6);
+  g_assert_cmpuint (changed, ==, 2);
+  last_two = mend_transcript_to_json (transcript);
+  g_assert_true (g_str_has_prefix (last_two, "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"u2\"}]},"));
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 5);
+
+  /* Bytes: one byte short of the last two turns leaves the last one. */
+  size = strlen (last_two);
+  mend_transcript_set_max_bytes (transcript, size);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 5);
+  mend_transcript_set_max_bytes (transcript, size - 1);
+  last = mend_transcript_to_json (transcript);
+  g_assert_cmpstr (last, ==, "[{\"role\":\"user\",\"content\":\"u3\"},{\"role\":\"assistant\",\"content\":\"a3\"}]");
+
+  /* The newest turn stays, whatever the bound. */
+  mend_transcript_set_max_bytes (transcript, 2);
+  mend_transcript_set_max_messages (transcript, 2);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 2);
+  g_assert_cmpuint (changed, ==, 3);
+
+  /* What is loaded is bounded too. */
+  mend_transcript_set_max_bytes (transcript, MEND_TRANSCRIPT_DEFAULT_MAX_BYTES);
+  mend_transcript_set_max_messages (transcript, 3);
+  g_assert_true (mend_transcript_load_json (transcript, THREE_TURNS, NULL));
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 2);
+
+  g_assert_finalize_object (transcript);
+}
+
+static void
+test_trim_and_clear (void)
+{
+  MendTranscript *transcript = mend_transcript_new ();
+  g_autofree char *json = NULL;
+  guint changed = 0;
+
+  g_signal_connect (transcript, "changed", G_CALLBACK (on_changed), &changed);
+  g_assert_true (mend_transcript_load_json (transcript, THREE_TURNS, NULL));
+
+  mend_transcript_trim (transcript, 5);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 7);
+  g_assert_cmpuint (changed, ==, 1);
+  mend_transcript_trim (transcript, 2);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 5);
+  mend_transcript_trim (transcript, 1);
+  json = mend_transcript_to_json (transcript);
+  g_assert_cmpstr (json, ==, "[{\"role\":\"user\",\"content\":\"u3\"},{\"role\":\"assistant\",\"content\":\"a3\"}]");
+  g_assert_cmpuint (changed, ==, 3);
+  mend_transcript_trim (transcript, 0);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_assert_cmpuint (changed, ==, 4);
+
+  g_assert_true (mend_transcript_load_json (transcript, THREE_TURNS, NULL));
+  mend_transcript_clear (transcript);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_clear_pointer (&json, g_free);
+  json = mend_transcript_to_json (transcript);
+  g_assert_cmpstr (json, ==, "[]");
+  g_assert_cmpuint (changed, ==, 6);
+  mend_transcript_clear (transcript);
+  g_assert_cmpuint (changed, ==, 6);
+
+  g_assert_finalize_object (transcript);
+}
+
+static void
+test_load_json_refuses_bad_input_and_keeps_the_old (void)
+{
+  static const struct {
+    const char *json;
+    const char *says;
+  } bad[] = {
+    { "[{\"role\":\"user\",\"content\":\"x\"}", "not valid JSON" },
+    { "", "not valid JSON" },
+    { "{\"role\":\"user\",\"content\":\"x\"}", "not an array of messages" },
+    { "\"hello\"", "not an array of messages" },
+    { "[1]", "message 1 is not an object" },
+    { "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"system\",\"content\":\"y\"}]", "message 2 has no role" },
+    { "[{\"content\":\"x\"}]", "message 1 has no role" },
+    { "[{\"role\":\"assistant\",\"content\":\"x\"}]", "message 1 is not the user" },
+    { "[{\"role\":\"user\"}]", "message 1 has no content" },
+    { "[{\"role\":\"user\",\"content\":[]}]", "message 1 has no content" },
+    { "[{\"role\":\"user\",\"content\":42}]", "neither text nor an array of blocks" },
+    { "[{\"role\":\"user\",\"content\":null}]", "neither text nor an array of blocks" },
+    { "[{\"role\":\"user\",\"content\":[{\"text\":\"x\"}]}]", "without a type" },
+    { "[{\"role\":\"user\",\"content\":[\"x\"]}]", "without a type" },
+    { "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]", "text block without text" },
+    { "[{\"role\":\"user\",\"content\":\"x\",\"name\":\"me\"}]", "members other than role and content" },
+    { "[{\"role\":\"user\",\"content\":\"x\"} /* c */]", "not valid JSON" },
+  };
+  MendTranscript *transcript = mend_transcript_new ();
+  g_autofree char *before = NULL;
+  guint changed = 0;
+
+  g_assert_true (mend_transcript_load_json (transcript, THREE_TURNS, NULL));
+  before = mend_transcript_to_json (transcript);
+  g_signal_connect (transcript, "changed", G_CALLBACK (on_changed), &changed);
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *after = NULL;
+
+      g_test_message ("%s", bad[i].json);
+      g_assert_false (mend_transcript_load_json (transcript, bad[i].json, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      if (strstr (error->message, bad[i].says) == NULL)
+        g_error ("“%s” does not say “%s”", error->message, bad[i].says);
+      after = mend_transcript_to_json (transcript);
+      g_assert_cmpstr (after, ==, before);
+    }
+  g_assert_cmpuint (changed, ==, 0);
+
+  /* An empty array is a valid, empty transcript. */
+  g_assert_true (mend_transcript_load_json (transcript, "[]", NULL));
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+
+  g_assert_finalize_object (transcript);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  /* The isolated test directories hold no GSettings schemas: no system
+   * proxy settings to read on loopback. */
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+#define ADD(path, func) \
+  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("/Mend/Transcript/retried-turn-is-in-the-next-request-once",
+       test_retried_turn_is_in_the_next_request_once);
+  ADD ("/Mend/Transcript/given-up-prompt-is-sent-before-continue", test_given_up_prompt_is_sent_before_continue);
+  ADD ("/Mend/Transcript/stopped-turn-is-not-kept", test_stopped_turn_is_not_kept);
+  ADD ("/Mend/Transcript/bound-drops-the-oldest-turns-through-the-chat",
+       test_bound_drops_the_oldest_turns_through_the_chat);
+  g_test_add_func ("/Mend/Transcript/bound-drops-the-oldest-turns-whole", test_bound_drops_the_oldest_turns_whole);
+  g_test_add_func ("/Mend/Transcript/trim-and-clear", test_trim_and_clear);
+  g_test_add_func ("/Mend/Transcript/load-json-refuses-bad-input-and-keeps-the-old",
+                   test_load_json_refuses_bad_input_and_keeps_the_old);
+
+#undef ADD
+
+  return g_test_run ();
+}
