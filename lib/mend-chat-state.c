@@ -27,6 +27,7 @@
 #include "mend-queue-private.h"
 #include "mend-queue-item-private.h"
 #include "mend-retry-wait.h"
+#include "mend-sender.h"
 #include "mend-subagent-retry-private.h"
 #include "mend-turn.h"
 
@@ -38,7 +39,9 @@
  * Writes down what a crash must not lose: the queue (ids, texts,
  * provenance, order), the lifecycle, the turn that runs or waits (its
  * attempt count and, for a wait, its wall-clock `nextAt`), and the
- * subagents with their pending resumes. [method@Mend.Chat.restore_state]
+ * subagents with their pending resumes, and what the chat's sender keeps
+ * between turns ([method@Mend.Sender.save_state], such as an HTTP sender's
+ * conversation), under `senderState`. [method@Mend.Chat.restore_state]
  * reads it back into a new chat.
  *
  * Returns: (transfer full): the state, as JSON text
@@ -47,6 +50,7 @@ char *
 mend_chat_save_state (MendChat *self)
 {
   g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *sender_state = NULL;
   MendQueue *queue;
   MendTurn *turn;
 
@@ -133,6 +137,11 @@ mend_chat_save_state (MendChat *self)
   json_builder_set_member_name (builder, "subagents");
   mend_subagent_retry_save (mend_chat_get_subagents (self), builder);
 
+  if (mend_chat_get_sender (self) != NULL)
+    sender_state = mend_sender_save_state (mend_chat_get_sender (self));
+  if (sender_state != NULL)
+    mend_json_add_string (builder, "senderState", sender_state);
+
   json_builder_end_object (builder);
 
   return mend_json_builder_finish (builder);
@@ -171,10 +180,13 @@ invalid (GError     **error,
  * its retry fires at its original wall-clock time, or at once if that time
  * has passed, its attempt count kept (no attempt is burnt by the restart);
  * a turn that was running runs its attempt again. Subagents come back with
- * their pending resumes.
+ * their pending resumes, and the chat's sender gets back its own state
+ * ([method@Mend.Sender.restore_state]); state saved without one leaves the
+ * sender as it is.
  *
  * Corrupt, truncated, hostile or future-version state is an error that
- * says what is wrong, and then nothing changes.
+ * says what is wrong, and then nothing changes: a sender state that the
+ * sender refuses too, and then the sender keeps what it had.
  *
  * Returns: %TRUE if the state was restored
  */
@@ -191,6 +203,9 @@ mend_chat_restore_state (MendChat    *self,
   JsonArray *queue = NULL;
   JsonArray *subagents = NULL;
   JsonNode *node;
+  MendSender *sender = mend_chat_get_sender (self);
+  const char *sender_state = NULL;
+  g_autofree char *sender_before = NULL;
   MendQueue *live_queue;
   MendLifecycle lifecycle;
   const char *nick;
@@ -340,6 +355,21 @@ mend_chat_restore_state (MendChat    *self,
   else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
     return invalid (error, _("subagents that are not an array"));
 
+  sender_state = mend_json_read_string (object, "senderState", TRUE, &ok);
+  if (!ok)
+    return invalid (error, _("a sender state that is not text"));
+
+  /* The sender checks its state before it changes anything; it gets its
+   * own back if the subagents then refuse theirs. */
+  if (sender != NULL && sender_state != NULL)
+    {
+      g_autoptr(GError) sender_error = NULL;
+
+      sender_before = mend_sender_save_state (sender);
+      if (!mend_sender_restore_state (sender, sender_state, &sender_error))
+        return invalid (error, sender_error->message);
+    }
+
   /* Everything was checked; the subagents check their own entries before
    * they change anything, so they go first. Their held resume prompts go
    * out only once the user's turn is back, so that none takes its place. */
@@ -349,6 +379,8 @@ mend_chat_restore_state (MendChat    *self,
   if (subagents != NULL &&
       !mend_subagent_retry_restore (mend_chat_get_subagents (self), subagents, error))
     {
+      if (sender_before != NULL)
+        mend_sender_restore_state (sender, sender_before, NULL);
       mend_chat_hold_starts (self, FALSE);
       g_object_unref (self);
       return FALSE;

@@ -590,11 +590,27 @@ mend_http_sender_send_finish (MendSender    *sender,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+static char *
+mend_http_sender_save_state (MendSender *sender)
+{
+  return mend_transcript_save (MEND_HTTP_SENDER (sender)->transcript);
+}
+
+static gboolean
+mend_http_sender_restore_state (MendSender  *sender,
+                                const char  *state,
+                                GError     **error)
+{
+  return mend_transcript_restore (MEND_HTTP_SENDER (sender)->transcript, state, error);
+}
+
 static void
 sender_iface_init (MendSenderInterface *iface)
 {
   iface->send_async = mend_http_sender_send_async;
   iface->send_finish = mend_http_sender_send_finish;
+  iface->save_state = mend_http_sender_save_state;
+  iface->restore_state = mend_http_sender_restore_state;
 }
 
 static void
@@ -844,7 +860,7 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * MendHttpSender:transcript:
    *
    * The conversation sent with each turn, and kept as turns succeed: a new
-   * empty one when not given.
+   * empty one when not given. Saved and restored with a chat's state.
    */
   properties[PROP_TRANSCRIPT] =
     g_param_spec_object ("transcript", NULL, NULL,

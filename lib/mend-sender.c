@@ -103,3 +103,58 @@ mend_sender_send_finish (MendSender    *self,
 
   return failure;
 }
+
+/**
+ * mend_sender_save_state:
+ * @self: a sender
+ *
+ * Gets what the sender keeps between turns, such as the conversation of a
+ * [class@Mend.HttpSender], so that it can be saved with a chat's state
+ * ([method@Mend.Chat.save_state] does).
+ *
+ * Returns: (transfer full) (nullable): JSON text, or %NULL when the sender
+ *   keeps nothing
+ */
+char *
+mend_sender_save_state (MendSender *self)
+{
+  MendSenderInterface *iface;
+
+  g_return_val_if_fail (MEND_IS_SENDER (self), NULL);
+
+  iface = MEND_SENDER_GET_IFACE (self);
+  if (iface->save_state == NULL)
+    return NULL;
+
+  return iface->save_state (self);
+}
+
+/**
+ * mend_sender_restore_state:
+ * @self: a sender
+ * @state: what [method@Mend.Sender.save_state] returned
+ * @error: return location for a #GError
+ *
+ * Reads back what [method@Mend.Sender.save_state] returned. State that
+ * cannot be read is an error that says what is wrong, and the sender keeps
+ * what it had. A sender that keeps nothing ignores @state.
+ *
+ * Returns: %TRUE if the state was restored or there was nothing to restore
+ */
+gboolean
+mend_sender_restore_state (MendSender  *self,
+                           const char  *state,
+                           GError     **error)
+{
+  MendSenderInterface *iface;
+
+  g_return_val_if_fail (MEND_IS_SENDER (self), FALSE);
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  iface = MEND_SENDER_GET_IFACE (self);
+  if (iface->restore_state == NULL)
+    return TRUE;
+
+  return iface->restore_state (self, state, error);
+}

@@ -28,6 +28,10 @@ G_DECLARE_INTERFACE (MendSender, mend_sender, MEND, SENDER, GObject)
  * @send_finish: finishes @send_async: %NULL when the attempt succeeded, the
  *   failure when it failed, or %NULL with @error set when it could not be
  *   made (%G_IO_ERROR_CANCELLED when it was cancelled)
+ * @save_state: optional: what the sender keeps between turns (such as the
+ *   conversation), as JSON text, or %NULL for nothing
+ * @restore_state: optional: reads back what @save_state wrote; checks all of
+ *   it before it changes anything, and on error keeps what it had
  *
  * The interface of whatever runs a turn's attempts: an HTTP client, an
  * agent process, a test's script.
@@ -46,6 +50,11 @@ struct _MendSenderInterface
   MendFailure * (*send_finish) (MendSender          *self,
                                 GAsyncResult        *result,
                                 GError             **error);
+
+  char *        (*save_state)    (MendSender          *self);
+  gboolean      (*restore_state) (MendSender          *self,
+                                  const char          *state,
+                                  GError             **error);
 };
 
 MEND_AVAILABLE_IN_ALL
@@ -60,5 +69,11 @@ MEND_AVAILABLE_IN_ALL
 MendFailure *mend_sender_send_finish (MendSender          *self,
                                       GAsyncResult        *result,
                                       GError             **error);
+MEND_AVAILABLE_IN_ALL
+char        *mend_sender_save_state    (MendSender          *self);
+MEND_AVAILABLE_IN_ALL
+gboolean     mend_sender_restore_state (MendSender          *self,
+                                        const char          *state,
+                                        GError             **error);
 
 G_END_DECLS

@@ -74,6 +74,9 @@
  * // After some turns: what the model will see next.
  * json = mend_transcript_to_json (transcript);
  * ```
+ *
+ * A chat saves the transcript with its state ([method@Mend.Chat.save_state]),
+ * pending prompts included, through [method@Mend.Sender.save_state].
  */
 
 struct _MendTranscript

@@ -285,9 +285,9 @@ count (const char *haystack,
 #define USER(text) "{\"role\":\"user\",\"content\":\"" text "\"}"
 
 /* The test the transcript exists for: a turn retried after a 529 is in
- * the next turn's request once. */
+ * the next turn's request once, and still once after a restart. */
 static void
-test_retried_turn_is_in_the_next_request_once (Fixture       *f,
+test_retried_turn_is_in_the_next_request_once_and_survives_a_restore (Fixture       *f,
                                                                        gconstpointer  data)
 {
   static const Reply script[] = {
@@ -299,6 +299,9 @@ test_retried_turn_is_in_the_next_request_once (Fixture       *f,
   const char *turn_2[] = { USER ("Why is CI red?"), ASSISTANT_1, USER ("Fix it"), NULL };
   const char *turn_3[] = { USER ("Why is CI red?"), ASSISTANT_1, USER ("Fix it"), ASSISTANT_2,
                            USER ("Thanks"), NULL };
+  g_autofree char *state = NULL;
+  g_autofree char *saved_transcript = NULL;
+  g_autofree char *restored_transcript = NULL;
 
   play (f, script, G_N_ELEMENTS (script));
   g_assert_true (mend_chat_submit (f->chat, "Why is CI red?", NULL, NULL));
@@ -318,9 +321,21 @@ test_retried_turn_is_in_the_next_request_once (Fixture       *f,
   g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "Why is CI red?"), ==, 1);
   g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "toolu_01"), ==, 1);
 
+  /* A new chat and sender, from the saved state. */
+  state = mend_chat_save_state (f->chat);
+  saved_transcript = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  drop_chat (f);
+  make_chat (f);
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 0);
+  g_assert_true (mend_chat_restore_state (f->chat, state, NULL));
+  restored_transcript = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_assert_cmpstr (restored_transcript, ==, saved_transcript);
+
   g_assert_true (mend_chat_submit (f->chat, "Thanks", NULL, NULL));
   run_until (f, MEND_TURN_SUCCEEDED, 4);
   assert_messages (f, 3, turn_3);
+  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 3), "Why is CI red?"), ==, 1);
+  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 3), "The fix is in."), ==, 1);
   g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 6);
 }
 
@@ -599,6 +614,113 @@ test_load_json_refuses_bad_input_and_keeps_the_old (void)
   g_assert_finalize_object (transcript);
 }
 
+/* Saved state */
+
+static void
+test_state_without_a_sender_state_still_loads (Fixture       *f,
+                                               gconstpointer  data)
+{
+  /* As a chat saved before senders had state wrote it. */
+  static const char old_state[] =
+    "{\"version\":1,\"chatId\":\"transcript-test\",\"lifecycle\":\"ready\","
+    "\"queue\":[{\"id\":\"q1\",\"text\":\"queued\",\"provenance\":null,\"queuedAt\":1764500000000}],"
+    "\"turn\":null,\"subagents\":[]}";
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+
+  g_assert_true (mend_transcript_load_json (transcript, "[{\"role\":\"user\",\"content\":\"kept\"}]", NULL));
+  before = mend_transcript_to_json (transcript);
+  g_assert_true (mend_chat_restore_state (f->chat, old_state, NULL));
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 1);
+  after = mend_transcript_to_json (transcript);
+  g_assert_cmpstr (after, ==, before);
+}
+
+static void
+test_bad_sender_state_is_an_error_and_changes_nothing (Fixture       *f,
+                                                       gconstpointer  data)
+{
+  static const char *bad[] = {
+    /* Not text. */
+    "{\"messages\":[]}",
+    /* Text, but not what the sender wrote. */
+    "\"[not json\"",
+    "\"{\\\"messages\\\":[{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"x\\\"}],\\\"pending\\\":[]}\"",
+    "\"{\\\"messages\\\":[],\\\"pending\\\":[{\\\"type\\\":\\\"image\\\"}]}\"",
+    "\"{\\\"pending\\\":[]}\"",
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  g_autofree char *before = NULL;
+
+  g_assert_true (mend_transcript_load_json (transcript, "[{\"role\":\"user\",\"content\":\"kept\"}]", NULL));
+  before = mend_transcript_to_json (transcript);
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *state = g_strdup_printf (
+        "{\"version\":1,\"chatId\":\"transcript-test\",\"lifecycle\":\"ready\","
+        "\"queue\":[{\"id\":\"q1\",\"text\":\"queued\",\"provenance\":null,\"queuedAt\":1764500000000}],"
+        "\"turn\":null,\"subagents\":[],\"senderState\":%s}", bad[i]);
+      g_autofree char *after = NULL;
+
+      g_test_message ("%s", state);
+      g_assert_false (mend_chat_restore_state (f->chat, state, &error));
+      g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID);
+      g_test_message ("%s", error->message);
+      /* Nothing of the rest came in, and the sender kept its own. */
+      g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 0);
+      after = mend_transcript_to_json (transcript);
+      g_assert_cmpstr (after, ==, before);
+    }
+}
+
+/* A sender that keeps nothing (an agent process keeps its session in the
+ * agent): its chat saves no sender state, and ignores one it is given. */
+static void
+test_sender_without_state_saves_none (void)
+{
+  static const char *const argv[] = { "/bin/false", NULL };
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = mend_chat_new_with_sender (MEND_SENDER (agent), NULL);
+  MendChat *restored = mend_chat_new_with_sender (MEND_SENDER (agent), NULL);
+  g_autofree char *state = mend_chat_save_state (chat);
+  g_autofree char *with_sender_state = NULL;
+
+  g_assert_null (mend_sender_save_state (MEND_SENDER (agent)));
+  g_assert_null (strstr (state, "senderState"));
+
+  with_sender_state = g_strdup_printf ("%.*s,\"senderState\":\"{}\"}", (int) strlen (state) - 1, state);
+  g_assert_true (mend_chat_restore_state (restored, with_sender_state, NULL));
+
+  mend_chat_close (chat);
+  mend_chat_close (restored);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (restored);
+  g_assert_finalize_object (agent);
+}
+
+static void
+test_http_sender_state_is_its_transcript (void)
+{
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  MendHttpSender *other = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  g_autofree char *empty = mend_sender_save_state (MEND_SENDER (sender));
+  g_autofree char *state = NULL;
+  g_autofree char *json = NULL;
+
+  g_assert_cmpstr (empty, ==, "{\"messages\":[],\"pending\":[]}");
+  g_assert_true (mend_transcript_load_json (mend_http_sender_get_transcript (sender), THREE_TURNS, NULL));
+  state = mend_sender_save_state (MEND_SENDER (sender));
+  g_assert_true (mend_sender_restore_state (MEND_SENDER (other), state, NULL));
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (other));
+  g_assert_cmpstr (json, ==, THREE_TURNS);
+
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (other);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -612,8 +734,8 @@ main (int   argc,
 #define ADD(path, func) \
   g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
-  ADD ("/Mend/Transcript/retried-turn-is-in-the-next-request-once",
-       test_retried_turn_is_in_the_next_request_once);
+  ADD ("/Mend/Transcript/retried-turn-is-in-the-next-request-once-and-survives-a-restore",
+       test_retried_turn_is_in_the_next_request_once_and_survives_a_restore);
   ADD ("/Mend/Transcript/given-up-prompt-is-sent-before-continue", test_given_up_prompt_is_sent_before_continue);
   ADD ("/Mend/Transcript/stopped-turn-is-not-kept", test_stopped_turn_is_not_kept);
   ADD ("/Mend/Transcript/bound-drops-the-oldest-turns-through-the-chat",
@@ -622,6 +744,11 @@ main (int   argc,
   g_test_add_func ("/Mend/Transcript/trim-and-clear", test_trim_and_clear);
   g_test_add_func ("/Mend/Transcript/load-json-refuses-bad-input-and-keeps-the-old",
                    test_load_json_refuses_bad_input_and_keeps_the_old);
+  ADD ("/Mend/Transcript/state-without-a-sender-state-still-loads", test_state_without_a_sender_state_still_loads);
+  ADD ("/Mend/Transcript/bad-sender-state-is-an-error-and-changes-nothing",
+       test_bad_sender_state_is_an_error_and_changes_nothing);
+  g_test_add_func ("/Mend/Transcript/sender-without-state-saves-none", test_sender_without_state_saves_none);
+  g_test_add_func ("/Mend/Transcript/http-sender-state-is-its-transcript", test_http_sender_state_is_its_transcript);
 
 #undef ADD
 
