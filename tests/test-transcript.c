@@ -455,6 +455,117 @@ test_bound_drops_the_oldest_turns_through_the_chat (Fixture       *f,
   g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 4);
 }
 
+static void
+stop_chat (MendHttpSender *sender,
+           const char     *delta,
+           MendChat       *chat)
+{
+  mend_chat_stop (chat);
+}
+
+static void
+test_stop_from_a_text_delta_keeps_nothing (Fixture       *f,
+                                           gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", SSE_TEXT_AND_TOOL },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  gulong id;
+
+  play (f, script, G_N_ELEMENTS (script));
+  id = g_signal_connect (f->sender, "text-delta", G_CALLBACK (stop_chat), f->chat);
+  g_assert_true (mend_chat_submit (f->chat, "Why is CI red?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_signal_handler_disconnect (f->sender, id);
+
+  /* The answer arrived whole, but the user had stopped the turn. */
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 0);
+
+  g_assert_true (mend_chat_submit (f->chat, "Again", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_messages (f, 1, (const char *[]) { USER ("Again"), NULL });
+}
+
+static void
+test_unreadable_answer_keeps_the_prompt_pending (Fixture       *f,
+                                                 gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/plain", "OK" },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Deploy the fix", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+
+  /* A success, but nothing the transcript could keep as the answer. */
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "");
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 1);
+
+  g_assert_true (mend_chat_submit (f->chat, "Did it work?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  assert_messages (f, 1, (const char *[]) { PENDING ("Deploy the fix", "Did it work?"), NULL });
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 2);
+}
+
+/* Extended thinking, then text, as the Messages API streams them. */
+static const char SSE_THINKING[] =
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"The log \"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"says so.\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"c2lnbg==\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+  "event: content_block_start\n"
+  "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+  "event: content_block_delta\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Flaky.\"}}\n\n"
+  "event: content_block_stop\n"
+  "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
+static void
+test_answer_blocks_are_kept_as_sent (Fixture       *f,
+                                     gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", SSE_THINKING },
+    /* Deltas with no block start, as some servers send them. */
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  const char *expected[] = {
+    USER ("Why?"),
+    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"The log says so.\","
+    "\"signature\":\"c2lnbg==\"},{\"type\":\"text\",\"text\":\"Flaky.\"}]}",
+    USER ("Sure?"), ASSISTANT_OK, USER ("Thanks"), NULL
+  };
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Why?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Flaky.");
+  g_assert_true (mend_chat_submit (f->chat, "Sure?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_true (mend_chat_submit (f->chat, "Thanks", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+  assert_messages (f, 2, expected);
+}
+
 /* Transcripts on their own */
 
 static void
@@ -740,6 +851,10 @@ main (int   argc,
   ADD ("/Mend/Transcript/stopped-turn-is-not-kept", test_stopped_turn_is_not_kept);
   ADD ("/Mend/Transcript/bound-drops-the-oldest-turns-through-the-chat",
        test_bound_drops_the_oldest_turns_through_the_chat);
+  ADD ("/Mend/Transcript/stop-from-a-text-delta-keeps-nothing", test_stop_from_a_text_delta_keeps_nothing);
+  ADD ("/Mend/Transcript/unreadable-answer-keeps-the-prompt-pending",
+       test_unreadable_answer_keeps_the_prompt_pending);
+  ADD ("/Mend/Transcript/answer-blocks-are-kept-as-sent", test_answer_blocks_are_kept_as_sent);
   g_test_add_func ("/Mend/Transcript/bound-drops-the-oldest-turns-whole", test_bound_drops_the_oldest_turns_whole);
   g_test_add_func ("/Mend/Transcript/trim-and-clear", test_trim_and_clear);
   g_test_add_func ("/Mend/Transcript/load-json-refuses-bad-input-and-keeps-the-old",
