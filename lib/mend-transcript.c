@@ -44,8 +44,9 @@
  * - a turn the user stopped adds nothing, and drops what was pending with
  *   it: the user left that question;
  * - a turn that succeeded without an answer the sender could read (not a
- *   Messages answer, or one without content) adds nothing and keeps its
- *   prompt pending, as if it had given up.
+ *   Messages answer, one without content, or one with a block that has no
+ *   type or a text block without text) adds nothing and keeps its prompt
+ *   pending, as if it had given up.
  *
  * The transcript is bounded: past [property@Mend.Transcript:max-messages]
  * messages or [property@Mend.Transcript:max-bytes] bytes of
@@ -84,8 +85,9 @@ struct _MendTranscript
   GObject    parent_instance;
 
   GPtrArray *messages;     /* JsonNode*, each a sealed message object */
-  GArray    *sizes;        /* gsize: the bytes of each message's JSON */
+  GArray    *costs;        /* Cost: of each message */
   gsize      bytes;        /* of to_json() */
+  gsize      values;       /* JSON values in all messages */
   GPtrArray *pending;      /* JsonNode*: text blocks of turns that gave up */
   guint      max_messages;
   guint      max_bytes;
@@ -117,6 +119,51 @@ G_DEFINE_FINAL_TYPE (MendTranscript, mend_transcript, G_TYPE_OBJECT)
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
+/* What a message costs: the bytes of its JSON, and its JSON values (every
+ * node), which the saved state's parse counts against
+ * %MEND_JSON_MAX_VALUES. */
+typedef struct
+{
+  gsize bytes;
+  guint values;
+} Cost;
+
+/* The transcript is saved as {"messages":[…]}: two levels above a message,
+ * and some values besides the messages, which the parse of a saved state
+ * must still take. */
+#define MAX_MESSAGE_DEPTH (MEND_JSON_MAX_DEPTH - 2)
+#define MAX_VALUES (MEND_JSON_MAX_VALUES - 1024)
+/* Escaped as a string in a saved state, a transcript may grow six times
+ * (control characters), which must stay under MEND_CHAT_STATE_MAX_BYTES. */
+#define MAX_MAX_BYTES (8 * 1024 * 1024)
+
+/* Counts the nodes of @node, and tells whether it nests no deeper than
+ * @depth_left levels. */
+static gboolean
+count_values (JsonNode *node,
+              guint     depth_left,
+              guint    *values)
+{
+  (*values)++;
+
+  if (JSON_NODE_HOLDS_OBJECT (node) || JSON_NODE_HOLDS_ARRAY (node))
+    {
+      g_autoptr(GList) children = NULL;
+
+      if (depth_left == 0)
+        return FALSE;
+      if (JSON_NODE_HOLDS_OBJECT (node))
+        children = json_object_get_values (json_node_get_object (node));
+      else
+        children = json_array_get_elements (json_node_get_array (node));
+      for (GList *l = children; l != NULL; l = l->next)
+        if (!count_values (l->data, depth_left - 1, values))
+          return FALSE;
+    }
+
+  return TRUE;
+}
+
 static const char *
 role_of (JsonNode *message)
 {
@@ -138,12 +185,14 @@ append_message (MendTranscript *self,
                 JsonNode       *message)
 {
   g_autofree char *text = mend_json_to_string (message);
-  gsize size = strlen (text);
+  Cost cost = { strlen (text), 0 };
 
+  count_values (message, G_MAXUINT, &cost.values);
   json_node_seal (message);
   g_ptr_array_add (self->messages, json_node_ref (message));
-  g_array_append_val (self->sizes, size);
-  self->bytes += size + (self->messages->len > 1 ? 1 : 0);
+  g_array_append_val (self->costs, cost);
+  self->bytes += cost.bytes + (self->messages->len > 1 ? 1 : 0);
+  self->values += cost.values;
 }
 
 static void
@@ -151,9 +200,14 @@ drop_front (MendTranscript *self,
             guint           n)
 {
   for (guint i = 0; i < n; i++)
-    self->bytes -= g_array_index (self->sizes, gsize, i) + (self->messages->len - i > 1 ? 1 : 0);
+    {
+      Cost *cost = &g_array_index (self->costs, Cost, i);
+
+      self->bytes -= cost->bytes + (self->messages->len - i > 1 ? 1 : 0);
+      self->values -= cost->values;
+    }
   g_ptr_array_remove_range (self->messages, 0, n);
-  g_array_remove_range (self->sizes, 0, n);
+  g_array_remove_range (self->costs, 0, n);
 }
 
 /* Where the second-oldest turn starts, or 0 when there is one turn. */
@@ -169,7 +223,8 @@ second_turn (MendTranscript *self)
 static void
 apply_bounds (MendTranscript *self)
 {
-  while (self->messages->len > self->max_messages || self->bytes > self->max_bytes)
+  while (self->messages->len > self->max_messages || self->bytes > self->max_bytes ||
+         self->values > MAX_VALUES)
     {
       guint next = second_turn (self);
 
@@ -356,6 +411,8 @@ mend_transcript_request_for (MendTranscript *self,
   return request;
 }
 
+static gboolean content_is_valid (JsonNode *content);
+
 void
 mend_transcript_answered (MendTranscript *self,
                           MendTurn       *turn,
@@ -370,8 +427,14 @@ mend_transcript_answered (MendTranscript *self,
     return;
 
   g_clear_pointer (&self->answer, json_node_unref);
-  if (content != NULL)
-    self->answer = json_node_ref (content);
+  if (content != NULL && content_is_valid (content))
+    {
+      g_autofree char *text = mend_json_to_string (content);
+
+      /* An answer larger than the whole transcript may be is not kept. */
+      if (strlen (text) <= self->max_bytes)
+        self->answer = json_node_ref (content);
+    }
 }
 
 /* Checking what an app or a file gives */
@@ -408,6 +471,27 @@ check_block (JsonNode  *node,
   return TRUE;
 }
 
+/* Blocks load_json() would take back: what is kept must restore. */
+static gboolean
+content_is_valid (JsonNode *content)
+{
+  JsonArray *blocks;
+  guint values = 0;
+
+  if (!JSON_NODE_HOLDS_ARRAY (content))
+    return FALSE;
+  blocks = json_node_get_array (content);
+  if (json_array_get_length (blocks) == 0)
+    return FALSE;
+  for (guint i = 0; i < json_array_get_length (blocks); i++)
+    if (!check_block (json_array_get_element (blocks, i), FALSE))
+      return FALSE;
+
+  /* The message holds the content one level down; a turn must fit in
+   * what a saved state may hold, with room to spare. */
+  return count_values (content, MAX_MESSAGE_DEPTH - 1, &values) && values <= MAX_VALUES / 2;
+}
+
 static gboolean
 check_message (JsonNode  *node,
                guint      index,
@@ -416,6 +500,7 @@ check_message (JsonNode  *node,
   JsonObject *message;
   JsonNode *content;
   const char *role;
+  guint values = 0;
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
     return invalid (error, index, _("is not an object"));
@@ -450,6 +535,8 @@ check_message (JsonNode  *node,
 
   if (json_object_get_size (message) != 2)
     return invalid (error, index, _("has members other than role and content"));
+  if (!count_values (node, MAX_MESSAGE_DEPTH, &values))
+    return invalid (error, index, _("is nested too deeply to be saved"));
 
   return TRUE;
 }
@@ -459,6 +546,7 @@ parse_messages (JsonNode    *node,
                 GError     **error)
 {
   JsonArray *array;
+  guint values = 0;
 
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
     {
@@ -471,6 +559,15 @@ parse_messages (JsonNode    *node,
   for (guint i = 0; i < json_array_get_length (array); i++)
     if (!check_message (json_array_get_element (array, i), i, error))
       return NULL;
+
+  /* Only a text near the parser's own limit holds this many. */
+  count_values (node, G_MAXUINT, &values);
+  if (values > MAX_VALUES)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("The transcript is not valid: it holds more than %u JSON values"), MAX_VALUES);
+      return NULL;
+    }
 
   return array;
 }
@@ -575,7 +672,7 @@ mend_transcript_finalize (GObject *object)
   untrack (self);
   g_weak_ref_clear (&self->turn);
   g_clear_pointer (&self->messages, g_ptr_array_unref);
-  g_clear_pointer (&self->sizes, g_array_unref);
+  g_clear_pointer (&self->costs, g_array_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
 
   G_OBJECT_CLASS (mend_transcript_parent_class)->finalize (object);
@@ -673,11 +770,13 @@ mend_transcript_class_init (MendTranscriptClass *klass)
   /**
    * MendTranscript:max-bytes:
    *
-   * The most bytes of [method@Mend.Transcript.to_json] kept. Past it, the
-   * oldest turns are dropped, whole; the newest is always kept.
+   * The most bytes of [method@Mend.Transcript.to_json] kept, at most
+   * 8 MiB, so that a chat's saved state holds it. Past it, the oldest turns
+   * are dropped, whole; the newest is always kept, and an answer larger
+   * than this alone is not.
    */
   properties[PROP_MAX_BYTES] =
-    g_param_spec_uint ("max-bytes", NULL, NULL, 2, G_MAXUINT,
+    g_param_spec_uint ("max-bytes", NULL, NULL, 2, MAX_MAX_BYTES,
                        MEND_TRANSCRIPT_DEFAULT_MAX_BYTES,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
@@ -699,7 +798,7 @@ static void
 mend_transcript_init (MendTranscript *self)
 {
   self->messages = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
-  self->sizes = g_array_new (FALSE, FALSE, sizeof (gsize));
+  self->costs = g_array_new (FALSE, FALSE, sizeof (Cost));
   self->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
   self->max_messages = MEND_TRANSCRIPT_DEFAULT_MAX_MESSAGES;
   self->max_bytes = MEND_TRANSCRIPT_DEFAULT_MAX_BYTES;
@@ -815,7 +914,8 @@ mend_transcript_get_max_bytes (MendTranscript *self)
 /**
  * mend_transcript_set_max_bytes:
  * @self: a transcript
- * @max_bytes: the most bytes of [method@Mend.Transcript.to_json] kept
+ * @max_bytes: the most bytes of [method@Mend.Transcript.to_json] kept,
+ *   from 2 to 8 MiB
  *
  * Sets [property@Mend.Transcript:max-bytes]; a transcript already larger
  * drops its oldest turns now.
@@ -827,7 +927,7 @@ mend_transcript_set_max_bytes (MendTranscript *self,
   guint old_n;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
-  g_return_if_fail (max_bytes >= 2);
+  g_return_if_fail (max_bytes >= 2 && max_bytes <= MAX_MAX_BYTES);
 
   if (self->max_bytes == max_bytes)
     return;
@@ -880,9 +980,11 @@ mend_transcript_to_json (MendTranscript *self)
  * `"assistant"`, the first one `"user"`) and a `content`: a string, or a
  * non-empty array of blocks that each have a `type` (a `text` block its
  * `text`). Anything else is refused with an error that says what was
- * wrong and which message, and the transcript is left as it was. What is
- * loaded is bounded like the rest: past the bounds, its oldest turns are
- * dropped.
+ * wrong and which message, and the transcript is left as it was, as is
+ * one whose last turn alone is larger than
+ * [property@Mend.Transcript:max-bytes] or nests too deeply to be saved.
+ * What is loaded is bounded like the rest: past the bounds, its oldest
+ * turns are dropped.
  *
  * Returns: %TRUE if the transcript was replaced
  */
@@ -894,6 +996,7 @@ mend_transcript_load_json (MendTranscript  *self,
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) parse_error = NULL;
   JsonArray *messages;
+  gsize last_turn = 0;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
@@ -910,6 +1013,25 @@ mend_transcript_load_json (MendTranscript  *self,
   messages = parse_messages (root, error);
   if (messages == NULL)
     return FALSE;
+
+  /* The newest turn is always kept: it must fit on its own. */
+  for (guint i = json_array_get_length (messages); i > 0; i--)
+    {
+      JsonNode *message = json_array_get_element (messages, i - 1);
+      g_autofree char *text = mend_json_to_string (message);
+
+      last_turn += strlen (text) + 1;
+      if (g_strcmp0 (role_of (message), "user") == 0 &&
+          (i == 1 || g_strcmp0 (role_of (json_array_get_element (messages, i - 2)), "assistant") == 0))
+        break;
+    }
+  if (last_turn + 1 > self->max_bytes)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("The transcript is not valid: its last turn is larger than %u bytes (max-bytes)"),
+                   self->max_bytes);
+      return FALSE;
+    }
 
   replace (self, messages, NULL);
   return TRUE;

@@ -566,6 +566,32 @@ test_answer_blocks_are_kept_as_sent (Fixture       *f,
   assert_messages (f, 2, expected);
 }
 
+static void
+test_answer_larger_than_max_bytes_is_not_kept (Fixture       *f,
+                                               gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+
+  /* The answer's content, [{"type":"text","text":"Done."}], is 32 bytes. */
+  mend_transcript_set_max_bytes (transcript, 31);
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Deploy", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Done.");
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 1);
+
+  mend_transcript_set_max_bytes (transcript, 32);
+  g_assert_true (mend_chat_submit (f->chat, "Again", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 2);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 0);
+}
+
 /* Transcripts on their own */
 
 static void
@@ -718,11 +744,104 @@ test_load_json_refuses_bad_input_and_keeps_the_old (void)
     }
   g_assert_cmpuint (changed, ==, 0);
 
+  /* The last turn is always kept, so it must fit on its own: here it
+   * takes 68 bytes. */
+  g_assert_true (mend_transcript_load_json (transcript, "[{\"role\":\"user\",\"content\":\"small\"}]", NULL));
+  mend_transcript_set_max_bytes (transcript, 67);
+  {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *after = NULL;
+
+    g_assert_false (mend_transcript_load_json (transcript, THREE_TURNS, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+    g_assert_nonnull (strstr (error->message, "its last turn is larger than 67 bytes (max-bytes)"));
+    after = mend_transcript_to_json (transcript);
+    g_assert_cmpstr (after, ==, "[{\"role\":\"user\",\"content\":\"small\"}]");
+  }
+  mend_transcript_set_max_bytes (transcript, 68);
+  g_assert_true (mend_transcript_load_json (transcript, THREE_TURNS, NULL));
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 2);
+  mend_transcript_set_max_bytes (transcript, MEND_TRANSCRIPT_DEFAULT_MAX_BYTES);
+
   /* An empty array is a valid, empty transcript. */
   g_assert_true (mend_transcript_load_json (transcript, "[]", NULL));
   g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
 
   g_assert_finalize_object (transcript);
+}
+
+/* A tool call whose input nests @levels arrays deep. */
+static char *
+nested_input (guint levels)
+{
+  GString *text = g_string_new ("{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Deep\",\"input\":{\"a\":");
+
+  for (guint i = 0; i < levels; i++)
+    g_string_append_c (text, '[');
+  for (guint i = 0; i < levels; i++)
+    g_string_append_c (text, ']');
+  g_string_append (text, "}}");
+  return g_string_free (text, FALSE);
+}
+
+/* Whatever a transcript takes, from the app or from a model, its sender's
+ * saved state restores: nothing nests deeper than a saved state may. */
+static void
+test_what_is_kept_can_be_saved_and_restored (void)
+{
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  MendHttpSender *other = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  MendTranscript *transcript = mend_http_sender_get_transcript (sender);
+  /* A message is {"role","content":[{…,"input":{"a":[…]}}]}: four levels
+   * around the arrays, and the saved state two more around it. */
+  g_autofree char *deepest = nested_input (58);
+  g_autofree char *too_deep = nested_input (59);
+  g_autofree char *fits = g_strdup_printf ("[{\"role\":\"user\",\"content\":\"u\"},"
+                                           "{\"role\":\"assistant\",\"content\":[%s]}]", deepest);
+  g_autofree char *does_not = g_strdup_printf ("[{\"role\":\"user\",\"content\":\"u\"},"
+                                               "{\"role\":\"assistant\",\"content\":[%s]}]", too_deep);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = NULL;
+  g_autofree char *json = NULL;
+
+  g_assert_false (mend_transcript_load_json (transcript, does_not, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_nonnull (strstr (error->message, "message 2 is nested too deeply"));
+
+  g_assert_true (mend_transcript_load_json (transcript, fits, NULL));
+  state = mend_sender_save_state (MEND_SENDER (sender));
+  g_assert_true (mend_sender_restore_state (MEND_SENDER (other), state, NULL));
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (other));
+  g_assert_cmpstr (json, ==, fits);
+
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (other);
+}
+
+static void
+test_answer_too_deep_to_save_keeps_the_prompt_pending (Fixture       *f,
+                                                       gconstpointer  data)
+{
+  g_autofree char *deep = nested_input (59);
+  g_autofree char *body = g_strdup_printf ("{\"role\":\"assistant\",\"content\":[%s]}", deep);
+  Reply script[] = {
+    { 200, "application/json", body },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  g_autofree char *state = NULL;
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Go deep", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 1);
+
+  /* The chat's state restores. */
+  state = mend_chat_save_state (f->chat);
+  drop_chat (f);
+  make_chat (f);
+  g_assert_true (mend_chat_restore_state (f->chat, state, NULL));
+  g_assert_cmpuint (mend_transcript_get_n_pending (mend_http_sender_get_transcript (f->sender)), ==, 1);
 }
 
 /* Saved state */
@@ -855,6 +974,7 @@ main (int   argc,
   ADD ("/Mend/Transcript/unreadable-answer-keeps-the-prompt-pending",
        test_unreadable_answer_keeps_the_prompt_pending);
   ADD ("/Mend/Transcript/answer-blocks-are-kept-as-sent", test_answer_blocks_are_kept_as_sent);
+  ADD ("/Mend/Transcript/answer-larger-than-max-bytes-is-not-kept", test_answer_larger_than_max_bytes_is_not_kept);
   g_test_add_func ("/Mend/Transcript/bound-drops-the-oldest-turns-whole", test_bound_drops_the_oldest_turns_whole);
   g_test_add_func ("/Mend/Transcript/trim-and-clear", test_trim_and_clear);
   g_test_add_func ("/Mend/Transcript/load-json-refuses-bad-input-and-keeps-the-old",
@@ -864,6 +984,10 @@ main (int   argc,
        test_bad_sender_state_is_an_error_and_changes_nothing);
   g_test_add_func ("/Mend/Transcript/sender-without-state-saves-none", test_sender_without_state_saves_none);
   g_test_add_func ("/Mend/Transcript/http-sender-state-is-its-transcript", test_http_sender_state_is_its_transcript);
+  g_test_add_func ("/Mend/Transcript/what-is-kept-can-be-saved-and-restored",
+                   test_what_is_kept_can_be_saved_and_restored);
+  ADD ("/Mend/Transcript/answer-too-deep-to-save-keeps-the-prompt-pending",
+       test_answer_too_deep_to_save_keeps_the_prompt_pending);
 
 #undef ADD
 
