@@ -26,7 +26,8 @@ const char     *mend_http_answer_feed_event   (MendHttpAnswer *self,
 gboolean        mend_http_answer_read_message (MendHttpAnswer *self,
                                                JsonNode       *root);
 
-/* The text blocks' text, joined; "" when there is none. */
+/* The text: of a stream, every piece feed_event() returned, joined; of a
+ * whole answer, its text blocks' text; "" when there is none. */
 const char     *mend_http_answer_get_text     (MendHttpAnswer *self);
 /* The content array, complete; %NULL when the message has no block. */
 JsonNode       *mend_http_answer_dup_content  (MendHttpAnswer *self);

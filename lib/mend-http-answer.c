@@ -101,6 +101,15 @@ get_block (MendHttpAnswer *self,
   return block;
 }
 
+static void
+append (GString   **string,
+        const char *text)
+{
+  if (*string == NULL)
+    *string = g_string_new (NULL);
+  g_string_append (*string, text);
+}
+
 static const char *
 start_block (MendHttpAnswer *self,
              JsonObject     *event)
@@ -113,33 +122,21 @@ start_block (MendHttpAnswer *self,
   if (type == NULL)
     return NULL;
 
+  /* A block starts once; deltas that came first keep its type. */
   block = get_block (self, event, type);
-  if (block == NULL || block->start != NULL)
+  if (block == NULL || block->start != NULL || !g_str_equal (block->type, type))
     return NULL;
   block->start = json_object_ref (content);
-  g_free (block->type);
-  block->type = g_strdup (type);
 
   text = mend_json_get_string (content, g_str_equal (type, "thinking") ? "thinking" : "text");
   if (text != NULL && (g_str_equal (type, "text") || g_str_equal (type, "thinking")))
     {
-      if (block->text == NULL)
-        block->text = g_string_new (NULL);
-      g_string_prepend (block->text, text);
+      append (&block->text, text);
       if (g_str_equal (type, "text") && text[0] != '\0')
         return text;
     }
 
   return NULL;
-}
-
-static void
-append (GString   **string,
-        const char *text)
-{
-  if (*string == NULL)
-    *string = g_string_new (NULL);
-  g_string_append (*string, text);
 }
 
 static const char *
@@ -185,15 +182,20 @@ mend_http_answer_feed_event (MendHttpAnswer *self,
                              JsonObject     *event)
 {
   const char *type = mend_json_get_string (event, "type");
+  const char *text = NULL;
 
   g_assert (self != NULL);
 
   if (g_strcmp0 (type, "content_block_start") == 0)
-    return start_block (self, event);
-  if (g_strcmp0 (type, "content_block_delta") == 0)
-    return add_delta (self, event);
+    text = start_block (self, event);
+  else if (g_strcmp0 (type, "content_block_delta") == 0)
+    text = add_delta (self, event);
 
-  return NULL;
+  /* The message's text is what was emitted, in the order it was. */
+  if (text != NULL)
+    g_string_append (self->text, text);
+
+  return text;
 }
 
 gboolean
@@ -213,6 +215,18 @@ mend_http_answer_read_message (MendHttpAnswer *self,
   g_clear_pointer (&self->content, json_node_unref);
   g_ptr_array_set_size (self->blocks, 0);
   self->content = json_node_ref (content);
+
+  g_string_truncate (self->text, 0);
+  for (guint i = 0; i < json_array_get_length (json_node_get_array (content)); i++)
+    {
+      JsonNode *element = json_array_get_element (json_node_get_array (content), i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      const char *text = mend_json_get_string (block, "text");
+
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "text") == 0 && text != NULL)
+        g_string_append (self->text, text);
+    }
+
   return TRUE;
 }
 
@@ -220,31 +234,6 @@ const char *
 mend_http_answer_get_text (MendHttpAnswer *self)
 {
   g_assert (self != NULL);
-
-  g_string_truncate (self->text, 0);
-  if (self->content != NULL)
-    {
-      JsonArray *array = json_node_get_array (self->content);
-
-      for (guint i = 0; i < json_array_get_length (array); i++)
-        {
-          JsonNode *element = json_array_get_element (array, i);
-          JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
-          const char *text = mend_json_get_string (block, "text");
-
-          if (g_strcmp0 (mend_json_get_string (block, "type"), "text") == 0 && text != NULL)
-            g_string_append (self->text, text);
-        }
-      return self->text->str;
-    }
-
-  for (guint i = 0; i < self->blocks->len; i++)
-    {
-      Block *block = g_ptr_array_index (self->blocks, i);
-
-      if (block != NULL && g_str_equal (block->type, "text") && block->text != NULL)
-        g_string_append (self->text, block->text->str);
-    }
 
   return self->text->str;
 }
