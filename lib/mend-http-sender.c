@@ -43,18 +43,16 @@
  *
  * The answer is read as server-sent events when it is `text/event-stream`:
  * each content event (a text delta, a tool call) is emitted as
- * [signal@Mend.HttpSender::content] (and its text as
+ * [signal@Mend.HttpSender::content] (its text also as
  * [signal@Mend.HttpSender::text-delta]) and marks the turn's output as
- * seen; an
- * `error` event (such as `overloaded_error` inside a 200 stream) or the end
- * of the stream before `message_stop` is a failure — transient when nothing
- * was emitted yet, partial (not retried) after. A response of another type
- * succeeds when its body is not empty; a Messages answer in one JSON body
- * (`{"content":[…]}`) gives its text as one text-delta. The text of the
- * answer that succeeded is [property@Mend.HttpSender:answer]. A non-2xx
- * response becomes a
- * [class@Mend.Failure] with its status, `Retry-After`, `retry-after-ms`,
- * `x-should-retry` and JSON error body.
+ * seen; an `error` event (such as `overloaded_error` inside a 200 stream)
+ * or the end of the stream before `message_stop` is a failure — transient
+ * when nothing was emitted yet, partial (not retried) after. A response of
+ * another type succeeds when its body is not empty; a Messages answer in
+ * one JSON body (`{"content":[…]}`) gives its text as one text-delta. The
+ * text of the answer that succeeded is [property@Mend.HttpSender:answer].
+ * A non-2xx response becomes a [class@Mend.Failure] with its status,
+ * `Retry-After`, `retry-after-ms`, `x-should-retry` and JSON error body.
  *
  * [property@Mend.HttpSender:timeout-ms] bounds each attempt, measured on the
  * turn's clock. Header values are never logged.

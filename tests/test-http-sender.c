@@ -694,6 +694,53 @@ test_max_tokens_is_in_the_body (Fixture       *f,
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
 }
 
+/* A handler that sends the messages in a body of its own. */
+static void
+on_build_own_body (MendHttpSender *sender,
+                   SoupMessage    *message,
+                   MendTurn       *turn,
+                   guint           attempt,
+                   gpointer        data)
+{
+  g_autofree char *messages = mend_http_sender_build_messages (sender, turn);
+  g_autofree char *body = g_strdup_printf ("{\"model\":\"other\",\"max_tokens\":7,\"system\":\"Be brief.\","
+                                           "\"stream\":true,\"messages\":%s}", messages);
+  g_autoptr(GBytes) bytes = g_bytes_new (body, strlen (body));
+
+  soup_message_set_request_body_from_bytes (message, "application/json", bytes);
+}
+
+static void
+test_build_message_builds_from_the_messages (Fixture       *f,
+                                             gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 529, "application/json", OVERLOADED },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  g_signal_connect (f->sender, "build-message", G_CALLBACK (on_build_own_body), NULL);
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_true (mend_chat_submit (f->chat, "And the tests?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+
+  /* The handler's body went out, the same for both attempts, and the
+   * conversation went on in it. */
+  g_assert_cmpstr (g_ptr_array_index (f->bodies, 0), ==, g_ptr_array_index (f->bodies, 1));
+  g_assert_cmpstr (g_ptr_array_index (f->bodies, 0), ==,
+                   "{\"model\":\"other\",\"max_tokens\":7,\"system\":\"Be brief.\",\"stream\":true,"
+                   "\"messages\":[{\"role\":\"user\",\"content\":\"Summarize the build logs\"}]}");
+  g_assert_cmpstr (g_ptr_array_index (f->bodies, 2), ==,
+                   "{\"model\":\"other\",\"max_tokens\":7,\"system\":\"Be brief.\",\"stream\":true,"
+                   "\"messages\":[{\"role\":\"user\",\"content\":\"Summarize the build logs\"},"
+                   "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Hello\"}]},"
+                   "{\"role\":\"user\",\"content\":\"And the tests?\"}]}");
+}
+
 /* One faulty reply, retried after the first wait, then a success. */
 static void
 assert_fault_is_retried (Fixture    *f,
@@ -820,6 +867,7 @@ main (int   argc,
   ADD ("/Mend/HttpSender/text-deltas-join-to-the-answer", test_text_deltas_join_to_the_answer);
   ADD ("/Mend/HttpSender/json-answer-is-one-text-delta", test_json_answer_is_one_text_delta);
   ADD ("/Mend/HttpSender/max-tokens-is-in-the-body", test_max_tokens_is_in_the_body);
+  ADD ("/Mend/HttpSender/build-message-builds-from-the-messages", test_build_message_builds_from_the_messages);
   ADD ("/Mend/HttpSender/alternating-503-and-success-loses-nothing", test_alternating_503_and_success_loses_nothing);
 
 #undef ADD
