@@ -62,6 +62,13 @@
  * turn before the one it follows has ended, the first one's exchange is
  * dropped.
  *
+ * Tool calls: an assistant message with `tool_use` blocks expects the next
+ * user message to start with their `tool_result` blocks. The default body
+ * offers the model no tools, so it sends none; an app that offers tools
+ * (in a [signal@Mend.HttpSender::build-message] handler) answers them in
+ * the body it builds, and keeps the transcript with
+ * [method@Mend.Transcript.load_json].
+ *
  * ```c
  * g_autoptr(MendHttpSender) sender = mend_http_sender_new (url);
  * MendTranscript *transcript = mend_http_sender_get_transcript (sender);
