@@ -904,6 +904,23 @@ test_bad_sender_state_is_an_error_and_changes_nothing (Fixture       *f,
       after = mend_transcript_to_json (transcript);
       g_assert_cmpstr (after, ==, before);
     }
+
+  /* A good sender state in a state whose subagents are refused: the
+   * sender gets its own back. */
+  {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *after = NULL;
+    static const char state[] =
+      "{\"version\":1,\"chatId\":\"transcript-test\",\"lifecycle\":\"ready\",\"queue\":[],"
+      "\"turn\":null,\"subagents\":[42],"
+      "\"senderState\":\"{\\\"messages\\\":[{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"new\\\"}],\\\"pending\\\":[]}\"}";
+
+    g_test_message ("%s", state);
+    g_assert_false (mend_chat_restore_state (f->chat, state, &error));
+    g_assert_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID);
+    after = mend_transcript_to_json (transcript);
+    g_assert_cmpstr (after, ==, before);
+  }
 }
 
 /* A sender that keeps nothing (an agent process keeps its session in the
