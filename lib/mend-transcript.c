@@ -37,7 +37,9 @@
  *   user message carries the pending prompts, in order, as text blocks
  *   before its own (`[{"type":"text","text":"the failed prompt"},
  *   {"type":"text","text":"Continue the current turn"}]`), so that the
- *   model sees what it was asked before "Continue"; that turn's success
+ *   model sees what it was asked before "Continue" — unless the next
+ *   prompt is the one that gave up, sent again, which is then sent once;
+ *   that turn's success
  *   adds them all as the one user message it sent, and a turn that gives
  *   up again keeps them all pending. At most
  *   %MEND_TRANSCRIPT_MAX_PENDING prompts are kept;
@@ -352,17 +354,23 @@ build_user (MendTranscript *self,
             const char     *prompt)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  guint n = self->pending->len;
+
+  /* The prompt that gave up, sent again ("Try again"), is sent once. */
+  if (n > 0 && g_strcmp0 (mend_json_get_string (json_node_get_object (g_ptr_array_index (self->pending, n - 1)),
+                                                 "text"), prompt) == 0)
+    n--;
 
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "role");
   json_builder_add_string_value (builder, "user");
   json_builder_set_member_name (builder, "content");
-  if (self->pending->len == 0)
+  if (n == 0)
     json_builder_add_string_value (builder, prompt);
   else
     {
       json_builder_begin_array (builder);
-      for (guint i = 0; i < self->pending->len; i++)
+      for (guint i = 0; i < n; i++)
         json_builder_add_value (builder, json_node_ref (g_ptr_array_index (self->pending, i)));
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "type");

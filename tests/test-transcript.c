@@ -382,6 +382,35 @@ test_given_up_prompt_is_sent_before_continue (Fixture       *f,
   g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 4);
 }
 
+/* "Try again" after a give-up sends the same prompt: once, not twice. */
+static void
+test_given_up_prompt_tried_again_is_sent_once (Fixture       *f,
+                                               gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 401, "application/json", UNAUTHORIZED },
+    { 401, "application/json", UNAUTHORIZED },
+    { 200, "text/event-stream", SSE_OK },
+    { 200, "text/event-stream", SSE_OK },
+  };
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+
+  play (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Deploy the fix", NULL, NULL));
+  run_until (f, MEND_TURN_FAILED, 1);
+  g_assert_true (mend_chat_submit (f->chat, "Deploy the fix", NULL, NULL));
+  run_until (f, MEND_TURN_FAILED, 2);
+  g_assert_true (mend_chat_submit (f->chat, "Deploy the fix", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+  g_assert_true (mend_chat_submit (f->chat, "Then tag it", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 4);
+
+  for (guint i = 0; i < 3; i++)
+    assert_messages (f, i, (const char *[]) { USER ("Deploy the fix"), NULL });
+  assert_messages (f, 3, (const char *[]) { USER ("Deploy the fix"), ASSISTANT_OK, USER ("Then tag it"), NULL });
+  g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 0);
+}
+
 static void
 test_stopped_turn_is_not_kept (Fixture       *f,
                                gconstpointer  data)
@@ -984,6 +1013,7 @@ main (int   argc,
   ADD ("/Mend/Transcript/retried-turn-is-in-the-next-request-once-and-survives-a-restore",
        test_retried_turn_is_in_the_next_request_once_and_survives_a_restore);
   ADD ("/Mend/Transcript/given-up-prompt-is-sent-before-continue", test_given_up_prompt_is_sent_before_continue);
+  ADD ("/Mend/Transcript/given-up-prompt-tried-again-is-sent-once", test_given_up_prompt_tried_again_is_sent_once);
   ADD ("/Mend/Transcript/stopped-turn-is-not-kept", test_stopped_turn_is_not_kept);
   ADD ("/Mend/Transcript/bound-drops-the-oldest-turns-through-the-chat",
        test_bound_drops_the_oldest_turns_through_the_chat);
