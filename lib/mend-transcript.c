@@ -59,6 +59,9 @@
  * [method@Mend.Transcript.clear], and replaces it with
  * [method@Mend.Transcript.load_json] (for instance with a summary).
  * A turn already sent commits what it sent, whatever was loaded since.
+ * The transcript has changed (and emitted [signal@Mend.Transcript::changed])
+ * by the time the turn emits [signal@Mend.Turn::finished], and so before a
+ * chat's [signal@Mend.Chat::turn-finished].
  *
  * A transcript serves one turn at a time: when a sender starts another
  * turn before the one it follows has ended, the first one's exchange is

@@ -37,6 +37,7 @@ typedef struct
   MendErrorPolicy *policy;
   MendChat *chat;
   MendHttpSender *sender;
+  guint messages_at_finish;
 } Fixture;
 
 /* An answer in text and a tool call, streamed in pieces. */
@@ -284,6 +285,15 @@ count (const char *haystack,
 
 #define USER(text) "{\"role\":\"user\",\"content\":\"" text "\"}"
 
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  /* By the time the turn is announced finished, its exchange is kept. */
+  f->messages_at_finish = mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender));
+}
+
 /* The test the transcript exists for: a turn retried after a 529 is in
  * the next turn's request once, and still once after a restart. */
 static void
@@ -304,10 +314,12 @@ test_retried_turn_is_in_the_next_request_once_and_survives_a_restore (Fixture   
   g_autofree char *restored_transcript = NULL;
 
   play (f, script, G_N_ELEMENTS (script));
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_assert_true (mend_chat_submit (f->chat, "Why is CI red?", NULL, NULL));
   run_until (f, MEND_TURN_WAITING, 1);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
   run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_cmpuint (f->messages_at_finish, ==, 2);
 
   /* Both attempts sent the same, the prompt alone. */
   g_assert_cmpstr (g_ptr_array_index (f->bodies, 0), ==, g_ptr_array_index (f->bodies, 1));

@@ -104,6 +104,16 @@ class TranscriptTests(unittest.TestCase):
             {"role": "assistant", "content": [{"type": "text", "text": "Fixed."}]},
         ])
 
+        # Saved with the chat, restored into a new chat and sender.
+        state = json.loads(self.chat.save_state())
+        self.assertIn("senderState", state)
+        sender = Mend.HttpSender(uri=self.sender.props.uri)
+        chat = Mend.Chat(clock=self.clock, sender=sender, id="py-transcript")
+        chat.restore_state(json.dumps(state))
+        self.assertEqual(sender.props.transcript.to_json(), transcript.to_json())
+        self.assertEqual(json.loads(sender.save_state()), json.loads(state["senderState"]))
+        chat.close()
+
         # A bad transcript is refused, and the old one kept.
         before = transcript.to_json()
         with self.assertRaises(GLib.Error) as raised:
