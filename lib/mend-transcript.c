@@ -306,6 +306,10 @@ untrack (MendTranscript *self)
   g_clear_pointer (&self->answer, json_node_unref);
 }
 
+static gboolean check_message (JsonNode  *node,
+                               guint      index,
+                               GError   **error);
+
 /* The followed turn ended: commit, keep or drop its exchange. */
 static void
 on_turn_state (MendTurn       *turn,
@@ -325,6 +329,11 @@ on_turn_state (MendTurn       *turn,
   user = g_steal_pointer (&self->user);
   answer = g_steal_pointer (&self->answer);
   untrack (self);
+
+  /* A prompt that could not be read back (not UTF-8: a turn made by
+   * hand) is not kept. */
+  if (!check_message (user, 0, NULL))
+    state = MEND_TURN_STOPPED;
 
   if (state == MEND_TURN_SUCCEEDED && answer != NULL)
     {

@@ -11,10 +11,10 @@
  *   state changes nothing; a restored one saves and restores again, the
  *   same;
  * - one Messages stream event per line, put together as MendHttpSender
- *   does, and then the whole text as a JSON answer; each answer is
- *   committed by a turn that succeeds: the text pieces join to the
- *   answer's text, and whatever the transcript kept restores into another
- *   sender.
+ *   does (the first line, whatever its bytes, is also the turn's prompt),
+ *   and then the whole text as a JSON answer; each answer is committed by
+ *   a turn that succeeds: the text pieces join to the answer's text, and
+ *   whatever the transcript kept restores into another sender.
  */
 
 #include "fuzz-common.h"
@@ -120,13 +120,15 @@ check_state (const char *text)
   g_assert_finalize_object (sender);
 }
 
-/* A turn on @transcript that succeeds with @answer's content. */
+/* A turn on @transcript with @prompt (any bytes) that succeeds with
+ * @answer's content. */
 static void
-commit (MendTranscript *transcript,
+commit (MendTranscript  *transcript,
         MendErrorPolicy *policy,
-        MendHttpAnswer *answer)
+        const char      *prompt,
+        MendHttpAnswer  *answer)
 {
-  MendTurn *turn = mend_turn_new ("fuzz", policy);
+  MendTurn *turn = mend_turn_new (prompt, policy);
   g_autoptr(JsonNode) request = mend_transcript_request_for (transcript, turn, TRUE);
   g_autoptr(JsonNode) content = mend_http_answer_dup_content (answer);
 
@@ -161,11 +163,11 @@ check_answers (const char *text)
     }
   fuzz_check (strcmp (pieces->str, mend_http_answer_get_text (streamed)) == 0,
               "pieces “%s”, text “%s”", pieces->str, mend_http_answer_get_text (streamed));
-  commit (transcript, policy, streamed);
+  commit (transcript, policy, lines[0] != NULL ? lines[0] : "", streamed);
 
   root = mend_json_parse (text, -1, NULL);
   if (root != NULL && mend_http_answer_read_message (whole, root))
-    commit (transcript, policy, whole);
+    commit (transcript, policy, "fuzz", whole);
 
   check_restores (transcript);
   g_assert_finalize_object (transcript);
