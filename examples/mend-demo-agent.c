@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <libmend.h>
@@ -279,7 +280,7 @@ on_stop_when_retrying (MendTurn   *turn,
 {
   if (mend_turn_get_agent_status (turn) != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
     {
-      say ("  ■ Stop (while Claude Code retries on its own)");
+      say ("  ■ %s", _("Stop (while Claude Code retries on its own)"));
       mend_chat_stop (demo->chat);
     }
 }
@@ -308,12 +309,16 @@ agent_retry (Demo *demo)
     { "Fix the failing build", 0, ANSWER_TEXT, 0, "Done: the build is green.", 0 },
   };
 
-  say ("\n# retry: Claude Code gives up on 529 twice; libmend retries; the follow-up waits");
+  static const MendTurnState planned[] = { MEND_TURN_SUCCEEDED, MEND_TURN_SUCCEEDED };
+
+  say ("\n# %s", _("retry: Claude Code gives up on 529 twice; libmend retries; the follow-up waits"));
+  begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
   mend_chat_submit (demo->chat, "Fix the failing build", NULL, NULL);
   mend_chat_submit (demo->chat, "Then update the changelog", NULL, NULL);
-  say ("  (queued meanwhile: “Then update the changelog”)");
+  say ("  %s", _("(queued meanwhile: “Then update the changelog”)"));
   run_until_idle (demo);
+  expect_turns (demo, "retry", planned, G_N_ELEMENTS (planned));
 }
 
 static void
@@ -324,11 +329,16 @@ agent_give_up (Demo *demo)
     { "Deploy the staging stack", 0, ANSWER_STATUS, 503, NULL, 0 },
   };
 
-  say ("\n# give-up: Claude Code gives up on 503 five times; Continue goes to the queue's head");
+  /* The give-up is the point of this scenario. */
+  static const MendTurnState planned[] = { MEND_TURN_FAILED };
+
+  say ("\n# %s", _("give-up: Claude Code gives up on 503 five times; Continue goes to the queue's head"));
+  begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
   mend_chat_submit (demo->chat, "Deploy the staging stack", NULL, NULL);
   mend_chat_submit (demo->chat, "Post the release notes", NULL, NULL);
   run_until_idle (demo);
+  expect_turns (demo, "give-up", planned, G_N_ELEMENTS (planned));
   while (mend_queue_get_length (mend_chat_get_queue (demo->chat)) > 0)
     g_object_unref (mend_queue_pop (mend_chat_get_queue (demo->chat)));
 }
@@ -341,15 +351,19 @@ agent_stop (Demo *demo)
     { "Summarize the incident", 0, ANSWER_STATUS, 529, NULL, 0 },
   };
 
-  say ("\n# stop: a Stop while Claude Code retries; the CLI keeps its session");
+  static const MendTurnState planned[] = { MEND_TURN_STOPPED, MEND_TURN_SUCCEEDED };
+
+  say ("\n# %s", _("stop: a Stop while Claude Code retries; the CLI keeps its session"));
+  begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
   stop_armed = TRUE;
   mend_chat_submit (demo->chat, "Summarize the incident", NULL, NULL);
   mend_chat_submit (demo->chat, "Draft the postmortem", NULL, NULL);
   run_until_idle (demo);
-  say ("  the queue moves again on send_next (the idle Send):");
+  say ("  %s", _("the queue moves again on send_next (the idle Send):"));
   mend_chat_send_next (demo->chat);
   run_until_idle (demo);
+  expect_turns (demo, "stop", planned, G_N_ELEMENTS (planned));
 }
 
 static void
@@ -358,7 +372,6 @@ on_subagent_changed (MendSubagentRetry *retry,
                      const char        *json,
                      gpointer           data)
 {
-  static const char * const states[] = { "runs", "completed", "failed", "was cancelled" };
   static int last_state = -1;
   MendFailure *failure = mend_subagent_get_failure (subagent);
 
@@ -368,9 +381,10 @@ on_subagent_changed (MendSubagentRetry *retry,
   last_state = mend_subagent_get_state (subagent);
 
   if (mend_subagent_get_state (subagent) == MEND_SUBAGENT_FAILED && failure != NULL)
-    say ("  subagent “%s” failed: %s", mend_subagent_get_name (subagent), mend_failure_get_message (failure));
+    say (_("  subagent “%s” failed: %s"), mend_subagent_get_name (subagent), mend_failure_get_message (failure));
   else
-    say ("  subagent “%s” %s", mend_subagent_get_name (subagent), states[mend_subagent_get_state (subagent)]);
+    say (_("  subagent “%s” %s"), mend_subagent_get_name (subagent),
+         subagent_state_label (mend_subagent_get_state (subagent)));
 }
 
 static void
@@ -379,7 +393,7 @@ on_subagent_waiting (MendSubagentRetry *retry,
                      MendRetryWait     *wait,
                      gpointer           data)
 {
-  show_wait (wait, "resume:");
+  show_wait (wait, _("resume:"));
 }
 
 static gboolean
@@ -403,7 +417,8 @@ agent_subagent (Demo *demo)
   MendSubagentRetry *retry = mend_chat_get_subagents (demo->chat);
   gulong ids[2];
 
-  say ("\n# subagent: Claude Code's background subagent dies on 503; it is resumed in its session");
+  say ("\n# %s", _("subagent: Claude Code's background subagent dies on 503; it is resumed in its session"));
+  begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
   ids[0] = g_signal_connect (retry, "entry-changed", G_CALLBACK (on_subagent_changed), NULL);
   ids[1] = g_signal_connect (retry, "waiting", G_CALLBACK (on_subagent_waiting), NULL);
@@ -413,6 +428,9 @@ agent_subagent (Demo *demo)
   while (!subagent_completed (retry) || mend_chat_get_turn (demo->chat) != NULL ||
          mend_chat_get_external_turn (demo->chat))
     g_main_context_iteration (NULL, TRUE);
+
+  /* The Task turn and the resume turn: each succeeded. */
+  expect_turns (demo, "subagent", NULL, 0);
 
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
     g_signal_handler_disconnect (retry, ids[i]);
@@ -445,7 +463,7 @@ run_agent_demo (Demo       *demo,
                 const char *claude,
                 const char *scenario)
 {
-  static const struct { const char *name; void (*run) (Demo *); } scenarios[] = {
+  static const Scenario scenarios[] = {
     { "retry", agent_retry },
     { "give-up", agent_give_up },
     { "stop", agent_stop },
@@ -457,12 +475,11 @@ run_agent_demo (Demo       *demo,
   g_autofree char *home = NULL;
   g_autofree char *base_url = NULL;
   GSList *uris;
-  gboolean found = FALSE;
 
   soup_server_add_handler (server, "/v1/messages", serve, NULL, NULL);
   if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
     {
-      g_printerr ("mend-demo: cannot start the embedded server: %s\n", error->message);
+      g_printerr (_("mend-demo: cannot start the embedded server: %s\n"), error->message);
       return 1;
     }
   uris = soup_server_get_uris (server);
@@ -494,24 +511,23 @@ run_agent_demo (Demo       *demo,
   connect_chat (demo);
   g_signal_connect (demo->chat, "turn-started", G_CALLBACK (on_turn_started), demo);
 
-  say ("libmend %s — Claude Code (%s) as the chat's sender, against a model server on loopback;\n"
-       "waits run %g× faster (--speed)", MEND_VERSION_S, claude, get_speed ());
+  say (_("libmend %s — Claude Code (%s) as the chat's sender, against a model server on loopback;\n"
+         "waits run %g× faster (--speed)"), MEND_VERSION_S, claude, get_speed ());
 
   for (guint i = 0; i < G_N_ELEMENTS (scenarios); i++)
     if (scenario == NULL || g_str_equal (scenario, scenarios[i].name))
-      {
-        found = TRUE;
-        scenarios[i].run (demo);
-      }
+      scenarios[i].run (demo);
 
-  if (found)
-    say ("\n%u requests reached the server; one Claude Code session (%s), started %u time%s; "
-         "every queued item was kept.", n_requests,
-         mend_agent_process_get_session_id (agent) ? mend_agent_process_get_session_id (agent) : "none",
-         mend_agent_process_get_n_starts (agent),
-         mend_agent_process_get_n_starts (agent) == 1 ? "" : "s");
-  else
-    g_printerr ("mend-demo: no scenario “%s” (see --list)\n", scenario);
+  say ("\n%s", demo->off_script ? _("A scenario did not play as scripted.")
+                                : _("Every scenario played as scripted."));
+  say (g_dngettext (NULL,
+                    "%u requests reached the server; one Claude Code session (%s), started %u time; "
+                    "every queued item was kept.",
+                    "%u requests reached the server; one Claude Code session (%s), started %u times; "
+                    "every queued item was kept.", mend_agent_process_get_n_starts (agent)),
+       n_requests,
+       mend_agent_process_get_session_id (agent) ? mend_agent_process_get_session_id (agent) : _("none"),
+       mend_agent_process_get_n_starts (agent));
 
   mend_chat_close (demo->chat);
   mend_agent_process_terminate (agent);
@@ -521,7 +537,7 @@ run_agent_demo (Demo       *demo,
 
     remove_tree (file);
   }
-  return found ? 0 : 2;
+  return demo->off_script ? 1 : 0;
 }
 
 /* mend-demo --acp: the same story through Claude Code's Agent Client
@@ -538,7 +554,7 @@ on_acp_update (MendAcpAgent *agent,
   if (acp_stop_armed && g_str_equal (kind, "agent_message_chunk") && strstr (json, "\"text\":\"\"") == NULL)
     {
       acp_stop_armed = FALSE;
-      say ("  ■ Stop (while the agent writes): session/cancel");
+      say ("  ■ %s", _("Stop (while the agent writes): session/cancel"));
       mend_chat_stop (demo->chat);
     }
 }
@@ -551,15 +567,19 @@ acp_stop (Demo *demo)
     { "Summarize the incident", 0, ANSWER_TEXT, 0, "The incident began at 09:12 when…", 0 },
   };
 
-  say ("\n# stop: a Stop while the agent writes; the session stays");
+  static const MendTurnState planned[] = { MEND_TURN_STOPPED, MEND_TURN_SUCCEEDED };
+
+  say ("\n# %s", _("stop: a Stop while the agent writes; the session stays"));
+  begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
   acp_stop_armed = TRUE;
   mend_chat_submit (demo->chat, "Summarize the incident", NULL, NULL);
   mend_chat_submit (demo->chat, "Draft the postmortem", NULL, NULL);
   run_until_idle (demo);
-  say ("  the queue moves again on send_next (the idle Send):");
+  say ("  %s", _("the queue moves again on send_next (the idle Send):"));
   mend_chat_send_next (demo->chat);
   run_until_idle (demo);
+  expect_turns (demo, "stop", planned, G_N_ELEMENTS (planned));
 }
 
 static void
@@ -573,18 +593,23 @@ acp_subagent (Demo *demo)
   MendSubagentRetry *retry = mend_chat_get_subagents (demo->chat);
   g_autoptr(MendSubagent) subagent = NULL;
 
-  say ("\n# subagent: a background subagent starts; its 503 does not reach ACP");
+  say ("\n# %s", _("subagent: a background subagent starts; its 503 does not reach ACP"));
+  begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
   mend_chat_submit (demo->chat, "Start the survey in the background", NULL, NULL);
   run_until_idle (demo);
+  expect_turns (demo, "subagent", NULL, 0);
 
   subagent = g_list_model_get_item (G_LIST_MODEL (retry), 0);
   if (subagent != NULL)
-    say ("  subagent “%s” runs (agent id %s); claude-code-acp does not forward its failure,\n"
-         "  so over this adapter libmend cannot resume it (a hub reporting _meta.acpmux.subagents can)",
+    say (_("  subagent “%s” runs (agent id %s); claude-code-acp does not forward its failure,\n"
+           "  so over this adapter libmend cannot resume it (a hub reporting _meta.acpmux.subagents can)"),
          mend_subagent_get_name (subagent), mend_subagent_get_agent_id (subagent));
   else
-    say ("  no subagent was reported");
+    {
+      say ("  %s", _("no subagent was reported"));
+      demo->off_script = TRUE;
+    }
 }
 
 int
@@ -593,7 +618,7 @@ run_acp_demo (Demo       *demo,
               const char *adapter,
               const char *scenario)
 {
-  static const struct { const char *name; void (*run) (Demo *); } scenarios[] = {
+  static const Scenario scenarios[] = {
     { "retry", agent_retry },
     { "give-up", agent_give_up },
     { "stop", acp_stop },
@@ -605,12 +630,11 @@ run_acp_demo (Demo       *demo,
   g_autofree char *home = NULL;
   g_autofree char *base_url = NULL;
   GSList *uris;
-  gboolean found = FALSE;
 
   soup_server_add_handler (server, "/v1/messages", serve, NULL, NULL);
   if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
     {
-      g_printerr ("mend-demo: cannot start the embedded server: %s\n", error->message);
+      g_printerr (_("mend-demo: cannot start the embedded server: %s\n"), error->message);
       return 1;
     }
   uris = soup_server_get_uris (server);
@@ -641,29 +665,28 @@ run_acp_demo (Demo       *demo,
   connect_chat (demo);
   g_signal_connect (agent, "update", G_CALLBACK (on_acp_update), demo);
 
-  say ("libmend %s — Claude Code over the Agent Client Protocol (%s) as the chat's sender,\n"
-       "against a model server on loopback; waits run %g× faster (--speed)",
+  say (_("libmend %s — Claude Code over the Agent Client Protocol (%s) as the chat's sender,\n"
+         "against a model server on loopback; waits run %g× faster (--speed)"),
        MEND_VERSION_S, adapter, get_speed ());
 
   for (guint i = 0; i < G_N_ELEMENTS (scenarios); i++)
     if (scenario == NULL || g_str_equal (scenario, scenarios[i].name))
-      {
-        found = TRUE;
-        scenarios[i].run (demo);
-      }
+      scenarios[i].run (demo);
 
-  if (found)
-    say ("\n%u requests reached the server; one ACP session (%s), started %u time%s, "
-         "%u session/cancel sent; every queued item was kept.", n_requests,
-         mend_acp_agent_get_session_id (agent) ? mend_acp_agent_get_session_id (agent) : "none",
-         mend_acp_agent_get_n_starts (agent),
-         mend_acp_agent_get_n_starts (agent) == 1 ? "" : "s",
-         mend_acp_agent_get_n_cancels (agent));
-  else
-    g_printerr ("mend-demo: no scenario “%s” (see --list)\n", scenario);
+  say ("\n%s", demo->off_script ? _("A scenario did not play as scripted.")
+                                : _("Every scenario played as scripted."));
+  say (g_dngettext (NULL,
+                    "%u requests reached the server; one ACP session (%s), started %u time, "
+                    "%u session/cancel sent; every queued item was kept.",
+                    "%u requests reached the server; one ACP session (%s), started %u times, "
+                    "%u session/cancel sent; every queued item was kept.", mend_acp_agent_get_n_starts (agent)),
+       n_requests,
+       mend_acp_agent_get_session_id (agent) ? mend_acp_agent_get_session_id (agent) : _("none"),
+       mend_acp_agent_get_n_starts (agent),
+       mend_acp_agent_get_n_cancels (agent));
 
   mend_chat_close (demo->chat);
   mend_acp_agent_terminate (agent);
   g_clear_object (&demo->chat);
-  return found ? 0 : 2;
+  return demo->off_script ? 1 : 0;
 }

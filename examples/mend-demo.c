@@ -3,19 +3,25 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Starts a flaky model server on loopback and runs a chat against it
- * through MendHttpSender: a turn that meets two 529s and then answers while
- * a follow-up waits in the queue, a turn that gives up so that "Continue the
- * current turn" heads the queue, a Stop during a wait, and a subagent that a
- * 503 failed, resumed through MendStreamObserver and a scripted agent.
- * With --agent, the same story runs through the real Claude Code CLI
- * (MendAgentProcess) against a model server of its own (mend-demo-agent.c);
- * with --acp, through Claude Code's Agent Client Protocol adapter
- * (MendAcpAgent), against the same server.
- * Waits run on a clock N× faster than real time (--speed).
+ * through MendHttpSender (mend-demo-story.c): a turn that meets two 529s and
+ * then answers while a follow-up waits in the queue, a turn that gives up so
+ * that "Continue the current turn" heads the queue, a Stop during a wait,
+ * and a subagent that a 503 failed, resumed through MendStreamObserver and
+ * a scripted agent. With --agent, the same story runs through the real
+ * Claude Code CLI (MendAgentProcess) against a model server of its own
+ * (mend-demo-agent.c); with --acp, through Claude Code's Agent Client
+ * Protocol adapter (MendAcpAgent), against the same server. With --url, one
+ * prompt goes to a real endpoint.
+ *
+ * Exit status: 0 when every scenario played as scripted (the give-up
+ * scenario's give-up is planned) or, with --url, when the turn succeeded;
+ * 1 when a turn ended otherwise; 2 for a usage error, which is reported
+ * before anything else is printed.
  */
 
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -85,7 +91,8 @@ scaled_clock_init (ScaledClock *self)
 
 /* Options and output */
 
-static double opt_speed = 2.0;
+static double opt_speed;
+static gboolean opt_speed_given;
 static gboolean opt_json;
 static gboolean opt_list;
 static char *opt_scenario;
@@ -97,11 +104,11 @@ static gboolean opt_agent;
 static char *opt_claude;
 static gboolean opt_acp;
 static char *opt_acp_adapter;
+static char **opt_prompts;
 
 static gboolean is_tty;
-static GMainLoop *loop;
 static MendRetryWait *countdown_wait;
-static guint countdown_id;
+static gulong countdown_id;
 
 void
 say (const char *format,
@@ -122,38 +129,68 @@ say (const char *format,
   g_print ("%s\n", line);
 }
 
+static const char *
+reason_label (MendReason reason)
+{
+  static const char * const labels[] = {
+    N_("capacity"), N_("rate limit"), N_("transport"), N_("timeout"), N_("empty answer"),
+    N_("server error"), N_("authentication"), N_("permission"), N_("bad request"),
+    N_("usage limit"), N_("cancelled"), N_("unknown"),
+  };
+
+  return (guint) reason < G_N_ELEMENTS (labels) ? _(labels[reason]) : "";
+}
+
+static const char *
+kind_label (MendFailureKind kind)
+{
+  static const char * const labels[] = {
+    N_("transient"), N_("permanent"), N_("limit"), N_("stopped"),
+  };
+
+  return (guint) kind < G_N_ELEMENTS (labels) ? _(labels[kind]) : "";
+}
+
+const char *
+subagent_state_label (MendSubagentState state)
+{
+  /* TRANSLATORS: what a subagent does now, after its name: “Survey” runs */
+  static const char * const labels[] = {
+    N_("runs"), N_("completed"), N_("failed"), N_("was cancelled"),
+  };
+
+  return (guint) state < G_N_ELEMENTS (labels) ? _(labels[state]) : "";
+}
+
+/* The wait as libmend describes it, translated: "Retrying in 4 s (retry 2 of 4)". */
 static char *
 countdown_text (MendRetryWait *wait)
 {
-  gint64 left = mend_retry_wait_get_remaining_ms (wait);
+  g_autofree char *text = mend_retry_wait_describe (wait);
 
-  return g_strdup_printf ("⟳ %s · retrying in %" G_GINT64_FORMAT " s · retry %u of %u",
-                          mend_reason_to_nick (mend_retry_wait_get_reason (wait)),
-                          (left + 999) / 1000,
-                          mend_retry_wait_get_attempt (wait),
-                          mend_retry_wait_get_of (wait));
+  return g_strdup_printf ("⟳ %s · %s", reason_label (mend_retry_wait_get_reason (wait)), text);
 }
 
-static gboolean
-update_countdown (gpointer data)
+/* On a terminal the line is drawn again each time the whole seconds left
+ * drop: the wait notifies remaining-seconds, no polling. */
+static void
+update_countdown (MendRetryWait *wait)
 {
-  g_autofree char *text = NULL;
+  g_autofree char *text = countdown_text (wait);
 
-  if (countdown_wait == NULL)
-    return G_SOURCE_REMOVE;
-
-  text = countdown_text (countdown_wait);
   g_print ("\r\033[K%s", text);
   fflush (stdout);
-  return G_SOURCE_CONTINUE;
 }
 
 static void
 stop_countdown (void)
 {
-  if (countdown_wait != NULL && is_tty && !opt_json)
+  if (countdown_wait == NULL)
+    return;
+  if (is_tty && !opt_json)
     g_print ("\r\033[K");
-  g_clear_handle_id (&countdown_id, g_source_remove);
+  g_clear_signal_handler (&countdown_id, countdown_wait);
+  g_signal_handlers_disconnect_by_func (countdown_wait, G_CALLBACK (stop_countdown), NULL);
   g_clear_object (&countdown_wait);
 }
 
@@ -172,8 +209,8 @@ show_wait (MendRetryWait *wait,
       countdown_wait = g_object_ref (wait);
       g_signal_connect (wait, "fired", G_CALLBACK (stop_countdown), NULL);
       g_signal_connect (wait, "cancelled", G_CALLBACK (stop_countdown), NULL);
-      countdown_id = g_timeout_add (100, update_countdown, NULL);
-      update_countdown (NULL);
+      countdown_id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (update_countdown), NULL);
+      update_countdown (wait);
     }
   else
     say ("  %s%s%s", who, *who ? " " : "", text);
@@ -199,65 +236,21 @@ queue_line (MendChat *chat)
       g_autoptr(MendQueueItem) item = g_list_model_get_item (queue, i);
       g_autofree char *text = head_of (mend_queue_item_get_text (item), 40);
 
-      g_string_append_printf (out, "%s“%s”", i ? ", " : "", text);
+      if (i > 0)
+        g_string_append (out, ", ");
+      /* TRANSLATORS: a queued message's text, quoted */
+      g_string_append_printf (out, _("“%s”"), text);
     }
   g_string_append (out, "]");
   return g_string_free (out, FALSE);
 }
 
-/* The flaky model server */
-
-typedef struct
+static const char *
+lifecycle_label (MendLifecycle lifecycle)
 {
-  guint       status;
-  const char *body;
-  const char *retry_after;
-} Reply;
+  static const char * const labels[] = { N_("ready"), N_("busy"), N_("error"), N_("closed") };
 
-static const char SSE_OK[] =
-  "event: message_start\ndata: {\"type\":\"message_start\"}\n\n"
-  "event: content_block_delta\n"
-  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Done: the build is green.\"}}\n\n"
-  "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
-
-static const char OVERLOADED[] =
-  "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
-
-static const char NO_ACCOUNTS[] =
-  "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"no non-exhausted claude accounts available\"}}";
-
-static GQueue script = G_QUEUE_INIT;   /* const Reply* for the next requests */
-static guint requests;
-
-static void
-serve (SoupServer        *server,
-       SoupServerMessage *msg,
-       const char        *path,
-       GHashTable        *query,
-       gpointer           user_data)
-{
-  const Reply *reply = g_queue_pop_head (&script);
-  static const Reply ok = { 200, SSE_OK, NULL };
-
-  requests++;
-  if (reply == NULL)
-    reply = &ok;
-
-  soup_server_message_set_status (msg, reply->status, NULL);
-  if (reply->retry_after != NULL)
-    soup_message_headers_append (soup_server_message_get_response_headers (msg),
-                                 "Retry-After", reply->retry_after);
-  soup_server_message_set_response (msg,
-                                    reply->status == 200 ? "text/event-stream" : "application/json",
-                                    SOUP_MEMORY_STATIC, reply->body, strlen (reply->body));
-}
-
-static void
-script_replies (const Reply *replies,
-                guint        n)
-{
-  for (guint i = 0; i < n; i++)
-    g_queue_push_tail (&script, (gpointer) &replies[i]);
+  return (guint) lifecycle < G_N_ELEMENTS (labels) ? _(labels[lifecycle]) : "";
 }
 
 /* The chat and what it says */
@@ -300,9 +293,9 @@ on_waiting (MendTurn      *turn,
 {
   MendFailure *failure = mend_retry_wait_get_failure (wait);
 
-  say ("  ✗ attempt %u: %s (%s)", mend_turn_get_attempt (turn),
+  say (_("  ✗ attempt %u: %s (%s)"), mend_turn_get_attempt (turn),
        failure ? mend_failure_get_message (failure) : "",
-       failure ? mend_failure_kind_to_nick (mend_failure_get_kind (failure)) : "");
+       failure ? kind_label (mend_failure_get_kind (failure)) : "");
   show_wait (wait, "");
 }
 
@@ -311,7 +304,7 @@ on_resumed (MendTurn *turn,
             guint     n,
             Demo     *demo)
 {
-  say ("  ↻ attempt %u of %u, same prompt, no new user line", n, mend_turn_get_max_attempts (turn));
+  say (_("  ↻ attempt %u of %u, same prompt, no new user line"), n, mend_turn_get_max_attempts (turn));
 }
 
 static void
@@ -325,8 +318,8 @@ on_turn_started (MendChat *chat,
 
   say ("→ %s%s", prompt, g_utf8_strlen (mend_turn_get_prompt (turn), -1) > 72 ? "…" : "");
   if (provenance != NULL && strstr (provenance, "subagent_retry") != NULL)
-    say ("  (a resume prompt, provenance %s)", provenance);
-  say ("  lifecycle busy · queue %s", queue);
+    say (_("  (a resume prompt, provenance %s)"), provenance);
+  say (_("  lifecycle %s · queue %s"), lifecycle_label (MEND_LIFECYCLE_BUSY), queue);
   g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting), demo);
   g_signal_connect (turn, "resumed", G_CALLBACK (on_resumed), demo);
 }
@@ -336,24 +329,29 @@ on_turn_finished (MendChat *chat,
                   MendTurn *turn,
                   Demo     *demo)
 {
-  static const char * const how[] = { "idle", "running", "waiting", "succeeded", "gave up", "stopped" };
   g_autofree char *queue = queue_line (chat);
   MendFailure *failure = mend_turn_get_last_failure (turn);
-  const char *lifecycle[] = { "ready", "busy", "error", "closed" };
+  MendTurnState state = mend_turn_get_state (turn);
+  guint n = mend_turn_get_attempt (turn);
+
+  g_autofree char *how = NULL;
 
   stop_countdown ();
-  if (mend_turn_get_state (turn) == MEND_TURN_FAILED && failure != NULL)
-    say ("  ✗ %s after %u attempt%s: %s (%s)", how[mend_turn_get_state (turn)],
-         mend_turn_get_attempt (turn), mend_turn_get_attempt (turn) == 1 ? "" : "s",
-         mend_failure_get_message (failure), mend_failure_kind_to_nick (mend_failure_get_kind (failure)));
+  if (state == MEND_TURN_SUCCEEDED)
+    how = g_strdup_printf (g_dngettext (NULL, "succeeded after %u attempt", "succeeded after %u attempts", n), n);
+  else if (state == MEND_TURN_STOPPED)
+    how = g_strdup_printf (g_dngettext (NULL, "stopped after %u attempt", "stopped after %u attempts", n), n);
   else
-    say ("  %s %s after %u attempt%s",
-         mend_turn_get_state (turn) == MEND_TURN_SUCCEEDED ? "✓" : "■",
-         how[mend_turn_get_state (turn)],
-         mend_turn_get_attempt (turn), mend_turn_get_attempt (turn) == 1 ? "" : "s");
-  say ("  lifecycle %s · queue %s", lifecycle[mend_chat_get_lifecycle (chat)], queue);
+    how = g_strdup_printf (g_dngettext (NULL, "gave up after %u attempt", "gave up after %u attempts", n), n);
 
-  demo->turns_done++;
+  if (state == MEND_TURN_FAILED && failure != NULL)
+    say ("  ✗ %s: %s (%s)", how, mend_failure_get_message (failure),
+         kind_label (mend_failure_get_kind (failure)));
+  else
+    say ("  %s %s", state == MEND_TURN_SUCCEEDED ? "✓" : state == MEND_TURN_STOPPED ? "■" : "✗", how);
+  say (_("  lifecycle %s · queue %s"), lifecycle_label (mend_chat_get_lifecycle (chat)), queue);
+
+  g_array_append_val (demo->ended, state);
 }
 
 void
@@ -364,15 +362,6 @@ connect_chat (Demo *demo)
   g_signal_connect (demo->chat, "record", G_CALLBACK (on_record), NULL);
 }
 
-/* Scenarios */
-
-typedef struct
-{
-  const char *name;
-  const char *summary;
-  void (*run) (Demo *demo);
-} Scenario;
-
 void
 run_until_idle (Demo *demo)
 {
@@ -380,171 +369,58 @@ run_until_idle (Demo *demo)
     g_main_context_iteration (NULL, TRUE);
 }
 
-static void
-scenario_retry (Demo *demo)
-{
-  static const Reply replies[] = {
-    { 529, OVERLOADED, NULL },
-    { 529, OVERLOADED, NULL },
-  };
+/* Whether each scenario played as scripted decides the exit status. */
 
-  say ("\n# retry: a turn meets 529 twice, then answers; the follow-up waits");
-  script_replies (replies, G_N_ELEMENTS (replies));
-  mend_chat_submit (demo->chat, "Fix the failing build", NULL, NULL);
-  mend_chat_submit (demo->chat, "Then update the changelog", NULL, NULL);
-  say ("  (queued meanwhile: “Then update the changelog”)");
-  run_until_idle (demo);
+void
+begin_scenario (Demo *demo)
+{
+  demo->scenario_start = demo->ended->len;
 }
 
-static void
-scenario_give_up (Demo *demo)
+static const char *
+state_nick (MendTurnState state)
 {
-  static const Reply replies[] = {
-    { 503, NO_ACCOUNTS, NULL },
-    { 503, NO_ACCOUNTS, NULL },
-    { 503, NO_ACCOUNTS, NULL },
-    { 503, NO_ACCOUNTS, NULL },
-    { 503, NO_ACCOUNTS, NULL },
-  };
+  static const char * const nicks[] = { "idle", "running", "waiting", "succeeded", "failed", "stopped" };
 
-  say ("\n# give-up: five 503s; the queue is kept and Continue goes to its head");
-  script_replies (replies, G_N_ELEMENTS (replies));
-  mend_chat_submit (demo->chat, "Deploy the staging stack", NULL, NULL);
-  mend_chat_submit (demo->chat, "Post the release notes", NULL, NULL);
-  run_until_idle (demo);
-  /* Clear the queue for the next scenario. */
-  while (mend_queue_get_length (mend_chat_get_queue (demo->chat)) > 0)
-    g_object_unref (mend_queue_pop (mend_chat_get_queue (demo->chat)));
+  return (guint) state < G_N_ELEMENTS (nicks) ? nicks[state] : "?";
 }
 
-static gboolean
-press_stop (gpointer data)
+static char *
+states_line (const MendTurnState *states,
+             guint                n)
 {
-  Demo *demo = data;
+  GString *out = g_string_new (NULL);
 
-  say ("  ■ Stop");
-  mend_chat_stop (demo->chat);
-  return G_SOURCE_REMOVE;
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%s", i ? ", " : "", state_nick (states[i]));
+  return g_string_free (out, FALSE);
 }
 
-static void
-scenario_stop (Demo *demo)
+/* The turns the running scenario finished must have ended in @states, in
+ * order; with @n_states 0, every one of them (at least one) succeeded. */
+void
+expect_turns (Demo                *demo,
+              const char          *scenario,
+              const MendTurnState *states,
+              guint                n_states)
 {
-  static const Reply replies[] = {
-    { 429, "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Rate limited\"}}", "8" },
-  };
+  const MendTurnState *ended = &g_array_index (demo->ended, MendTurnState, demo->scenario_start);
+  guint n_ended = demo->ended->len - demo->scenario_start;
+  gboolean as_planned = n_ended > 0 && (n_states == 0 || n_ended == n_states);
 
-  say ("\n# stop: a Stop during the wait ends the turn; no retry, no Continue");
-  script_replies (replies, G_N_ELEMENTS (replies));
-  mend_chat_submit (demo->chat, "Summarize the incident", NULL, NULL);
-  mend_chat_submit (demo->chat, "Draft the postmortem", NULL, NULL);
-  g_timeout_add ((guint) (2000 / opt_speed), press_stop, demo);
-  run_until_idle (demo);
-  say ("  the queue moves again on send_next (the idle Send):");
-  mend_chat_send_next (demo->chat);
-  run_until_idle (demo);
+  for (guint i = 0; as_planned && i < n_ended; i++)
+    as_planned = ended[i] == (n_states == 0 ? MEND_TURN_SUCCEEDED : states[i]);
+
+  if (!as_planned)
+    {
+      g_autofree char *got = states_line (ended, n_ended);
+      g_autofree char *want = n_states ? states_line (states, n_states) : g_strdup ("succeeded…");
+
+      g_printerr (_("mend-demo: the %s scenario did not play as scripted: its turns ended [%s], not [%s]\n"),
+                  scenario, got, want);
+      demo->off_script = TRUE;
+    }
 }
-
-/* The scripted agent: Claude Code's stream-json, fed to the observer. */
-
-static void
-agent_line (Demo       *demo,
-            const char *line)
-{
-  mend_stream_observer_feed_line (demo->observer, line, -1);
-}
-
-static void
-on_subagent_record (MendSubagentRetry *retry,
-                    const char        *json,
-                    Demo              *demo)
-{
-  g_autoptr(JsonNode) node = json_from_string (json, NULL);
-  JsonObject *obj = node ? json_node_get_object (node) : NULL;
-
-  on_record (G_OBJECT (retry), json, NULL);
-  if (obj != NULL)
-    say ("  subagent record: %s, %s, attempt %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT,
-         json_object_get_string_member (obj, "outcome"),
-         json_object_get_string_member (obj, "reason"),
-         json_object_get_int_member (obj, "attempt"),
-         json_object_get_int_member (obj, "of"));
-}
-
-static void
-on_subagent_waiting (MendSubagentRetry *retry,
-                     MendSubagent      *subagent,
-                     MendRetryWait     *wait,
-                     Demo              *demo)
-{
-  say ("  subagent “%s” failed: %s", mend_subagent_get_name (subagent),
-       mend_failure_get_message (mend_subagent_get_failure (subagent)));
-  show_wait (wait, "resume:");
-}
-
-static void
-on_resume_turn (MendChat *chat,
-                MendTurn *turn,
-                Demo     *demo)
-{
-  const char *provenance = mend_turn_get_provenance (turn);
-
-  /* The agent answers a resume prompt by resuming the subagent with
-   * SendMessage: a task_started for the same task id. */
-  if (provenance != NULL && strstr (provenance, "subagent_retry") != NULL)
-    agent_line (demo, "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"a7c41f\","
-                      "\"tool_use_id\":\"toolu_send_1\",\"description\":\"Push relay for GCP lane bundles\"}");
-}
-
-static void
-on_subagent_resumed (MendSubagentRetry *retry,
-                     MendSubagent      *subagent,
-                     Demo              *demo)
-{
-  say ("  subagent “%s” runs again (retryable: %s)", mend_subagent_get_name (subagent),
-       mend_subagent_get_retryable (subagent) ? "yes" : "no");
-}
-
-static void
-scenario_subagent (Demo *demo)
-{
-  MendSubagentRetry *retry = mend_chat_get_subagents (demo->chat);
-  MendSubagent *subagent;
-  gulong ids[4];
-
-  say ("\n# subagent: a background subagent dies on a 503; it is resumed in its chat");
-  ids[0] = g_signal_connect (retry, "record", G_CALLBACK (on_subagent_record), demo);
-  ids[1] = g_signal_connect (retry, "waiting", G_CALLBACK (on_subagent_waiting), demo);
-  ids[2] = g_signal_connect (retry, "resumed", G_CALLBACK (on_subagent_resumed), demo);
-  ids[3] = g_signal_connect (demo->chat, "turn-started", G_CALLBACK (on_resume_turn), demo);
-
-  agent_line (demo, "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"a7c41f\","
-                    "\"tool_use_id\":\"toolu_01\",\"description\":\"Push relay for GCP lane bundles\"}");
-  agent_line (demo, "{\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_delta\","
-                    "\"delta\":{\"type\":\"text_delta\",\"text\":\"working on the system result…\"}}}");
-  agent_line (demo, "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"a7c41f\","
-                    "\"status\":\"failed\",\"summary\":\"API Error: 503 no non-exhausted claude accounts "
-                    "available (error type server_error, HTTP 503)\"}");
-
-  subagent = mend_subagent_retry_lookup (retry, "a7c41f");
-  while (mend_subagent_get_state (subagent) != MEND_SUBAGENT_RUNNING)
-    g_main_context_iteration (NULL, TRUE);
-  run_until_idle (demo);
-  agent_line (demo, "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"a7c41f\","
-                    "\"status\":\"completed\",\"summary\":\"Relay pushed\"}");
-  say ("  subagent “%s” completed", mend_subagent_get_name (subagent));
-
-  g_signal_handler_disconnect (demo->chat, ids[3]);
-  for (guint i = 0; i < 3; i++)
-    g_signal_handler_disconnect (retry, ids[i]);
-}
-
-static const Scenario scenarios[] = {
-  { "retry", "a turn meets 529 twice, then answers; a queued follow-up runs after", scenario_retry },
-  { "give-up", "five 503s: the turn gives up and Continue heads the queue", scenario_give_up },
-  { "stop", "a Stop during a 429's wait: no retry, no Continue, queue kept", scenario_stop },
-  { "subagent", "a subagent a 503 failed is resumed in its chat", scenario_subagent },
-};
 
 /* Classification of error texts, for --classify */
 
@@ -559,25 +435,27 @@ classify (char **texts)
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (texts[i]);
       MendFailureKind kind = mend_error_policy_classify (policy, failure);
 
-      g_print ("“%s”\n  reason %s · %s", texts[i],
-               mend_reason_to_nick (mend_failure_get_reason (failure)),
+      g_print ("“%s”\n  ", texts[i]);
+      g_print (_("reason %s · %s"), mend_reason_to_nick (mend_failure_get_reason (failure)),
                mend_failure_kind_to_nick (kind));
       if (mend_failure_get_retry_after_ms (failure) >= 0)
-        g_print (" · server asks to wait %" G_GINT64_FORMAT " ms", mend_failure_get_retry_after_ms (failure));
-      g_print ("\n  decided by %s\n", mend_failure_get_rule (failure));
+        g_print (_(" · server asks to wait %u ms"), (guint) mend_failure_get_retry_after_ms (failure));
+      g_print ("\n  ");
+      g_print (_("decided by %s"), mend_failure_get_rule (failure));
+      g_print ("\n");
       if (mend_failure_get_reason (failure) == MEND_REASON_RATE_LIMIT && kind == MEND_FAILURE_LIMIT)
-        g_print ("  a limit: the server's wait is above retry-after-max-ms (%u ms)\n",
+        g_print (_("  a limit: the server's wait is above retry-after-max-ms (%u ms)\n"),
                  mend_error_policy_get_retry_after_max_ms (policy));
       if (kind == MEND_FAILURE_TRANSIENT)
         {
-          g_print ("  waits:");
+          g_print ("  %s", _("waits:"));
           for (guint retry = 1; retry <= mend_error_policy_get_max_retries (policy); retry++)
             {
               gint64 delay = mend_error_policy_delay_for (policy, retry, failure, NULL);
 
               if (delay < 0)
                 {
-                  g_print (" none: the server's wait is above %u ms, so it gives up at once",
+                  g_print (_(" none: the server's wait is above %u ms, so it gives up at once"),
                            mend_error_policy_get_retry_after_max_ms (policy));
                   break;
                 }
@@ -588,7 +466,76 @@ classify (char **texts)
     }
 }
 
-static void
+/* Arguments: every error is reported, with exit status 2, before the
+ * banner or anything else is printed. */
+
+static gboolean
+parse_speed (const char  *name,
+             const char  *value,
+             gpointer     data,
+             GError     **error)
+{
+  char *end = NULL;
+  double speed = g_ascii_strtod (value, &end);
+
+  if (end == value || *end != '\0' || !(speed > 0 && speed <= 1000))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   _("--speed must be a number above 0 and at most 1000, not “%s”"), value);
+      return FALSE;
+    }
+  opt_speed = speed;
+  opt_speed_given = TRUE;
+  return TRUE;
+}
+
+static gboolean
+usage_error (const char *format,
+             ...) G_GNUC_PRINTF (1, 2);
+
+static gboolean
+usage_error (const char *format,
+             ...)
+{
+  g_autofree char *text = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_printerr ("mend-demo: %s\n", text);
+  return FALSE;
+}
+
+static gboolean
+check_arguments (void)
+{
+  gboolean found = opt_scenario == NULL;
+
+  if ((opt_url != NULL) + opt_agent + opt_acp > 1)
+    return usage_error (_("--url, --agent and --acp each play a different chat: give one of them"));
+  for (guint i = 0; i < n_story_scenarios; i++)
+    found |= g_strcmp0 (opt_scenario, story_scenarios[i].name) == 0;
+  if (!found)
+    return usage_error (_("no scenario “%s” (see --list)"), opt_scenario);
+  if (opt_url == NULL && opt_prompts != NULL && opt_prompts[0] != NULL)
+    return usage_error (_("a PROMPT is sent with --url only"));
+  if (opt_url == NULL && opt_headers != NULL)
+    return usage_error (_("--header is sent with --url only"));
+  if (opt_url != NULL)
+    {
+      g_autofree char *scheme = g_uri_parse_scheme (opt_url);
+
+      if (opt_scenario != NULL)
+        return usage_error (_("--scenario plays the story, which --url does not"));
+      if (!g_uri_is_valid (opt_url, G_URI_FLAGS_NONE, NULL) ||
+          (g_strcmp0 (scheme, "http") != 0 && g_strcmp0 (scheme, "https") != 0))
+        return usage_error (_("--url wants an http or https URL, not “%s”"), opt_url);
+    }
+  return TRUE;
+}
+
+static gboolean
 add_headers (MendHttpSender *sender)
 {
   for (guint i = 0; opt_headers != NULL && opt_headers[i] != NULL; i++)
@@ -597,16 +544,153 @@ add_headers (MendHttpSender *sender)
       g_autoptr(GError) error = NULL;
 
       if (parts[0] == NULL || parts[1] == NULL)
-        {
-          g_printerr ("mend-demo: --header wants NAME: VALUE, not “%s”\n", opt_headers[i]);
-          exit (2);
-        }
+        return usage_error (_("--header wants NAME: VALUE, not “%s”"), opt_headers[i]);
       if (!mend_http_sender_set_header (sender, g_strstrip (parts[0]), g_strstrip (parts[1]), &error))
-        {
-          g_printerr ("mend-demo: %s\n", error->message);
-          exit (2);
-        }
+        return usage_error ("%s", error->message);
     }
+  return TRUE;
+}
+
+/* The demo speaks libmend's language: its strings are in libmend's domain,
+ * whose catalogue libmend binds when its first class is made. Binding after
+ * that lets MEND_DEMO_LOCALEDIR point an uninstalled build at its own. */
+static void
+bind_text_domain (void)
+{
+  const char *dir = g_getenv ("MEND_DEMO_LOCALEDIR");
+
+  g_type_class_unref (g_type_class_ref (MEND_TYPE_RETRY_WAIT));
+  bindtextdomain (GETTEXT_PACKAGE, dir != NULL && dir[0] != '\0' ? dir : LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
+
+static GOptionContext *
+make_option_context (void)
+{
+  const GOptionEntry entries[] = {
+    { "scenario", 's', 0, G_OPTION_ARG_STRING, &opt_scenario, N_("Play only scenario NAME (see --list)"), N_("NAME") },
+    { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, N_("List the scenarios"), NULL },
+    { "speed", 0, 0, G_OPTION_ARG_CALLBACK, parse_speed, N_("Run the waits N× faster than real time (default 2; 1 with --url)"), N_("N") },
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json, N_("Print the retry records as JSON lines only"), NULL },
+    { "url", 'u', 0, G_OPTION_ARG_STRING, &opt_url, N_("Send PROMPT to a real endpoint instead of playing the story"), N_("URL") },
+    { "header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &opt_headers, N_("Add a header to every request (with --url), e.g. “x-api-key: …”"), N_("NAME: VALUE") },
+    { "policy", 'p', 0, G_OPTION_ARG_FILENAME, &opt_policy, N_("Load the turn policy from a JSON FILE"), N_("FILE") },
+    { "classify", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &opt_classify, N_("Show how an error TEXT is classified and the waits it implies (repeatable)"), N_("TEXT") },
+    { "agent", 'a', 0, G_OPTION_ARG_NONE, &opt_agent, N_("Play the story with the real Claude Code CLI as the sender"), NULL },
+    { "claude", 0, 0, G_OPTION_ARG_FILENAME, &opt_claude, N_("The claude program for --agent (default: $MEND_CLAUDE, else the one tools/setup.sh installed)"), N_("PATH") },
+    { "acp", 0, 0, G_OPTION_ARG_NONE, &opt_acp, N_("Play the story with Claude Code over the Agent Client Protocol (claude-code-acp) as the sender"), NULL },
+    { "acp-adapter", 0, 0, G_OPTION_ARG_FILENAME, &opt_acp_adapter, N_("The claude-code-acp program for --acp (default: $MEND_CLAUDE_CODE_ACP, else the one tools/setup.sh installed)"), N_("PATH") },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_prompts, NULL, N_("[PROMPT]") },
+    { NULL }
+  };
+  GOptionContext *context = g_option_context_new (NULL);
+
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  g_option_context_set_summary (context,
+    _("Shows libmend keeping an agent's work going when the model's upstream\n"
+      "fails for a moment. With no options it starts a flaky model server on\n"
+      "loopback and plays every scenario against it: retries with backoff, a\n"
+      "give-up that keeps the queue, a Stop, and a subagent resumed in its chat."));
+  g_option_context_set_description (context,
+    _("Exit status:\n"
+      "  0  every scenario played as scripted (the give-up scenario's give-up is\n"
+      "     part of the script); with --url, the turn succeeded\n"
+      "  1  a turn ended otherwise: with --url, it gave up, failed or was stopped\n"
+      "  2  a usage error, reported before anything else is printed\n"
+      "\n"
+      "Examples:\n"
+      "  mend-demo                      play every scenario\n"
+      "  mend-demo -s retry --speed 1   one scenario, waits in real time\n"
+      "  mend-demo --json               the structured retry records only\n"
+      "  mend-demo --agent              the same story through the real Claude Code CLI\n"
+      "  mend-demo --acp                the same story over the Agent Client Protocol\n"
+      "  mend-demo -c 'API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}'\n"
+      "  mend-demo --url https://api.anthropic.com/v1/messages \\\n"
+      "            -H 'x-api-key: …' -H 'anthropic-version: 2023-06-01' 'Say hello'\n"
+      "\n"
+      "See mend-demo(1)."));
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  return context;
+}
+
+static int
+play (Demo            *demo,
+      MendClock       *clock,
+      MendErrorPolicy *policy)
+{
+  g_autoptr(SoupServer) server = soup_server_new (NULL, NULL);
+  g_autoptr(MendHttpSender) sender = NULL;
+  g_autofree char *endpoint = NULL;
+  int status;
+
+  if (opt_url == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      GSList *uris;
+
+      story_serve (server);
+      if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
+        {
+          g_printerr (_("mend-demo: cannot start the embedded server: %s\n"), error->message);
+          return 1;
+        }
+      uris = soup_server_get_uris (server);
+      endpoint = g_strdup_printf ("http://127.0.0.1:%d/v1/messages", g_uri_get_port (uris->data));
+      g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+    }
+  else
+    endpoint = g_strdup (opt_url);
+
+  sender = mend_http_sender_new (endpoint);
+  if (!add_headers (sender))
+    return 2;
+  g_signal_connect (sender, "content", G_CALLBACK (on_content), demo);
+
+  demo->chat = g_object_new (MEND_TYPE_CHAT,
+                             "clock", clock,
+                             "policy", policy,
+                             "sender", sender,
+                             "id", "demo",
+                             NULL);
+  demo->observer = mend_stream_observer_new (demo->chat);
+  connect_chat (demo);
+
+  if (opt_speed == 1)
+    say (_("libmend %s — a chat against %s; waits run in real time (--speed)"), MEND_VERSION_S,
+         opt_url ? opt_url : _("a flaky model server on loopback"));
+  else
+    say (_("libmend %s — a chat against %s; waits run %g× faster (--speed)"), MEND_VERSION_S,
+         opt_url ? opt_url : _("a flaky model server on loopback"), opt_speed);
+
+  if (opt_url != NULL)
+    {
+      const char *prompt = opt_prompts && opt_prompts[0] ? opt_prompts[0] : "Say hello in five words.";
+
+      mend_chat_submit (demo->chat, prompt, NULL, NULL);
+      run_until_idle (demo);
+      status = demo->ended->len == 1 &&
+               g_array_index (demo->ended, MendTurnState, 0) == MEND_TURN_SUCCEEDED ? 0 : 1;
+    }
+  else
+    {
+      for (guint i = 0; i < n_story_scenarios; i++)
+        if (opt_scenario == NULL || g_str_equal (opt_scenario, story_scenarios[i].name))
+          story_scenarios[i].run (demo);
+
+      say ("\n%s", demo->off_script ? _("A scenario did not play as scripted.")
+                                    : _("Every scenario played as scripted."));
+      say (g_dngettext (NULL, "%u request reached the server; every queued item was kept.",
+                        "%u requests reached the server; every queued item was kept.", story_requests ()),
+           story_requests ());
+      status = demo->off_script ? 1 : 0;
+    }
+
+  stop_countdown ();
+  mend_chat_close (demo->chat);
+  g_clear_object (&demo->observer);
+  g_clear_object (&demo->chat);
+  return status;
 }
 
 int
@@ -616,49 +700,16 @@ main (int   argc,
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(MendErrorPolicy) policy = NULL;
-  g_autoptr(SoupServer) server = NULL;
-  g_autoptr(MendHttpSender) sender = NULL;
   g_autoptr(MendClock) clock = NULL;
-  g_auto(GStrv) prompts = NULL;
-  g_autofree char *endpoint = NULL;
+  const char *program = NULL;
   Demo demo = { 0 };
-  const GOptionEntry entries[] = {
-    { "scenario", 's', 0, G_OPTION_ARG_STRING, &opt_scenario, "Run only scenario NAME (see --list)", "NAME" },
-    { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, "List the scenarios", NULL },
-    { "speed", 0, 0, G_OPTION_ARG_DOUBLE, &opt_speed, "Run the waits N× faster than real time (default 2)", "N" },
-    { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json, "Print the retry records as JSON lines only", NULL },
-    { "url", 'u', 0, G_OPTION_ARG_STRING, &opt_url, "Send PROMPT… to a real endpoint instead of the embedded server", "URL" },
-    { "header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &opt_headers, "Add a header to every request (with --url), e.g. “x-api-key: …”", "NAME: VALUE" },
-    { "policy", 'p', 0, G_OPTION_ARG_FILENAME, &opt_policy, "Load the turn policy from a JSON FILE", "FILE" },
-    { "classify", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &opt_classify, "Show how an error TEXT is classified and the waits it implies (repeatable)", "TEXT" },
-    { "agent", 'a', 0, G_OPTION_ARG_NONE, &opt_agent, "Play the story with the real Claude Code CLI as the sender", NULL },
-    { "claude", 0, 0, G_OPTION_ARG_FILENAME, &opt_claude, "The claude program for --agent (default: $MEND_CLAUDE, else the one tools/setup.sh installed)", "PATH" },
-    { "acp", 0, 0, G_OPTION_ARG_NONE, &opt_acp, "Play the story with Claude Code over the Agent Client Protocol (claude-code-acp) as the sender", NULL },
-    { "acp-adapter", 0, 0, G_OPTION_ARG_FILENAME, &opt_acp_adapter, "The claude-code-acp program for --acp (default: $MEND_CLAUDE_CODE_ACP, else the one tools/setup.sh installed)", "PATH" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &prompts, NULL, "[PROMPT…]" },
-    { NULL }
-  };
+  int status;
 
   setlocale (LC_ALL, "");
+  bind_text_domain ();
   g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", FALSE);
 
-  context = g_option_context_new (NULL);
-  g_option_context_set_summary (context,
-    "Shows libmend keeping an agent's work going when the model's upstream\n"
-    "fails for a moment. With no options it starts a flaky model server on\n"
-    "loopback and plays every scenario against it: retries with backoff, a\n"
-    "give-up that keeps the queue, a Stop, and a subagent resumed in its chat.");
-  g_option_context_set_description (context,
-    "Examples:\n"
-    "  mend-demo                      play every scenario\n"
-    "  mend-demo -s retry --speed 1   one scenario, waits in real time\n"
-    "  mend-demo --json               the structured retry records only\n"
-    "  mend-demo --agent              the same story through the real Claude Code CLI\n"
-    "  mend-demo --acp                the same story over the Agent Client Protocol\n"
-    "  mend-demo -c 'API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}'\n"
-    "  mend-demo --url https://api.anthropic.com/v1/messages \\\n"
-    "            -H 'x-api-key: …' -H 'anthropic-version: 2023-06-01' 'Say hello'");
-  g_option_context_add_main_entries (context, entries, NULL);
+  context = make_option_context ();
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       g_printerr ("mend-demo: %s\n", error->message);
@@ -667,8 +718,8 @@ main (int   argc,
 
   if (opt_list)
     {
-      for (guint i = 0; i < G_N_ELEMENTS (scenarios); i++)
-        g_print ("%-9s %s\n", scenarios[i].name, scenarios[i].summary);
+      for (guint i = 0; i < n_story_scenarios; i++)
+        g_print ("%-9s %s\n", story_scenarios[i].name, story_summary (i));
       return 0;
     }
 
@@ -678,11 +729,10 @@ main (int   argc,
       return 0;
     }
 
-  if (!(opt_speed > 0 && opt_speed <= 1000))
-    {
-      g_printerr ("mend-demo: --speed must be above 0 and at most 1000\n");
-      return 2;
-    }
+  if (!check_arguments ())
+    return 2;
+  if (!opt_speed_given)
+    opt_speed = opt_url != NULL ? 1 : 2;
 
   if (opt_policy != NULL)
     policy = mend_error_policy_new_from_file (opt_policy, &error);
@@ -694,122 +744,50 @@ main (int   argc,
       return 2;
     }
 
-  is_tty = isatty (STDOUT_FILENO) && !opt_json;
-  loop = g_main_loop_new (NULL, FALSE);
-  clock = g_object_new (scaled_clock_get_type (), NULL);
-  ((ScaledClock *) clock)->speed = opt_speed;
-
   if (opt_acp)
     {
-      const char *adapter = opt_acp_adapter ? opt_acp_adapter : g_getenv ("MEND_CLAUDE_CODE_ACP");
-      int status;
-
-      if (adapter == NULL || adapter[0] == '\0')
-        adapter = MEND_DEMO_CLAUDE_CODE_ACP;
-      if (!g_file_test (adapter, G_FILE_TEST_IS_EXECUTABLE))
+      program = opt_acp_adapter ? opt_acp_adapter : g_getenv ("MEND_CLAUDE_CODE_ACP");
+      if (program == NULL || program[0] == '\0')
+        program = MEND_DEMO_CLAUDE_CODE_ACP;
+      if (!g_file_test (program, G_FILE_TEST_IS_EXECUTABLE))
         {
-          g_printerr ("mend-demo: no claude-code-acp at %s: run tools/setup.sh, or give --acp-adapter PATH\n", adapter);
+          g_printerr (_("mend-demo: no claude-code-acp at %s: run tools/setup.sh, or give --acp-adapter PATH\n"), program);
           return 1;
         }
-      status = run_acp_demo (&demo, clock, adapter, opt_scenario);
-      stop_countdown ();
-      g_main_loop_unref (loop);
-      g_free (opt_scenario);
-      g_free (opt_acp_adapter);
-      return status;
     }
-
-  if (opt_agent)
+  else if (opt_agent)
     {
-      const char *claude = opt_claude ? opt_claude : g_getenv ("MEND_CLAUDE");
-      int status;
-
-      if (claude == NULL || claude[0] == '\0')
-        claude = MEND_DEMO_CLAUDE;
-      if (!g_file_test (claude, G_FILE_TEST_IS_EXECUTABLE))
+      program = opt_claude ? opt_claude : g_getenv ("MEND_CLAUDE");
+      if (program == NULL || program[0] == '\0')
+        program = MEND_DEMO_CLAUDE;
+      if (!g_file_test (program, G_FILE_TEST_IS_EXECUTABLE))
         {
-          g_printerr ("mend-demo: no Claude Code CLI at %s: run tools/setup.sh, or give --claude PATH\n", claude);
+          g_printerr (_("mend-demo: no Claude Code CLI at %s: run tools/setup.sh, or give --claude PATH\n"), program);
           return 1;
         }
-      status = run_agent_demo (&demo, clock, claude, opt_scenario);
-      stop_countdown ();
-      g_main_loop_unref (loop);
-      g_free (opt_scenario);
-      g_free (opt_claude);
-      return status;
     }
 
-  if (opt_url == NULL)
-    {
-      GSList *uris;
-      GUri *uri;
+  is_tty = isatty (STDOUT_FILENO) && !opt_json;
+  clock = g_object_new (scaled_clock_get_type (), NULL);
+  ((ScaledClock *) clock)->speed = opt_speed;
+  demo.ended = g_array_new (FALSE, FALSE, sizeof (MendTurnState));
 
-      server = soup_server_new (NULL, NULL);
-      soup_server_add_handler (server, "/v1/messages", serve, NULL, NULL);
-      if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
-        {
-          g_printerr ("mend-demo: cannot start the embedded server: %s\n", error->message);
-          return 1;
-        }
-      uris = soup_server_get_uris (server);
-      uri = uris->data;
-      endpoint = g_strdup_printf ("http://127.0.0.1:%d/v1/messages", g_uri_get_port (uri));
-      g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
-    }
+  if (opt_acp)
+    status = run_acp_demo (&demo, clock, program, opt_scenario);
+  else if (opt_agent)
+    status = run_agent_demo (&demo, clock, program, opt_scenario);
   else
-    endpoint = g_strdup (opt_url);
-
-  sender = mend_http_sender_new (endpoint);
-  add_headers (sender);
-  g_signal_connect (sender, "content", G_CALLBACK (on_content), &demo);
-
-  demo.chat = g_object_new (MEND_TYPE_CHAT,
-                            "clock", clock,
-                            "policy", policy,
-                            "sender", sender,
-                            "id", "demo",
-                            NULL);
-  demo.observer = mend_stream_observer_new (demo.chat);
-  connect_chat (&demo);
-
-  say ("libmend %s — a chat against %s; waits run %g× faster (--speed)",
-       MEND_VERSION_S, opt_url ? opt_url : "a flaky model server on loopback", opt_speed);
-
-  if (opt_url != NULL)
-    {
-      const char *prompt = prompts && prompts[0] ? prompts[0] : "Say hello in five words.";
-
-      mend_chat_submit (demo.chat, prompt, NULL, NULL);
-      run_until_idle (&demo);
-    }
-  else
-    {
-      gboolean found = FALSE;
-
-      for (guint i = 0; i < G_N_ELEMENTS (scenarios); i++)
-        if (opt_scenario == NULL || g_str_equal (opt_scenario, scenarios[i].name))
-          {
-            found = TRUE;
-            scenarios[i].run (&demo);
-          }
-
-      if (!found)
-        {
-          g_printerr ("mend-demo: no scenario “%s” (see --list)\n", opt_scenario);
-          return 2;
-        }
-      say ("\n%u requests reached the server; every queued item was kept.", requests);
-    }
+    status = play (&demo, clock, policy);
 
   stop_countdown ();
-  mend_chat_close (demo.chat);
-  g_clear_object (&demo.observer);
-  g_clear_object (&demo.chat);
-  g_main_loop_unref (loop);
+  g_array_unref (demo.ended);
   g_free (opt_scenario);
   g_free (opt_url);
   g_free (opt_policy);
+  g_free (opt_claude);
+  g_free (opt_acp_adapter);
   g_strfreev (opt_headers);
   g_strfreev (opt_classify);
-  return 0;
+  g_strfreev (opt_prompts);
+  return status;
 }
