@@ -54,6 +54,23 @@
  * Each chat's waits are offset by a stable amount in
  * [0, [property@Mend.ErrorPolicy:stagger-ms]) derived from its id, so that
  * chats failing on the same gateway blip do not all retry at once.
+ *
+ * Example:
+ *
+ * ```c
+ * MendChat *chat = mend_chat_new_with_sender (MEND_SENDER (sender), NULL);
+ * g_autoptr(GError) error = NULL;
+ *
+ * g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started), NULL);
+ * if (!mend_chat_submit (chat, "Fix the failing build", NULL, &error))
+ *   g_warning ("%s", error->message);
+ * // While that turn runs or retries, this one waits in the queue.
+ * mend_chat_submit (chat, "Then update the changelog", NULL, NULL);
+ *
+ * // The user's Stop, and later the Send of an empty composer:
+ * mend_chat_stop (chat);
+ * mend_chat_send_next (chat);
+ * ```
  */
 
 struct _MendChat

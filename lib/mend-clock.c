@@ -38,6 +38,22 @@
  *
  * Timers run on the thread-default main context of the thread that added
  * them.
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * on_due (gpointer user_data)
+ * {
+ *   g_print ("two seconds later\n");
+ * }
+ *
+ * MendClock *clock = mend_clock_get_default ();
+ * guint id = mend_clock_add_timeout (clock, 2000, on_due, NULL, NULL);
+ *
+ * // Changed one's mind:
+ * mend_clock_remove_timeout (clock, id);
+ * ```
  */
 
 typedef struct

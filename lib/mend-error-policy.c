@@ -28,6 +28,22 @@
  * in camel case (`maxRetries`, `baseDelayMs`, `jitter`: `"additive"`, …);
  * bad configuration is a %MEND_POLICY_ERROR naming the key, and nothing of
  * it is applied.
+ *
+ * Example:
+ *
+ * ```c
+ * g_autoptr(GError) error = NULL;
+ * g_autoptr(MendErrorPolicy) policy =
+ *   mend_error_policy_new_from_json ("{\"maxRetries\": 6, \"baseDelayMs\": 500, \"jitter\": \"full\"}",
+ *                                    &error);
+ * g_autoptr(MendFailure) failure = mend_failure_new_from_text ("API Error: 529 Overloaded");
+ *
+ * if (policy == NULL)
+ *   g_error ("%s", error->message);  // names the bad key
+ * if (mend_error_policy_classify (policy, failure) == MEND_FAILURE_TRANSIENT)
+ *   g_print ("first retry in %" G_GINT64_FORMAT " ms\n",
+ *            mend_error_policy_delay_for (policy, 1, failure, NULL));
+ * ```
  */
 
 #define MAX_MS          MEND_ERROR_POLICY_MAX_MS

@@ -45,6 +45,18 @@
  * Text is matched case-insensitively; a status inside text counts only as a
  * whole number ("15000" is not 500). Anything not recognized is
  * %MEND_REASON_UNKNOWN and fails closed: it is not retried.
+ *
+ * Example:
+ *
+ * ```c
+ * g_autoptr(MendFailure) failure =
+ *   mend_failure_new_from_text ("API Error: 503 no non-exhausted claude accounts available");
+ *
+ * g_print ("%s, %s, decided by %s\n",
+ *          mend_reason_to_nick (mend_failure_get_reason (failure)),        // "capacity"
+ *          mend_failure_kind_to_nick (mend_failure_get_kind (failure)),    // "transient"
+ *          mend_failure_get_rule (failure));
+ * ```
  */
 
 struct _MendFailure

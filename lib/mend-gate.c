@@ -43,6 +43,22 @@
  *
  * [func@Mend.Gate.get_for_uri] gives one gate per origin, so that chats
  * talking to one upstream can share it without arranging it.
+ *
+ * Example:
+ *
+ * ```c
+ * const char *uri = "https://api.anthropic.com/v1/messages";
+ * MendGate *gate = mend_gate_get_for_uri (uri);  // one per origin, shared
+ * g_autoptr(MendHttpSender) sender = mend_http_sender_new (uri);
+ * g_autoptr(MendChat) chat = g_object_new (MEND_TYPE_CHAT,
+ *                                          "sender", sender,
+ *                                          "gate", gate,
+ *                                          NULL);
+ *
+ * if (mend_gate_get_state (gate) == MEND_GATE_OPEN)
+ *   g_print ("the upstream is down; next check in %" G_GINT64_FORMAT " ms\n",
+ *            mend_gate_get_next_check_ms (gate));
+ * ```
  */
 
 #define FAILURE_WINDOW_US     (30 * G_USEC_PER_SEC)

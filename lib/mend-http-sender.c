@@ -56,6 +56,20 @@
  *
  * [property@Mend.HttpSender:timeout-ms] bounds each attempt, measured on the
  * turn's clock. Header values are never logged.
+ *
+ * Example:
+ *
+ * ```c
+ * g_autoptr(MendHttpSender) sender = mend_http_sender_new ("https://api.anthropic.com/v1/messages");
+ * g_autoptr(GError) error = NULL;
+ *
+ * if (!mend_http_sender_set_header (sender, "x-api-key", api_key, &error))
+ *   g_warning ("%s", error->message);  // a value HTTP cannot carry
+ * mend_http_sender_set_header (sender, "anthropic-version", "2023-06-01", NULL);
+ * mend_http_sender_set_timeout_ms (sender, 120000);
+ *
+ * MendChat *chat = mend_chat_new_with_sender (MEND_SENDER (sender), NULL);
+ * ```
  */
 
 struct _MendHttpSender

@@ -20,6 +20,17 @@
  *
  * Monotonic time starts at 0; wall-clock time starts at the value given to
  * [ctor@Mend.ManualClock.new] and moves with it.
+ *
+ * Example:
+ *
+ * ```c
+ * g_autoptr(MendClock) clock = mend_manual_clock_new (1764500000000000);
+ * g_autoptr(MendChat) chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", sender, NULL);
+ *
+ * mend_chat_submit (chat, "Fix the failing build", NULL, NULL);
+ * // The first attempt failed with a 529; its wait fires now, not in 250 ms:
+ * mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 500);
+ * ```
  */
 
 struct _MendManualClock

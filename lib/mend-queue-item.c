@@ -19,6 +19,19 @@
  * edited through [method@Mend.Queue.replace_text] the item stays the same
  * object and notifies [property@Mend.QueueItem:text], so a row bound to it
  * keeps its widget.
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * bind_row (GtkLabel *label, MendQueueItem *item)
+ * {
+ *   // Editing the item's text notifies it: the row follows.
+ *   g_object_bind_property (item, "text", label, "label", G_BINDING_SYNC_CREATE);
+ *   g_object_set_data_full (G_OBJECT (label), "item-id",
+ *                           g_strdup (mend_queue_item_get_id (item)), g_free);
+ * }
+ * ```
  */
 
 struct _MendQueueItem

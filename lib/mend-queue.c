@@ -35,6 +35,23 @@
  * items keep their identity: editing one with
  * [method@Mend.Queue.replace_text] changes the text of the same
  * [class@Mend.QueueItem] object.
+ *
+ * Example:
+ *
+ * ```c
+ * MendQueue *queue = mend_chat_get_queue (chat);
+ * g_autoptr(GError) error = NULL;
+ * MendQueueItem *item;
+ *
+ * // A list widget shows the queue as it changes.
+ * gtk_list_view_set_model (view, GTK_SELECTION_MODEL (gtk_no_selection_new (g_object_ref (G_LIST_MODEL (queue)))));
+ *
+ * item = mend_queue_push (queue, "Then update the changelog", NULL, &error);
+ * if (item == NULL)
+ *   g_warning ("%s", error->message);  // blank, too large, or the queue is full
+ * else
+ *   mend_queue_replace_text (queue, mend_queue_item_get_id (item), "Then update NEWS", NULL);
+ * ```
  */
 
 #define MAX_ITEMS_LIMIT 1024u

@@ -32,6 +32,26 @@
  *
  * Pending waits cost one timer each in their clock's ordered set, and no
  * wakeup until the earliest deadline.
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * on_remaining (MendRetryWait *wait, GParamSpec *pspec, GtkLabel *banner)
+ * {
+ *   g_autofree char *text = mend_retry_wait_describe (wait);  // "Retrying in 4 s (retry 2 of 4)"
+ *
+ *   gtk_label_set_text (banner, text);
+ * }
+ *
+ * static void
+ * on_waiting (MendTurn *turn, MendRetryWait *wait, GtkLabel *banner)
+ * {
+ *   g_signal_connect_object (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), banner, 0);
+ *   on_remaining (wait, NULL, banner);
+ *   // A "Retry now" button calls mend_retry_wait_fire_now (wait).
+ * }
+ * ```
  */
 
 struct _MendRetryWait

@@ -23,6 +23,38 @@
  *
  * Without a sender, a turn emits [signal@Mend.Turn::attempt] and the app
  * reports the end with [method@Mend.Turn.succeed] or [method@Mend.Turn.fail].
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * my_sender_send_async (MendSender          *sender,
+ *                       MendTurn            *turn,
+ *                       guint                attempt,
+ *                       int                  io_priority,
+ *                       GCancellable        *cancellable,
+ *                       GAsyncReadyCallback  callback,
+ *                       gpointer             user_data)
+ * {
+ *   g_autoptr(GTask) task = g_task_new (sender, cancellable, callback, user_data);
+ *
+ *   // Send mend_turn_get_prompt (turn); then NULL for success, or the failure:
+ *   g_task_return_pointer (task, mend_failure_new_from_http (529, NULL, NULL), g_object_unref);
+ * }
+ *
+ * static MendFailure *
+ * my_sender_send_finish (MendSender *sender, GAsyncResult *result, GError **error)
+ * {
+ *   return g_task_propagate_pointer (G_TASK (result), error);
+ * }
+ *
+ * static void
+ * my_sender_iface_init (MendSenderInterface *iface)
+ * {
+ *   iface->send_async = my_sender_send_async;
+ *   iface->send_finish = my_sender_send_finish;
+ * }
+ * ```
  */
 
 G_DEFINE_INTERFACE (MendSender, mend_sender, G_TYPE_OBJECT)

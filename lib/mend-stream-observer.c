@@ -72,6 +72,21 @@
  * Feed lines one by one with [method@Mend.StreamObserver.feed_line], or let
  * [method@Mend.StreamObserver.watch_async] read them from a stream, such
  * as the standard output of a [class@Gio.Subprocess].
+ *
+ * Example:
+ *
+ * ```c
+ * g_autoptr(GError) error = NULL;
+ * g_autoptr(GSubprocess) agent =
+ *   g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+ *                     "claude", "-p", "--output-format", "stream-json", "--verbose", NULL);
+ * g_autoptr(MendStreamObserver) observer = mend_stream_observer_new (chat);
+ *
+ * // Each line the agent writes reaches the chat: results end turns,
+ * // failed subagents are resumed.
+ * mend_stream_observer_watch_async (observer, g_subprocess_get_stdout_pipe (agent),
+ *                                   NULL, on_watch_done, NULL);
+ * ```
  */
 
 #define DEBUG_PREFIX_MAX  80

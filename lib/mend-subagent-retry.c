@@ -55,6 +55,20 @@
  *
  * A chat keeps at most [property@Mend.SubagentRetry:max-failed] failed
  * subagents that no retry waits for; past that the oldest is forgotten.
+ *
+ * Example:
+ *
+ * ```c
+ * MendSubagentRetry *subagents = mend_chat_get_subagents (chat);
+ * g_autoptr(MendFailure) failure =
+ *   mend_failure_new_from_text ("API Error: 503 no non-exhausted claude accounts available");
+ *
+ * // What an agent's stream said, when no MendStreamObserver reads it:
+ * mend_subagent_retry_started (subagents, "toolu_01", "a7c41f", "Survey the tree");
+ * mend_subagent_retry_failed (subagents, "toolu_01", failure);
+ * // A resume prompt goes to the chat after the resume policy's first delay.
+ * g_signal_connect (subagents, "entry-changed", G_CALLBACK (on_entry_changed), NULL);
+ * ```
  */
 
 /* An entry is counted: a loop that emits signals holds its entries, so a

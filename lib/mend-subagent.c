@@ -21,6 +21,20 @@
  * everyone else. [method@Mend.Subagent.to_json] gives the entry that logs
  * and web views carry: `{"subagentId","agentId","name","state",
  * "retryable","retry":{"attempt","of","reason","nextAt"}|null}`.
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * on_entry_changed (MendSubagentRetry *retry, MendSubagent *subagent, const char *json, gpointer data)
+ * {
+ *   MendRetryWait *wait = mend_subagent_get_retry (subagent);
+ *   g_autofree char *text = wait ? mend_retry_wait_describe (wait) : NULL;
+ *
+ *   g_print ("%s: %s\n", mend_subagent_get_name (subagent),
+ *            text ? text : mend_subagent_get_retryable (subagent) ? "can be retried" : "");
+ * }
+ * ```
  */
 
 struct _MendSubagent

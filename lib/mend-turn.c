@@ -39,6 +39,24 @@
  * `succeed ()` or `fail ()` for an attempt that was stopped is ignored.
  *
  * [signal@Mend.Turn::finished] is emitted exactly once, at the end.
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * on_attempt (MendTurn *turn, guint n, GCancellable *cancellable, gpointer data)
+ * {
+ *   // Send mend_turn_get_prompt (turn) the app's own way, then report
+ *   // mend_turn_succeed (turn), or mend_turn_fail (turn, failure) with a
+ *   // MendFailure made from what went wrong.
+ * }
+ *
+ * g_autoptr(MendTurn) turn = mend_turn_new ("Fix the failing build", NULL);
+ *
+ * g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), NULL);
+ * g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting), banner);
+ * mend_turn_start (turn, NULL);
+ * ```
  */
 
 struct _MendTurn
