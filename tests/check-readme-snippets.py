@@ -112,7 +112,8 @@ elif lang == "vala":
     build(compiler + ["--pkg", "libmend-1", "--pkg", "libsoup-3.0",
                       "--vapidir", os.path.join(builddir, "introspection"),
                       "-X", "-I" + lib, "-X", "-I" + os.path.join(srcdir, "lib"),
-                      "-X", "-L" + lib, "-X", "-lmend-1", "-X", "-w",
+                      "-X", "-L" + lib, "-X", "-lmend-1",
+                      "-X", "-Werror=implicit-function-declaration",
                       "-o", program[0], path], cwd=work)
 elif lang == "python":
     path = os.path.join(work, "readme.py")
