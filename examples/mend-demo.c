@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include <glib/gi18n.h>
-#include <json-glib/json-glib.h>
 #include <libmend.h>
 
 #include "mend-demo.h"
@@ -271,22 +270,6 @@ on_record (GObject    *source,
 }
 
 static void
-on_content (MendHttpSender *sender,
-            MendTurn       *turn,
-            const char     *event,
-            Demo           *demo)
-{
-  g_autoptr(JsonNode) node = json_from_string (event, NULL);
-  JsonObject *delta;
-
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return;
-  delta = json_object_get_object_member (json_node_get_object (node), "delta");
-  if (delta != NULL && json_object_has_member (delta, "text"))
-    say ("  ← %s", json_object_get_string_member (delta, "text"));
-}
-
-static void
 on_waiting (MendTurn      *turn,
             MendRetryWait *wait,
             Demo          *demo)
@@ -344,6 +327,9 @@ on_turn_finished (MendChat *chat,
   else
     how = g_strdup_printf (g_dngettext (NULL, "gave up after %u attempt", "gave up after %u attempts", n), n);
 
+  /* The HTTP sender puts the answer's text together from its deltas. */
+  if (state == MEND_TURN_SUCCEEDED && MEND_IS_HTTP_SENDER (mend_chat_get_sender (chat)))
+    say ("  ← %s", mend_http_sender_get_answer (MEND_HTTP_SENDER (mend_chat_get_sender (chat))));
   if (state == MEND_TURN_FAILED && failure != NULL)
     say ("  ✗ %s: %s (%s)", how, mend_failure_get_message (failure),
          kind_label (mend_failure_get_kind (failure)));
@@ -645,7 +631,6 @@ play (Demo            *demo,
   sender = mend_http_sender_new (endpoint);
   if (!add_headers (sender))
     return 2;
-  g_signal_connect (sender, "content", G_CALLBACK (on_content), demo);
 
   demo->chat = g_object_new (MEND_TYPE_CHAT,
                              "clock", clock,

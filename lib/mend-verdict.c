@@ -22,6 +22,22 @@
  * attempt, whether output was seen before it failed — and how long the
  * turn waits before the next attempt. The turn keeps the latest as
  * [property@Mend.Turn:last-verdict]. A verdict never changes.
+ *
+ * Example:
+ *
+ * ```c
+ * static void
+ * on_turn_finished (MendChat *chat, MendTurn *turn, gpointer data)
+ * {
+ *   MendVerdict *verdict = mend_turn_get_last_verdict (turn);
+ *
+ *   if (verdict != NULL && mend_verdict_get_kind (verdict) != MEND_FAILURE_TRANSIENT)
+ *     g_print ("attempt %u was not retried: %s (%s)\n",
+ *              mend_verdict_get_attempt (verdict),
+ *              mend_failure_get_message (mend_verdict_get_failure (verdict)),
+ *              mend_failure_kind_to_nick (mend_verdict_get_kind (verdict)));
+ * }
+ * ```
  */
 
 struct _MendVerdict

@@ -36,6 +36,8 @@ static MendHttpSender *sender;
 static MendChat *chat;
 static const char *api_key;
 static GError *error;
+static const char *url;
+static const char *saved_json;
 static GtkLabel *banner;
 static GtkListView *view;
 static void on_turn_started (MendChat *c, MendTurn *t, gpointer d) {}
