@@ -9,7 +9,11 @@
  *   chat [--url URL] [--header 'Name: value']… [PROMPT…]
  */
 
-const string SSE_OK = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello from the flaky server.\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+const string SSE_OK = "event: message_start\ndata: {\"type\":\"message_start\"}\n\n" +
+    "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello from the flaky server.\"}}\n\n" +
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 const string OVERLOADED = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
 
 uint served = 0;
@@ -74,15 +78,8 @@ async int run_chat (string[] prompts, string? url, string[] headers) {
             return 1;
         }
     }
-    sender.content.connect ((turn, event) => {
-        try {
-            var node = Json.from_string (event);
-            var delta = node.get_object ().get_object_member ("delta");
-            if (delta != null && delta.has_member ("text"))
-                print ("  ← %s\n", delta.get_string_member ("text"));
-        } catch (Error e) {
-        }
-    });
+    // The answer as it streams in; sender.answer holds it whole at the end.
+    sender.text_delta.connect ((delta) => print ("  ← %s\n", delta));
 
     var policy = new Mend.ErrorPolicy ();
     var chat = new Mend.Chat.with_sender (sender, policy);
@@ -97,7 +94,10 @@ async int run_chat (string[] prompts, string? url, string[] headers) {
     foreach (var prompt in prompts) {
         try {
             var state = yield send_prompt (chat, prompt);
-            print ("  %s\n", state == Mend.TurnState.SUCCEEDED ? "✓ done" : "✗ gave up");
+            if (state == Mend.TurnState.SUCCEEDED)
+                print ("  ✓ %s\n", sender.answer);
+            else
+                print ("  ✗ gave up\n");
             if (state != Mend.TurnState.SUCCEEDED)
                 status = 1;
         } catch (Error e) {
