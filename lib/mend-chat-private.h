@@ -25,11 +25,4 @@ void mend_chat_restore_lifecycle (MendChat      *self,
 void mend_chat_hold_starts       (MendChat      *self,
                                   gboolean       hold);
 
-/* A subagent resume prompt: as mend_chat_submit(), but it queues in the
- * room kept for resume prompts, never in the user's. */
-gboolean mend_chat_submit_resume (MendChat    *self,
-                                  const char  *text,
-                                  const char  *provenance,
-                                  GError     **error);
-
 G_END_DECLS

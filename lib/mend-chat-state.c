@@ -398,6 +398,9 @@ mend_chat_restore_state (MendChat    *self,
                                read_resume_flag (obj, &ok),
                                NULL);
     }
+  /* The resume prompts in it are the subagents' again. */
+  if (subagents != NULL)
+    mend_subagent_retry_find_restored_prompts (mend_chat_get_subagents (self));
 
   mend_chat_restore_lifecycle (self, lifecycle);
   if (turn != NULL && mend_chat_get_turn (self) == NULL)

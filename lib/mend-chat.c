@@ -15,7 +15,7 @@
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-queue-private.h"
-#include "mend-queue-item.h"
+#include "mend-queue-item-private.h"
 #include "mend-retry-wait.h"
 #include "mend-gate.h"
 #include "mend-sender.h"
@@ -132,6 +132,9 @@ set_lifecycle (MendChat      *self,
   if (self->lifecycle != lifecycle)
     {
       self->lifecycle = lifecycle;
+      /* The subagents hear of it first: their resumes end. */
+      if (lifecycle == MEND_LIFECYCLE_CLOSED)
+        mend_subagent_retry_chat_closed (self->subagents);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIFECYCLE]);
     }
 }
@@ -237,10 +240,6 @@ insert_continue (MendChat *self)
     g_debug ("Chat %s: no Continue item: %s", self->id, error->message);
 }
 
-static void start_turn (MendChat   *self,
-                        const char *text,
-                        const char *provenance);
-
 /* Runs the queue's head when the chat is ready and nothing runs. A turn
  * whose attempt succeeds at once finishes inside send_next() and asks to
  * move the queue again: that runs in this loop, not one frame deeper, so
@@ -310,6 +309,8 @@ on_turn_finished (MendTurn      *turn,
     }
   g_object_thaw_notify (G_OBJECT (self));
 
+  /* The subagents first: a resume prompt's turn may plan the next. */
+  mend_subagent_retry_turn_finished (self->subagents, turn);
   g_signal_emit (self, signals[TURN_FINISHED], 0, turn);
 
   /* Only success moves the queue. */
@@ -324,12 +325,14 @@ on_turn_finished (MendTurn      *turn,
 }
 
 /* Makes the chat's turn and announces it; the caller starts it, and owns
- * the reference returned. */
+ * the reference returned. @item is the queue item it comes from, if any:
+ * a resume prompt's, the subagents follow it by that item. */
 static MendTurn *
-adopt_turn (MendChat   *self,
-            const char *id,
-            const char *text,
-            const char *provenance)
+adopt_turn (MendChat      *self,
+            const char    *id,
+            const char    *text,
+            const char    *provenance,
+            MendQueueItem *item)
 {
   MendTurn *turn;
 
@@ -362,6 +365,8 @@ adopt_turn (MendChat   *self,
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
   set_lifecycle (self, MEND_LIFECYCLE_BUSY);
+  if (item != NULL)
+    mend_subagent_retry_prompt_started (self->subagents, item, turn);
   g_signal_emit (self, signals[TURN_STARTED], 0, turn);
   g_object_thaw_notify (G_OBJECT (self));
   g_object_unref (self);
@@ -370,11 +375,12 @@ adopt_turn (MendChat   *self,
 }
 
 static void
-start_turn (MendChat   *self,
-            const char *text,
-            const char *provenance)
+start_turn (MendChat      *self,
+            const char    *text,
+            const char    *provenance,
+            MendQueueItem *item)
 {
-  g_autoptr(MendTurn) turn = adopt_turn (self, NULL, text, provenance);
+  g_autoptr(MendTurn) turn = adopt_turn (self, NULL, text, provenance, item);
 
   /* A turn-started handler may have stopped it already, or dropped the
    * chat, which stops it. */
@@ -396,7 +402,7 @@ mend_chat_restore_turn (MendChat    *self,
   g_return_if_fail (MEND_IS_CHAT (self));
   g_return_if_fail (self->turn == NULL);
 
-  turn = adopt_turn (self, id, prompt, provenance);
+  turn = adopt_turn (self, id, prompt, provenance, NULL);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
 }
@@ -467,6 +473,40 @@ mend_chat_finalize (GObject *object)
   G_OBJECT_CLASS (mend_chat_parent_class)->finalize (object);
 }
 
+static gboolean can_run_now (MendChat *self);
+static gboolean check_open  (MendChat  *self,
+                             GError   **error);
+
+static gboolean
+host_get_external_turn (gpointer chat)
+{
+  return MEND_CHAT (chat)->external_turn;
+}
+
+/* A subagent's resume prompt: runs now when nothing runs, else queues in
+ * the room kept for resume prompts, never in the user's. */
+static gboolean
+host_submit (gpointer        chat,
+             MendQueueItem  *item,
+             GError        **error)
+{
+  MendChat *self = MEND_CHAT (chat);
+
+  if (!check_open (self, error))
+    return FALSE;
+
+  if (!can_run_now (self))
+    return mend_queue_push_item (self->queue, item, error);
+
+  start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item), item);
+  return TRUE;
+}
+
+static const MendSubagentHost subagent_host = {
+  host_get_external_turn,
+  host_submit,
+};
+
 static void
 mend_chat_constructed (GObject *object)
 {
@@ -484,7 +524,8 @@ mend_chat_constructed (GObject *object)
     self->resume_policy = mend_error_policy_new_for_resume ();
 
   self->queue = mend_queue_new (self->clock);
-  self->subagents = mend_subagent_retry_new (self);
+  self->subagents = mend_subagent_retry_new (self, &subagent_host, self->queue, self->clock,
+                                             self->resume_policy, self->id);
   /* One stream of records per chat: its subagents' too. */
   g_signal_connect (self->subagents, "record", G_CALLBACK (on_subagent_record), self);
 }
@@ -1081,51 +1122,6 @@ check_open (MendChat  *self,
   return FALSE;
 }
 
-static gboolean
-submit (MendChat    *self,
-        const char  *text,
-        const char  *provenance,
-        gboolean     resume,
-        GError     **error)
-{
-  g_autofree char *normalized = NULL;
-
-  if (!check_open (self, error))
-    return FALSE;
-
-  if (!mend_subagent_retry_may_start (self->subagents, provenance))
-    {
-      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
-                           _("This resume prompt was taken back"));
-      return FALSE;
-    }
-
-  if (!can_run_now (self))
-    {
-      GError *local_error = NULL;
-
-      /* NULL without an error: queued, and already taken out again by a
-       * handler of the queue's change. */
-      if (resume)
-        mend_queue_push_extra (self->queue, text, provenance, &local_error);
-      else
-        mend_queue_push (self->queue, text, provenance, &local_error);
-      if (local_error != NULL)
-        {
-          g_propagate_error (error, local_error);
-          return FALSE;
-        }
-      return TRUE;
-    }
-
-  normalized = mend_queue_check_message (self->queue, text, provenance, error);
-  if (normalized == NULL)
-    return FALSE;
-
-  start_turn (self, normalized, provenance);
-  return TRUE;
-}
-
 /**
  * mend_chat_submit:
  * @self: a chat
@@ -1146,22 +1142,42 @@ mend_chat_submit (MendChat    *self,
                   const char  *provenance,
                   GError     **error)
 {
+  g_autofree char *normalized = NULL;
+
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return submit (self, text, provenance, FALSE, error);
-}
+  if (!check_open (self, error))
+    return FALSE;
 
-gboolean
-mend_chat_submit_resume (MendChat    *self,
-                         const char  *text,
-                         const char  *provenance,
-                         GError     **error)
-{
-  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (provenance != NULL && mend_subagent_retry_was_taken_back (self->subagents, provenance))
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
+                           _("This resume prompt was taken back"));
+      return FALSE;
+    }
 
-  return submit (self, text, provenance, TRUE, error);
+  if (!can_run_now (self))
+    {
+      GError *local_error = NULL;
+
+      /* NULL without an error: queued, and already taken out again by a
+       * handler of the queue's change. */
+      mend_queue_push (self->queue, text, provenance, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, local_error);
+          return FALSE;
+        }
+      return TRUE;
+    }
+
+  normalized = mend_queue_check_message (self->queue, text, provenance, error);
+  if (normalized == NULL)
+    return FALSE;
+
+  start_turn (self, normalized, provenance, NULL);
+  return TRUE;
 }
 
 /**
@@ -1193,8 +1209,7 @@ mend_chat_send_next (MendChat *self)
       g_clear_object (&item);
       item = mend_queue_pop (self->queue);
     }
-  while (item != NULL &&
-         !mend_subagent_retry_may_start (self->subagents, mend_queue_item_get_provenance (item)));
+  while (item != NULL && mend_queue_item_get_withdrawn (item));
   self->holding--;
 
   if (item != NULL && !can_run_now (self))
@@ -1206,7 +1221,7 @@ mend_chat_send_next (MendChat *self)
     }
 
   if (item != NULL)
-    start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item));
+    start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item), item);
   g_object_unref (self);
 
   return item != NULL;
@@ -1231,6 +1246,8 @@ mend_chat_stop (MendChat *self)
   g_object_ref (self);
   if (self->turn != NULL)
     mend_turn_stop (self->turn);
+  /* The subagents first: their resumes under way end. */
+  mend_subagent_retry_chat_stopped (self->subagents);
   g_signal_emit (self, signals[STOPPED], 0);
   g_object_unref (self);
 }
@@ -1294,6 +1311,8 @@ mend_chat_end_external_turn (MendChat *self)
 
   g_object_ref (self);
   self->external_turn = FALSE;
+  /* The resume prompts that waited for it go out first. */
+  mend_subagent_retry_release_held (self->subagents);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
   advance_queue (self);
   g_object_unref (self);

@@ -21,5 +21,9 @@ void           mend_queue_item_set_text (MendQueueItem *self,
 void           mend_queue_item_set_extra (MendQueueItem *self,
                                           gboolean       extra);
 gboolean       mend_queue_item_get_extra (MendQueueItem *self);
+/* A resume prompt its subagent retry took back: it never starts, even
+ * when it was already out of the queue on its way to start. */
+void           mend_queue_item_set_withdrawn (MendQueueItem *self);
+gboolean       mend_queue_item_get_withdrawn (MendQueueItem *self);
 
 G_END_DECLS

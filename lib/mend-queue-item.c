@@ -43,6 +43,7 @@ struct _MendQueueItem
   char    *provenance;
   gint64   queued_at;
   gboolean extra;
+  gboolean withdrawn;
 };
 
 enum {
@@ -271,4 +272,20 @@ mend_queue_item_get_extra (MendQueueItem *self)
   g_assert (MEND_IS_QUEUE_ITEM (self));
 
   return self->extra;
+}
+
+void
+mend_queue_item_set_withdrawn (MendQueueItem *self)
+{
+  g_return_if_fail (MEND_IS_QUEUE_ITEM (self));
+
+  self->withdrawn = TRUE;
+}
+
+gboolean
+mend_queue_item_get_withdrawn (MendQueueItem *self)
+{
+  g_return_val_if_fail (MEND_IS_QUEUE_ITEM (self), FALSE);
+
+  return self->withdrawn;
 }

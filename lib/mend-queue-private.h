@@ -31,10 +31,19 @@ MendQueueItem *mend_queue_restore_item (MendQueue   *self,
                                         gint64       queued_at,
                                         gboolean     extra,
                                         GError     **error);
-MendQueueItem *mend_queue_push_extra   (MendQueue   *self,
+/* A resume prompt's item, checked and with its id, not queued yet: it
+ * runs at once, or goes in with mend_queue_push_item(). */
+MendQueueItem *mend_queue_prepare_item (MendQueue   *self,
                                         const char  *text,
                                         const char  *provenance,
                                         GError     **error);
+/* Appends @item in its room; %TRUE also when a handler of the change took
+ * it out again at once. */
+gboolean       mend_queue_push_item    (MendQueue      *self,
+                                        MendQueueItem  *item,
+                                        GError        **error);
+gboolean       mend_queue_has_item     (MendQueue     *self,
+                                        MendQueueItem *item);
 guint          mend_queue_get_n_user   (MendQueue   *self);
 /* Puts an item just popped back at the head, as it was, whatever the
  * limits: a pop that could not be followed through loses nothing. */

@@ -442,25 +442,13 @@ count_items (MendQueue *self,
   return n;
 }
 
-static MendQueueItem *
-add_item (MendQueue   *self,
-          guint        position,
-          const char  *text,
-          const char  *provenance,
-          gboolean     extra,
-          GError     **error)
+/* Whether the room an item goes to can take one more. */
+static gboolean
+check_room (MendQueue  *self,
+            gboolean    extra,
+            GError    **error)
 {
   guint n_user;
-
-  g_autofree char *normalized = NULL;
-  g_autofree char *id = NULL;
-  MendQueueItem *item;
-
-  g_assert (position == 0 || position == self->items->len);
-
-  normalized = mend_queue_check_message (self, text, provenance, error);
-  if (normalized == NULL)
-    return NULL;
 
   if (extra && count_items (self, TRUE) >= MEND_QUEUE_MAX_EXTRA_ITEMS)
     {
@@ -470,7 +458,7 @@ add_item (MendQueue   *self,
                                 "The queue holds its most resume prompts (%u)",
                                 MEND_QUEUE_MAX_EXTRA_ITEMS),
                    MEND_QUEUE_MAX_EXTRA_ITEMS);
-      return NULL;
+      return FALSE;
     }
 
   n_user = count_items (self, FALSE);
@@ -493,8 +481,21 @@ add_item (MendQueue   *self,
                                   "The queue is full (%u messages; at most %u)",
                                   n_user),
                      n_user, self->max_items);
-      return NULL;
+      return FALSE;
     }
+
+  return TRUE;
+}
+
+/* An item with the next free id, not in the queue yet. */
+static MendQueueItem *
+make_item (MendQueue  *self,
+           const char *normalized,
+           const char *provenance,
+           gboolean    extra)
+{
+  g_autofree char *id = NULL;
+  MendQueueItem *item;
 
   /* Ids never repeat one in the queue, even past a restored id at the
    * top of the range. */
@@ -509,6 +510,16 @@ add_item (MendQueue   *self,
   item = mend_queue_item_new (id, normalized, provenance,
                               mend_clock_get_real_time (self->clock));
   mend_queue_item_set_extra (item, extra);
+
+  return item;
+}
+
+/* Takes @item (transfer full) in at @position and tells views. */
+static MendQueueItem *
+insert_item (MendQueue     *self,
+             guint          position,
+             MendQueueItem *item)
+{
   g_ptr_array_insert (self->items, (int) position, item);
 
   /* A view's handler may take it out again at once: then there is no
@@ -523,6 +534,28 @@ add_item (MendQueue   *self,
   }
 
   return item;
+}
+
+static MendQueueItem *
+add_item (MendQueue   *self,
+          guint        position,
+          const char  *text,
+          const char  *provenance,
+          gboolean     extra,
+          GError     **error)
+{
+  g_autofree char *normalized = NULL;
+
+  g_assert (position == 0 || position == self->items->len);
+
+  normalized = mend_queue_check_message (self, text, provenance, error);
+  if (normalized == NULL)
+    return NULL;
+
+  if (!check_room (self, extra, error))
+    return NULL;
+
+  return insert_item (self, position, make_item (self, normalized, provenance, extra));
 }
 
 static MendQueueItem *
@@ -948,15 +981,47 @@ mend_queue_restore_item (MendQueue   *self,
 }
 
 MendQueueItem *
-mend_queue_push_extra (MendQueue   *self,
-                       const char  *text,
-                       const char  *provenance,
-                       GError     **error)
+mend_queue_prepare_item (MendQueue   *self,
+                         const char  *text,
+                         const char  *provenance,
+                         GError     **error)
 {
+  g_autofree char *normalized = NULL;
+
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return add_item (self, self->items->len, text, provenance, TRUE, error);
+  normalized = mend_queue_check_message (self, text, provenance, error);
+  if (normalized == NULL)
+    return NULL;
+
+  return make_item (self, normalized, provenance, TRUE);
+}
+
+gboolean
+mend_queue_push_item (MendQueue      *self,
+                      MendQueueItem  *item,
+                      GError        **error)
+{
+  g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+  g_return_val_if_fail (MEND_IS_QUEUE_ITEM (item), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (g_ptr_array_find (self->items, item, NULL) ||
+      !check_room (self, mend_queue_item_get_extra (item), error))
+    return FALSE;
+
+  insert_item (self, self->items->len, g_object_ref (item));
+  return TRUE;
+}
+
+gboolean
+mend_queue_has_item (MendQueue     *self,
+                     MendQueueItem *item)
+{
+  g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+
+  return item != NULL && g_ptr_array_find (self->items, item, NULL);
 }
 
 guint

@@ -7,19 +7,55 @@
 
 #include <json-glib/json-glib.h>
 
+#include "mend-clock.h"
+#include "mend-error-policy.h"
+#include "mend-queue.h"
+#include "mend-queue-item.h"
 #include "mend-subagent-retry.h"
+#include "mend-turn.h"
 
 G_BEGIN_DECLS
 
-/* Made by the chat that owns it; holds only a weak pointer to the chat. */
-MendSubagentRetry *mend_subagent_retry_new       (MendChat          *chat);
+/* What a chat lends its subagent retry, which calls nothing of the chat's
+ * but these: the chat owns the flow. */
+typedef struct
+{
+  /* Whether the agent runs a turn of its own: a prompt due then is held
+   * until the chat calls mend_subagent_retry_release_held(). */
+  gboolean (*get_external_turn) (gpointer        chat);
+  /* Sends a resume prompt made by mend_queue_prepare_item(): runs it as
+   * the chat's turn now when nothing runs, else queues @item in the room
+   * kept for resume prompts. A turn that starts from @item is told to
+   * mend_subagent_retry_prompt_started() before anyone else hears of it. */
+  gboolean (*submit)            (gpointer        chat,
+                                 MendQueueItem  *item,
+                                 GError        **error);
+} MendSubagentHost;
 
-/* Whether a prompt may start as a turn: FALSE for a resume prompt that was
- * taken back (its provenance names a skipped prompt id). */
-gboolean           mend_subagent_retry_may_start (MendSubagentRetry *self,
-                                                  const char        *provenance);
+/* Made by the chat that owns it; holds only a weak pointer to the chat. */
+MendSubagentRetry *mend_subagent_retry_new (MendChat               *chat,
+                                            const MendSubagentHost *host,
+                                            MendQueue              *queue,
+                                            MendClock              *clock,
+                                            MendErrorPolicy        *resume_policy,
+                                            const char             *chat_id);
+
+/* What the chat tells its subagent retry, each before the chat's own
+ * signal for it: a turn started from a queue item (any item: the retry
+ * knows its own), a turn ended, Stop, close, the agent's own turn ended. */
+void     mend_subagent_retry_prompt_started (MendSubagentRetry *self,
+                                             MendQueueItem     *item,
+                                             MendTurn          *turn);
+void     mend_subagent_retry_turn_finished  (MendSubagentRetry *self,
+                                             MendTurn          *turn);
+void     mend_subagent_retry_chat_stopped   (MendSubagentRetry *self);
+void     mend_subagent_retry_chat_closed    (MendSubagentRetry *self);
 /* Sends the resume prompts held for the agent's own turn, if none runs. */
-void               mend_subagent_retry_release_held (MendSubagentRetry *self);
+void     mend_subagent_retry_release_held   (MendSubagentRetry *self);
+/* Whether @provenance, from an app's submission, names a resume prompt
+ * this retry took back: it is refused, as the prompt itself would be. */
+gboolean mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
+                                             const char        *provenance);
 
 /* Ended subagents kept for the list, and entries kept in all: past these
  * the oldest are forgotten. */
@@ -28,11 +64,14 @@ void               mend_subagent_retry_release_held (MendSubagentRetry *self);
 
 /* Saved state: the subagents as a JSON array, and back. Restoring checks
  * every entry before it changes anything; pending waits keep their
- * wall-clock deadline (due at once if it passed). */
+ * wall-clock deadline (due at once if it passed). Once the queue is back,
+ * mend_subagent_retry_find_restored_prompts() follows the resume prompts
+ * in it again. */
 void     mend_subagent_retry_save    (MendSubagentRetry *self,
                                       JsonBuilder       *builder);
 gboolean mend_subagent_retry_restore (MendSubagentRetry *self,
                                       JsonArray         *array,
                                       GError           **error);
+void     mend_subagent_retry_find_restored_prompts (MendSubagentRetry *self);
 
 G_END_DECLS

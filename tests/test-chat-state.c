@@ -223,6 +223,98 @@ test_waiting_turn_and_held_resume_both_come_back (void)
   seen_clear (&seen);
 }
 
+/* A chat busy with the user's turn, a subagent's resume prompt queued
+ * behind it. */
+static char *
+state_with_queued_resume_prompt (MendClock *clock)
+{
+  MendChat *chat = new_chat (clock, NULL);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  char *json;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
+
+  json = mend_chat_save_state (chat);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  return json;
+}
+
+static void
+test_restored_resume_prompt_is_taken_back_when_its_subagent_resumes (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *json = state_with_queued_resume_prompt (clock);
+  MendChat *chat;
+  MendQueue *queue;
+  Seen seen;
+
+  seen_init (&seen);
+  chat = new_chat (clock, &seen);
+  g_assert_true (mend_chat_restore_state (chat, json, NULL));
+  queue = mend_chat_get_queue (chat);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 1);
+
+  /* The agent resumed it on its own: the prompt is no longer wanted, and
+   * leaves the queue at once. */
+  mend_subagent_retry_resumed (mend_chat_get_subagents (chat), "agent-a");
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_cmpuint (seen.started, ==, 1);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
+static void
+record_outcome (MendSubagentRetry *retry,
+                const char        *json,
+                GPtrArray         *outcomes)
+{
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+
+  g_ptr_array_add (outcomes, g_strdup (json_object_get_string_member (json_node_get_object (node), "outcome")));
+}
+
+static void
+test_restored_resume_prompt_turn_plans_the_next_attempt (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autofree char *json = state_with_queued_resume_prompt (clock);
+  g_autoptr(GPtrArray) outcomes = g_ptr_array_new_with_free_func (g_free);
+  MendSubagent *sub;
+  MendChat *chat;
+  Seen seen;
+
+  seen_init (&seen);
+  chat = new_chat (clock, &seen);
+  g_assert_true (mend_chat_restore_state (chat, json, NULL));
+  g_signal_connect (mend_chat_get_subagents (chat), "record", G_CALLBACK (record_outcome), outcomes);
+
+  /* The user's turn, then the resume prompt's, which ends with the
+   * subagent still failed: its second attempt waits. */
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_cmpuint (seen.started, ==, 2);
+  g_assert_nonnull (strstr (mend_turn_get_provenance (mend_chat_get_turn (chat)), "subagent_retry"));
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_cmpuint (outcomes->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (outcomes, 0), ==, "scheduled");
+  sub = mend_subagent_retry_lookup (mend_chat_get_subagents (chat), "toolu_1");
+  g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  seen_clear (&seen);
+}
+
 static void
 test_passed_deadline_fires_at_once_without_burning_an_attempt (void)
 {
@@ -564,6 +656,10 @@ main (int   argc,
 
   g_test_add_func ("/Mend/ChatState/waiting-turn-and-held-resume-both-come-back", test_waiting_turn_and_held_resume_both_come_back);
   g_test_add_func ("/Mend/ChatState/round-trip-keeps-queue-turn-and-subagents", test_round_trip_keeps_queue_turn_and_subagents);
+  g_test_add_func ("/Mend/ChatState/restored-resume-prompt-is-taken-back-when-its-subagent-resumes",
+                   test_restored_resume_prompt_is_taken_back_when_its_subagent_resumes);
+  g_test_add_func ("/Mend/ChatState/restored-resume-prompt-turn-plans-the-next-attempt",
+                   test_restored_resume_prompt_turn_plans_the_next_attempt);
   g_test_add_func ("/Mend/ChatState/passed-deadline-fires-at-once-without-burning-an-attempt", test_passed_deadline_fires_at_once_without_burning_an_attempt);
   g_test_add_func ("/Mend/ChatState/running-turn-runs-its-attempt-again", test_running_turn_runs_its_attempt_again);
   g_test_add_func ("/Mend/ChatState/error-lifecycle-and-continue-survive", test_error_lifecycle_and_continue_survive);

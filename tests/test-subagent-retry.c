@@ -915,6 +915,161 @@ test_subagent_records_reach_the_chat_record_stream (Fixture       *f,
   g_assert_nonnull (strstr (g_ptr_array_index (seen, 0), "\"kind\":\"subagent_retry\""));
 }
 
+/* One announcement per change: a list view hears of a new subagent once,
+ * and of each property that a step changed once. */
+
+typedef struct
+{
+  guint      items_changed;
+  guint      added;
+  guint      entries;
+  GPtrArray *notified;     /* property names, in order */
+} Announced;
+
+static void
+count_items_changed (GListModel *model,
+                     guint       position,
+                     guint       removed,
+                     guint       added,
+                     Announced  *a)
+{
+  a->items_changed++;
+  a->added += added;
+}
+
+static void
+count_entry_changed (MendSubagentRetry *retry,
+                     MendSubagent      *subagent,
+                     const char        *json,
+                     Announced         *a)
+{
+  a->entries++;
+}
+
+static void
+note_notify (MendSubagent *subagent,
+             GParamSpec   *pspec,
+             Announced    *a)
+{
+  g_ptr_array_add (a->notified, g_strdup (g_param_spec_get_name (pspec)));
+}
+
+static guint
+times_notified (Announced  *a,
+                const char *name)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < a->notified->len; i++)
+    if (g_strcmp0 (g_ptr_array_index (a->notified, i), name) == 0)
+      n++;
+  return n;
+}
+
+static void
+test_an_add_is_announced_once (Fixture       *f,
+                               gconstpointer  data)
+{
+  Announced a = { 0, 0, 0, g_ptr_array_new_with_free_func (g_free) };
+  gulong ids[2];
+
+  ids[0] = g_signal_connect (f->retry, "items-changed", G_CALLBACK (count_items_changed), &a);
+  ids[1] = g_signal_connect (f->retry, "entry-changed", G_CALLBACK (count_entry_changed), &a);
+
+  g_assert_nonnull (mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay"));
+  g_assert_cmpuint (a.items_changed, ==, 1);
+  g_assert_cmpuint (a.added, ==, 1);
+  /* The deprecated signal, for apps that still read entries, once too. */
+  g_assert_cmpuint (a.entries, ==, 1);
+
+  g_signal_handler_disconnect (f->retry, ids[0]);
+  g_signal_handler_disconnect (f->retry, ids[1]);
+  g_ptr_array_unref (a.notified);
+}
+
+static void
+test_a_change_notifies_each_changed_property_once (Fixture       *f,
+                                                   gconstpointer  data)
+{
+  Announced a = { 0, 0, 0, g_ptr_array_new_with_free_func (g_free) };
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay");
+  gulong ids[2];
+
+  ids[0] = g_signal_connect (f->retry, "items-changed", G_CALLBACK (count_items_changed), &a);
+  ids[1] = g_signal_connect (f->retry, "entry-changed", G_CALLBACK (count_entry_changed), &a);
+  g_signal_connect (sub, "notify", G_CALLBACK (note_notify), &a);
+
+  /* Failed: it is failed, with its failure, retryable, and waits. */
+  mend_subagent_retry_failed (f->retry, "agent-a", failure);
+  g_assert_cmpuint (a.notified->len, ==, 4);
+  g_assert_cmpuint (times_notified (&a, "state"), ==, 1);
+  g_assert_cmpuint (times_notified (&a, "failure"), ==, 1);
+  g_assert_cmpuint (times_notified (&a, "retryable"), ==, 1);
+  g_assert_cmpuint (times_notified (&a, "retry"), ==, 1);
+  g_assert_cmpuint (a.items_changed, ==, 0);
+  g_assert_cmpuint (a.entries, ==, 1);
+
+  /* The wait fires: no wait any more, one attempt made. */
+  g_ptr_array_set_size (a.notified, 0);
+  advance (f, 20000);
+  g_assert_cmpuint (f->prompts->len, ==, 1);
+  g_assert_cmpuint (a.notified->len, ==, 2);
+  g_assert_cmpuint (times_notified (&a, "retry"), ==, 1);
+  g_assert_cmpuint (times_notified (&a, "attempts"), ==, 1);
+  g_assert_cmpuint (a.items_changed, ==, 0);
+  g_assert_cmpuint (a.entries, ==, 2);
+
+  /* It runs again: running, and no longer retryable. */
+  g_ptr_array_set_size (a.notified, 0);
+  mend_subagent_retry_resumed (f->retry, "agent-a");
+  g_assert_cmpuint (a.notified->len, ==, 2);
+  g_assert_cmpuint (times_notified (&a, "state"), ==, 1);
+  g_assert_cmpuint (times_notified (&a, "retryable"), ==, 1);
+  g_assert_cmpuint (a.items_changed, ==, 0);
+  g_assert_cmpuint (a.entries, ==, 3);
+
+  g_signal_handlers_disconnect_by_data (sub, &a);
+  g_signal_handler_disconnect (f->retry, ids[0]);
+  g_signal_handler_disconnect (f->retry, ids[1]);
+  g_ptr_array_unref (a.notified);
+}
+
+/* A message of the app's that carries a copy of a queued resume prompt's
+ * provenance is not that prompt: its turn plans no attempt of the
+ * subagent's. */
+static void
+test_a_copied_provenance_is_not_the_resume_prompt (Fixture       *f,
+                                                   gconstpointer  data)
+{
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+  MendSubagent *sub;
+  g_autofree char *provenance = NULL;
+
+  g_assert_true (mend_chat_submit (f->chat, "a person's question", NULL, NULL));
+  sub = start_and_fail (f, "toolu_1", "agent-a", "a", GATEWAY_503);
+  advance (f, 20000);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 1);
+  provenance = g_strdup (mend_queue_item_get_provenance (mend_queue_peek (queue)));
+  g_assert_true (mend_chat_submit (f->chat, "the same, copied", provenance, NULL));
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 2);
+
+  /* The resume prompt runs, and ends with the subagent still failed: the
+   * next attempt waits. */
+  mend_turn_succeed (mend_chat_get_turn (f->chat));
+  g_assert_cmpstr (mend_turn_get_prompt (mend_chat_get_turn (f->chat)), !=, "the same, copied");
+  mend_turn_succeed (mend_chat_get_turn (f->chat));
+  assert_records (f, "scheduled fired scheduled");
+
+  /* The copy runs and ends: nothing more is planned. */
+  g_assert_cmpstr (mend_turn_get_prompt (mend_chat_get_turn (f->chat)), ==, "the same, copied");
+  mend_turn_succeed (mend_chat_get_turn (f->chat));
+  assert_records (f, "scheduled fired scheduled");
+  g_assert_nonnull (mend_subagent_get_retry (sub));
+  g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
+  mend_chat_close (f->chat);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -958,6 +1113,9 @@ main (int   argc,
   ADD ("/Mend/SubagentRetry/race/a-prompt-skipped-while-it-waits-out-the-agents-turn", test_race_a_prompt_skipped_while_it_waits_out_the_agents_turn);
   ADD ("/Mend/SubagentRetry/on-demand-retry-is-one-attempt", test_on_demand_retry_is_one_attempt);
   ADD ("/Mend/SubagentRetry/stagger-offsets-the-resume", test_stagger_offsets_the_resume);
+  ADD ("/Mend/SubagentRetry/an-add-is-announced-once", test_an_add_is_announced_once);
+  ADD ("/Mend/SubagentRetry/a-change-notifies-each-changed-property-once", test_a_change_notifies_each_changed_property_once);
+  ADD ("/Mend/SubagentRetry/a-copied-provenance-is-not-the-resume-prompt", test_a_copied_provenance_is_not_the_resume_prompt);
   ADD ("/Mend/SubagentRetry/entry-is-resent-on-every-change", test_entry_is_resent_on_every_change);
 
 #undef ADD

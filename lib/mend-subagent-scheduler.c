@@ -1,0 +1,559 @@
+/* mend-subagent-scheduler.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * From a subagent's failure to its resume prompt: the wait, the prompt
+ * sent through the chat's host, the prompt followed by the queue item and
+ * then the turn the host hands back, and the prompt taken back.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-clock.h"
+#include "mend-failure-private.h"
+#include "mend-i18n-private.h"
+#include "mend-json-private.h"
+#include "mend-queue-private.h"
+#include "mend-queue-item-private.h"
+#include "mend-retry-wait-private.h"
+#include "mend-subagent-private.h"
+#include "mend-subagent-scheduler-private.h"
+
+void
+mend_subagent_scheduler_init (MendSubagentScheduler *self,
+                              GObject               *object,
+                              const guint           *signals)
+{
+  self->object = object;
+  self->signals = signals;
+  mend_subagent_list_init (&self->list, object, signals[MEND_SUBAGENT_SIGNAL_ENTRY_CHANGED]);
+  self->taken_back = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->max_failed = MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED;
+}
+
+void
+mend_subagent_scheduler_clear (MendSubagentScheduler *self)
+{
+  mend_subagent_list_clear (&self->list);
+  g_clear_pointer (&self->taken_back, g_hash_table_unref);
+  g_clear_pointer (&self->chat_id, g_free);
+  g_clear_object (&self->queue);
+  g_clear_object (&self->clock);
+  g_clear_object (&self->policy);
+}
+
+gboolean
+mend_subagent_scheduler_is_open (MendSubagentScheduler *self)
+{
+  return self->chat != NULL && !self->closed;
+}
+
+void
+mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
+                                   MendSubagentEntry     *entry,
+                                   const char            *outcome,
+                                   guint                  attempt,
+                                   MendRetryWait         *wait,
+                                   const char            *skipped)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  g_autofree char *json = NULL;
+  MendSubagent *sub = entry->subagent;
+  MendFailure *failure = mend_subagent_get_failure (sub);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, "subagent_retry");
+  json_builder_set_member_name (builder, "subagentId");
+  json_builder_add_string_value (builder, mend_subagent_get_id (sub));
+  json_builder_set_member_name (builder, "agentId");
+  if (mend_subagent_get_agent_id (sub) != NULL)
+    json_builder_add_string_value (builder, mend_subagent_get_agent_id (sub));
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "reason");
+  json_builder_add_string_value (builder,
+                                 mend_reason_to_nick (failure ? mend_failure_get_reason (failure)
+                                                              : MEND_REASON_UNKNOWN));
+  json_builder_set_member_name (builder, "outcome");
+  json_builder_add_string_value (builder, outcome);
+  json_builder_set_member_name (builder, "attempt");
+  json_builder_add_int_value (builder, attempt);
+  json_builder_set_member_name (builder, "of");
+  json_builder_add_int_value (builder, self->chat ? mend_error_policy_get_max_retries (self->policy) : 0);
+  if (wait != NULL)
+    {
+      json_builder_set_member_name (builder, "nextAt");
+      json_builder_add_int_value (builder, mend_retry_wait_get_next_at (wait) / 1000);
+    }
+  if (entry->prompt_id != NULL && g_strcmp0 (outcome, "scheduled") != 0)
+    {
+      json_builder_set_member_name (builder, "promptId");
+      json_builder_add_string_value (builder, entry->prompt_id);
+    }
+  if (skipped != NULL)
+    {
+      json_builder_set_member_name (builder, "skipped");
+      json_builder_add_string_value (builder, skipped);
+    }
+  json_builder_end_object (builder);
+
+  json = mend_json_builder_finish (builder);
+  g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_RECORD], 0, json);
+}
+
+gboolean
+mend_subagent_scheduler_prompt_queued (MendSubagentScheduler *self,
+                                       MendSubagentEntry     *entry)
+{
+  return entry->prompt_item != NULL && self->queue != NULL &&
+         mend_queue_has_item (self->queue, entry->prompt_item);
+}
+
+gboolean
+mend_subagent_scheduler_in_flight (MendSubagentEntry *entry)
+{
+  return mend_subagent_get_retry (entry->subagent) != NULL ||
+         entry->held ||
+         mend_subagent_scheduler_prompt_queued (entry->owner, entry) ||
+         entry->prompt_turn != NULL;
+}
+
+void
+mend_subagent_scheduler_clear_wait (MendSubagentEntry *entry)
+{
+  MendRetryWait *wait = mend_subagent_get_retry (entry->subagent);
+
+  if (wait == NULL)
+    return;
+
+  /* Disconnected first: only a wait cancelled from outside reaches
+   * on_wait_cancelled(). */
+  g_signal_handlers_disconnect_by_data (wait, entry);
+  mend_retry_wait_cancel (wait);
+  mend_subagent_set_retry (entry->subagent, NULL);
+}
+
+/* Takes back a resume prompt that has not started: out of the queue, and
+ * marked so that the chat never starts it, even when it was on its way.
+ * One already started is the agent's to answer. */
+static void
+take_back_prompt (MendSubagentScheduler *self,
+                  MendSubagentEntry     *entry)
+{
+  g_autoptr(MendQueueItem) item = g_steal_pointer (&entry->prompt_item);
+
+  if (entry->prompt_id == NULL)
+    return;
+
+  g_hash_table_add (self->taken_back, g_strdup (entry->prompt_id));
+  if (item == NULL)
+    return;
+
+  mend_queue_item_set_withdrawn (item);
+  if (mend_queue_has_item (self->queue, item))
+    mend_queue_remove (self->queue, mend_queue_item_get_id (item), NULL);
+}
+
+static gboolean
+is_ended (MendSubagentEntry *entry)
+{
+  MendSubagentState state = mend_subagent_get_state (entry->subagent);
+
+  return state == MEND_SUBAGENT_COMPLETED || state == MEND_SUBAGENT_CANCELLED;
+}
+
+/* Forgets the oldest settled failed subagents past max-failed, the oldest
+ * ended ones past MEND_SUBAGENT_RETRY_MAX_ENDED, and the oldest of all
+ * past MEND_SUBAGENT_RETRY_MAX_ENTRIES, so that a long session's list and
+ * its look-ups stay bounded. */
+void
+mend_subagent_scheduler_enforce_cap (MendSubagentScheduler *self)
+{
+  /* Its handlers may drop the last reference to the chat, and with it to
+   * the subagent retry. */
+  g_autoptr(GObject) alive = g_object_ref (self->object);
+  GPtrArray *entries = self->list.entries;
+
+  for (;;)
+    {
+      g_autoptr(MendSubagentEntry) victim = NULL;
+      MendSubagentEntry *oldest_failed = NULL;
+      MendSubagentEntry *oldest_ended = NULL;
+      guint failed = 0;
+      guint ended = 0;
+
+      for (guint i = 0; i < entries->len; i++)
+        {
+          MendSubagentEntry *entry = g_ptr_array_index (entries, i);
+
+          if (mend_subagent_scheduler_in_flight (entry))
+            continue;
+          if (mend_subagent_get_state (entry->subagent) == MEND_SUBAGENT_FAILED)
+            {
+              failed++;
+              if (oldest_failed == NULL || entry->settled < oldest_failed->settled)
+                oldest_failed = entry;
+            }
+          else if (is_ended (entry))
+            {
+              ended++;
+              if (oldest_ended == NULL || entry->settled < oldest_ended->settled)
+                oldest_ended = entry;
+            }
+        }
+
+      if (failed > self->max_failed && oldest_failed != NULL)
+        victim = mend_subagent_entry_ref (oldest_failed);
+      else if (ended > MEND_SUBAGENT_RETRY_MAX_ENDED && oldest_ended != NULL)
+        victim = mend_subagent_entry_ref (oldest_ended);
+      else if (entries->len > MEND_SUBAGENT_RETRY_MAX_ENTRIES)
+        victim = mend_subagent_entry_ref (g_ptr_array_index (entries, 0));
+      else
+        return;
+
+      /* Told while it is still in the list. */
+      mend_subagent_set_retryable (victim->subagent, FALSE);
+      /* A handler may have forgotten it already. */
+      if (!victim->gone)
+        {
+          mend_subagent_scheduler_skip (self, victim, "forgotten");
+          mend_subagent_list_remove (&self->list, victim);
+        }
+    }
+}
+
+void
+mend_subagent_scheduler_settle (MendSubagentScheduler *self,
+                                MendSubagentEntry     *entry)
+{
+  entry->settled = ++self->next_settled;
+}
+
+/* Ends whatever retry is under way, for @why: "stopped", "closed",
+ * "resumed", "ended", "replaced", "cancelled" (its wait was cancelled from
+ * outside) or "forgotten" (past the caps). */
+void
+mend_subagent_scheduler_skip (MendSubagentScheduler *self,
+                              MendSubagentEntry     *entry,
+                              const char            *why)
+{
+  MendRetryWait *wait = mend_subagent_get_retry (entry->subagent);
+  /* Something would still go out later: a started prompt is the agent's. */
+  gboolean had = wait != NULL || entry->held ||
+                 mend_subagent_scheduler_prompt_queued (self, entry);
+  guint attempt = mend_subagent_get_attempts (entry->subagent);
+
+  if (wait != NULL)
+    attempt = mend_retry_wait_get_attempt (wait);
+
+  mend_subagent_scheduler_clear_wait (entry);
+  entry->held = FALSE;
+  take_back_prompt (self, entry);
+  /* A started prompt is the agent's to answer; its end plans nothing. */
+  g_clear_object (&entry->prompt_turn);
+
+  if (!had)
+    return;
+
+  mend_subagent_scheduler_emit_step (self, entry, "skipped", attempt, NULL, why);
+  g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, why);
+}
+
+static void
+exhaust (MendSubagentScheduler *self,
+         MendSubagentEntry     *entry)
+{
+  mend_subagent_set_retry (entry->subagent, NULL);
+  mend_subagent_set_retryable (entry->subagent, mend_subagent_scheduler_is_open (self));
+  mend_subagent_scheduler_settle (self, entry);
+  mend_subagent_scheduler_emit_step (self, entry, "exhausted", mend_subagent_get_attempts (entry->subagent), NULL, NULL);
+  g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_EXHAUSTED], 0, entry->subagent);
+}
+
+gint64
+mend_subagent_scheduler_longest_delay_ms (MendSubagentScheduler *self)
+{
+  return MAX ((gint64) mend_error_policy_get_max_delay_ms (self->policy),
+              (gint64) mend_error_policy_get_retry_after_max_ms (self->policy))
+         + mend_error_policy_get_stagger_for (self->policy, self->chat_id);
+}
+
+void
+mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
+                                  MendSubagentEntry     *entry)
+{
+  MendFailure *failure = mend_subagent_get_failure (entry->subagent);
+  guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
+  guint of = mend_error_policy_get_max_retries (self->policy);
+  gboolean server_hint = FALSE;
+  MendRetryWait *wait;
+  gint64 delay;
+
+  entry->stopped = FALSE;
+
+  if (attempt > of)
+    {
+      exhaust (self, entry);
+      return;
+    }
+
+  delay = mend_error_policy_delay_for (self->policy, attempt, failure, &server_hint);
+  if (delay < 0)
+    {
+      exhaust (self, entry);
+      return;
+    }
+
+  delay += mend_error_policy_get_stagger_for (self->policy, self->chat_id);
+  wait = g_object_new (MEND_TYPE_RETRY_WAIT,
+                       "clock", self->clock,
+                       "delay-ms", (guint64) delay,
+                       "attempt", attempt,
+                       "of", of,
+                       "reason", mend_failure_get_reason (failure),
+                       "failure", failure,
+                       "server-hint", server_hint,
+                       NULL);
+  mend_subagent_scheduler_connect_wait (entry, wait);
+  mend_subagent_set_retry (entry->subagent, wait);
+
+  /* A handler may have stopped it already: no countdown for a wait that
+   * is over. */
+  if (!entry->gone && mend_subagent_get_retry (entry->subagent) == wait &&
+      mend_retry_wait_get_state (wait) == MEND_RETRY_WAIT_PENDING)
+    {
+      mend_subagent_scheduler_emit_step (self, entry, "scheduled", attempt, wait, NULL);
+      g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_WAITING], 0, entry->subagent, wait);
+    }
+  g_object_unref (wait);
+}
+
+static char *
+sanitize (const char *text,
+          guint       max_chars,
+          gboolean    id_chars_only)
+{
+  GString *out = g_string_new (NULL);
+  g_autofree char *valid = NULL;
+  gboolean space = FALSE;
+  guint chars = 0;
+
+  if (text == NULL)
+    return g_string_free (out, FALSE);
+
+  valid = g_utf8_make_valid (text, -1);
+  for (const char *p = valid; *p != '\0' && chars < max_chars; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (id_chars_only)
+        {
+          if (c < 128 && (g_ascii_isalnum (c) || strchr ("-_.:", (int) c) != NULL))
+            {
+              g_string_append_c (out, (char) c);
+              chars++;
+            }
+          continue;
+        }
+
+      /* Quotes could end the quoting the prompt puts the name in; control
+       * characters could forge lines. */
+      if (g_unichar_iscntrl (c) || g_unichar_isspace (c) ||
+          g_unichar_type (c) == G_UNICODE_FORMAT ||
+          c == '"' || c == '\'' || c == '`' || c == '\\' ||
+          c == 0x201C || c == 0x201D || c == 0x201E || c == 0x2018 ||
+          c == 0x2019 || c == 0x201A || c == 0x00AB || c == 0x00BB ||
+          c == 0x2039 || c == 0x203A)
+        {
+          space = out->len > 0;
+          continue;
+        }
+
+      if (space)
+        {
+          g_string_append_c (out, ' ');
+          chars++;
+          space = FALSE;
+        }
+      g_string_append_unichar (out, c);
+      chars++;
+    }
+
+  if (!id_chars_only && g_utf8_strlen (valid, -1) > max_chars)
+    g_string_append (out, "…");
+
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * mend_subagent_retry_build_prompt:
+ * @name: (nullable): the subagent's name, untrusted
+ * @agent_id: the agent id to resume it by, untrusted
+ *
+ * Builds the resume prompt, from a translatable template. The name comes
+ * from the agent's output, so it is stripped of control characters and
+ * quotes and cut to %MEND_SUBAGENT_NAME_MAX_CHARS characters; the agent id
+ * keeps only letters, digits and `-_.:`.
+ *
+ * Returns: (transfer full): the prompt
+ */
+char *
+mend_subagent_retry_build_prompt (const char *name,
+                                  const char *agent_id)
+{
+  g_autofree char *safe_name = sanitize (name, MEND_SUBAGENT_NAME_MAX_CHARS, FALSE);
+  g_autofree char *safe_id = sanitize (agent_id, 128, TRUE);
+
+  g_return_val_if_fail (agent_id != NULL, NULL);
+
+  mend_i18n_init ();
+
+  if (*safe_name == '\0')
+    {
+      g_free (safe_name);
+      safe_name = g_strdup (_("unnamed"));
+    }
+
+  /* Translators: sent to the AI agent, not shown to people. The first %s
+   * is a subagent's name, the second and third its agent id. Keep
+   * “SendMessage” as it is: it is the name of the agent's tool. */
+  return g_strdup_printf (_("The subagent “%s” (agent id %s) stopped on a temporary upstream error. "
+                            "If it is not running again, resume it with SendMessage to %s. "
+                            "Start a new subagent for the same task only if that resume fails. "
+                            "If it already runs again, do nothing."),
+                          safe_name, safe_id, safe_id);
+}
+
+static char *
+prompt_provenance (MendSubagentEntry *entry,
+                   guint              attempt)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, "subagent_retry");
+  json_builder_set_member_name (builder, "subagentId");
+  json_builder_add_string_value (builder, mend_subagent_get_id (entry->subagent));
+  json_builder_set_member_name (builder, "agentId");
+  json_builder_add_string_value (builder, mend_subagent_get_agent_id (entry->subagent));
+  json_builder_set_member_name (builder, "attempt");
+  json_builder_add_int_value (builder, attempt);
+  json_builder_set_member_name (builder, "promptId");
+  json_builder_add_string_value (builder, entry->prompt_id);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+void
+mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
+                                     MendSubagentEntry     *entry)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *provenance = NULL;
+  g_autofree char *prompt_id = NULL;
+  g_autoptr(MendQueueItem) item = NULL;
+  g_autoptr(GError) error = NULL;
+  guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
+
+  mend_subagent_set_attempts (entry->subagent, attempt);
+  g_free (entry->prompt_id);
+  entry->prompt_id = g_strdup_printf ("sr-%" G_GUINT64_FORMAT, ++self->next_prompt);
+  g_clear_object (&entry->prompt_item);
+  text = mend_subagent_retry_build_prompt (mend_subagent_get_name (entry->subagent),
+                                           mend_subagent_get_agent_id (entry->subagent));
+  provenance = prompt_provenance (entry, attempt);
+
+  /* Fired is told first: the prompt's turn may run and end inside the
+   * submission, and its steps must come after this one. */
+  prompt_id = g_strdup (entry->prompt_id);
+  mend_subagent_scheduler_emit_step (self, entry, "fired", attempt, NULL, NULL);
+  g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_FIRED], 0, entry->subagent, prompt_id);
+  if (entry->gone || g_strcmp0 (entry->prompt_id, prompt_id) != 0 ||
+      !mend_subagent_scheduler_is_open (self))
+    return;
+
+  /* Queued behind a running turn, never steered into it. The prompt is
+   * followed by its item: the chat says which turn starts from it. */
+  item = mend_queue_prepare_item (self->queue, text, provenance, &error);
+  if (item != NULL)
+    {
+      entry->prompt_item = g_object_ref (item);
+      if (self->host->submit (self->chat, item, &error))
+        return;
+      if (entry->prompt_item == item)
+        g_clear_object (&entry->prompt_item);
+    }
+
+  g_debug ("Subagent %s: resume prompt not sent: %s",
+           mend_subagent_get_id (entry->subagent), error->message);
+  mend_subagent_scheduler_settle (self, entry);
+  mend_subagent_scheduler_emit_step (self, entry, "skipped", attempt, NULL, "not_sent");
+  g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, "not_sent");
+}
+
+static void
+on_wait_fired (MendRetryWait     *wait,
+               MendSubagentEntry *entry)
+{
+  MendSubagentScheduler *self = entry->owner;
+  g_autoptr(GObject) alive = g_object_ref (self->object);
+  g_autoptr(MendSubagentEntry) held = mend_subagent_entry_ref (entry);
+  GObject *subagent = G_OBJECT (entry->subagent);
+
+  g_signal_handlers_disconnect_by_data (wait, entry);
+  /* One change of the subagent, told when it is done. */
+  g_object_freeze_notify (subagent);
+  mend_subagent_set_retry (entry->subagent, NULL);
+
+  if (!entry->gone && mend_subagent_scheduler_is_open (self))
+    {
+      if (self->host->get_external_turn (self->chat))
+        entry->held = TRUE;   /* sent when the agent's own turn ends */
+      else
+        mend_subagent_scheduler_send_prompt (self, entry);
+    }
+  g_object_thaw_notify (subagent);
+}
+
+/* The wait was cancelled from outside (mend_retry_wait_cancel(), or
+ * run_async()'s cancellable): the retry will not run, and the subagent
+ * must not be left as if it would. Like a Stop, it ends the automatic
+ * attempts; a person's Retry still works. */
+static void
+on_wait_cancelled (MendRetryWait     *wait,
+                   MendSubagentEntry *entry)
+{
+  MendSubagentScheduler *self = entry->owner;
+  g_autoptr(GObject) alive = g_object_ref (self->object);
+  g_autoptr(MendSubagentEntry) held = mend_subagent_entry_ref (entry);
+  GObject *subagent = G_OBJECT (entry->subagent);
+  guint attempt = mend_retry_wait_get_attempt (wait);
+
+  g_signal_handlers_disconnect_by_data (wait, entry);
+  g_object_freeze_notify (subagent);
+  mend_subagent_set_retry (entry->subagent, NULL);
+  if (!entry->gone)
+    {
+      entry->stopped = TRUE;
+      mend_subagent_scheduler_settle (self, entry);
+      mend_subagent_scheduler_emit_step (self, entry, "skipped", attempt, NULL, "cancelled");
+      g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, "cancelled");
+    }
+  g_object_thaw_notify (subagent);
+  mend_subagent_scheduler_enforce_cap (self);
+}
+
+void
+mend_subagent_scheduler_connect_wait (MendSubagentEntry *entry,
+                                      MendRetryWait     *wait)
+{
+  g_signal_connect (wait, "fired", G_CALLBACK (on_wait_fired), entry);
+  g_signal_connect (wait, "cancelled", G_CALLBACK (on_wait_cancelled), entry);
+}
