@@ -50,7 +50,9 @@
  *   [class@Mend.SubagentRetry]; docs/overview.md lists the shapes read.
  * - A Stop (the attempt's cancellable) sends `session/cancel`: the attempt
  *   ends at once as stopped, the session stays, and the next prompt waits
- *   for the cancelled one's answer.
+ *   for the cancelled one's answer — for [property@Mend.AcpAgent:cancel-grace-ms]
+ *   at most: an agent that has not answered by then is ended and started
+ *   again, and the next prompt goes to the session it loads.
  * - An agent that exits during an attempt fails it as a dropped
  *   connection, a transient failure, with the end of its standard error in
  *   the failure's text; the next attempt starts it again and loads the
@@ -93,6 +95,10 @@ struct _MendAcpAgent
   MendTurn          *task_turn;
   gulong             cancelled_id;
   guint              prompt;     /* the attempt's prompt, once sent */
+
+  guint              cancel_grace_ms;
+  guint              cancelled;  /* a prompt cancelled, not answered yet */
+  GSource           *grace;      /* its grace period, in real time */
 };
 
 enum {
@@ -105,6 +111,7 @@ enum {
   PROP_STOP_REASON,
   PROP_RUNNING,
   PROP_N_STARTS,
+  PROP_CANCEL_GRACE_MS,
   N_PROPS
 };
 
@@ -210,6 +217,59 @@ maybe_prompt (MendAcpAgent *self)
                                              mend_turn_get_prompt (self->task_turn));
 }
 
+/* The grace period of a cancelled prompt */
+
+static gboolean start_run (MendAcpAgent  *self,
+                           GError       **error);
+
+static void
+clear_grace (MendAcpAgent *self)
+{
+  if (self->grace != NULL)
+    g_source_destroy (self->grace);
+  g_clear_pointer (&self->grace, g_source_unref);
+  self->cancelled = 0;
+}
+
+/* The cancelled prompt was never answered: the agent is ended, and the
+ * attempt held behind it goes to the agent started again. */
+static gboolean
+on_grace_over (gpointer user_data)
+{
+  MendAcpAgent *self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  clear_grace (self);
+  if (self->conn == NULL)
+    return G_SOURCE_REMOVE;
+
+  g_debug ("The agent did not answer a cancelled prompt within %u ms: starting it again",
+           self->cancel_grace_ms);
+  g_object_ref (self);
+  mend_acp_connection_close (g_steal_pointer (&self->conn));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  if (self->task != NULL && self->conn == NULL && !start_run (self, &error))
+    finish_task (self, NULL, g_steal_pointer (&error));
+  g_object_unref (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Real time, as the agent runs: not the chat's clock, whose waits a test
+ * may run ahead of the agent. */
+static void
+arm_grace (MendAcpAgent *self,
+           guint         prompt)
+{
+  clear_grace (self);
+  if (self->cancel_grace_ms == 0)
+    return;
+  self->cancelled = prompt;
+  self->grace = g_timeout_source_new (self->cancel_grace_ms);
+  g_source_set_callback (self->grace, on_grace_over, self, NULL);
+  g_source_set_static_name (self->grace, "[mend] ACP cancel grace");
+  g_source_attach (self->grace, g_main_context_get_thread_default ());
+}
+
 static void
 on_task_cancelled (GCancellable *cancellable,
                    MendAcpAgent *self)
@@ -220,6 +280,7 @@ on_task_cancelled (GCancellable *cancellable,
     {
       self->n_cancels++;
       mend_acp_connection_cancel (self->conn, self->session_id);
+      arm_grace (self, self->prompt);
     }
 
   finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
@@ -241,6 +302,7 @@ end_run (MendAcpAgent *self,
     return;
 
   g_object_ref (self);
+  clear_grace (self);
 
   if (failure == NULL)
     {
@@ -334,6 +396,9 @@ on_answered (gpointer     user_data,
   MendAcpAgent *self = user_data;
 
   g_object_ref (self);
+
+  if (prompt == self->cancelled)
+    clear_grace (self);
 
   if (failure != NULL)
     {
@@ -469,6 +534,7 @@ mend_acp_agent_dispose (GObject *object)
   if (self->task != NULL)
     finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
                                                   _("The agent was closed")));
+  clear_grace (self);
   mend_acp_requests_clear (self->requests);
   if (self->conn != NULL)
     mend_acp_connection_close (g_steal_pointer (&self->conn));
@@ -532,6 +598,9 @@ mend_acp_agent_get_property (GObject    *object,
     case PROP_N_STARTS:
       g_value_set_uint (value, self->n_starts);
       break;
+    case PROP_CANCEL_GRACE_MS:
+      g_value_set_uint (value, self->cancel_grace_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -561,6 +630,9 @@ mend_acp_agent_set_property (GObject      *object,
       break;
     case PROP_SESSION_ID:
       mend_acp_agent_set_session_id (self, g_value_get_string (value));
+      break;
+    case PROP_CANCEL_GRACE_MS:
+      mend_acp_agent_set_cancel_grace_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -665,6 +737,21 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
                        0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendAcpAgent:cancel-grace-ms:
+   *
+   * How long, in milliseconds of real time, the agent has to answer a
+   * prompt that a Stop cancelled with `session/cancel`. The attempt ends
+   * at the Stop; the next prompt waits for the cancelled one's answer, and
+   * when the agent has not given it within this time, the agent is ended
+   * and started again (its session loaded) and the next prompt goes
+   * there. 0 waits for the answer for ever.
+   */
+  properties[PROP_CANCEL_GRACE_MS] =
+    g_param_spec_uint ("cancel-grace-ms", NULL, NULL,
+                       0, G_MAXUINT, MEND_ACP_AGENT_CANCEL_GRACE_MS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -716,6 +803,7 @@ mend_acp_agent_init (MendAcpAgent *self)
   self->stderr_tail = g_byte_array_new ();
   self->requests = mend_acp_requests_new ();
   self->subagents = mend_acp_subagents_new ();
+  self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
 }
 
 /**
@@ -1038,6 +1126,43 @@ mend_acp_agent_get_n_cancels (MendAcpAgent *self)
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
 
   return self->n_cancels;
+}
+
+/**
+ * mend_acp_agent_get_cancel_grace_ms:
+ * @self: an ACP agent
+ *
+ * Gets how long the agent has to answer a cancelled prompt.
+ *
+ * Returns: the grace period in milliseconds, or 0 for ever
+ */
+guint
+mend_acp_agent_get_cancel_grace_ms (MendAcpAgent *self)
+{
+  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
+
+  return self->cancel_grace_ms;
+}
+
+/**
+ * mend_acp_agent_set_cancel_grace_ms:
+ * @self: an ACP agent
+ * @cancel_grace_ms: milliseconds, or 0 to wait for ever
+ *
+ * Sets how long the agent has to answer a prompt cancelled on a Stop
+ * before it is ended and started again, from the next Stop on. See
+ * [property@Mend.AcpAgent:cancel-grace-ms].
+ */
+void
+mend_acp_agent_set_cancel_grace_ms (MendAcpAgent *self,
+                                    guint         cancel_grace_ms)
+{
+  g_return_if_fail (MEND_IS_ACP_AGENT (self));
+
+  if (self->cancel_grace_ms == cancel_grace_ms)
+    return;
+  self->cancel_grace_ms = cancel_grace_ms;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CANCEL_GRACE_MS]);
 }
 
 /**
