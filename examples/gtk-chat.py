@@ -19,6 +19,13 @@ after five 503s, the fourth meets a 429. --url sends to a real endpoint:
   gtk-chat.py --url https://api.anthropic.com/v1/messages \\
       --header 'x-api-key: …' --header 'anthropic-version: 2023-06-01'
 
+The header bar's backend menu (or --acp) switches to Claude Code over the
+Agent Client Protocol: a Mend.AcpAgent runs Zed's claude-code-acp adapter
+($MEND_CLAUDE_CODE_ACP, else the one tools/setup.sh installs in .agents/).
+Offline by default: the adapter talks to the same embedded server, in a
+private home, and leaves every retry to libmend. --acp-online runs it with
+your own environment and Claude Code account instead.
+
 From the build tree:
   GI_TYPELIB_PATH=_build/introspection LD_LIBRARY_PATH=_build/lib \\
       python3 examples/gtk-chat.py [--dark]
@@ -31,7 +38,9 @@ import gettext
 import json
 import locale
 import os
+import shutil
 import sys
+import tempfile
 
 # Loopback needs no proxy; without this GIO may consult a proxy resolver first.
 os.environ.setdefault("GIO_USE_PROXY_RESOLVER", "dummy")
@@ -102,6 +111,37 @@ def attempts_words(n):
     return f"{n} attempt{'s' if n != 1 else ''}"
 
 
+# The backends the header bar's menu offers, in its order.
+BACKEND_HTTP, BACKEND_ACP = "http", "acp"
+
+
+def backend_words(backend, opts):
+    if backend == BACKEND_ACP:
+        return "Claude Code (ACP)"
+    return "Your endpoint" if opts.url else "Test server"
+
+
+def request_words(method):
+    """What an agent's request to the app asks, in words."""
+    return {
+        "session/request_permission": "asked for permission to use a tool",
+        "fs/read_text_file": "asked to read a file",
+        "fs/write_text_file": "asked to write a file",
+    }.get(method, f"asked “{method}”")
+
+
+def adapter_found(path):
+    return os.access(path, os.X_OK) or (os.sep not in path and shutil.which(path) is not None)
+
+
+def default_adapter():
+    """claude-code-acp: $MEND_CLAUDE_CODE_ACP, else the one tools/setup.sh
+    installs next to this source tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("MEND_CLAUDE_CODE_ACP") or os.path.join(
+        here, os.pardir, ".agents", "claude-code-acp", "node_modules", ".bin", "claude-code-acp")
+
+
 OK = (200, None, None)
 ERROR = '{"type":"error","error":{"type":"%s","message":"%s"}}'
 OVERLOADED = ERROR % ("overloaded_error", "Overloaded")
@@ -127,23 +167,46 @@ TASK_FAILED = dict(TASK, subtype="task_notification", status="failed",
 TASK_DONE = dict(TASK, subtype="task_notification", status="completed", summary="Relay pushed")
 
 
+def user_words(body):
+    """The prompt of a Messages API request: the last user message's last
+    text block (Claude Code puts its own reminders in blocks of their own)."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [block.get("text", "") for block in content or []
+                 if isinstance(block, dict) and block.get("type") == "text"
+                 and not block.get("text", "").startswith("<system-reminder>")]
+        return texts[-1] if texts else ""
+    return ""
+
+
 class FlakyServer:
-    """A model API on 127.0.0.1 that streams Anthropic-style server-sent events."""
+    """A model API on 127.0.0.1 that streams Anthropic-style server-sent
+    events, complete enough for Claude Code too."""
 
     def __init__(self):
         self.server = Soup.Server()
         self.server.add_handler("/v1/messages", self.serve)
         self.server.listen_local(0, Soup.ServerListenOptions.IPV4_ONLY)
-        self.url = f"http://127.0.0.1:{self.server.get_uris()[0].get_port()}/v1/messages"
-        self.turns = {}        # Idempotency-Key → the replies left for that turn
+        self.base_url = f"http://127.0.0.1:{self.server.get_uris()[0].get_port()}"
+        self.url = self.base_url + "/v1/messages"
+        self.turns = {}        # the turn's key → the replies left for that turn
         self.n_turns = 0
 
     def serve(self, server, msg, path, query):
-        # Every attempt of a turn carries the same Idempotency-Key, so the
-        # script follows turns, not requests.
-        key = msg.get_request_headers().get_one("Idempotency-Key") or ""
+        if path.endswith("/count_tokens"):         # Claude Code asks now and then
+            msg.set_status(200, None)
+            msg.set_response("application/json", Soup.MemoryUse.COPY, b'{"input_tokens":12}')
+            return
         body = json.loads(msg.get_request_body().flatten().get_data() or b"{}")
-        prompt = body.get("messages", [{}])[0].get("content", "")
+        prompt = user_words(body)
+        # Every attempt of a turn carries the same Idempotency-Key (or, from
+        # Claude Code, the same prompt), so the script follows turns, not
+        # requests.
+        key = msg.get_request_headers().get_one("Idempotency-Key") or "prompt:" + prompt
         resume = "SendMessage" in prompt           # a subagent resume prompt
         if key not in self.turns:
             script = [OK] if resume else TURN_SCRIPTS[self.n_turns % len(TURN_SCRIPTS)]
@@ -157,11 +220,21 @@ class FlakyServer:
             return
         # Stream the answer a word at a time, as a model would.
         answer = "Resuming it with SendMessage." if resume else f"Done: “{prompt[:60]}”. Green."
-        events = [("message_start", {"type": "message_start"})]
+        events = [("message_start", {"type": "message_start", "message": {
+                      "id": "msg_flaky", "type": "message", "role": "assistant",
+                      "model": body.get("model", "claude-sonnet-4-5"), "content": [],
+                      "stop_reason": None, "stop_sequence": None,
+                      "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+                  ("content_block_start", {"type": "content_block_start", "index": 0,
+                                           "content_block": {"type": "text", "text": ""}})]
         events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
                                             "delta": {"type": "text_delta", "text": word + " "}})
                    for word in answer.split(" ")]
-        events.append(("message_stop", {"type": "message_stop"}))
+        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta",
+                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                      "usage": {"output_tokens": len(answer.split(" "))}}),
+                   ("message_stop", {"type": "message_stop"})]
         msg.get_response_headers().set_encoding(Soup.Encoding.CHUNKED)
         msg.get_response_headers().set_content_type("text/event-stream", None)
         msg.pause()
@@ -216,24 +289,42 @@ def list_or_placeholder(model, create_row, title, description):
 
 
 class ChatWindow:
-    def __init__(self, app, opts):
-        self.app, self.opts = app, opts
+    """One chat on one backend, drawn in @window (made when None). Switching
+    backends makes a new ChatWindow in the same window."""
+
+    def __init__(self, app, opts, backend, window=None):
+        self.app, self.opts, self.backend = app, opts, backend
         self.wait = None           # the turn's current Mend.RetryWait, if any
         self.wait_binding = None   # its remaining-seconds → the banner's title
         self.progress = None       # the banner's progress bar animation
         self.answer = None         # the label the streamed answer goes into
         self.failed = None         # (prompt, provenance) of the turn that gave up
         self.screenshot_pending = bool(opts.screenshot)
+        self.home = None           # the ACP adapter's private home, offline
 
-        self.server = None if opts.url else FlakyServer()
-        self.sender = Mend.HttpSender.new(opts.url or self.server.url)
-        for header in opts.header:
-            name, _unused, value = header.partition(":")
-            self.sender.set_header(name.strip(), value.strip())
-        self.sender.connect("content", self.on_content)
+        # The embedded server, shared by the backends (None with --url and
+        # a real Claude Code).
+        if backend == BACKEND_ACP:
+            self.server = None if opts.acp_online else app.get_server()
+        else:
+            self.server = None if opts.url else app.get_server()
+        # Scripted subagents (stream-json fed to an observer) only with the
+        # test server: over ACP the agent's own updates report them.
+        self.simulated = backend == BACKEND_HTTP and self.server is not None
+        self.agent = None
+        if backend == BACKEND_ACP:
+            self.sender = self.agent = self.make_acp_agent()
+        else:
+            self.sender = Mend.HttpSender.new(opts.url or self.server.url)
+            for header in opts.header:
+                name, _unused, value = header.partition(":")
+                self.sender.set_header(name.strip(), value.strip())
+            self.sender.connect("content", self.on_content)
 
         # The chat owns the queue, the turn and its retries, and the subagents.
         self.chat = Mend.Chat.new_with_sender(self.sender, None)
+        if self.agent is not None:
+            self.agent.set_chat(self.chat)      # its updates feed the chat's subagents
         self.chat.connect("turn-started", self.on_turn_started)
         self.chat.connect("turn-finished", self.on_turn_finished)
         self.chat.connect("notify::lifecycle", lambda *args: self.update_status())
@@ -242,13 +333,44 @@ class ChatWindow:
         self.subagents = self.chat.props.subagents
         self.observer = Mend.StreamObserver.new(self.chat)
 
-        self.build_ui()
+        self.build_ui(window)
         self.update_status()
 
-    def build_ui(self):
-        self.window = Adw.ApplicationWindow(application=self.app, title="libmend chat",
-                                            default_width=900, default_height=600)
-        self.window.connect("close-request", lambda w: self.chat.close() or False)
+    def make_acp_agent(self):
+        agent = Mend.AcpAgent.new_claude_code(self.opts.acp_adapter)
+        if not self.opts.acp_online:
+            # Offline: a private home, the embedded server, a key that is not
+            # one, and every retry left to libmend (Claude Code's own retries
+            # would hide the failures from it).
+            self.home = tempfile.mkdtemp(prefix="gtk-chat-acp-")
+            env = [f"PATH={os.environ.get('PATH', '/usr/bin:/bin')}", f"HOME={self.home}",
+                   "LANG=C.UTF-8", f"ANTHROPIC_BASE_URL={self.server.base_url}",
+                   "ANTHROPIC_API_KEY=sk-ant-example-not-a-key",
+                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0"]
+            if os.geteuid() == 0:   # the adapter refuses to run as root otherwise
+                env.append("IS_SANDBOX=1")
+            agent.set_environ(env)
+            agent.set_cwd(self.home)
+        agent.connect("update", self.on_agent_update)
+        agent.connect("request", self.on_agent_request)
+        return agent
+
+    def teardown(self):
+        """Ends this chat and its agent; the window stays for the next one."""
+        self.window.disconnect(self.close_handler)
+        self.show_wait(None)
+        self.chat.close()
+        if self.agent is not None:
+            self.agent.terminate()
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
+            self.home = None
+
+    def build_ui(self, window):
+        self.window = window or Adw.ApplicationWindow(application=self.app, title="libmend chat",
+                                                      default_width=900, default_height=600)
+        self.close_handler = self.window.connect("close-request",
+                                                 lambda w: self.chat.close() or False)
 
         # Actions: the toast's and the header bar's buttons activate them.
         self.try_again = Gio.SimpleAction(name="try-again", enabled=False)
@@ -265,6 +387,14 @@ class ChatWindow:
         self.try_again.bind_property("enabled", try_again, "visible",
                                      GObject.BindingFlags.SYNC_CREATE)
         header.pack_start(try_again)
+        # Where prompts go. Switching starts a new chat on the other backend.
+        self.backends = [BACKEND_HTTP, BACKEND_ACP]
+        self.picker = Gtk.DropDown.new_from_strings([backend_words(b, self.opts)
+                                                     for b in self.backends])
+        self.picker.set_selected(self.backends.index(self.backend))
+        self.picker.set_tooltip_text("Where your prompts go; switching starts a new chat")
+        self.picker.connect("notify::selected", self.on_backend_picked)
+        header.pack_end(self.picker)
 
         # The banner: revealed only while the turn waits to retry. (AdwBanner
         # is libadwaita 1.3; this is a card with the same content.)
@@ -301,10 +431,17 @@ class ChatWindow:
         scroller.get_vadjustment().connect(       # follow the newest line
             "changed", lambda adj: adj.set_value(adj.get_upper() - adj.get_page_size()))
         self.transcript_stack = Gtk.Stack(css_classes=["view"])
+        if self.backend == BACKEND_ACP:
+            title, description = "Ask Claude Code", (
+                "Claude Code answers through its ACP adapter. When the model's upstream "
+                "fails for a moment, the turn is retried in the same session and your "
+                "follow-ups keep their place.")
+        else:
+            title, description = "Ask the model", (
+                "When its upstream fails for a moment, the turn is retried and your "
+                "follow-ups keep their place.")
         self.transcript_stack.add_named(
-            Adw.StatusPage(icon_name="mail-send-symbolic", title="Ask the model",
-                           description="When its upstream fails for a moment, the turn "
-                                       "is retried and your follow-ups keep their place."),
+            Adw.StatusPage(icon_name="mail-send-symbolic", title=title, description=description),
             "empty")
         self.transcript_stack.add_named(scroller, "transcript")
 
@@ -320,7 +457,7 @@ class ChatWindow:
                                        "Subagents that fail for a moment are resumed here"),
                    vertical=True, spacing=6, margin_start=6, margin_end=12, margin_top=12,
                    margin_bottom=12)
-        if self.server is not None:
+        if self.simulated:
             fail = Gtk.Button(label="Simulate a subagent failing on a 503",
                               margin_start=6, margin_end=6)
             fail.connect("clicked", lambda b: self.feed_agent(TASK_STARTED, TASK_FAILED))
@@ -442,7 +579,7 @@ class ChatWindow:
         if provenance.get("kind") == "subagent_retry":
             name = self.subagent_name(provenance["subagentId"])
             self.note(f"Asking the agent to resume “{name}”")
-            if self.server is not None:        # the scripted agent resumes it
+            if self.simulated:                 # the scripted agent resumes it
                 self.feed_agent(TASK_STARTED)
         else:
             self.note(turn.props.prompt, css=["heading"]).set_margin_top(12)
@@ -514,12 +651,44 @@ class ChatWindow:
             choice = data["choices"][0]
             text = (choice.get("delta") or choice.get("message") or {}).get("content")
         if text:
-            if self.answer is None:
-                self.answer = self.note("", css=[])
-            self.answer.set_text(self.answer.get_text() + text)
+            self.add_answer(text)
+
+    def add_answer(self, text):
+        if self.answer is None:
+            self.answer = self.note("", css=[])
+        self.answer.set_text(self.answer.get_text() + text)
+
+    # Claude Code over ACP: its session/update notifications and its requests
+
+    def on_agent_update(self, agent, kind, update_json):
+        update = json.loads(update_json)
+        if kind == "agent_message_chunk":
+            text = (update.get("content") or {}).get("text")
+            if text:
+                self.add_answer(text)
+        elif kind == "tool_call":
+            self.note(f"Claude Code uses a tool: {update.get('title') or 'untitled'}")
+
+    def on_agent_request(self, agent, method, params, request):
+        # Unanswered, libmend denies it: this example grants nothing.
+        self.note(f"Claude Code {request_words(method)}: refused, this window grants none")
+        return False
+
+    def on_backend_picked(self, picker, pspec):
+        backend = self.backends[picker.get_selected()]
+        if backend == self.backend:
+            return
+        if backend == BACKEND_ACP and not adapter_found(self.opts.acp_adapter):
+            self.toast("Claude Code's ACP adapter is not installed: run tools/setup.sh, "
+                       "or set MEND_CLAUDE_CODE_ACP")
+            picker.set_selected(self.backends.index(self.backend))
+            return
+        self.teardown()
+        self.app.chat_window = ChatWindow(self.app, self.opts, backend, self.window)
 
     def on_turn_finished(self, chat, turn):
         self.show_wait(None)
+        answer = self.answer.get_text() if self.answer is not None else ""
         self.answer = None
         state, n, failure = turn.props.state, turn.props.attempt, turn.props.last_failure
         resume = "subagent_retry" in (turn.props.provenance or "")
@@ -539,10 +708,12 @@ class ChatWindow:
                 self.toast(f"Gave up: {why}", "Try again", "win.try-again")
             else:
                 self.toast(f"Gave up: {why}")
-        if self.server is not None and resume:
+        if self.simulated and resume:
             # The scripted agent's resumed subagent finishes a little later.
             GLib.timeout_add_seconds(3, self.feed_agent, TASK_DONE)
         self.update_status()
+        if self.opts.one_turn:
+            self.report_one_turn(turn, answer)
 
     def update_status(self):
         lifecycle = self.chat.props.lifecycle
@@ -578,6 +749,23 @@ class ChatWindow:
             self.entry.set_text("")
         except GLib.Error as e:
             self.toast(e.message)
+
+    # --one-turn: one prompt on the backend, what became of it, and quit
+
+    def start_one_turn(self):
+        self.chat.submit("Fix the failing build", None)
+        GLib.timeout_add(int(self.opts.timeout * 1000), self.quit, 1, "no answer in time")
+
+    def report_one_turn(self, turn, answer):
+        words = f"after {attempts_words(turn.props.attempt)} through {backend_words(self.backend, self.opts)}"
+        if self.agent is not None:
+            n = self.agent.props.n_starts
+            words += f", Claude Code started {n} time{'s' if n != 1 else ''}"
+        if turn.props.state != Mend.TurnState.SUCCEEDED:
+            failure = turn.props.last_failure
+            return self.quit(1, f"not answered {words}: "
+                                f"{failure.props.message if failure else turn.props.state}")
+        self.quit(0, f"answered {words}: {answer.strip()}")
 
     # --screenshot: drive one retry, then render the window into a PNG
 
@@ -647,27 +835,61 @@ def main():
     parser.add_argument("--screenshot", metavar="FILE",
                         help="drive one retry against the embedded server, save the window "
                              "as a PNG once the countdown shows, and quit")
+    parser.add_argument("--acp", action="store_true",
+                        help="start with Claude Code over the Agent Client Protocol as the backend")
+    parser.add_argument("--acp-adapter", metavar="PATH", default=default_adapter(),
+                        help="the claude-code-acp program (default: $MEND_CLAUDE_CODE_ACP, "
+                             "else the one tools/setup.sh installed)")
+    parser.add_argument("--acp-online", action="store_true",
+                        help="run Claude Code with your own environment and account, "
+                             "not against the embedded server")
+    parser.add_argument("--one-turn", action="store_true",
+                        help="send one prompt on the backend, say what became of it, and quit "
+                             "(exit 0 when it was answered)")
     parser.add_argument("--timeout", type=float, default=30, metavar="S",
-                        help="with --screenshot: exit 1 unless the countdown shows within S s")
+                        help="with --screenshot or --one-turn: exit 1 unless done within S s")
     opts = parser.parse_args()
     if opts.screenshot and opts.url:
         parser.error("--screenshot runs against the embedded server; drop --url")
+    if opts.screenshot and (opts.acp or opts.one_turn):
+        parser.error("--screenshot drives the test server's story; drop --acp and --one-turn")
+    if opts.acp and not adapter_found(opts.acp_adapter):
+        parser.error(f"no claude-code-acp at {opts.acp_adapter}: run tools/setup.sh, "
+                     "or give --acp-adapter PATH")
 
     # NON_UNIQUE: every run is its own instance (tests may run side by side).
     app = Adw.Application(application_id="org.example.MendChat",
                           flags=Gio.ApplicationFlags.NON_UNIQUE)
     app.exit_status = 0
+    app.chat_window = None
+    servers = []
+
+    def get_server():
+        """The embedded server, started when a backend first needs it."""
+        if not servers:
+            servers.append(FlakyServer())
+        return servers[0]
+    app.get_server = get_server
 
     def on_activate(app):
         if opts.dark or opts.light:
             Adw.StyleManager.get_default().set_color_scheme(
                 Adw.ColorScheme.FORCE_DARK if opts.dark else Adw.ColorScheme.FORCE_LIGHT)
-        win = ChatWindow(app, opts)
-        win.window.present()
+        app.chat_window = ChatWindow(app, opts, BACKEND_HTTP)
+        if opts.acp:       # as if picked in the header bar's menu
+            app.chat_window.picker.set_selected(app.chat_window.backends.index(BACKEND_ACP))
+        app.chat_window.window.present()
         if opts.screenshot:
-            win.start_screenshot()
+            app.chat_window.start_screenshot()
+        elif opts.one_turn:
+            app.chat_window.start_one_turn()
+
+    def on_shutdown(app):
+        if app.chat_window is not None:       # ends the agent, removes its home
+            app.chat_window.teardown()
 
     app.connect("activate", on_activate)
+    app.connect("shutdown", on_shutdown)
     app.run([sys.argv[0]])          # the options are ours, not GApplication's
     return app.exit_status
 

@@ -11,10 +11,13 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-acp-agent-private.h"
+#include "mend-acp-connection-private.h"
+#include "mend-acp-requests-private.h"
 #include "mend-agent-common-private.h"
 #include "mend-agent-process.h"
 #include "mend-chat.h"
 #include "mend-failure.h"
+#include "mend-json-private.h"
 #include "mend-sender.h"
 #include "mend-turn.h"
 
@@ -47,7 +50,9 @@
  *   [class@Mend.SubagentRetry]; docs/overview.md lists the shapes read.
  * - A Stop (the attempt's cancellable) sends `session/cancel`: the attempt
  *   ends at once as stopped, the session stays, and the next prompt waits
- *   for the cancelled one's answer.
+ *   for the cancelled one's answer — for [property@Mend.AcpAgent:cancel-grace-ms]
+ *   at most: an agent that has not answered by then is ended and started
+ *   again, and the next prompt goes to the session it loads.
  * - An agent that exits during an attempt fails it as a dropped
  *   connection, a transient failure, with the end of its standard error in
  *   the failure's text; the next attempt starts it again and loads the
@@ -67,6 +72,35 @@
  * ```
  */
 
+struct _MendAcpAgent
+{
+  GObject            parent_instance;
+
+  GStrv              argv;
+  GStrv              environ_;
+  char              *cwd;
+  char              *session_id;
+  char              *stop_reason;
+  MendChat          *chat;       /* weak */
+  MendAcpSubagents  *subagents;
+  MendAcpRequests   *requests;
+
+  MendAcpConnection *conn;       /* the run, while the agent runs */
+  GByteArray        *stderr_tail;
+  guint              n_starts;
+  guint              n_loads;
+  guint              n_cancels;
+
+  GTask             *task;       /* the attempt in flight */
+  MendTurn          *task_turn;
+  gulong             cancelled_id;
+  guint              prompt;     /* the attempt's prompt, once sent */
+
+  guint              cancel_grace_ms;
+  guint              cancelled;  /* a prompt cancelled, not answered yet */
+  GSource           *grace;      /* its grace period, in real time */
+};
+
 enum {
   PROP_0,
   PROP_ARGV,
@@ -77,6 +111,7 @@ enum {
   PROP_STOP_REASON,
   PROP_RUNNING,
   PROP_N_STARTS,
+  PROP_CANCEL_GRACE_MS,
   N_PROPS
 };
 
@@ -103,6 +138,318 @@ set_str (char       **field,
 
   g_free (*field);
   *field = g_strdup (value);
+  return TRUE;
+}
+
+/* The attempt in flight */
+
+static void
+finish_task (MendAcpAgent *self,
+             MendFailure  *failure,
+             GError       *error)
+{
+  g_autoptr(GTask) task = NULL;
+  GCancellable *cancellable;
+
+  if (self->task == NULL)
+    {
+      g_clear_error (&error);
+      return;
+    }
+
+  cancellable = g_task_get_cancellable (self->task);
+  if (cancellable != NULL && self->cancelled_id != 0)
+    g_signal_handler_disconnect (cancellable, self->cancelled_id);
+  self->cancelled_id = 0;
+  task = g_steal_pointer (&self->task);
+  g_clear_object (&self->task_turn);
+  self->prompt = 0;
+
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, failure ? g_object_ref (failure) : NULL, g_object_unref);
+}
+
+static void
+finish_with_stop_reason (MendAcpAgent *self,
+                         const char   *stop_reason)
+{
+  g_autoptr(MendFailure) failure = NULL;
+
+  if (g_strcmp0 (stop_reason, "end_turn") == 0 ||
+      g_strcmp0 (stop_reason, "max_tokens") == 0 ||
+      g_strcmp0 (stop_reason, "max_turn_requests") == 0)
+    {
+      finish_task (self, NULL, NULL);
+      return;
+    }
+
+  if (g_strcmp0 (stop_reason, "cancelled") == 0)
+    {
+      finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                    _("The agent cancelled the turn")));
+      return;
+    }
+
+  if (g_strcmp0 (stop_reason, "refusal") == 0)
+    failure = mend_failure_new_from_text (_("The agent refused to continue the turn"));
+  else
+    {
+      g_autofree char *text = g_strdup_printf (_("The agent ended the turn with an unknown stop reason: %s"),
+                                               stop_reason ? stop_reason : "null");
+
+      failure = mend_failure_new_from_text (text);
+    }
+  finish_task (self, failure, NULL);
+}
+
+/* Sends the attempt's prompt once the session is open and no earlier
+ * prompt (a cancelled one) waits for its answer. */
+static void
+maybe_prompt (MendAcpAgent *self)
+{
+  if (self->task == NULL || self->prompt != 0 || self->conn == NULL ||
+      !mend_acp_connection_can_prompt (self->conn))
+    return;
+
+  self->prompt = mend_acp_connection_prompt (self->conn, self->session_id,
+                                             mend_turn_get_prompt (self->task_turn));
+}
+
+/* The grace period of a cancelled prompt */
+
+static gboolean start_run (MendAcpAgent  *self,
+                           GError       **error);
+
+static void
+clear_grace (MendAcpAgent *self)
+{
+  if (self->grace != NULL)
+    g_source_destroy (self->grace);
+  g_clear_pointer (&self->grace, g_source_unref);
+  self->cancelled = 0;
+}
+
+/* The cancelled prompt was never answered: the agent is ended, and the
+ * attempt held behind it goes to the agent started again. */
+static gboolean
+on_grace_over (gpointer user_data)
+{
+  MendAcpAgent *self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  clear_grace (self);
+  if (self->conn == NULL)
+    return G_SOURCE_REMOVE;
+
+  g_debug ("The agent did not answer a cancelled prompt within %u ms: starting it again",
+           self->cancel_grace_ms);
+  g_object_ref (self);
+  mend_acp_connection_close (g_steal_pointer (&self->conn));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  if (self->task != NULL && self->conn == NULL && !start_run (self, &error))
+    finish_task (self, NULL, g_steal_pointer (&error));
+  g_object_unref (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Real time, as the agent runs: not the chat's clock, whose waits a test
+ * may run ahead of the agent. */
+static void
+arm_grace (MendAcpAgent *self,
+           guint         prompt)
+{
+  clear_grace (self);
+  if (self->cancel_grace_ms == 0)
+    return;
+  self->cancelled = prompt;
+  self->grace = g_timeout_source_new (self->cancel_grace_ms);
+  g_source_set_callback (self->grace, on_grace_over, self, NULL);
+  g_source_set_static_name (self->grace, "[mend] ACP cancel grace");
+  g_source_attach (self->grace, g_main_context_get_thread_default ());
+}
+
+static void
+on_task_cancelled (GCancellable *cancellable,
+                   MendAcpAgent *self)
+{
+  g_object_ref (self);
+
+  if (self->prompt != 0 && self->conn != NULL && self->session_id != NULL)
+    {
+      self->n_cancels++;
+      mend_acp_connection_cancel (self->conn, self->session_id);
+      arm_grace (self, self->prompt);
+    }
+
+  finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                _("The turn was stopped")));
+  g_object_unref (self);
+}
+
+/* The run */
+
+/* Ends the run: the attempt in flight fails with @failure, or as a
+ * dropped connection with the end of the agent's standard error. */
+static void
+end_run (MendAcpAgent *self,
+         MendFailure  *failure)
+{
+  g_autoptr(MendFailure) lost = NULL;
+
+  if (self->conn == NULL)
+    return;
+
+  g_object_ref (self);
+  clear_grace (self);
+
+  if (failure == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *text = mend_stderr_tail_text (self->stderr_tail);
+
+      if (text != NULL)
+        error = g_error_new (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                             _("The agent exited before the turn's result: %s"), text);
+      else
+        error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                                     _("The agent exited before the turn's result"));
+      failure = lost = mend_failure_new_from_error (error);
+    }
+
+  mend_acp_connection_close (g_steal_pointer (&self->conn));
+  if (self->task != NULL)
+    finish_task (self, failure, NULL);
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  g_object_unref (self);
+}
+
+static void
+on_session (gpointer    user_data,
+            const char *session_id)
+{
+  mend_acp_agent_set_session_id (user_data, session_id);
+}
+
+static void
+on_ready (gpointer user_data,
+          gboolean loaded)
+{
+  MendAcpAgent *self = user_data;
+
+  if (loaded)
+    self->n_loads++;
+  maybe_prompt (self);
+}
+
+static void
+on_update (gpointer    user_data,
+           JsonObject *params)
+{
+  MendAcpAgent *self = user_data;
+  JsonObject *update = mend_json_get_object (params, "update");
+  const char *kind = update ? mend_json_get_string (update, "sessionUpdate") : NULL;
+  g_autofree char *json = NULL;
+
+  if (kind == NULL ||
+      g_strcmp0 (mend_json_get_string (params, "sessionId"), self->session_id) != 0)
+    return;
+
+  g_object_ref (self);
+
+  if (self->task_turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update))
+    mend_turn_note_output (self->task_turn);
+
+  if (self->chat != NULL)
+    mend_acp_subagents_feed (self->subagents, self->chat, params, update);
+
+  json = mend_json_to_string (json_object_get_member (params, "update"));
+  g_signal_emit (self, signals[UPDATE], 0, kind, json);
+
+  g_object_unref (self);
+}
+
+static void
+on_request (gpointer    user_data,
+            const char *method,
+            const char *params,
+            guint       serial)
+{
+  MendAcpAgent *self = user_data;
+  gboolean handled = FALSE;
+
+  g_object_ref (self);
+  g_signal_emit (self, signals[REQUEST], 0, method, params, serial, &handled);
+  if (!handled)
+    mend_acp_requests_deny (self->requests, serial);
+  g_object_unref (self);
+}
+
+static void
+on_answered (gpointer     user_data,
+             guint        prompt,
+             const char  *stop_reason,
+             MendFailure *failure)
+{
+  MendAcpAgent *self = user_data;
+
+  g_object_ref (self);
+
+  if (prompt == self->cancelled)
+    clear_grace (self);
+
+  if (failure != NULL)
+    {
+      if (self->task != NULL && self->prompt == prompt)
+        finish_task (self, failure, NULL);
+    }
+  else
+    {
+      if (set_str (&self->stop_reason, stop_reason))
+        g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STOP_REASON]);
+      if (self->task != NULL && self->prompt == prompt)
+        finish_with_stop_reason (self, stop_reason);
+    }
+  /* A prompt held behind a cancelled one goes now. */
+  maybe_prompt (self);
+
+  g_object_unref (self);
+}
+
+static void
+on_ended (gpointer     user_data,
+          MendFailure *failure)
+{
+  end_run (user_data, failure);
+}
+
+static const MendAcpConnectionEvents connection_events = {
+  .session = on_session,
+  .ready = on_ready,
+  .update = on_update,
+  .request = on_request,
+  .answered = on_answered,
+  .ended = on_ended,
+};
+
+static gboolean
+start_run (MendAcpAgent  *self,
+           GError       **error)
+{
+  self->conn = mend_acp_connection_start ((const char * const *) self->argv,
+                                          (const char * const *) self->environ_,
+                                          self->cwd, self->session_id,
+                                          self->requests, self->stderr_tail,
+                                          &connection_events, self, error);
+  if (self->conn == NULL)
+    return FALSE;
+
+  self->n_starts++;
+  g_byte_array_set_size (self->stderr_tail, 0);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_STARTS]);
   return TRUE;
 }
 
@@ -135,7 +482,7 @@ mend_acp_agent_send_async (MendSender          *sender,
       return;
     }
 
-  if (self->child == NULL && !mend_acp_agent_start_child (self, &error))
+  if (self->conn == NULL && !start_run (self, &error))
     {
       g_task_return_error (task, error);
       return;
@@ -143,12 +490,12 @@ mend_acp_agent_send_async (MendSender          *sender,
 
   self->task = g_object_ref (task);
   self->task_turn = g_object_ref (turn);
-  self->prompt_sent = FALSE;
+  self->prompt = 0;
   if (cancellable != NULL)
     self->cancelled_id = g_signal_connect (cancellable, "cancelled",
-                                           G_CALLBACK (mend_acp_agent_task_cancelled), self);
+                                           G_CALLBACK (on_task_cancelled), self);
 
-  mend_acp_agent_maybe_prompt (self);
+  maybe_prompt (self);
 }
 
 static MendFailure *
@@ -185,11 +532,12 @@ mend_acp_agent_dispose (GObject *object)
   MendAcpAgent *self = (MendAcpAgent *) object;
 
   if (self->task != NULL)
-    mend_acp_agent_finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
+    finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
                                                   _("The agent was closed")));
-  g_hash_table_remove_all (self->requests);
-  if (self->child != NULL)
-    mend_acp_child_close (g_steal_pointer (&self->child));
+  clear_grace (self);
+  mend_acp_requests_clear (self->requests);
+  if (self->conn != NULL)
+    mend_acp_connection_close (g_steal_pointer (&self->conn));
   if (self->chat != NULL)
     {
       g_object_weak_unref (G_OBJECT (self->chat), on_chat_gone, self);
@@ -210,7 +558,7 @@ mend_acp_agent_finalize (GObject *object)
   g_free (self->session_id);
   g_free (self->stop_reason);
   g_byte_array_unref (self->stderr_tail);
-  g_hash_table_unref (self->requests);
+  mend_acp_requests_free (self->requests);
   mend_acp_subagents_free (self->subagents);
 
   G_OBJECT_CLASS (mend_acp_agent_parent_class)->finalize (object);
@@ -250,6 +598,9 @@ mend_acp_agent_get_property (GObject    *object,
     case PROP_N_STARTS:
       g_value_set_uint (value, self->n_starts);
       break;
+    case PROP_CANCEL_GRACE_MS:
+      g_value_set_uint (value, self->cancel_grace_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -279,6 +630,9 @@ mend_acp_agent_set_property (GObject      *object,
       break;
     case PROP_SESSION_ID:
       mend_acp_agent_set_session_id (self, g_value_get_string (value));
+      break;
+    case PROP_CANCEL_GRACE_MS:
+      mend_acp_agent_set_cancel_grace_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -383,6 +737,21 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
                        0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendAcpAgent:cancel-grace-ms:
+   *
+   * How long, in milliseconds of real time, the agent has to answer a
+   * prompt that a Stop cancelled with `session/cancel`. The attempt ends
+   * at the Stop; the next prompt waits for the cancelled one's answer, and
+   * when the agent has not given it within this time, the agent is ended
+   * and started again (its session loaded) and the next prompt goes
+   * there. 0 waits for the answer for ever.
+   */
+  properties[PROP_CANCEL_GRACE_MS] =
+    g_param_spec_uint ("cancel-grace-ms", NULL, NULL,
+                       0, G_MAXUINT, MEND_ACP_AGENT_CANCEL_GRACE_MS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -432,8 +801,9 @@ static void
 mend_acp_agent_init (MendAcpAgent *self)
 {
   self->stderr_tail = g_byte_array_new ();
-  self->requests = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) mend_acp_request_free);
+  self->requests = mend_acp_requests_new ();
   self->subagents = mend_acp_subagents_new ();
+  self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
 }
 
 /**
@@ -689,7 +1059,7 @@ mend_acp_agent_get_running (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), FALSE);
 
-  return self->child != NULL;
+  return self->conn != NULL;
 }
 
 /**
@@ -706,10 +1076,7 @@ mend_acp_agent_get_identifier (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
 
-  if (self->child == NULL || self->child->exited)
-    return NULL;
-
-  return g_subprocess_get_identifier (self->child->subprocess);
+  return self->conn ? mend_acp_connection_get_identifier (self->conn) : NULL;
 }
 
 /**
@@ -762,6 +1129,43 @@ mend_acp_agent_get_n_cancels (MendAcpAgent *self)
 }
 
 /**
+ * mend_acp_agent_get_cancel_grace_ms:
+ * @self: an ACP agent
+ *
+ * Gets how long the agent has to answer a cancelled prompt.
+ *
+ * Returns: the grace period in milliseconds, or 0 for ever
+ */
+guint
+mend_acp_agent_get_cancel_grace_ms (MendAcpAgent *self)
+{
+  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
+
+  return self->cancel_grace_ms;
+}
+
+/**
+ * mend_acp_agent_set_cancel_grace_ms:
+ * @self: an ACP agent
+ * @cancel_grace_ms: milliseconds, or 0 to wait for ever
+ *
+ * Sets how long the agent has to answer a prompt cancelled on a Stop
+ * before it is ended and started again, from the next Stop on. See
+ * [property@Mend.AcpAgent:cancel-grace-ms].
+ */
+void
+mend_acp_agent_set_cancel_grace_ms (MendAcpAgent *self,
+                                    guint         cancel_grace_ms)
+{
+  g_return_if_fail (MEND_IS_ACP_AGENT (self));
+
+  if (self->cancel_grace_ms == cancel_grace_ms)
+    return;
+  self->cancel_grace_ms = cancel_grace_ms;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CANCEL_GRACE_MS]);
+}
+
+/**
  * mend_acp_agent_dup_stderr:
  * @self: an ACP agent
  *
@@ -777,7 +1181,7 @@ mend_acp_agent_dup_stderr (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
 
-  return mend_acp_agent_stderr_text (self);
+  return mend_stderr_tail_text (self->stderr_tail);
 }
 
 /**
@@ -799,25 +1203,12 @@ mend_acp_agent_respond (MendAcpAgent *self,
                         guint         request,
                         const char   *result_json)
 {
-  Request *r;
-  gboolean sent;
-
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), FALSE);
 
-  r = g_hash_table_lookup (self->requests, GUINT_TO_POINTER (request));
-  if (r == NULL)
-    return FALSE;
-
   if (result_json == NULL)
-    {
-      sent = !r->child->exited;
-      mend_acp_agent_respond_default (self, request);
-      return sent;
-    }
+    return mend_acp_requests_deny (self->requests, request);
 
-  sent = mend_acp_request_reply (r, result_json);
-  g_hash_table_remove (self->requests, GUINT_TO_POINTER (request));
-  return sent;
+  return mend_acp_requests_reply (self->requests, request, result_json);
 }
 
 /**
@@ -832,8 +1223,5 @@ mend_acp_agent_terminate (MendAcpAgent *self)
 {
   g_return_if_fail (MEND_IS_ACP_AGENT (self));
 
-  if (self->child == NULL)
-    return;
-
-  mend_acp_agent_child_exited (self, self->child);
+  end_run (self, NULL);
 }

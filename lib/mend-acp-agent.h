@@ -24,6 +24,14 @@ G_BEGIN_DECLS
  */
 #define MEND_ACP_AGENT_PROTOCOL_VERSION 1
 
+/**
+ * MEND_ACP_AGENT_CANCEL_GRACE_MS:
+ *
+ * The default of [property@Mend.AcpAgent:cancel-grace-ms]: how long, in
+ * milliseconds, an agent has to answer a prompt cancelled on a Stop.
+ */
+#define MEND_ACP_AGENT_CANCEL_GRACE_MS 10000
+
 #define MEND_TYPE_ACP_AGENT (mend_acp_agent_get_type ())
 
 MEND_AVAILABLE_IN_ALL
@@ -71,6 +79,11 @@ MEND_AVAILABLE_IN_ALL
 guint               mend_acp_agent_get_n_loads     (MendAcpAgent       *self);
 MEND_AVAILABLE_IN_ALL
 guint               mend_acp_agent_get_n_cancels   (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_ALL
+guint               mend_acp_agent_get_cancel_grace_ms (MendAcpAgent   *self);
+MEND_AVAILABLE_IN_ALL
+void                mend_acp_agent_set_cancel_grace_ms (MendAcpAgent   *self,
+                                                        guint           cancel_grace_ms);
 MEND_AVAILABLE_IN_ALL
 char               *mend_acp_agent_dup_stderr      (MendAcpAgent       *self);
 MEND_AVAILABLE_IN_ALL

@@ -2,8 +2,9 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The protocol side of MendAcpAgent: the agent's process, its JSON-RPC
- * connection, the session, prompts, and the agent's requests.
+ * The protocol side of MendAcpAgent: one run of the agent's process, its
+ * JSON-RPC connection, the session and the prompts. What happens goes to
+ * the owner through the events it handed in.
  */
 
 #include "config.h"
@@ -17,24 +18,78 @@
 #include <json-glib/json-glib.h>
 #include <jsonrpc-glib.h>
 
-#include "mend-acp-agent-private.h"
+#include "mend-acp-agent.h"
+#include "mend-acp-connection-private.h"
 #include "mend-acp-framing-private.h"
 #include "mend-agent-common-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
-#include "mend-turn.h"
 
 #define STDERR_READ_SIZE 4096
 /* The Agent Client Protocol's error code for a client that must log in. */
 #define ACP_AUTH_REQUIRED (-32000)
 
+struct _MendAcpConnection
+{
+  gatomicrefcount                ref_count;
+  const MendAcpConnectionEvents *events;
+  gpointer                       user_data;    /* NULL once closed */
+  MendAcpRequests               *requests;     /* the owner's; NULL once closed */
+  GByteArray                    *stderr_tail;  /* the owner's */
 
+  GSubprocess                   *subprocess;
+  JsonrpcClient                 *client;
+  GSocketConnection             *stdin_connection;
+  GInputStream                  *stderr_stream;
+  GCancellable                  *cancellable;
+  char                          *cwd;          /* the session's, absolute */
+  char                          *load_id;      /* the session to load */
+
+  gboolean                       exited;
+  gboolean                       can_load;     /* agentCapabilities.loadSession */
+  gboolean                       loading;      /* session/load replays history */
+  gboolean                       ready;        /* the session is open */
+  gboolean                       busy;         /* a prompt is not answered yet */
+  guint                          last_prompt;
+};
+
+static MendAcpConnection *
+conn_ref (MendAcpConnection *conn)
+{
+  g_atomic_ref_count_inc (&conn->ref_count);
+  return conn;
+}
+
+static void
+conn_unref (MendAcpConnection *conn)
+{
+  if (!g_atomic_ref_count_dec (&conn->ref_count))
+    return;
+
+  g_clear_object (&conn->client);
+  g_clear_object (&conn->stdin_connection);
+  g_clear_object (&conn->subprocess);
+  g_clear_object (&conn->stderr_stream);
+  g_clear_object (&conn->cancellable);
+  g_clear_pointer (&conn->stderr_tail, g_byte_array_unref);
+  g_free (conn->cwd);
+  g_free (conn->load_id);
+  g_free (conn);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAcpConnection, conn_unref)
+
+static gboolean
+is_open (MendAcpConnection *conn)
+{
+  return conn->user_data != NULL;
+}
 
 /* jsonrpc-glib consumes floating parameters only, and its message
  * builder does not make them floating: the parameters are owned here and
  * dropped after the call. */
 static void
-rpc_call (JsonrpcClient       *client,
+rpc_call (MendAcpConnection   *conn,
           const char          *method,
           GVariant            *params,
           GAsyncReadyCallback  callback,
@@ -42,53 +97,32 @@ rpc_call (JsonrpcClient       *client,
 {
   g_autoptr(GVariant) owned = g_variant_take_ref (params);
 
-  jsonrpc_client_call_async (client, method, owned, NULL, callback, user_data);
+  jsonrpc_client_call_async (conn->client, method, owned, NULL, callback, user_data);
 }
 
 static void
-rpc_notify (JsonrpcClient *client,
-            const char    *method,
-            GVariant      *params)
+rpc_notify (MendAcpConnection *conn,
+            const char        *method,
+            GVariant          *params)
 {
   g_autoptr(GVariant) owned = g_variant_take_ref (params);
 
-  jsonrpc_client_send_notification_async (client, method, owned, NULL, NULL, NULL);
+  jsonrpc_client_send_notification_async (conn->client, method, owned, NULL, NULL, NULL);
 }
 
-static gboolean
-set_str (char       **field,
-         const char  *value)
+/* Reports the end of the run, once; the owner closes the connection. */
+static void
+run_ended (MendAcpConnection *conn,
+           MendFailure       *failure)
 {
-  if (g_strcmp0 (*field, value) == 0)
-    return FALSE;
-
-  g_free (*field);
-  *field = g_strdup (value);
-  return TRUE;
-}
-
-Child *
-mend_acp_child_ref (Child *child)
-{
-  g_atomic_ref_count_inc (&child->ref_count);
-  return child;
-}
-
-void
-mend_acp_child_unref (Child *child)
-{
-  if (!g_atomic_ref_count_dec (&child->ref_count))
+  if (!is_open (conn))
     return;
 
-  g_clear_object (&child->client);
-  g_clear_object (&child->stdin_connection);
-  g_clear_object (&child->subprocess);
-  g_clear_object (&child->stderr_stream);
-  g_clear_object (&child->cancellable);
-  g_free (child);
+  conn_ref (conn);
+  conn->events->ended (conn->user_data, failure);
+  conn_unref (conn);
 }
 
-/* Detaches @child from its agent object and ends it. */
 static gboolean
 close_client (gpointer data)
 {
@@ -97,61 +131,30 @@ close_client (gpointer data)
 }
 
 void
-mend_acp_child_close (Child *child)
+mend_acp_connection_close (MendAcpConnection *conn)
 {
-  child->self = NULL;
-  g_cancellable_cancel (child->cancellable);
-  if (child->client != NULL)
-    {
-      g_signal_handlers_disconnect_matched (child->client, G_SIGNAL_MATCH_DATA,
-                                            0, 0, NULL, NULL, child);
-      /* Not from inside one of the client's own call callbacks: closing
-       * fails every call still in its table, the finishing one too. */
-      g_idle_add_full (G_PRIORITY_DEFAULT, close_client,
-                       g_object_ref (child->client), g_object_unref);
-    }
-  if (!child->exited)
-    g_subprocess_force_exit (child->subprocess);
-  child->exited = TRUE;
-  mend_acp_child_unref (child);
+  if (conn->requests != NULL)
+    mend_acp_requests_forget_client (conn->requests, conn->client);
+  conn->requests = NULL;
+  conn->user_data = NULL;
+  conn->events = NULL;
+  g_cancellable_cancel (conn->cancellable);
+  g_signal_handlers_disconnect_matched (conn->client, G_SIGNAL_MATCH_DATA,
+                                        0, 0, NULL, NULL, conn);
+  /* Not from inside one of the client's own call callbacks: closing fails
+   * every call still in its table, the finishing one too. */
+  g_idle_add_full (G_PRIORITY_DEFAULT, close_client,
+                   g_object_ref (conn->client), g_object_unref);
+  if (!conn->exited)
+    g_subprocess_force_exit (conn->subprocess);
+  conn->exited = TRUE;
+  conn_unref (conn);
 }
 
-/* The attempt in flight */
-
-
-void
-mend_acp_agent_finish_task (MendAcpAgent *self,
-                            MendFailure  *failure,
-                            GError       *error)
+const char *
+mend_acp_connection_get_identifier (MendAcpConnection *conn)
 {
-  g_autoptr(GTask) task = NULL;
-  GCancellable *cancellable;
-
-  if (self->task == NULL)
-    {
-      g_clear_error (&error);
-      return;
-    }
-
-  cancellable = g_task_get_cancellable (self->task);
-  if (cancellable != NULL && self->cancelled_id != 0)
-    g_signal_handler_disconnect (cancellable, self->cancelled_id);
-  self->cancelled_id = 0;
-  task = g_steal_pointer (&self->task);
-  g_clear_object (&self->task_turn);
-  self->prompt_sent = FALSE;
-
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, failure ? g_object_ref (failure) : NULL, g_object_unref);
-}
-
-/* The end of standard error, redacted, for a failure's text. */
-char *
-mend_acp_agent_stderr_text (MendAcpAgent *self)
-{
-  return mend_stderr_tail_text (self->stderr_tail);
+  return conn->exited ? NULL : g_subprocess_get_identifier (conn->subprocess);
 }
 
 /* JSON-RPC errors. jsonrpc-glib hands an error answer to the caller as
@@ -226,68 +229,32 @@ failure_from_rpc_error (const GError *error)
   return mend_failure_new_from_text (text);
 }
 
-/* A call of the session's opening failed: the attempt fails with what
- * the agent said, and the agent is ended, so that the next attempt starts
- * it again rather than wait for a session that will not open. */
+/* A call of the session's opening failed: with what the agent said, the
+ * run ends so that the next attempt starts the agent again rather than
+ * wait for a session that will not open; otherwise the agent is gone. */
 static void
-open_failed (Child       *child,
-             MendFailure *failure)
+call_failed (MendAcpConnection *conn,
+             const GError      *error)
 {
-  MendAcpAgent *self = child->self;
+  g_autoptr(MendFailure) failure = failure_from_rpc_error (error);
 
-  if (self == NULL || self->child != child)
-    return;
-
-  g_object_ref (self);
-  mend_acp_agent_finish_task (self, failure, NULL);
-  if (self->child == child)
-    mend_acp_agent_child_exited (self, child);
-  g_object_unref (self);
-}
-
-static void
-call_failed (Child        *child,
-             const GError *error)
-{
-  g_autoptr(MendFailure) failure = NULL;
-  MendAcpAgent *self = child->self;
-
-  if (self == NULL || self->child != child)
-    return;
-
-  failure = failure_from_rpc_error (error);
   if (failure == NULL)
-    {
-      g_debug ("The connection to the agent failed: %s", error->message);
-      mend_acp_agent_child_exited (self, child);
-      return;
-    }
-
-  open_failed (child, failure);
+    g_debug ("The connection to the agent failed: %s", error->message);
+  run_ended (conn, failure);
 }
 
 /* Opening the session */
 
-static const char *
-session_cwd (MendAcpAgent *self,
-             char        **owned)
-{
-  if (self->cwd != NULL && g_path_is_absolute (self->cwd))
-    return self->cwd;
-  *owned = self->cwd ? g_canonicalize_filename (self->cwd, NULL) : g_get_current_dir ();
-  return *owned;
-}
-
-static void open_session (MendAcpAgent *self,
-                          Child        *child,
-                          gboolean      load);
+static void open_session (MendAcpConnection *conn,
+                          gboolean           load);
 
 static void
-session_ready (MendAcpAgent *self)
+session_ready (MendAcpConnection *conn,
+               gboolean           loaded)
 {
-  self->ready = TRUE;
-  self->loading = FALSE;
-  mend_acp_agent_maybe_prompt (self);
+  conn->ready = TRUE;
+  conn->loading = FALSE;
+  conn->events->ready (conn->user_data, loaded);
 }
 
 static void
@@ -295,17 +262,17 @@ on_session_new (GObject      *source,
                 GAsyncResult *result,
                 gpointer      user_data)
 {
-  g_autoptr(Child) child = user_data;
+  g_autoptr(MendAcpConnection) conn = user_data;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
   const char *session_id = NULL;
 
   if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
     {
-      call_failed (child, error);
+      call_failed (conn, error);
       return;
     }
-  if (child->self == NULL || child->self->child != child)
+  if (!is_open (conn))
     return;
 
   if (reply == NULL || !g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT) ||
@@ -313,12 +280,13 @@ on_session_new (GObject      *source,
     {
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (_("The agent opened no session"));
 
-      open_failed (child, failure);
+      run_ended (conn, failure);
       return;
     }
 
-  mend_acp_agent_set_session_id (child->self, session_id);
-  session_ready (child->self);
+  conn->events->session (conn->user_data, session_id);
+  if (is_open (conn))
+    session_ready (conn, FALSE);
 }
 
 static void
@@ -326,56 +294,54 @@ on_session_load (GObject      *source,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
-  g_autoptr(Child) child = user_data;
+  g_autoptr(MendAcpConnection) conn = user_data;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
-  MendAcpAgent *self = child->self;
 
   if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
     {
-      if (self == NULL || self->child != child)
+      g_autoptr(MendFailure) failure = NULL;
+
+      if (!is_open (conn))
         return;
-      if (failure_from_rpc_error (error) == NULL)
+      failure = failure_from_rpc_error (error);
+      if (failure == NULL)
         {
-          mend_acp_agent_child_exited (self, child);
+          run_ended (conn, NULL);
           return;
         }
       /* The agent could not take the session up: start a new one. */
-      g_debug ("The agent could not load session %s: %s", self->session_id, error->message);
-      self->loading = FALSE;
-      mend_acp_agent_set_session_id (self, NULL);
-      open_session (self, child, FALSE);
+      g_debug ("The agent could not load session %s: %s", conn->load_id, error->message);
+      conn->loading = FALSE;
+      conn->events->session (conn->user_data, NULL);
+      if (is_open (conn))
+        open_session (conn, FALSE);
       return;
     }
-  if (self == NULL || self->child != child)
+  if (!is_open (conn))
     return;
 
-  self->n_loads++;
-  session_ready (self);
+  session_ready (conn, TRUE);
 }
 
 static void
-open_session (MendAcpAgent *self,
-              Child        *child,
-              gboolean      load)
+open_session (MendAcpConnection *conn,
+              gboolean           load)
 {
-  g_autofree char *owned = NULL;
-  const char *cwd = session_cwd (self, &owned);
-
   if (load)
     {
-      self->loading = TRUE;
-      rpc_call (child->client, "session/load",
-                JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
-                                     "cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
+      conn->loading = TRUE;
+      rpc_call (conn, "session/load",
+                JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (conn->load_id),
+                                     "cwd", JSONRPC_MESSAGE_PUT_STRING (conn->cwd),
                                      "mcpServers", "[", "]"),
-                on_session_load, mend_acp_child_ref (child));
+                on_session_load, conn_ref (conn));
     }
   else
-    rpc_call (child->client, "session/new",
-              JSONRPC_MESSAGE_NEW ("cwd", JSONRPC_MESSAGE_PUT_STRING (cwd),
+    rpc_call (conn, "session/new",
+              JSONRPC_MESSAGE_NEW ("cwd", JSONRPC_MESSAGE_PUT_STRING (conn->cwd),
                                    "mcpServers", "[", "]"),
-              on_session_new, mend_acp_child_ref (child));
+              on_session_new, conn_ref (conn));
 }
 
 static void
@@ -383,124 +349,81 @@ on_initialized (GObject      *source,
                 GAsyncResult *result,
                 gpointer      user_data)
 {
-  g_autoptr(Child) child = user_data;
+  g_autoptr(MendAcpConnection) conn = user_data;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) capabilities = NULL;
   g_autoptr(GError) error = NULL;
-  MendAcpAgent *self = child->self;
 
   if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
     {
-      call_failed (child, error);
+      call_failed (conn, error);
       return;
     }
-  if (self == NULL || self->child != child)
+  if (!is_open (conn))
     return;
 
   if (reply != NULL && g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT))
     capabilities = g_variant_lookup_value (reply, "agentCapabilities", G_VARIANT_TYPE_VARDICT);
   if (capabilities != NULL)
-    g_variant_lookup (capabilities, "loadSession", "b", &child->can_load);
+    g_variant_lookup (capabilities, "loadSession", "b", &conn->can_load);
 
-  open_session (self, child, self->session_id != NULL && child->can_load);
+  open_session (conn, conn->load_id != NULL && conn->can_load);
 }
 
 /* What the agent sends */
 
 static void
-on_notification (JsonrpcClient *client,
-                 const char    *method,
-                 GVariant      *params,
-                 Child         *child)
+on_notification (JsonrpcClient     *client,
+                 const char        *method,
+                 GVariant          *params,
+                 MendAcpConnection *conn)
 {
-  MendAcpAgent *self = child->self;
   g_autoptr(JsonNode) node = NULL;
-  g_autofree char *json = NULL;
-  JsonObject *object;
-  JsonObject *update;
-  const char *kind;
 
-  if (self == NULL || self->child != child || params == NULL ||
+  /* A load replays the session's history: not this turn's output. */
+  if (!is_open (conn) || params == NULL || conn->loading ||
       g_strcmp0 (method, "session/update") != 0)
     return;
 
   node = json_gvariant_serialize (params);
-  object = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
-  update = object ? mend_json_get_object (object, "update") : NULL;
-  kind = update ? mend_json_get_string (update, "sessionUpdate") : NULL;
-  if (kind == NULL ||
-      g_strcmp0 (mend_json_get_string (object, "sessionId"), self->session_id) != 0)
+  if (!JSON_NODE_HOLDS_OBJECT (node))
     return;
 
-  /* A load replays the session's history: not this turn's output. */
-  if (self->loading)
-    return;
+  conn_ref (conn);
+  conn->events->update (conn->user_data, json_node_get_object (node));
+  conn_unref (conn);
+}
 
-  g_object_ref (self);
+static gboolean
+on_handle_call (JsonrpcClient     *client,
+                const char        *method,
+                GVariant          *id,
+                GVariant          *params,
+                MendAcpConnection *conn)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *json = NULL;
+  guint serial;
 
-  if (self->task_turn != NULL && self->prompt_sent && mend_acp_update_is_output (update))
-    mend_turn_note_output (self->task_turn);
+  if (!is_open (conn))
+    return FALSE;
 
-  if (self->chat != NULL)
-    mend_acp_subagents_feed (self->subagents, self->chat, object, update);
+  node = params ? json_gvariant_serialize (params) : json_node_new (JSON_NODE_NULL);
+  json = mend_json_to_string (node);
+  serial = mend_acp_requests_add (conn->requests, client, id, method, json);
 
-  json = mend_json_to_string (json_object_get_member (object, "update"));
-  g_signal_emit_by_name (self, "update", kind, json);
+  conn_ref (conn);
+  conn->events->request (conn->user_data, method, json, serial);
+  conn_unref (conn);
 
-  g_object_unref (self);
+  return TRUE;
 }
 
 static void
-on_client_failed (JsonrpcClient *client,
-                  Child         *child)
+on_client_failed (JsonrpcClient     *client,
+                  MendAcpConnection *conn)
 {
-  if (child->self != NULL)
-    mend_acp_agent_child_exited (child->self, child);
-}
-
-void
-mend_acp_agent_child_exited (MendAcpAgent *self,
-                             Child        *child)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *text = NULL;
-  GHashTableIter iter;
-  gpointer value;
-
-  if (self->child != child)
-    return;
-
-  g_object_ref (self);
-
-  text = mend_acp_agent_stderr_text (self);
-  if (text != NULL)
-    error = g_error_new (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
-                         _("The agent exited before the turn's result: %s"), text);
-  else
-    error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
-                                 _("The agent exited before the turn's result"));
-
-  /* Requests of the run that ended cannot be answered any more. */
-  g_hash_table_iter_init (&iter, self->requests);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (((Request *) value)->child == child)
-      g_hash_table_iter_remove (&iter);
-
-  self->child = NULL;
-  self->ready = FALSE;
-  self->loading = FALSE;
-  self->prompt_busy = FALSE;
-  mend_acp_child_close (child);
-
-  if (self->task != NULL)
-    {
-      g_autoptr(MendFailure) failure = mend_failure_new_from_error (error);
-
-      mend_acp_agent_finish_task (self, failure, NULL);
-    }
-
-  g_object_notify (G_OBJECT (self), "running");
-  g_object_unref (self);
+  run_ended (conn, NULL);
 }
 
 static void
@@ -508,112 +431,114 @@ on_waited (GObject      *source,
            GAsyncResult *result,
            gpointer      user_data)
 {
-  g_autoptr(Child) child = user_data;
+  g_autoptr(MendAcpConnection) conn = user_data;
 
   /* Not the end of the run yet: what the agent wrote before it exited
    * (an update, the prompt's answer) is still to be read. The end of its
-   * output, where the JSON-RPC client fails, is. */
-  if (g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL))
-    child->exited = TRUE;
+   * output, where the JSON-RPC client fails, is. Its requests cannot be
+   * answered any more. */
+  if (!g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL))
+    return;
+  conn->exited = TRUE;
+  if (conn->requests != NULL)
+    mend_acp_requests_forget_client (conn->requests, conn->client);
 }
 
-static void read_stderr (Child *child);
+static void read_stderr (MendAcpConnection *conn);
 
 static void
 on_stderr (GObject      *source,
            GAsyncResult *result,
            gpointer      user_data)
 {
-  g_autoptr(Child) child = user_data;
+  g_autoptr(MendAcpConnection) conn = user_data;
   g_autoptr(GBytes) bytes = NULL;
-  MendAcpAgent *self = child->self;
   const guint8 *data;
   gsize size;
 
   bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0 || self == NULL)
+  if (bytes == NULL || g_bytes_get_size (bytes) == 0 || !is_open (conn))
     return;
 
   data = g_bytes_get_data (bytes, &size);
-  mend_stderr_tail_append (self->stderr_tail, data, size);
+  mend_stderr_tail_append (conn->stderr_tail, data, size);
 
-  read_stderr (child);
+  read_stderr (conn);
 }
 
 static void
-read_stderr (Child *child)
+read_stderr (MendAcpConnection *conn)
 {
-  g_input_stream_read_bytes_async (child->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
-                                   child->cancellable, on_stderr, mend_acp_child_ref (child));
+  g_input_stream_read_bytes_async (conn->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
+                                   conn->cancellable, on_stderr, conn_ref (conn));
 }
 
-gboolean
-mend_acp_agent_start_child (MendAcpAgent  *self,
-                            GError       **error)
+static char *
+absolute_cwd (const char *cwd)
+{
+  if (cwd != NULL && g_path_is_absolute (cwd))
+    return g_strdup (cwd);
+  return cwd ? g_canonicalize_filename (cwd, NULL) : g_get_current_dir ();
+}
+
+MendAcpConnection *
+mend_acp_connection_start (const char * const            *argv,
+                           const char * const            *environ_,
+                           const char                    *cwd,
+                           const char                    *session_id,
+                           MendAcpRequests               *requests,
+                           GByteArray                    *stderr_tail,
+                           const MendAcpConnectionEvents *events,
+                           gpointer                       user_data,
+                           GError                       **error)
 {
   g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSocketConnection) stdin_connection = NULL;
   g_autoptr(GIOStream) stream = NULL;
-  g_autoptr(GSocket) socket = NULL;
-  Child *child;
-  int fds[2];
+  MendAcpConnection *conn;
+  GSubprocess *subprocess;
 
-  /* The agent's standard input is a socket, not a pipe: a write to an
-   * agent that just died fails with EPIPE instead of raising SIGPIPE,
-   * which would end the app. */
-  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
-    {
-      int errsv = errno;
-
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                   "socketpair: %s", g_strerror (errsv));
-      return FALSE;
-    }
-  socket = g_socket_new_from_fd (fds[0], error);
-  if (socket == NULL)
-    {
-      close (fds[0]);
-      close (fds[1]);
-      return FALSE;
-    }
+  g_assert (user_data != NULL);
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                         G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_take_stdin_fd (launcher, fds[1]);
-  if (self->environ_ != NULL)
-    g_subprocess_launcher_set_environ (launcher, self->environ_);
-  if (self->cwd != NULL)
-    g_subprocess_launcher_set_cwd (launcher, self->cwd);
+  /* A socket, not a pipe: see mend_agent_stdin_socket (). */
+  stdin_connection = mend_agent_stdin_socket (launcher, error);
+  if (stdin_connection == NULL)
+    return NULL;
+  if (environ_ != NULL)
+    g_subprocess_launcher_set_environ (launcher, (char **) environ_);
+  if (cwd != NULL)
+    g_subprocess_launcher_set_cwd (launcher, cwd);
 
-  child = g_new0 (Child, 1);
-  g_atomic_ref_count_init (&child->ref_count);
-  child->subprocess = g_subprocess_launcher_spawnv (launcher, (const char * const *) self->argv, error);
-  if (child->subprocess == NULL)
-    {
-      mend_acp_child_unref (child);
-      return FALSE;
-    }
+  subprocess = g_subprocess_launcher_spawnv (launcher, argv, error);
+  if (subprocess == NULL)
+    return NULL;
 
-  child->self = self;
-  child->cancellable = g_cancellable_new ();
-  child->stdin_connection = g_socket_connection_factory_create_connection (socket);
-  child->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (child->subprocess));
-  stream = mend_acp_framing_wrap (g_subprocess_get_stdout_pipe (child->subprocess),
-                                  g_io_stream_get_output_stream (G_IO_STREAM (child->stdin_connection)));
-  child->client = jsonrpc_client_new (stream);
-  g_signal_connect (child->client, "notification", G_CALLBACK (on_notification), child);
-  g_signal_connect (child->client, "handle-call", G_CALLBACK (mend_acp_agent_handle_call), child);
-  g_signal_connect (child->client, "failed", G_CALLBACK (on_client_failed), child);
+  conn = g_new0 (MendAcpConnection, 1);
+  g_atomic_ref_count_init (&conn->ref_count);
+  conn->events = events;
+  conn->user_data = user_data;
+  conn->requests = requests;
+  conn->stderr_tail = g_byte_array_ref (stderr_tail);
+  conn->subprocess = subprocess;
+  conn->cancellable = g_cancellable_new ();
+  conn->cwd = absolute_cwd (cwd);
+  conn->load_id = g_strdup (session_id);
+  conn->stdin_connection = g_steal_pointer (&stdin_connection);
+  conn->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));
+  stream = mend_acp_framing_wrap (g_subprocess_get_stdout_pipe (subprocess),
+                                  g_io_stream_get_output_stream (G_IO_STREAM (conn->stdin_connection)));
+  conn->client = jsonrpc_client_new (stream);
+  g_signal_connect (conn->client, "notification", G_CALLBACK (on_notification), conn);
+  g_signal_connect (conn->client, "handle-call", G_CALLBACK (on_handle_call), conn);
+  g_signal_connect (conn->client, "failed", G_CALLBACK (on_client_failed), conn);
 
-  self->child = child;
-  self->ready = FALSE;
-  self->n_starts++;
-  g_byte_array_set_size (self->stderr_tail, 0);
+  g_subprocess_wait_async (subprocess, conn->cancellable, on_waited, conn_ref (conn));
+  read_stderr (conn);
+  jsonrpc_client_start_listening (conn->client);
 
-  g_subprocess_wait_async (child->subprocess, child->cancellable, on_waited, mend_acp_child_ref (child));
-  read_stderr (child);
-  jsonrpc_client_start_listening (child->client);
-
-  rpc_call (child->client, "initialize",
+  rpc_call (conn, "initialize",
             JSONRPC_MESSAGE_NEW (
               "protocolVersion", JSONRPC_MESSAGE_PUT_INT64 (MEND_ACP_AGENT_PROTOCOL_VERSION),
               "clientCapabilities", "{",
@@ -623,154 +548,95 @@ mend_acp_agent_start_child (MendAcpAgent  *self,
                 "}",
                 "terminal", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
               "}"),
-            on_initialized, mend_acp_child_ref (child));
+            on_initialized, conn_ref (conn));
 
-  g_object_notify (G_OBJECT (self), "running");
-  g_object_notify (G_OBJECT (self), "n-starts");
-  return TRUE;
+  return conn;
 }
 
 /* Prompts */
 
 typedef struct
 {
-  Child *child;
-  GTask *task;
+  MendAcpConnection *conn;
+  guint              prompt;
 } PromptCall;
-
-static void
-prompt_call_free (PromptCall *call)
-{
-  g_clear_pointer (&call->child, mend_acp_child_unref);
-  g_clear_object (&call->task);
-  g_free (call);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (PromptCall, prompt_call_free)
-
-static void
-finish_with_stop_reason (MendAcpAgent *self,
-                         const char   *stop_reason)
-{
-  g_autoptr(MendFailure) failure = NULL;
-
-  if (g_strcmp0 (stop_reason, "end_turn") == 0 ||
-      g_strcmp0 (stop_reason, "max_tokens") == 0 ||
-      g_strcmp0 (stop_reason, "max_turn_requests") == 0)
-    {
-      mend_acp_agent_finish_task (self, NULL, NULL);
-      return;
-    }
-
-  if (g_strcmp0 (stop_reason, "cancelled") == 0)
-    {
-      mend_acp_agent_finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                    _("The agent cancelled the turn")));
-      return;
-    }
-
-  if (g_strcmp0 (stop_reason, "refusal") == 0)
-    failure = mend_failure_new_from_text (_("The agent refused to continue the turn"));
-  else
-    {
-      g_autofree char *text = g_strdup_printf (_("The agent ended the turn with an unknown stop reason: %s"),
-                                               stop_reason ? stop_reason : "null");
-
-      failure = mend_failure_new_from_text (text);
-    }
-  mend_acp_agent_finish_task (self, failure, NULL);
-}
 
 static void
 on_prompt_done (GObject      *source,
                 GAsyncResult *result,
                 gpointer      user_data)
 {
-  g_autoptr(PromptCall) call = user_data;
+  PromptCall call = *(PromptCall *) user_data;
+  g_autoptr(MendAcpConnection) conn = call.conn;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
-  MendAcpAgent *self = call->child->self;
+  g_autoptr(MendFailure) failure = NULL;
   const char *stop_reason = NULL;
-  gboolean ours;
+
+  g_free (user_data);
 
   if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
     {
-      g_autoptr(MendFailure) failure = NULL;
-
-      if (self == NULL || self->child != call->child)
+      if (!is_open (conn))
         return;
-      self->prompt_busy = FALSE;
       failure = failure_from_rpc_error (error);
       if (failure == NULL)
         {
-          mend_acp_agent_child_exited (self, call->child);
+          run_ended (conn, NULL);
           return;
         }
-      if (self->task == call->task)
-        mend_acp_agent_finish_task (self, failure, NULL);
-      mend_acp_agent_maybe_prompt (self);
-      return;
     }
-  if (self == NULL || self->child != call->child)
+  if (!is_open (conn))
     return;
 
-  self->prompt_busy = FALSE;
-  if (reply != NULL && g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT))
+  conn->busy = FALSE;
+  if (failure == NULL && reply != NULL && g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT))
     g_variant_lookup (reply, "stopReason", "&s", &stop_reason);
-  if (set_str (&self->stop_reason, stop_reason))
-    g_object_notify (G_OBJECT (self), "stop-reason");
-
-  ours = self->task != NULL && self->task == call->task;
-  g_object_ref (self);
-  if (ours)
-    finish_with_stop_reason (self, stop_reason);
-  /* A prompt held behind a cancelled one goes now. */
-  mend_acp_agent_maybe_prompt (self);
-  g_object_unref (self);
+  conn->events->answered (conn->user_data, call.prompt, stop_reason, failure);
 }
 
-void
-mend_acp_agent_maybe_prompt (MendAcpAgent *self)
+gboolean
+mend_acp_connection_can_prompt (MendAcpConnection *conn)
+{
+  return is_open (conn) && conn->ready && !conn->busy;
+}
+
+guint
+mend_acp_connection_prompt (MendAcpConnection *conn,
+                            const char        *session_id,
+                            const char        *text)
 {
   PromptCall *call;
+  guint prompt;
 
-  if (self->task == NULL || self->prompt_sent || self->prompt_busy ||
-      !self->ready || self->child == NULL)
-    return;
+  g_assert (mend_acp_connection_can_prompt (conn));
 
+  prompt = ++conn->last_prompt;
   call = g_new0 (PromptCall, 1);
-  call->child = mend_acp_child_ref (self->child);
-  call->task = g_object_ref (self->task);
-  self->prompt_sent = TRUE;
-  self->prompt_busy = TRUE;
+  call->conn = conn_ref (conn);
+  call->prompt = prompt;
+  conn->busy = TRUE;
 
-  rpc_call (self->child->client, "session/prompt",
+  rpc_call (conn, "session/prompt",
             JSONRPC_MESSAGE_NEW (
-              "sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id),
+              "sessionId", JSONRPC_MESSAGE_PUT_STRING (session_id),
               "prompt", "[", "{",
                 "type", JSONRPC_MESSAGE_PUT_STRING ("text"),
-                "text", JSONRPC_MESSAGE_PUT_STRING (mend_turn_get_prompt (self->task_turn)),
+                "text", JSONRPC_MESSAGE_PUT_STRING (text),
               "}", "]"),
             on_prompt_done, call);
+
+  return prompt;
 }
 
 void
-mend_acp_agent_task_cancelled (GCancellable *cancellable,
-                               MendAcpAgent *self)
+mend_acp_connection_cancel (MendAcpConnection *conn,
+                            const char        *session_id)
 {
-  g_object_ref (self);
-
-  if (self->prompt_sent && self->child != NULL && self->session_id != NULL)
-    {
-      self->n_cancels++;
-      rpc_notify (self->child->client, "session/cancel",
-                  JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (self->session_id)));
-      /* The protocol wants pending permission requests answered as
-       * cancelled. */
-      mend_acp_agent_cancel_permissions (self);
-    }
-
-  mend_acp_agent_finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                              _("The turn was stopped")));
-  g_object_unref (self);
+  rpc_notify (conn, "session/cancel",
+              JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (session_id)));
+  /* The protocol wants pending permission requests answered as
+   * cancelled. */
+  if (conn->requests != NULL)
+    mend_acp_requests_cancel_permissions (conn->requests);
 }

@@ -12,82 +12,109 @@
 #include <json-glib/json-glib.h>
 #include <jsonrpc-glib.h>
 
-#include "mend-acp-agent-private.h"
+#include "mend-acp-requests-private.h"
 #include "mend-json-private.h"
 
 /* JSON-RPC's "internal error": the answer to a request the client
  * refuses (ACP has no code of its own for it). */
 #define RPC_INTERNAL_ERROR (-32603)
 
-void
-mend_acp_request_free (Request *request)
+/* A request of the agent's, until it is answered. */
+typedef struct
 {
-  g_clear_pointer (&request->child, mend_acp_child_unref);
+  JsonrpcClient *client;
+  GVariant      *id;
+  char          *method;
+  char          *params;        /* JSON */
+} Request;
+
+struct _MendAcpRequests
+{
+  GHashTable *table;            /* serial → Request */
+  guint       last_serial;
+};
+
+static void
+request_free (Request *request)
+{
+  g_clear_object (&request->client);
   g_clear_pointer (&request->id, g_variant_unref);
   g_free (request->method);
   g_free (request->params);
   g_free (request);
 }
 
-gboolean
-mend_acp_agent_handle_call (JsonrpcClient *client,
-                            const char    *method,
-                            GVariant      *id,
-                            GVariant      *params,
-                            Child         *child)
+MendAcpRequests *
+mend_acp_requests_new (void)
 {
-  MendAcpAgent *self = child->self;
-  g_autoptr(JsonNode) node = NULL;
-  Request *request;
-  gboolean handled = FALSE;
-  guint serial;
+  MendAcpRequests *requests = g_new0 (MendAcpRequests, 1);
 
-  if (self == NULL || self->child != child)
-    return FALSE;
-
-  node = params ? json_gvariant_serialize (params) : json_node_new (JSON_NODE_NULL);
-  request = g_new0 (Request, 1);
-  request->child = mend_acp_child_ref (child);
-  request->id = g_variant_ref (id);
-  request->method = g_strdup (method);
-  request->params = mend_json_to_string (node);
-
-  do
-    serial = ++self->last_request;
-  while (serial == 0 || g_hash_table_contains (self->requests, GUINT_TO_POINTER (serial)));
-  g_hash_table_insert (self->requests, GUINT_TO_POINTER (serial), request);
-
-  g_object_ref (self);
-  g_signal_emit_by_name (self, "request", method, request->params, serial, &handled);
-  if (!handled)
-    mend_acp_agent_respond_default (self, serial);
-  g_object_unref (self);
-
-  return TRUE;
+  requests->table = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) request_free);
+  return requests;
 }
 
-/* Requests of the agent */
+void
+mend_acp_requests_free (MendAcpRequests *requests)
+{
+  g_hash_table_unref (requests->table);
+  g_free (requests);
+}
 
-gboolean
-mend_acp_request_reply (Request    *request,
-                        const char *json)
+guint
+mend_acp_requests_add (MendAcpRequests *requests,
+                       JsonrpcClient   *client,
+                       GVariant        *id,
+                       const char      *method,
+                       const char      *params)
+{
+  Request *request = g_new0 (Request, 1);
+  guint serial;
+
+  request->client = g_object_ref (client);
+  request->id = g_variant_ref (id);
+  request->method = g_strdup (method);
+  request->params = g_strdup (params);
+
+  do
+    serial = ++requests->last_serial;
+  while (serial == 0 || g_hash_table_contains (requests->table, GUINT_TO_POINTER (serial)));
+  g_hash_table_insert (requests->table, GUINT_TO_POINTER (serial), request);
+
+  return serial;
+}
+
+static gboolean
+send_reply (Request    *request,
+            const char *json)
 {
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (request->child->client == NULL || request->child->exited)
-    return FALSE;
-
   reply = json_gvariant_deserialize_data (json, -1, NULL, &error);
-  if (reply != NULL)
-    g_variant_take_ref (reply);
   if (reply == NULL)
     {
       g_debug ("Not an answer to %s: %s", request->method, error->message);
       return FALSE;
     }
-  jsonrpc_client_reply_async (request->child->client, request->id, reply, NULL, NULL, NULL);
+  g_variant_take_ref (reply);
+  jsonrpc_client_reply_async (request->client, request->id, reply, NULL, NULL, NULL);
   return TRUE;
+}
+
+gboolean
+mend_acp_requests_reply (MendAcpRequests *requests,
+                         guint            serial,
+                         const char      *result_json)
+{
+  Request *request = g_hash_table_lookup (requests->table, GUINT_TO_POINTER (serial));
+  gboolean sent;
+
+  if (request == NULL)
+    return FALSE;
+
+  sent = send_reply (request, result_json);
+  g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
+  return sent;
 }
 
 /* The reject option of a permission request, if it has one. */
@@ -133,45 +160,67 @@ outcome_json (const char *option_id)
   return mend_json_builder_finish (builder);
 }
 
-void
-mend_acp_agent_respond_default (MendAcpAgent *self,
-                                guint         serial)
+gboolean
+mend_acp_requests_deny (MendAcpRequests *requests,
+                        guint            serial)
 {
-  Request *request = g_hash_table_lookup (self->requests, GUINT_TO_POINTER (serial));
+  Request *request = g_hash_table_lookup (requests->table, GUINT_TO_POINTER (serial));
 
   if (request == NULL)
-    return;
+    return FALSE;
 
   if (g_strcmp0 (request->method, "session/request_permission") == 0)
     {
       g_autofree char *option = reject_option (request->params);
       g_autofree char *json = outcome_json (option);
 
-      mend_acp_request_reply (request, json);
+      send_reply (request, json);
     }
-  else if (request->child->client != NULL && !request->child->exited)
-    jsonrpc_client_reply_error_async (request->child->client, request->id, RPC_INTERNAL_ERROR,
+  else
+    jsonrpc_client_reply_error_async (request->client, request->id, RPC_INTERNAL_ERROR,
                                       _("The client does not allow this request"),
                                       NULL, NULL, NULL);
 
-  g_hash_table_remove (self->requests, GUINT_TO_POINTER (serial));
+  g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
+  return TRUE;
 }
 
 void
-mend_acp_agent_cancel_permissions (MendAcpAgent *self)
+mend_acp_requests_cancel_permissions (MendAcpRequests *requests)
 {
-  g_autoptr(GList) serials = g_hash_table_get_keys (self->requests);
+  g_autofree char *json = outcome_json (NULL);
+  GHashTableIter iter;
+  gpointer value;
 
-  for (GList *l = serials; l != NULL; l = l->next)
+  /* Sending only queues the answer: the table does not change under
+   * the walk. */
+  g_hash_table_iter_init (&iter, requests->table);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      Request *request = g_hash_table_lookup (self->requests, l->data);
-      g_autofree char *json = NULL;
+      Request *request = value;
 
-      if (request == NULL || g_strcmp0 (request->method, "session/request_permission") != 0)
+      if (g_strcmp0 (request->method, "session/request_permission") != 0)
         continue;
-      json = outcome_json (NULL);
-      mend_acp_request_reply (request, json);
-      g_hash_table_remove (self->requests, l->data);
+      send_reply (request, json);
+      g_hash_table_iter_remove (&iter);
     }
 }
 
+void
+mend_acp_requests_forget_client (MendAcpRequests *requests,
+                                 JsonrpcClient   *client)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, requests->table);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (((Request *) value)->client == client)
+      g_hash_table_iter_remove (&iter);
+}
+
+void
+mend_acp_requests_clear (MendAcpRequests *requests)
+{
+  g_hash_table_remove_all (requests->table);
+}

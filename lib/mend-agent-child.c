@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "mend-agent-common-private.h"
 #include "mend-agent-process-private.h"
 
 #define STDERR_READ_SIZE 4096
@@ -20,6 +21,7 @@ struct _MendAgentChild
   GDataInputStream              *stdout_lines;
   GInputStream                  *stderr_stream;
   GSource                       *stderr_source;
+  GSocketConnection             *stdin_connection;
   GOutputStream                 *stdin_stream;
   GCancellable                  *cancellable;
   GQueue                         writes;      /* GBytes */
@@ -53,6 +55,7 @@ child_unref (MendAgentChild *child)
   g_clear_object (&child->stdout_lines);
   g_clear_object (&child->stderr_stream);
   g_clear_object (&child->stdin_stream);
+  g_clear_object (&child->stdin_connection);
   g_clear_object (&child->cancellable);
   g_free (child);
 }
@@ -225,14 +228,19 @@ mend_agent_child_spawn (const char * const            *argv,
                         GError                       **error)
 {
   g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSocketConnection) stdin_connection = NULL;
   MendAgentChild *child;
   GSubprocess *subprocess;
 
   g_assert (user_data != NULL);
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                         G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  /* A socket, not a pipe: a write to an agent that is gone fails instead
+   * of raising SIGPIPE in the app. */
+  stdin_connection = mend_agent_stdin_socket (launcher, error);
+  if (stdin_connection == NULL)
+    return NULL;
   if (envp != NULL)
     g_subprocess_launcher_set_environ (launcher, (char **) envp);
   if (cwd != NULL)
@@ -248,7 +256,8 @@ mend_agent_child_spawn (const char * const            *argv,
   child->user_data = user_data;
   child->subprocess = subprocess;
   child->cancellable = g_cancellable_new ();
-  child->stdin_stream = g_object_ref (g_subprocess_get_stdin_pipe (subprocess));
+  child->stdin_connection = g_steal_pointer (&stdin_connection);
+  child->stdin_stream = g_object_ref (g_io_stream_get_output_stream (G_IO_STREAM (child->stdin_connection)));
   child->stdout_lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (subprocess));
   child->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));
   g_queue_init (&child->writes);
@@ -286,6 +295,6 @@ mend_agent_child_close (MendAgentChild *child)
   g_cancellable_cancel (child->cancellable);
   g_subprocess_force_exit (child->subprocess);
   /* A child that ignores the kill still sees its input end. */
-  g_output_stream_close (child->stdin_stream, NULL, NULL);
+  g_socket_shutdown (g_socket_connection_get_socket (child->stdin_connection), FALSE, TRUE, NULL);
   child_unref (child);
 }

@@ -5,12 +5,12 @@
 
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
 /* What the senders that run an agent as a child process share: the tail
- * of its standard error, and its environment. */
+ * of its standard error, its environment, and its standard input. */
 
 /* Keeps the last MEND_AGENT_PROCESS_STDERR_MAX_BYTES of what was read. */
 void     mend_stderr_tail_append (GByteArray          *tail,
@@ -27,5 +27,13 @@ gboolean mend_environ_replace    (char              ***slot,
 char   **mend_environ_with       (char               **current,
                                   const char          *name,
                                   const char          *value);
+
+/* The agent's standard input, as the returned connection's output: a
+ * socket, not a pipe, so that a write to an agent that died fails with
+ * EPIPE (GSocket sends with MSG_NOSIGNAL) instead of raising SIGPIPE,
+ * which would end the app unless it ignores the signal. @launcher gets
+ * the other end as the agent's standard input. */
+GSocketConnection *mend_agent_stdin_socket (GSubprocessLauncher  *launcher,
+                                            GError              **error);
 
 G_END_DECLS

@@ -1,9 +1,14 @@
-/* mend-agent-common.c — what the agent senders share: stderr's tail, the environment
+/* mend-agent-common.c — what the agent senders share: stderr's tail, the environment,
+ * standard input
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
 #include "config.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "mend-agent-common-private.h"
 #include "mend-agent-process.h"
@@ -63,4 +68,31 @@ mend_environ_with (char       **current,
   if (value != NULL)
     return g_environ_setenv (env, name, value, TRUE);
   return g_environ_unsetenv (env, name);
+}
+
+GSocketConnection *
+mend_agent_stdin_socket (GSubprocessLauncher  *launcher,
+                         GError              **error)
+{
+  g_autoptr(GSocket) socket = NULL;
+  int fds[2];
+
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    {
+      int errsv = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "socketpair: %s", g_strerror (errsv));
+      return NULL;
+    }
+  socket = g_socket_new_from_fd (fds[0], error);
+  if (socket == NULL)
+    {
+      close (fds[0]);
+      close (fds[1]);
+      return NULL;
+    }
+  g_subprocess_launcher_take_stdin_fd (launcher, fds[1]);
+
+  return g_socket_connection_factory_create_connection (socket);
 }

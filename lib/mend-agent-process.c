@@ -51,6 +51,10 @@
  *   error in the failure's text. The next attempt starts it again on the
  *   same session, with [property@Mend.AgentProcess:resume-option] and the
  *   session id the agent reported in its `system`/`init` line.
+ * - The agent's standard input is a socket, not a pipe: writing to an
+ *   agent that stopped reading or exited fails the write, seen where its
+ *   output ends, and never raises `SIGPIPE` in the app, whether or not
+ *   the app ignores that signal.
  *
  * Set the process as the chat's [property@Mend.Chat:sender], and the chat
  * as the process's [property@Mend.AgentProcess:chat]:

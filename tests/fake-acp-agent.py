@@ -10,9 +10,11 @@
 #   {"loadSession": BOOL, "newError": ERROR, "prompts": [[ACTION, …], …]}
 # ("newError": session/new answers with that JSON-RPC error; "closeStdin":
 # after session/new, it stops reading — its standard input closed — and
-# exits a moment later)
+# exits a moment later; "promptsAfterLoad": the lists a run that loaded a
+# session with session/load uses instead of "prompts")
 # and the Nth session/prompt runs the Nth list of actions (the last one
-# again when there are more prompts than lists):
+# again when there are more prompts than lists; an empty list leaves the
+# prompt unanswered, whatever session/cancel says):
 #   {"update": {...}}                 a session/update with this update
 #   {"params_meta": {...}, "update"}  the same, with _meta on the params
 #   {"request": M, "params": {...}}   asks the client M, waits for the
@@ -136,6 +138,7 @@ def main():
     prompts = script.get("prompts", [[{"result": {"stopReason": "end_turn"}}]])
     n = 0
     session = None
+    loaded = False
     while True:
         message = read()
         method = message.get("method")
@@ -154,12 +157,14 @@ def main():
                 sys.exit(0)
         elif method == "session/load":
             session = message["params"]["sessionId"]
+            loaded = True
             send({"jsonrpc": "2.0", "method": "session/update", "params": {
                 "sessionId": session, "update": {"sessionUpdate": "user_message_chunk",
                                                  "content": {"type": "text", "text": "replayed"}}}})
             send({"jsonrpc": "2.0", "id": message["id"], "result": None})
         elif method == "session/prompt":
-            actions = prompts[min(n, len(prompts) - 1)]
+            lists = script["promptsAfterLoad"] if loaded and "promptsAfterLoad" in script else prompts
+            actions = lists[min(n, len(lists) - 1)]
             n += 1
             run(actions, session, message["id"])
         elif method == "session/cancel":

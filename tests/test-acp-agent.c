@@ -597,6 +597,59 @@ test_stop_sends_cancel (Fixture       *f,
   g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
 }
 
+/* The monotonic time of the agent's second start. */
+static void
+on_n_starts (MendAcpAgent *agent,
+             GParamSpec   *pspec,
+             gint64       *restarted_at)
+{
+  if (mend_acp_agent_get_n_starts (agent) == 2)
+    *restarted_at = g_get_monotonic_time ();
+}
+
+#define TEST_GRACE_MS 300
+
+/* Stop sends session/cancel, but the agent never answers the cancelled
+ * prompt: the next prompt waits for it for the grace period (real time,
+ * as the agent runs), no longer; then the agent is ended and started
+ * again, loads the session, and takes the next prompt in the same
+ * attempt. */
+static void
+test_unanswered_cancel_restarts_after_grace (Fixture       *f,
+                                             gconstpointer  data)
+{
+  g_autofree char *session = NULL;
+  gint64 stopped_at;
+  gint64 restarted_at = 0;
+
+  start_chat (f, "{\"loadSession\": true, \"prompts\": [[]],"
+                 " \"promptsAfterLoad\": [[{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  g_assert_cmpuint (mend_acp_agent_get_cancel_grace_ms (f->agent), ==, MEND_ACP_AGENT_CANCEL_GRACE_MS);
+  mend_acp_agent_set_cancel_grace_ms (f->agent, TEST_GRACE_MS);
+  g_signal_connect (f->agent, "notify::n-starts", G_CALLBACK (on_n_starts), &restarted_at);
+  submit (f, "Fix the build");
+  submit (f, "Post the release notes");
+  run_until (f, prompt_sent, NULL);
+  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+
+  stopped_at = g_get_monotonic_time ();
+  mend_chat_stop (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+
+  mend_chat_send_next (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  g_assert_true (log_has (f, "session/cancel"));
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  /* Not before the grace period was over. */
+  g_assert_cmpint (restarted_at - stopped_at, >=, TEST_GRACE_MS * 1000);
+}
+
 static void
 test_exit_mid_turn_loads_the_session (Fixture       *f,
                                       gconstpointer  data)
@@ -782,6 +835,7 @@ main (int   argc,
   ADD ("stop-answers-a-held-permission-request-cancelled", test_stop_cancels_a_held_request);
   ADD ("stop-sends-cancel-and-holds-the-next-prompt", test_stop_sends_cancel);
   ADD ("exit-mid-turn-restarts-and-loads-the-session", test_exit_mid_turn_loads_the_session);
+  ADD ("unanswered-cancel-restarts-the-agent-after-the-grace-period", test_unanswered_cancel_restarts_after_grace);
   ADD ("answer-written-just-before-exit-is-read", test_answer_before_exit_is_read);
   ADD ("acpmux-failed-subagent-waits-to-resume", test_acpmux_failed_subagent_waits_to_resume);
   ADD ("task-call-failure-then-send-message-resumes", test_task_call_failure_and_send_message);

@@ -10,6 +10,7 @@
 
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
 
 #include <libmend.h>
@@ -221,6 +222,83 @@ test_without_a_chat_nothing_runs (Fixture       *f,
   g_assert_finalize_object (g_steal_pointer (&chat));
 }
 
+/* SIGPIPE's disposition now. */
+static gboolean
+sigpipe_is_default (void)
+{
+  struct sigaction action;
+
+  g_assert_no_errno (sigaction (SIGPIPE, NULL, &action));
+  return action.sa_handler == SIG_DFL;
+}
+
+/* Submits the next prompt from inside the first turn's end: the chat
+ * starts it as its queue moves on, in the same dispatch, before the loop
+ * has read that the agent's output ended. */
+static void
+submit_next_at_once (MendChat *chat,
+                     MendTurn *turn,
+                     gboolean *submitted)
+{
+  if (*submitted)
+    return;
+
+  g_assert_true (sigpipe_is_default ());
+  g_assert_true (mend_chat_submit (chat, "Then update the changelog", NULL, NULL));
+  *submitted = TRUE;
+}
+
+/* The agent stops reading its input, answers, and exits; the next
+ * prompt's write meets a closed input. Written to a pipe, it would raise
+ * SIGPIPE, whose default action ends this process: the agent's input is
+ * a socket, and the write fails as an error. The attempt fails as a
+ * dropped connection, and the retry starts the agent again. */
+static void
+test_agent_gone_before_the_next_write (Fixture       *f,
+                                       gconstpointer  data)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "read line; exec 0<&-; "
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
+    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+    "\"result\":\"Done\",\"session_id\":\"s1\"}'",
+    NULL
+  };
+  gboolean submitted = FALSE;
+  MendTurn *turn;
+  MendTurn *next;
+
+  /* GIO ignores SIGPIPE for the whole process once it makes its first
+   * socket: the test undoes that, so that a write raising SIGPIPE kills it. */
+  g_type_class_unref (g_type_class_ref (G_TYPE_SOCKET));
+  signal (SIGPIPE, SIG_DFL);
+
+  start_chat (f, argv);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (submit_next_at_once), &submitted);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (submitted);
+  g_signal_handlers_disconnect_by_func (f->chat, submit_next_at_once, &submitted);
+
+  /* The next turn's prompt went to the agent that had stopped reading:
+   * not to one started anew. */
+  next = mend_chat_get_turn (f->chat);
+  g_assert_nonnull (next);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  run_attempt (f, next);
+  g_assert_true (sigpipe_is_default ());
+  g_assert_cmpint (mend_turn_get_state (next), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (next)), ==, MEND_REASON_TRANSPORT);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_attempt (f, next);
+  g_assert_cmpint (mend_turn_get_state (next), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 2);
+}
+
 static void
 test_claude_code_preset (Fixture       *f,
                          gconstpointer  data)
@@ -258,6 +336,7 @@ main (int   argc,
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
   ADD ("without-a-chat-nothing-runs", test_without_a_chat_nothing_runs);
   ADD ("claude-code-preset", test_claude_code_preset);
+  ADD ("agent-gone-before-the-next-write-is-no-sigpipe", test_agent_gone_before_the_next_write);
 
 #undef ADD
 

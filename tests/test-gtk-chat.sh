@@ -6,7 +6,14 @@
 # the embedded flaky server, waits for the retry countdown (the first reply
 # is a 529) and saves the window as a PNG, kept as the test's artifacts.
 # Checks that each PNG is a real picture and that the dark one is dark and
-# the light one light (mean luminance, read back with GdkPixbuf).
+# the light one light (mean luminance, read back with GdkPixbuf). Then runs
+# it with --acp --one-turn: the backend menu switched to Claude Code (ACP),
+# one prompt goes end to end through the real claude-code-acp adapter
+# ($MEND_CLAUDE_CODE_ACP, else the one tools/setup.sh installed; a missing
+# adapter fails the test), offline against the example's embedded server:
+# its two 529s come back as JSON-RPC errors, libmend retries the prompt in
+# the same session, and the third attempt's streamed answer is the one the
+# server wrote.
 #
 # Usage: test-gtk-chat.sh TYPELIB_DIR LIB_DIR PYTHON APP LIGHT.png DARK.png
 # Exit 77 (skipped) without xvfb-run or without GTK 4 and libadwaita for PYTHON.
@@ -126,5 +133,24 @@ if dark > 0.4:
     sys.exit(f"FAIL: the dark screenshot is too light ({dark:.3f} > 0.4)")
 PY
 
-echo "PASS: $light, $dark${bus:+ (under $bus)}"
+# The ACP backend, end to end through the real adapter.
+output=$(xvfb-run -a -s "-screen 0 1280x800x24" $bus \
+  "$python" "$app" --acp --one-turn --timeout 45 2>&1)
+status=$?
+echo "$output"
+case $output in
+  *Traceback*) echo "FAIL: gtk-chat.py --acp raised an exception" >&2; exit 1 ;;
+esac
+if [ $status -ne 0 ]; then
+  echo "FAIL: gtk-chat.py --acp --one-turn exited with status $status" >&2
+  exit 1
+fi
+# The words the embedded server streamed, through Claude Code and ACP
+# updates into the window's transcript.
+case $output in
+  *"answered after 3 attempts through Claude Code (ACP), Claude Code started 1 time: Done: “Fix the failing build”. Green."*) ;;
+  *) echo "FAIL: gtk-chat.py --acp did not answer after two retries in one session" >&2; exit 1 ;;
+esac
+
+echo "PASS: $light, $dark, one turn over ACP${bus:+ (under $bus)}"
 exit 0

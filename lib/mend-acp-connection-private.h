@@ -1,0 +1,86 @@
+/* mend-acp-connection-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "mend-acp-requests-private.h"
+#include "mend-failure.h"
+
+G_BEGIN_DECLS
+
+/* One run of an Agent Client Protocol agent: its process, the JSON-RPC
+ * connection on its standard streams, the session it opens, the prompts
+ * sent in it. It knows nothing of its owner: what happens is reported
+ * through the events handed in at the start, until the owner closes it.
+ * The async calls hold the connection, not the owner. */
+typedef struct _MendAcpConnection MendAcpConnection;
+
+typedef struct
+{
+  /* The session's id, as session/new answered it, or %NULL when the
+   * session to load could not be (a new one is opened then). */
+  void (*session)  (gpointer     user_data,
+                    const char  *session_id);
+  /* The session is open, loaded with session/load when @loaded: a prompt
+   * may go. */
+  void (*ready)    (gpointer     user_data,
+                    gboolean     loaded);
+  /* A session/update notification's parameters. Not the history that
+   * session/load replays. */
+  void (*update)   (gpointer     user_data,
+                    JsonObject  *params);
+  /* A request of the agent's, kept in the requests under @serial until
+   * the owner answers it. */
+  void (*request)  (gpointer     user_data,
+                    const char  *method,
+                    const char  *params,
+                    guint        serial);
+  /* Prompt @prompt was answered: with its stopReason (which may be
+   * %NULL), or with a JSON-RPC error, as @failure. Another prompt may go
+   * now. */
+  void (*answered) (gpointer     user_data,
+                    guint        prompt,
+                    const char  *stop_reason,
+                    MendFailure *failure);
+  /* The run is over: the agent is gone (@failure %NULL), or the session
+   * could not open, for the reason in @failure. The owner closes the
+   * connection. */
+  void (*ended)    (gpointer     user_data,
+                    MendFailure *failure);
+} MendAcpConnectionEvents;
+
+/* Starts @argv and opens a session: loads @session_id when it is set and
+ * the agent offers loadSession, or opens a new one. Its standard error is
+ * appended to @stderr_tail; its requests are kept in @requests. */
+MendAcpConnection *mend_acp_connection_start          (const char * const            *argv,
+                                                       const char * const            *environ_,
+                                                       const char                    *cwd,
+                                                       const char                    *session_id,
+                                                       MendAcpRequests               *requests,
+                                                       GByteArray                    *stderr_tail,
+                                                       const MendAcpConnectionEvents *events,
+                                                       gpointer                       user_data,
+                                                       GError                       **error);
+/* Whether a prompt may go now: the session is open and no prompt waits
+ * for its answer. */
+gboolean           mend_acp_connection_can_prompt     (MendAcpConnection             *conn);
+/* Sends @text as a session/prompt in @session_id; returns the prompt's
+ * number for the answered event. */
+guint              mend_acp_connection_prompt         (MendAcpConnection             *conn,
+                                                       const char                    *session_id,
+                                                       const char                    *text);
+/* Sends session/cancel for @session_id, and answers the permission
+ * requests kept as cancelled. */
+void               mend_acp_connection_cancel         (MendAcpConnection             *conn,
+                                                       const char                    *session_id);
+/* The process's id while it runs, or %NULL. */
+const char        *mend_acp_connection_get_identifier (MendAcpConnection             *conn);
+/* Ends the run: forgets its requests, detaches the owner (no event
+ * comes after), kills the agent and drops the owner's reference. */
+void               mend_acp_connection_close          (MendAcpConnection             *conn);
+
+G_END_DECLS

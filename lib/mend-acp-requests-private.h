@@ -1,0 +1,51 @@
+/* mend-acp-requests-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <jsonrpc-glib.h>
+
+G_BEGIN_DECLS
+
+/* The requests an Agent Client Protocol agent made of its client and
+ * that are not answered yet, each under a number of its own (never 0,
+ * never reused while kept) for MendAcpAgent::request and
+ * mend_acp_agent_respond (). Each request keeps the JSON-RPC client it
+ * came on, to answer it there. */
+typedef struct _MendAcpRequests MendAcpRequests;
+
+MendAcpRequests *mend_acp_requests_new                (void);
+void             mend_acp_requests_free               (MendAcpRequests *requests);
+
+/* Keeps a request; @params is its parameters as JSON text. Returns its
+ * number. */
+guint            mend_acp_requests_add                (MendAcpRequests *requests,
+                                                       JsonrpcClient   *client,
+                                                       GVariant        *id,
+                                                       const char      *method,
+                                                       const char      *params);
+/* Answers request @serial with @result_json and forgets it. %FALSE when
+ * it is not kept, or @result_json is not JSON (it is forgotten then too). */
+gboolean         mend_acp_requests_reply              (MendAcpRequests *requests,
+                                                       guint            serial,
+                                                       const char      *result_json);
+/* Answers request @serial as the client answers what it does not
+ * handle: a permission request with its reject option (or as cancelled),
+ * anything else with a JSON-RPC error; forgets it. %FALSE when it is not
+ * kept. */
+gboolean         mend_acp_requests_deny               (MendAcpRequests *requests,
+                                                       guint            serial);
+/* Answers every permission request kept as cancelled. */
+void             mend_acp_requests_cancel_permissions (MendAcpRequests *requests);
+/* Forgets, unanswered, the requests that came on @client: its agent is
+ * gone. */
+void             mend_acp_requests_forget_client      (MendAcpRequests *requests,
+                                                       JsonrpcClient   *client);
+/* Forgets every request, unanswered. */
+void             mend_acp_requests_clear              (MendAcpRequests *requests);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAcpRequests, mend_acp_requests_free)
+
+G_END_DECLS
