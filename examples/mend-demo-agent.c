@@ -367,24 +367,34 @@ agent_stop (Demo *demo)
 }
 
 static void
-on_subagent_changed (MendSubagentRetry *retry,
-                     MendSubagent      *subagent,
-                     const char        *json,
-                     gpointer           data)
+on_subagent_state (MendSubagent *subagent,
+                   GParamSpec   *pspec,
+                   gpointer      data)
 {
-  static int last_state = -1;
   MendFailure *failure = mend_subagent_get_failure (subagent);
-
-  /* The entry is sent again on every change; say each state once. */
-  if ((int) mend_subagent_get_state (subagent) == last_state)
-    return;
-  last_state = mend_subagent_get_state (subagent);
 
   if (mend_subagent_get_state (subagent) == MEND_SUBAGENT_FAILED && failure != NULL)
     say (_("  subagent “%s” failed: %s"), mend_subagent_get_name (subagent), mend_failure_get_message (failure));
   else
     say (_("  subagent “%s” %s"), mend_subagent_get_name (subagent),
          subagent_state_label (mend_subagent_get_state (subagent)));
+}
+
+/* Each subagent that joins the list is followed through its state. */
+static void
+on_subagents_changed (GListModel *subagents,
+                      guint       position,
+                      guint       removed,
+                      guint       added,
+                      gpointer    data)
+{
+  for (guint i = position; i < position + added; i++)
+    {
+      g_autoptr(MendSubagent) subagent = g_list_model_get_item (subagents, i);
+
+      on_subagent_state (subagent, NULL, NULL);
+      g_signal_connect (subagent, "notify::state", G_CALLBACK (on_subagent_state), NULL);
+    }
 }
 
 static void
@@ -420,7 +430,7 @@ agent_subagent (Demo *demo)
   say ("\n# %s", _("subagent: Claude Code's background subagent dies on 503; it is resumed in its session"));
   begin_scenario (demo);
   script (r, G_N_ELEMENTS (r));
-  ids[0] = g_signal_connect (retry, "entry-changed", G_CALLBACK (on_subagent_changed), NULL);
+  ids[0] = g_signal_connect (retry, "items-changed", G_CALLBACK (on_subagents_changed), NULL);
   ids[1] = g_signal_connect (retry, "waiting", G_CALLBACK (on_subagent_waiting), NULL);
 
   mend_chat_submit (demo->chat, "Start the survey in the background", NULL, NULL);

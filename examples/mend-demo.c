@@ -313,7 +313,7 @@ on_turn_finished (MendChat *chat,
                   Demo     *demo)
 {
   g_autofree char *queue = queue_line (chat);
-  MendFailure *failure = mend_turn_get_last_failure (turn);
+  MendVerdict *verdict = mend_turn_get_last_verdict (turn);
   MendTurnState state = mend_turn_get_state (turn);
   guint n = mend_turn_get_attempt (turn);
 
@@ -330,9 +330,10 @@ on_turn_finished (MendChat *chat,
   /* The HTTP sender puts the answer's text together from its deltas. */
   if (state == MEND_TURN_SUCCEEDED && MEND_IS_HTTP_SENDER (mend_chat_get_sender (chat)))
     say ("  ← %s", mend_http_sender_get_answer (MEND_HTTP_SENDER (mend_chat_get_sender (chat))));
-  if (state == MEND_TURN_FAILED && failure != NULL)
-    say ("  ✗ %s: %s (%s)", how, mend_failure_get_message (failure),
-         kind_label (mend_failure_get_kind (failure)));
+  /* The verdict is what the policy made of the last failure, in its context. */
+  if (state == MEND_TURN_FAILED && verdict != NULL)
+    say ("  ✗ %s: %s (%s)", how, mend_failure_get_message (mend_verdict_get_failure (verdict)),
+         kind_label (mend_verdict_get_kind (verdict)));
   else
     say ("  %s %s", state == MEND_TURN_SUCCEEDED ? "✓" : state == MEND_TURN_STOPPED ? "■" : "✗", how);
   say (_("  lifecycle %s · queue %s"), lifecycle_label (mend_chat_get_lifecycle (chat)), queue);

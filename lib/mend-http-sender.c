@@ -138,7 +138,6 @@ typedef struct
   guint64           received;     /* bytes of the answer, decoded */
   gboolean          ended;        /* an event ended the attempt… */
   MendFailure      *outcome;      /* …with this failure, or NULL for success */
-  gboolean          content_seen;
   int               io_priority;
   MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
 } Attempt;
@@ -255,7 +254,6 @@ on_event (const char *name,
   if (g_strcmp0 (type, "content_block_delta") == 0 ||
       g_strcmp0 (type, "content_block_start") == 0)
     {
-      attempt->content_seen = TRUE;
       mend_turn_note_output (attempt->turn);
       g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, data);
       if (text != NULL)
@@ -317,7 +315,6 @@ finish_body (GTask *task)
         text = mend_http_answer_get_text (attempt->answer);
 
       g_byte_array_append (attempt->body, (const guint8 *) "", 1);
-      attempt->content_seen = TRUE;
       mend_turn_note_output (attempt->turn);
       g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, (const char *) attempt->body->data);
       if (text[0] != '\0')

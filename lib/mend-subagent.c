@@ -26,13 +26,24 @@
  *
  * ```c
  * static void
- * on_entry_changed (MendSubagentRetry *retry, MendSubagent *subagent, const char *json, gpointer data)
+ * on_subagent_notify (MendSubagent *subagent, GParamSpec *pspec, gpointer data)
  * {
  *   MendRetryWait *wait = mend_subagent_get_retry (subagent);
  *   g_autofree char *text = wait ? mend_retry_wait_describe (wait) : NULL;
  *
  *   g_print ("%s: %s\n", mend_subagent_get_name (subagent),
  *            text ? text : mend_subagent_get_retryable (subagent) ? "can be retried" : "");
+ * }
+ *
+ * static void
+ * on_items_changed (GListModel *subagents, guint position, guint removed, guint added, gpointer data)
+ * {
+ *   for (guint i = position; i < position + added; i++)
+ *     {
+ *       g_autoptr(MendSubagent) subagent = g_list_model_get_item (subagents, i);
+ *
+ *       g_signal_connect (subagent, "notify", G_CALLBACK (on_subagent_notify), NULL);
+ *     }
  * }
  * ```
  */
