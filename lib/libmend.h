@@ -1,4 +1,4 @@
-/* libmend.h
+/* libmend.h — the one header apps include
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-acp-agent-private.h
+/* mend-acp-agent-private.h — subagents in ACP updates, for MendAcpAgent
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-acp-agent.c
+/* mend-acp-agent.c — MendAcpAgent: a sender that drives an Agent Client Protocol agent
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-acp-agent.h
+/* mend-acp-agent.h — MendAcpAgent: a sender that drives an Agent Client Protocol agent
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -34,63 +34,63 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_ACP_AGENT (mend_acp_agent_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_FINAL_TYPE (MendAcpAgent, mend_acp_agent, MEND, ACP_AGENT, GObject)
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendAcpAgent       *mend_acp_agent_new             (const char * const *argv);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendAcpAgent       *mend_acp_agent_new_claude_code (const char         *path);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char * const *mend_acp_agent_get_argv        (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char * const *mend_acp_agent_get_environ     (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_set_environ     (MendAcpAgent       *self,
                                                     const char * const *environ_);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_setenv          (MendAcpAgent       *self,
                                                     const char         *name,
                                                     const char         *value);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char         *mend_acp_agent_get_cwd         (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_set_cwd         (MendAcpAgent       *self,
                                                     const char         *cwd);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendChat           *mend_acp_agent_get_chat        (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_set_chat        (MendAcpAgent       *self,
                                                     MendChat           *chat);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char         *mend_acp_agent_get_session_id  (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_set_session_id  (MendAcpAgent       *self,
                                                     const char         *session_id);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char         *mend_acp_agent_get_stop_reason (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean            mend_acp_agent_get_running     (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char         *mend_acp_agent_get_identifier  (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_n_starts    (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_n_loads     (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_n_cancels   (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_cancel_grace_ms (MendAcpAgent   *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_set_cancel_grace_ms (MendAcpAgent   *self,
                                                         guint           cancel_grace_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char               *mend_acp_agent_dup_stderr      (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean            mend_acp_agent_respond         (MendAcpAgent       *self,
                                                     guint               request,
                                                     const char         *result_json);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void                mend_acp_agent_terminate       (MendAcpAgent       *self);
 
 G_END_DECLS

@@ -1,4 +1,4 @@
-/* mend-acp-connection-private.h
+/* mend-acp-connection-private.h — the JSON-RPC connection to an ACP agent, and its callbacks
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

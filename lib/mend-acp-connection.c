@@ -1,4 +1,4 @@
-/* mend-acp-connection.c
+/* mend-acp-connection.c — the JSON-RPC connection to an ACP agent over its stdio
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-acp-framing-private.h
+/* mend-acp-framing-private.h — newline-delimited JSON-RPC framing for ACP agents
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

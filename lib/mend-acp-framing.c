@@ -1,4 +1,4 @@
-/* mend-acp-framing.c
+/* mend-acp-framing.c — newline-delimited JSON-RPC framing for ACP agents
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

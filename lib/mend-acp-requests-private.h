@@ -1,4 +1,4 @@
-/* mend-acp-requests-private.h
+/* mend-acp-requests-private.h — what an ACP agent asks of the client (permissions, files)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-acp-requests.c
+/* mend-acp-requests.c — what an ACP agent asks of the client (permissions, files); deny by default
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

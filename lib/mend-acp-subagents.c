@@ -1,4 +1,4 @@
-/* mend-acp-subagents.c
+/* mend-acp-subagents.c — subagents read from ACP session updates, for MendSubagentRetry
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

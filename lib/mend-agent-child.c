@@ -1,4 +1,4 @@
-/* mend-agent-child.c
+/* mend-agent-child.c — the agent's child process: spawn, standard error, exit
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

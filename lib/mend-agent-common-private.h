@@ -1,4 +1,4 @@
-/* mend-agent-common-private.h
+/* mend-agent-common-private.h — what MendAgentProcess and MendAcpAgent share about child processes
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

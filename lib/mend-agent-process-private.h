@@ -1,4 +1,4 @@
-/* mend-agent-process-private.h
+/* mend-agent-process-private.h — the agent's child process, for MendAgentProcess
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-agent-process.c
+/* mend-agent-process.c — MendAgentProcess: a sender that drives the Claude Code CLI's stream-json
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-chat-private.h
+/* mend-chat-private.h — MendChat's internals for restoring a saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

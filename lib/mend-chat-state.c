@@ -1,4 +1,4 @@
-/* mend-chat-state.c
+/* mend-chat-state.c — a chat's saved state: written and read back so a crash loses nothing queued
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

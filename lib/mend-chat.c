@@ -1,4 +1,4 @@
-/* mend-chat.c
+/* mend-chat.c — MendChat: one conversation, its queue, its turns and its subagents
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

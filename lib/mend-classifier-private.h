@@ -1,4 +1,4 @@
-/* mend-classifier-private.h
+/* mend-classifier-private.h — the ranks of evidence the classifier weighs in a failure's text
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

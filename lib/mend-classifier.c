@@ -1,4 +1,4 @@
-/* mend-classifier.c
+/* mend-classifier.c — reads what went wrong out of the text agents, SDKs and gateways print
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-clock-private.h
+/* mend-clock-private.h — MendClock's internals for tests that count its sources
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

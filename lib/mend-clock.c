@@ -1,4 +1,4 @@
-/* mend-clock.c
+/* mend-clock.c — MendClock: monotonic time and timeouts, real or virtual
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

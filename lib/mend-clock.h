@@ -1,4 +1,4 @@
-/* mend-clock.h
+/* mend-clock.h — MendClock: monotonic time and timeouts, real or virtual
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_CLOCK (mend_clock_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_DERIVABLE_TYPE (MendClock, mend_clock, MEND, CLOCK, GObject)
 
 /**
@@ -59,19 +59,19 @@ struct _MendClockClass
   gpointer _reserved[8];
 };
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendClock *mend_clock_get_default        (void);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gint64     mend_clock_get_monotonic_time (MendClock      *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gint64     mend_clock_get_real_time      (MendClock      *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint      mend_clock_add_timeout        (MendClock      *self,
                                           guint64         delay_ms,
                                           MendClockFunc   func,
                                           gpointer        user_data,
                                           GDestroyNotify  notify);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean   mend_clock_remove_timeout     (MendClock      *self,
                                           guint           timer_id);
 

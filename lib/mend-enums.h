@@ -1,4 +1,4 @@
-/* mend-enums.h
+/* mend-enums.h — the public enumerations
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

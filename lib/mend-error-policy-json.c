@@ -1,4 +1,4 @@
-/* mend-error-policy-json.c
+/* mend-error-policy-json.c — MendErrorPolicy to and from JSON
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-error-policy-private.h
+/* mend-error-policy-private.h — MendErrorPolicy's preset for resuming subagents
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

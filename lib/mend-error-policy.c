@@ -1,4 +1,4 @@
-/* mend-error-policy.c
+/* mend-error-policy.c — MendErrorPolicy: which failures are retried, how often, after how long
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-error-policy.h
+/* mend-error-policy.h — MendErrorPolicy: which failures are retried, how often, after how long
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,7 +19,7 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_ERROR_POLICY (mend_error_policy_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_DERIVABLE_TYPE (MendErrorPolicy, mend_error_policy, MEND, ERROR_POLICY, GObject)
 
 /**
@@ -42,86 +42,86 @@ struct _MendErrorPolicyClass
   gpointer _reserved[8];
 };
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendErrorPolicy  *mend_error_policy_new                   (void);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendErrorPolicy  *mend_error_policy_new_for_resume        (void);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendErrorPolicy  *mend_error_policy_new_from_json         (const char       *text,
                                                            GError          **error);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendErrorPolicy  *mend_error_policy_new_from_file         (const char       *path,
                                                            GError          **error);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean          mend_error_policy_update_from_json      (MendErrorPolicy  *self,
                                                            const char       *text,
                                                            GError          **error);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char             *mend_error_policy_to_json               (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendFailureKind   mend_error_policy_classify              (MendErrorPolicy  *self,
                                                            MendFailure      *failure);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gint64            mend_error_policy_delay_for             (MendErrorPolicy  *self,
                                                            guint             retry,
                                                            MendFailure      *failure,
                                                            gboolean         *server_hint);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_stagger_for       (MendErrorPolicy  *self,
                                                            const char       *key);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_seed              (MendErrorPolicy  *self,
                                                            guint32           seed);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_max_retries       (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_max_retries       (MendErrorPolicy  *self,
                                                            guint             max_retries);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_base_delay_ms     (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_base_delay_ms     (MendErrorPolicy  *self,
                                                            guint             base_delay_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_max_delay_ms      (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_max_delay_ms      (MendErrorPolicy  *self,
                                                            guint             max_delay_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 double            mend_error_policy_get_multiplier        (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_multiplier        (MendErrorPolicy  *self,
                                                            double            multiplier);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendJitter        mend_error_policy_get_jitter            (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_jitter            (MendErrorPolicy  *self,
                                                            MendJitter        jitter);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_jitter_ms         (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_jitter_ms         (MendErrorPolicy  *self,
                                                            guint             jitter_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const guint      *mend_error_policy_get_delays            (MendErrorPolicy  *self,
                                                            gsize            *n_delays);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_delays            (MendErrorPolicy  *self,
                                                            const guint      *delays,
                                                            gsize             n_delays);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_retry_after_max_ms (MendErrorPolicy *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_retry_after_max_ms (MendErrorPolicy *self,
                                                             guint            retry_after_max_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_stagger_ms        (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_stagger_ms        (MendErrorPolicy  *self,
                                                            guint             stagger_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean          mend_error_policy_get_retry_partial     (MendErrorPolicy  *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_retry_partial     (MendErrorPolicy  *self,
                                                            gboolean          retry_partial);
 

@@ -1,4 +1,4 @@
-/* mend-error.c
+/* mend-error.c — the error domains of libmend
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-error.h
+/* mend-error.h — the error domains of libmend
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -44,7 +44,7 @@ typedef enum
  */
 #define MEND_QUEUE_ERROR (mend_queue_error_quark ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 GQuark mend_queue_error_quark (void);
 
 /**
@@ -72,7 +72,7 @@ typedef enum
  */
 #define MEND_RETRY_ERROR (mend_retry_error_quark ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 GQuark mend_retry_error_quark (void);
 
 /**
@@ -100,7 +100,7 @@ typedef enum
  */
 #define MEND_STATE_ERROR (mend_state_error_quark ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 GQuark mend_state_error_quark (void);
 
 /**
@@ -122,7 +122,7 @@ typedef enum
  */
 #define MEND_POLICY_ERROR (mend_policy_error_quark ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 GQuark mend_policy_error_quark (void);
 
 G_END_DECLS

@@ -1,4 +1,4 @@
-/* mend-failure-private.h
+/* mend-failure-private.h — MendFailure's internals: default kind, partial copies, saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

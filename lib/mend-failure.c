@@ -1,4 +1,4 @@
-/* mend-failure.c
+/* mend-failure.c — MendFailure: the facts of one failed attempt, fixed when it is made
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

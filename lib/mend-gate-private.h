@@ -1,4 +1,4 @@
-/* mend-gate-private.h
+/* mend-gate-private.h — how a turn's attempts report to their MendGate
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

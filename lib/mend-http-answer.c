@@ -1,4 +1,4 @@
-/* mend-http-answer.c
+/* mend-http-answer.c — the assistant's message, put together from a Messages API answer
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-http-failures.c
+/* mend-http-failures.c — the failures MendHttpSender makes of what a server answers
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

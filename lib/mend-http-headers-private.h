@@ -1,4 +1,4 @@
-/* mend-http-headers-private.h
+/* mend-http-headers-private.h — MendHttpSender's headers, checked and registered for redaction
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

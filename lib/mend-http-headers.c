@@ -1,4 +1,4 @@
-/* mend-http-headers.c
+/* mend-http-headers.c — MendHttpSender's headers, checked and registered for redaction
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-http-request-private.h
+/* mend-http-request-private.h — the default request body of MendHttpSender
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-http-request.c
+/* mend-http-request.c — the default request body of MendHttpSender
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-http-sender.c
+/* mend-http-sender.c — MendHttpSender: a sender that speaks the Messages API over libsoup
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

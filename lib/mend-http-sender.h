@@ -1,4 +1,4 @@
-/* mend-http-sender.h
+/* mend-http-sender.h — MendHttpSender: a sender that speaks the Messages API over libsoup
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -47,58 +47,58 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_HTTP_SENDER (mend_http_sender_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_FINAL_TYPE (MendHttpSender, mend_http_sender, MEND, HTTP_SENDER, GObject)
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendHttpSender *mend_http_sender_new            (const char     *uri);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char     *mend_http_sender_get_uri        (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 SoupSession    *mend_http_sender_get_session    (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint           mend_http_sender_get_timeout_ms (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_timeout_ms (MendHttpSender *self,
                                                  guint           timeout_ms);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char     *mend_http_sender_get_model      (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_model      (MendHttpSender *self,
                                                  const char     *model);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint           mend_http_sender_get_max_tokens (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_max_tokens (MendHttpSender *self,
                                                  guint           max_tokens);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendTranscript *mend_http_sender_get_transcript (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char     *mend_http_sender_get_answer     (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean        mend_http_sender_set_header     (MendHttpSender *self,
                                                  const char     *name,
                                                  const char     *value,
                                                  GError        **error);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint           mend_http_sender_get_max_body_bytes  (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_max_body_bytes  (MendHttpSender *self,
                                                       guint           value);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint           mend_http_sender_get_max_line_bytes  (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_max_line_bytes  (MendHttpSender *self,
                                                       guint           value);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint           mend_http_sender_get_max_event_bytes (MendHttpSender *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_max_event_bytes (MendHttpSender *self,
                                                       guint           value);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char           *mend_http_sender_build_body     (MendHttpSender *self,
                                                  MendTurn       *turn);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char           *mend_http_sender_build_messages (MendHttpSender *self,
                                                  MendTurn       *turn);
 

@@ -1,4 +1,4 @@
-/* mend-i18n-private.h
+/* mend-i18n-private.h — libmend's gettext domain
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

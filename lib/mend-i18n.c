@@ -1,4 +1,4 @@
-/* mend-i18n.c
+/* mend-i18n.c — libmend's gettext domain
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

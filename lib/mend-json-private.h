@@ -1,4 +1,4 @@
-/* mend-json-private.h
+/* mend-json-private.h — small json-glib helpers that fail closed on hostile input
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-json.c
+/* mend-json.c — small json-glib helpers that fail closed on hostile input
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

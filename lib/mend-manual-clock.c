@@ -1,4 +1,4 @@
-/* mend-manual-clock.c
+/* mend-manual-clock.c — MendManualClock: virtual time for tests
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

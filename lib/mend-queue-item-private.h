@@ -1,4 +1,4 @@
-/* mend-queue-item-private.h
+/* mend-queue-item-private.h — MendQueueItem's setters, for the queue only
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

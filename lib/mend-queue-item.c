@@ -1,4 +1,4 @@
-/* mend-queue-item.c
+/* mend-queue-item.c — MendQueueItem: one message waiting in the queue
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-queue-item.h
+/* mend-queue-item.h — MendQueueItem: one message waiting in the queue
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -18,16 +18,16 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_QUEUE_ITEM (mend_queue_item_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_FINAL_TYPE (MendQueueItem, mend_queue_item, MEND, QUEUE_ITEM, GObject)
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char *mend_queue_item_get_id         (MendQueueItem *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char *mend_queue_item_get_text       (MendQueueItem *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char *mend_queue_item_get_provenance (MendQueueItem *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gint64      mend_queue_item_get_queued_at  (MendQueueItem *self);
 
 G_END_DECLS

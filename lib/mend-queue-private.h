@@ -1,4 +1,4 @@
-/* mend-queue-private.h
+/* mend-queue-private.h — MendQueue's internals for the chat and its saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-queue.c
+/* mend-queue.c — MendQueue: the user's queued follow-ups, which no error eats
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

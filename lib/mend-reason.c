@@ -1,4 +1,4 @@
-/* mend-reason.c
+/* mend-reason.c — what the facts of a failure say went wrong
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-redact-private.h
+/* mend-redact-private.h — keeps credentials out of every text libmend hands out
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-retry-wait-private.h
+/* mend-retry-wait-private.h — MendRetryWait's JSON, for records and saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

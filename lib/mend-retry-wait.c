@@ -1,4 +1,4 @@
-/* mend-retry-wait.c
+/* mend-retry-wait.c — MendRetryWait: one wait before a retry, as the UI draws it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

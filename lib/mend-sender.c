@@ -1,4 +1,4 @@
-/* mend-sender.c
+/* mend-sender.c — MendSender: the interface a turn sends its attempts through
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-sender.h
+/* mend-sender.h — MendSender: the interface a turn sends its attempts through
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_SENDER (mend_sender_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_INTERFACE (MendSender, mend_sender, MEND, SENDER, GObject)
 
 /**
@@ -57,7 +57,7 @@ struct _MendSenderInterface
                                   GError             **error);
 };
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void         mend_sender_send_async  (MendSender          *self,
                                       MendTurn            *turn,
                                       guint                attempt,
@@ -65,13 +65,13 @@ void         mend_sender_send_async  (MendSender          *self,
                                       GCancellable        *cancellable,
                                       GAsyncReadyCallback  callback,
                                       gpointer             user_data);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendFailure *mend_sender_send_finish (MendSender          *self,
                                       GAsyncResult        *result,
                                       GError             **error);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char        *mend_sender_save_state    (MendSender          *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean     mend_sender_restore_state (MendSender          *self,
                                         const char          *state,
                                         GError             **error);

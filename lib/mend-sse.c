@@ -1,4 +1,4 @@
-/* mend-sse.c
+/* mend-sse.c — a bounded reader of server-sent events
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

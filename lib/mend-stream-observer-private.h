@@ -1,4 +1,4 @@
-/* mend-stream-observer-private.h
+/* mend-stream-observer-private.h — MendStreamObserver's internals for its watch and the senders
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

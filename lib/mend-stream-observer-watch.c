@@ -1,4 +1,4 @@
-/* mend-stream-observer-watch.c
+/* mend-stream-observer-watch.c — MendStreamObserver's watch of a stream, a line at a time
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

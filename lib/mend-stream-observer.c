@@ -1,4 +1,4 @@
-/* mend-stream-observer.c
+/* mend-stream-observer.c — MendStreamObserver: reads an agent's stream-json lines into the chat
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

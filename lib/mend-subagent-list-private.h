@@ -1,4 +1,4 @@
-/* mend-subagent-list-private.h
+/* mend-subagent-list-private.h — the list model of a chat's subagents
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-subagent-list.c
+/* mend-subagent-list.c — the list model of a chat's subagents, and its one notification path
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

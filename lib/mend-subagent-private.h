@@ -1,4 +1,4 @@
-/* mend-subagent-private.h
+/* mend-subagent-private.h — MendSubagent's setters, for the subagent retry only
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

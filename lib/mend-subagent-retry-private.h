@@ -1,4 +1,4 @@
-/* mend-subagent-retry-private.h
+/* mend-subagent-retry-private.h — what the chat tells its subagent retry, and the host it lends it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-subagent-retry.c
+/* mend-subagent-retry.c — MendSubagentRetry: resumes subagents that died on a transient error
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

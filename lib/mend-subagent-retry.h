@@ -1,4 +1,4 @@
-/* mend-subagent-retry.h
+/* mend-subagent-retry.h — MendSubagentRetry: resumes subagents that died on a transient error
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -50,40 +50,40 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_SUBAGENT_RETRY (mend_subagent_retry_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_FINAL_TYPE (MendSubagentRetry, mend_subagent_retry, MEND, SUBAGENT_RETRY, GObject)
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendChat     *mend_subagent_retry_get_chat       (MendSubagentRetry *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendSubagent *mend_subagent_retry_lookup         (MendSubagentRetry *self,
                                                   const char        *id);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendSubagent *mend_subagent_retry_started        (MendSubagentRetry *self,
                                                   const char        *id,
                                                   const char        *agent_id,
                                                   const char        *name);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void          mend_subagent_retry_failed         (MendSubagentRetry *self,
                                                   const char        *id,
                                                   MendFailure       *failure);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void          mend_subagent_retry_resumed        (MendSubagentRetry *self,
                                                   const char        *agent_id);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void          mend_subagent_retry_ended          (MendSubagentRetry *self,
                                                   const char        *id,
                                                   MendSubagentState  state);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean      mend_subagent_retry_retry          (MendSubagentRetry *self,
                                                   const char        *id,
                                                   GError           **error);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint         mend_subagent_retry_get_max_failed (MendSubagentRetry *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 void          mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
                                                   guint              max_failed);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char         *mend_subagent_retry_build_prompt   (const char        *name,
                                                   const char        *agent_id);
 

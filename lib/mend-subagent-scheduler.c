@@ -1,4 +1,4 @@
-/* mend-subagent-scheduler.c
+/* mend-subagent-scheduler.c — turns a subagent's failure into a wait and a resume prompt
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* mend-subagent-state-private.h
+/* mend-subagent-state-private.h — the subagent retry's part of the chat's saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-subagent-state.c
+/* mend-subagent-state.c — the subagent retry's part of the chat's saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

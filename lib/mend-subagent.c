@@ -1,4 +1,4 @@
-/* mend-subagent.c
+/* mend-subagent.c — MendSubagent: one subagent as the interface shows it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

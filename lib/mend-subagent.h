@@ -1,4 +1,4 @@
-/* mend-subagent.h
+/* mend-subagent.h — MendSubagent: one subagent as the interface shows it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,26 +19,26 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_SUBAGENT (mend_subagent_get_type ())
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 G_DECLARE_FINAL_TYPE (MendSubagent, mend_subagent, MEND, SUBAGENT, GObject)
 
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char        *mend_subagent_get_id        (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char        *mend_subagent_get_agent_id  (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 const char        *mend_subagent_get_name      (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendSubagentState  mend_subagent_get_state     (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendRetryWait     *mend_subagent_get_retry     (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 gboolean           mend_subagent_get_retryable (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 MendFailure       *mend_subagent_get_failure   (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 guint              mend_subagent_get_attempts  (MendSubagent *self);
-MEND_AVAILABLE_IN_ALL
+MEND_AVAILABLE_IN_1_0
 char              *mend_subagent_to_json       (MendSubagent *self);
 
 G_END_DECLS

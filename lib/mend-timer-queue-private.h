@@ -1,4 +1,4 @@
-/* mend-timer-queue-private.h
+/* mend-timer-queue-private.h — a heap of timers, for the manual clock
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

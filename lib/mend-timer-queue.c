@@ -1,4 +1,4 @@
-/* mend-timer-queue.c
+/* mend-timer-queue.c — a heap of timers, for the manual clock
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

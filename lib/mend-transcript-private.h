@@ -1,4 +1,4 @@
-/* mend-transcript-private.h
+/* mend-transcript-private.h — MendTranscript's internals for the HTTP sender
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-transcript.c
+/* mend-transcript.c — MendTranscript: the conversation so far, as the model is sent it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-turn-attempt-private.h
+/* mend-turn-attempt-private.h — one attempt of a turn: through the gate, to the sender, back
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-turn-private.h
+/* mend-turn-private.h — MendTurn's internals for the chat and its senders
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

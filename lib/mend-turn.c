@@ -1,4 +1,4 @@
-/* mend-turn.c
+/* mend-turn.c — MendTurn: one prompt, retried with backoff until it ends
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

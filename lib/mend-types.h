@@ -1,4 +1,4 @@
-/* mend-types.h
+/* mend-types.h — the public types, declared ahead
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,4 @@
-/* mend-verdict-private.h
+/* mend-verdict-private.h — how MendVerdict is made
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

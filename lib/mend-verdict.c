@@ -1,4 +1,4 @@
-/* mend-verdict.c
+/* mend-verdict.c — MendVerdict: what the policy made of one failure in its context
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -1,4 +1,5 @@
-/* mend-version-macros.h
+/* mend-version-macros.h — which release each symbol came in, and the
+ * MEND_VERSION_MIN_REQUIRED / MEND_VERSION_MAX_ALLOWED checks an app sets.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -11,22 +12,133 @@
 
 #include <glib.h>
 
+#include "mend-version.h"
+
 #ifndef _MEND_EXTERN
 # define _MEND_EXTERN __attribute__((visibility("default"))) extern
 #endif
 
-#define MEND_AVAILABLE_IN_ALL _MEND_EXTERN
+/**
+ * MEND_VERSION_1_0:
+ *
+ * A value for `MEND_VERSION_MIN_REQUIRED` and
+ * `MEND_VERSION_MAX_ALLOWED`: the 1.0 API, the first whose ABI is kept.
+ * The 0.x releases build it.
+ */
+#define MEND_VERSION_1_0 (G_ENCODE_VERSION (1, 0))
+
+/* The 0.x releases lead up to 1.0 and carry its API. */
+#if MEND_MAJOR_VERSION < 1
+# define MEND_VERSION_CUR_STABLE MEND_VERSION_1_0
+#else
+# define MEND_VERSION_CUR_STABLE (G_ENCODE_VERSION (MEND_MAJOR_VERSION, MEND_MINOR_VERSION))
+#endif
+
+/**
+ * MEND_VERSION_MIN_REQUIRED:
+ *
+ * The oldest libmend API the app is written for: define it before including
+ * `<libmend.h>` (for example `-DMEND_VERSION_MIN_REQUIRED=MEND_VERSION_1_0`)
+ * to be warned about symbols deprecated in that version or before. It
+ * defaults to the version of the headers.
+ */
+#ifndef MEND_VERSION_MIN_REQUIRED
+# define MEND_VERSION_MIN_REQUIRED (MEND_VERSION_CUR_STABLE)
+#endif
+
+/**
+ * MEND_VERSION_MAX_ALLOWED:
+ *
+ * The newest libmend API the app may use: define it before including
+ * `<libmend.h>` to be warned when it uses a symbol added after that
+ * version. It defaults to `MEND_VERSION_MIN_REQUIRED` when that is
+ * newer than the headers, else to the version of the headers.
+ */
+#ifndef MEND_VERSION_MAX_ALLOWED
+# if MEND_VERSION_MIN_REQUIRED > MEND_VERSION_CUR_STABLE
+#  define MEND_VERSION_MAX_ALLOWED (MEND_VERSION_MIN_REQUIRED)
+# else
+#  define MEND_VERSION_MAX_ALLOWED (MEND_VERSION_CUR_STABLE)
+# endif
+#endif
+
+#if MEND_VERSION_MAX_ALLOWED < MEND_VERSION_MIN_REQUIRED
+# error "MEND_VERSION_MAX_ALLOWED must be >= MEND_VERSION_MIN_REQUIRED"
+#endif
+#if MEND_VERSION_MIN_REQUIRED < MEND_VERSION_1_0
+# error "MEND_VERSION_MIN_REQUIRED must be >= MEND_VERSION_1_0"
+#endif
+
+/* Deprecation warnings go when the app defines
+ * MEND_DISABLE_DEPRECATION_WARNINGS, and inside libmend itself. */
+#if defined (MEND_DISABLE_DEPRECATION_WARNINGS) || defined (MEND_COMPILATION)
+# define _MEND_DEPRECATED _MEND_EXTERN
+# define _MEND_DEPRECATED_FOR(f) _MEND_EXTERN
+# define _MEND_UNAVAILABLE(maj,min) _MEND_EXTERN
+#else
+# define _MEND_DEPRECATED G_DEPRECATED _MEND_EXTERN
+# define _MEND_DEPRECATED_FOR(f) G_DEPRECATED_FOR(f) _MEND_EXTERN
+# define _MEND_UNAVAILABLE(maj,min) G_UNAVAILABLE(maj,min) _MEND_EXTERN
+#endif
+
 /**
  * MEND_DEPRECATED:
  *
- * Marks a symbol deprecated, with no replacement.
+ * Marks a symbol deprecated, with no replacement. Prefer the versioned
+ * `MEND_DEPRECATED_IN_x_y`, which honours `MEND_VERSION_MIN_REQUIRED`.
  */
-#define MEND_DEPRECATED G_DEPRECATED _MEND_EXTERN
+#define MEND_DEPRECATED _MEND_DEPRECATED
 
 /**
  * MEND_DEPRECATED_FOR:
  * @f: the name of the symbol to use instead
  *
- * Marks a symbol deprecated in favour of @f.
+ * Marks a symbol deprecated in favour of @f. Prefer the versioned
+ * `MEND_DEPRECATED_IN_x_y_FOR`.
  */
-#define MEND_DEPRECATED_FOR(f) G_DEPRECATED_FOR(f) _MEND_EXTERN
+#define MEND_DEPRECATED_FOR(f) _MEND_DEPRECATED_FOR(f)
+
+/**
+ * MEND_AVAILABLE_IN_ALL:
+ *
+ * Marks a symbol that every version of libmend has. Symbols of the public
+ * API are marked with the version they came in instead
+ * (`MEND_AVAILABLE_IN_1_0`); this stays for code that used it.
+ */
+#define MEND_AVAILABLE_IN_ALL _MEND_EXTERN
+
+/* 1.0 */
+
+#if MEND_VERSION_MIN_REQUIRED >= MEND_VERSION_1_0
+/**
+ * MEND_DEPRECATED_IN_1_0:
+ *
+ * Marks a symbol deprecated in 1.0, with no replacement: an app that sets
+ * `MEND_VERSION_MIN_REQUIRED` to 1.0 or later is warned when it uses it.
+ */
+# define MEND_DEPRECATED_IN_1_0 _MEND_DEPRECATED
+/**
+ * MEND_DEPRECATED_IN_1_0_FOR:
+ * @f: the name of the symbol to use instead
+ *
+ * Marks a symbol deprecated in 1.0 in favour of @f: an app that sets
+ * `MEND_VERSION_MIN_REQUIRED` to 1.0 or later is warned when it uses it.
+ */
+# define MEND_DEPRECATED_IN_1_0_FOR(f) _MEND_DEPRECATED_FOR(f)
+#else
+# define MEND_DEPRECATED_IN_1_0 _MEND_EXTERN
+# define MEND_DEPRECATED_IN_1_0_FOR(f) _MEND_EXTERN
+#endif
+
+/**
+ * MEND_AVAILABLE_IN_1_0:
+ *
+ * Marks a symbol that came in libmend 1.0, the first API whose ABI is kept.
+ * Symbols added later are marked `MEND_AVAILABLE_IN_x_y`, and an app that
+ * sets `MEND_VERSION_MAX_ALLOWED` below x.y is warned when it uses one.
+ */
+#if MEND_VERSION_MAX_ALLOWED < MEND_VERSION_1_0
+# define MEND_AVAILABLE_IN_1_0 _MEND_UNAVAILABLE(1, 0)
+#else
+# define MEND_AVAILABLE_IN_1_0 _MEND_EXTERN
+#endif

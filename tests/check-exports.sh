@@ -13,7 +13,7 @@ fi
 
 stray=$(printf '%s\n' "$exported" | grep -v '^mend_' || true)
 if [ -n "$stray" ]; then
-  echo "symbols exported without MEND_AVAILABLE_IN_ALL or outside the mend_ prefix:" >&2
+  echo "symbols exported outside the mend_ prefix (declare them in a public header with MEND_AVAILABLE_IN_x_y):" >&2
   printf '  %s\n' $stray >&2
   exit 1
 fi
