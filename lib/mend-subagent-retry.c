@@ -67,8 +67,9 @@
  * // What an agent's stream said, when no MendStreamObserver reads it:
  * mend_subagent_retry_started (subagents, "toolu_01", "a7c41f", "Survey the tree");
  * mend_subagent_retry_failed (subagents, "toolu_01", failure);
- * // A resume prompt goes to the chat after the resume policy's first delay.
- * g_signal_connect (subagents, "entry-changed", G_CALLBACK (on_entry_changed), NULL);
+ * // A resume prompt goes to the chat after the resume policy's first delay;
+ * // an app follows each subagent that joins the list through its properties.
+ * g_signal_connect (subagents, "items-changed", G_CALLBACK (on_items_changed), NULL);
  * ```
  */
 

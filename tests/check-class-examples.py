@@ -43,7 +43,7 @@ static GtkListView *view;
 static void on_turn_started (MendChat *c, MendTurn *t, gpointer d) {}
 static void on_watch_done (GObject *o, GAsyncResult *r, gpointer d) {}
 static void on_waiting_ (MendTurn *t, MendRetryWait *w, GtkLabel *b) {}
-static void on_entry_changed_ (MendSubagentRetry *r, MendSubagent *s, const char *j, gpointer d) {}
+static void on_items_changed_ (GListModel *l, guint p, guint r, guint a, gpointer d) {}
 '''
 
 env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(builddir, "meson-uninstalled"))
@@ -65,7 +65,7 @@ for kind in ("class", "interface"):
         functions, statements = "\n".join(lines[:last + 1]), "\n".join(lines[last + 1:])
         # A name the example defines itself wins over the context's.
         context = CONTEXT
-        for helper in ("on_waiting", "on_entry_changed"):
+        for helper in ("on_waiting", "on_items_changed"):
             if "%s (" % helper not in functions:
                 context = context.replace("%s_ (" % helper, "%s (" % helper)
         source = "%s\n%s\nvoid example (void);\nvoid example (void)\n{\n%s\n}\n" % (context, functions, statements)
