@@ -264,6 +264,9 @@ find_position (MendQueue  *self,
                const char *id,
                guint      *position)
 {
+  g_assert (id != NULL);
+  g_assert (position != NULL);
+
   for (guint i = 0; i < self->items->len; i++)
     {
       MendQueueItem *item = g_ptr_array_index (self->items, i);
@@ -520,6 +523,9 @@ insert_item (MendQueue     *self,
              guint          position,
              MendQueueItem *item)
 {
+  g_assert (position <= self->items->len);
+  g_assert (MEND_IS_QUEUE_ITEM (item));
+
   g_ptr_array_insert (self->items, (int) position, item);
 
   /* A view's handler may take it out again at once: then there is no

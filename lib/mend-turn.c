@@ -267,8 +267,12 @@ static void hold_for_gate (MendTurn *self,
 static void
 begin_attempt (MendTurn *self)
 {
-  gint64 hold = mend_gate_link_admit (&self->gate, self->attempt > 1);
+  gint64 hold;
 
+  g_assert (self->state == MEND_TURN_RUNNING);
+  g_assert (self->wait == NULL);
+
+  hold = mend_gate_link_admit (&self->gate, self->attempt > 1);
   if (hold != MEND_GATE_GO)
     hold_for_gate (self, hold);
   else
@@ -278,6 +282,9 @@ begin_attempt (MendTurn *self)
 static void
 run_attempt (MendTurn *self)
 {
+  g_assert (self->state == MEND_TURN_RUNNING);
+  g_assert (self->attempt >= 1);
+
   g_clear_object (&self->attempt_cancellable);
   self->attempt_cancellable = g_cancellable_new ();
 
@@ -1073,7 +1080,9 @@ mend_turn_start (MendTurn     *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTEMPT]);
   set_state (self, MEND_TURN_RUNNING);
   g_object_thaw_notify (G_OBJECT (self));
-  begin_attempt (self);
+  /* A handler of those notifications may have stopped it already. */
+  if (self->state == MEND_TURN_RUNNING)
+    begin_attempt (self);
   g_object_unref (self);
 }
 
@@ -1138,6 +1147,9 @@ static void
 wait_before_retry (MendTurn    *self,
                    MendVerdict *verdict)
 {
+  g_assert (MEND_IS_VERDICT (verdict));
+  g_assert (!mend_turn_is_finished (self));
+
   enter_wait (self, mend_turn_attempt_new_wait (verdict, self->clock, self->attempt, self->max_retries));
 }
 
@@ -1186,9 +1198,11 @@ mend_turn_start_restored (MendTurn    *self,
       /* The attempt was under way when the state was saved: it runs again,
        * as the same attempt. */
       set_state (self, MEND_TURN_RUNNING);
-      begin_attempt (self);
+      /* A handler of the notification may have stopped it already. */
+      if (self->state == MEND_TURN_RUNNING)
+        begin_attempt (self);
     }
-  else
+  else if (!mend_turn_is_finished (self))
     wait_before_retry (self, self->last_verdict);
 
   g_object_unref (self);

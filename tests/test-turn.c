@@ -661,6 +661,30 @@ test_already_cancelled_start_makes_no_attempt (Fixture       *f,
 }
 
 static void
+stop_when_running (MendTurn   *turn,
+                   GParamSpec *pspec,
+                   Fixture    *f)
+{
+  if (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+    mend_turn_stop (turn);
+}
+
+/* A handler of the start's own notification that stops the turn: no
+ * attempt runs for a turn that ended before its first. */
+static void
+test_stop_from_the_start_notification_makes_no_attempt (Fixture       *f,
+                                                         gconstpointer  data)
+{
+  g_signal_connect (f->turn, "notify::state", G_CALLBACK (stop_when_running), f);
+  mend_turn_start (f->turn, NULL);
+
+  g_assert_cmpint (mend_turn_get_state (f->turn), ==, MEND_TURN_STOPPED);
+  advance (f, 60000);
+  g_assert_cmpstr (f->log->str, ==, "finished 5; ");
+  g_assert_cmpuint (f->attempt_cancellables->len, ==, 0);
+}
+
+static void
 test_stopped_failure_ends_stopped (Fixture       *f,
                                    gconstpointer  data)
 {
@@ -903,6 +927,8 @@ main (int   argc,
   ADD ("/Mend/Turn/dispose-while-waiting-emits-nothing", test_dispose_while_waiting_emits_nothing);
   ADD ("/Mend/Turn/cancelling-the-start-cancellable-stops", test_cancelling_the_start_cancellable_stops);
   ADD ("/Mend/Turn/already-cancelled-start-makes-no-attempt", test_already_cancelled_start_makes_no_attempt);
+  ADD ("/Mend/Turn/stop-from-the-start-notification-makes-no-attempt",
+       test_stop_from_the_start_notification_makes_no_attempt);
   ADD ("/Mend/Turn/stopped-failure-ends-stopped", test_stopped_failure_ends_stopped);
   ADD ("/Mend/Turn/retry-now-skips-the-wait", test_retry_now_skips_the_wait);
   ADD ("/Mend/Turn/stagger-offset-is-added-to-waits", test_stagger_offset_is_added);
