@@ -339,8 +339,7 @@ agent_give_up (Demo *demo)
   mend_chat_submit (demo->chat, "Post the release notes", NULL, NULL);
   run_until_idle (demo);
   expect_turns (demo, "give-up", planned, G_N_ELEMENTS (planned));
-  while (mend_queue_get_length (mend_chat_get_queue (demo->chat)) > 0)
-    g_object_unref (mend_queue_pop (mend_chat_get_queue (demo->chat)));
+  clear_queue (demo);
 }
 
 static void

@@ -356,6 +356,16 @@ run_until_idle (Demo *demo)
     g_main_context_iteration (NULL, TRUE);
 }
 
+/* What a scenario left queued, gone before the next one. */
+void
+clear_queue (Demo *demo)
+{
+  MendQueue *queue = mend_chat_get_queue (demo->chat);
+
+  while (mend_queue_get_length (queue) > 0)
+    g_object_unref (mend_queue_pop (queue));
+}
+
 /* Whether each scenario played as scripted decides the exit status. */
 
 void

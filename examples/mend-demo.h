@@ -29,6 +29,7 @@ void   run_until_idle (Demo *demo);
 void   connect_chat   (Demo *demo);
 double get_speed      (void);
 void   begin_scenario (Demo *demo);
+void   clear_queue    (Demo *demo);
 void   expect_turns   (Demo                *demo,
                        const char          *scenario,
                        const MendTurnState *states,

@@ -13,6 +13,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
@@ -48,26 +50,12 @@ prompt_id_of_item (MendQueueItem *item)
   return g_strdup (json_object_get_string_member (json_node_get_object (node), "promptId"));
 }
 
-/* A chat busy with the user's turn, and a subagent's resume prompt queued
+/* A chat busy with the user's turn, a subagent's resume prompt queued
  * behind it. */
 static char *
 state_with_queued_resume_prompt (MendClock *clock)
 {
-  MendChat *chat = new_chat (clock);
-  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
-  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
-  char *json;
-
-  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
-  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
-
-  json = mend_chat_save_state (chat);
-  mend_chat_close (chat);
-  g_assert_finalize_object (chat);
-  return json;
+  return mend_test_state_with_queued_resume_prompt (new_chat (clock), clock);
 }
 
 static void

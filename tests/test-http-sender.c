@@ -10,6 +10,8 @@
 
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define WALL_START_S 1764500000
 #define SECRET "sk-ant-test-0123456789-secret"
 
@@ -264,34 +266,14 @@ fixture_tear_down (Fixture       *f,
   g_string_free (f->deltas, TRUE);
 }
 
-static gboolean
-watchdog (gpointer data)
-{
-  g_error ("the HTTP test did not reach its state in time");
-  return G_SOURCE_REMOVE;
-}
-
-/* Runs the loop until the chat's turn is waiting or gone, or the server saw
- * @requests requests; real time only for the loopback I/O. */
+/* Runs the loop until the server saw @requests requests and the chat's
+ * turn is in @state. */
 static void
 run_until (Fixture       *f,
            MendTurnState  state,
            guint          requests)
 {
-  guint id = g_timeout_add_seconds (20, watchdog, NULL);
-
-  for (;;)
-    {
-      MendTurn *turn = mend_chat_get_turn (f->chat);
-      MendTurnState now = turn ? mend_turn_get_state (turn) : MEND_TURN_SUCCEEDED;
-
-      if (f->served >= requests &&
-          (turn == NULL ? (state == MEND_TURN_SUCCEEDED || state == MEND_TURN_FAILED) : now == state))
-        break;
-      g_main_context_iteration (NULL, TRUE);
-    }
-
-  g_source_remove (id);
+  mend_test_run_chat_until (f->chat, &f->served, state, requests);
 }
 
 static void
@@ -491,7 +473,7 @@ test_server_slower_than_the_timeout (Fixture       *f,
   guint id;
 
   start (f, script, G_N_ELEMENTS (script));
-  id = g_timeout_add_seconds (20, watchdog, NULL);
+  id = g_timeout_add_seconds (20, mend_test_watchdog, (gpointer) g_test_get_path ());
   while (f->served < 1)
     g_main_context_iteration (NULL, TRUE);
   g_source_remove (id);
@@ -822,7 +804,7 @@ test_stop_cancels_the_request (Fixture       *f,
   guint id;
 
   start (f, script, G_N_ELEMENTS (script));
-  id = g_timeout_add_seconds (20, watchdog, NULL);
+  id = g_timeout_add_seconds (20, mend_test_watchdog, (gpointer) g_test_get_path ());
   while (f->served < 1)
     g_main_context_iteration (NULL, TRUE);
   g_source_remove (id);

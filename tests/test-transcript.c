@@ -14,6 +14,8 @@
 
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define WALL_START_S 1764500000
 
 typedef struct
@@ -186,35 +188,14 @@ fixture_tear_down (Fixture       *f,
   g_free (f->endpoint);
 }
 
-static gboolean
-watchdog (gpointer data)
-{
-  g_error ("the transcript test did not reach its state in time");
-  return G_SOURCE_REMOVE;
-}
-
 /* Runs the loop until the server saw @requests requests and the chat's
- * turn is in @state (SUCCEEDED or FAILED: no turn left); real time only
- * for the loopback I/O. */
+ * turn is in @state. */
 static void
 run_until (Fixture       *f,
            MendTurnState  state,
            guint          requests)
 {
-  guint id = g_timeout_add_seconds (20, watchdog, NULL);
-
-  for (;;)
-    {
-      MendTurn *turn = mend_chat_get_turn (f->chat);
-
-      if (f->served >= requests &&
-          (turn == NULL ? (state == MEND_TURN_SUCCEEDED || state == MEND_TURN_FAILED)
-                        : mend_turn_get_state (turn) == state))
-        break;
-      g_main_context_iteration (NULL, TRUE);
-    }
-
-  g_source_remove (id);
+  mend_test_run_chat_until (f->chat, &f->served, state, requests);
 }
 
 static void
@@ -458,7 +439,7 @@ test_stopped_turn_is_not_kept (Fixture       *f,
 
   /* A stopped turn with history before it: only the history is sent next. */
   g_assert_true (mend_chat_submit (f->chat, "Run the slow suite", NULL, NULL));
-  id = g_timeout_add_seconds (20, watchdog, NULL);
+  id = g_timeout_add_seconds (20, mend_test_watchdog, (gpointer) g_test_get_path ());
   while (f->served < 4)
     g_main_context_iteration (NULL, TRUE);
   g_source_remove (id);
