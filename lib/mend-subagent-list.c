@@ -62,7 +62,9 @@ emit_entry_changed (MendSubagentList  *list,
   g_autoptr(MendSubagentEntry) held = NULL;
   g_autoptr(GObject) model = NULL;
 
-  if (entry->gone)
+  /* Nobody listens to the deprecated signal: no JSON is made for it. */
+  if (entry->gone ||
+      !g_signal_has_handler_pending (list->model, list->entry_changed_signal, 0, FALSE))
     return;
 
   held = mend_subagent_entry_ref (entry);
