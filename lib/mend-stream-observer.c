@@ -300,6 +300,33 @@ result_error_text (JsonObject *object,
   return subtype;
 }
 
+/* The error body the API sent, as far as the result tells it: with the
+ * API's error type, an Anthropic error body, so that the failure reads
+ * the same facts as from the API itself; else the bare text. */
+static GBytes *
+result_error_body (const char *text,
+                   const char *api_type)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  char *json;
+
+  if (api_type == NULL || api_type[0] == '\0')
+    return text ? g_bytes_new (text, strlen (text)) : NULL;
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_object (builder);
+  mend_json_add_string (builder, "type", "error");
+  json_builder_set_member_name (builder, "error");
+  json_builder_begin_object (builder);
+  mend_json_add_string (builder, "type", api_type);
+  mend_json_add_string (builder, "message", text ? text : "");
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+  json = mend_json_builder_finish (builder);
+
+  return g_bytes_new_take (json, strlen (json));
+}
+
 /* Whether the "errors" member is an array with a string in it. */
 static gboolean
 has_errors (JsonObject *object)
@@ -395,10 +422,16 @@ handle_result (MendStreamObserver  *self,
       if (failed)
         {
           const char *text = result_error_text (object, subtype);
+          const char *api_type = NULL;
+
+          /* A fact that refines, not one the result needs: one of
+           * another shape is left out. */
+          if (get_string (object, "api_error_type", &api_type) != MEMBER_OK)
+            api_type = NULL;
 
           if (status_member == MEMBER_OK)
             {
-              g_autoptr(GBytes) body = text ? g_bytes_new (text, strlen (text)) : NULL;
+              g_autoptr(GBytes) body = result_error_body (text, api_type);
 
               failure = mend_failure_new_from_http ((guint) status, NULL, body);
             }

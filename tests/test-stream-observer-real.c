@@ -180,6 +180,8 @@ test_synthetic_api_error_is_not_output (Fixture       *f,
   g_assert_true (feed_until (f, "<synthetic>"));
   g_assert_false (mend_turn_get_output_seen (turn));
   g_assert_true (feed_until (f, NULL));
+  /* The result names the API's error type, as the API's body did. */
+  g_assert_cmpstr (mend_failure_get_api_error_type (mend_turn_get_last_failure (turn)), ==, "overloaded_error");
   assert_waits (f, turn, MEND_REASON_CAPACITY, 529);
 }
 
@@ -233,6 +235,7 @@ test_401_gives_up_at_once (Fixture       *f,
   failure = mend_turn_get_last_failure (last_finished (f));
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+  g_assert_cmpstr (mend_failure_get_api_error_type (failure), ==, "authentication_error");
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
 }
 
