@@ -12,6 +12,13 @@
 
 #include "real-agent-common.h"
 
+#define CLI_VERSION "2.1.328"
+#define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+#define ADAPTER_VERSION "0.16.2"
+#define DEFAULT_ADAPTER MEND_TEST_SRCDIR "/../.agents/claude-code-acp/node_modules/.bin/claude-code-acp"
+/* Real time one scenario may take, at most. */
+#define WATCHDOG_S 40
+
 void
 model_server_start (ModelServer *server,
                     const char  *rules)
@@ -54,21 +61,41 @@ model_server_dup_base_url (ModelServer *server)
   return g_strdup_printf ("http://127.0.0.1:%u", server->port);
 }
 
-guint
-model_server_n_requests (ModelServer *server)
+/* The server's counts: {"requests": N, "by_rule": [N, …]}. */
+static JsonNode *
+model_server_get_counts (ModelServer *server)
 {
   g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_requests", server->port);
   g_autoptr(SoupSession) session = soup_session_new ();
   g_autoptr(SoupMessage) msg = soup_message_new ("GET", uri);
   g_autoptr(GBytes) body = NULL;
-  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) error = NULL;
+  JsonNode *root;
 
   body = soup_session_send_and_read (session, msg, NULL, &error);
   g_assert_no_error (error);
   root = json_from_string (g_bytes_get_data (body, NULL), &error);
   g_assert_no_error (error);
+  return root;
+}
+
+guint
+model_server_n_requests (ModelServer *server)
+{
+  g_autoptr(JsonNode) root = model_server_get_counts (server);
+
   return (guint) json_object_get_int_member (json_node_get_object (root), "requests");
+}
+
+guint
+model_server_n_answered (ModelServer *server,
+                         guint        index)
+{
+  g_autoptr(JsonNode) root = model_server_get_counts (server);
+  JsonArray *by_rule = json_object_get_array_member (json_node_get_object (root), "by_rule");
+
+  g_assert_cmpuint (index, <, json_array_get_length (by_rule));
+  return (guint) json_array_get_int_element (by_rule, index);
 }
 
 char *
@@ -78,6 +105,173 @@ real_agent_path (const char *env_name,
   const char *path = g_getenv (env_name);
 
   return g_strdup (path != NULL && path[0] != '\0' ? path : default_path);
+}
+
+char *
+claude_code_cli_find (void)
+{
+  g_autofree char *cli = real_agent_path ("MEND_CLAUDE", DEFAULT_CLI);
+
+  if (!g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_fail_printf ("The Claude Code CLI %s is not at %s: run tools/setup.sh "
+                          "(or set MEND_CLAUDE)", CLI_VERSION, cli);
+      return NULL;
+    }
+
+  return g_steal_pointer (&cli);
+}
+
+char *
+claude_code_acp_find (void)
+{
+  g_autofree char *adapter = real_agent_path ("MEND_CLAUDE_CODE_ACP", DEFAULT_ADAPTER);
+
+  if (!g_file_test (adapter, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_fail_printf ("claude-code-acp %s is not at %s: run tools/setup.sh "
+                          "(or set MEND_CLAUDE_CODE_ACP)", ADAPTER_VERSION, adapter);
+      return NULL;
+    }
+
+  return g_steal_pointer (&adapter);
+}
+
+MendAgentProcess *
+claude_code_process_new (const char *cli,
+                         const char *base_url,
+                         guint       max_retries)
+{
+  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
+  const char *home = g_get_home_dir ();
+  MendAgentProcess *agent;
+
+  /* The CLI's private home, under the test's isolated directories. */
+  g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
+
+  agent = mend_agent_process_new_claude_code (cli);
+  mend_agent_process_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_process_setenv (agent, "PATH", g_getenv ("PATH"));
+  mend_agent_process_setenv (agent, "HOME", home);
+  mend_agent_process_setenv (agent, "TMPDIR", home);
+  mend_agent_process_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_process_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_agent_process_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", retries);
+  /* The tests may run as root, where the CLI wants to know it is boxed. */
+  mend_agent_process_setenv (agent, "IS_SANDBOX", "1");
+  mend_agent_process_set_cwd (agent, home);
+
+  return agent;
+}
+
+MendAcpAgent *
+claude_code_acp_agent_new (const char *adapter,
+                           const char *base_url)
+{
+  const char *home = g_get_home_dir ();
+  MendAcpAgent *agent;
+
+  g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
+
+  agent = mend_acp_agent_new_claude_code (adapter);
+  mend_acp_agent_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_acp_agent_setenv (agent, "PATH", g_getenv ("PATH"));
+  mend_acp_agent_setenv (agent, "HOME", home);
+  mend_acp_agent_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
+  mend_acp_agent_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_acp_agent_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  /* Without retries of its own, so that each attempt is one request. */
+  mend_acp_agent_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "0");
+  /* As root, session/new fails without it (see REAL-AGENTS). */
+  mend_acp_agent_setenv (agent, "IS_SANDBOX", "1");
+  mend_acp_agent_set_cwd (agent, home);
+
+  return agent;
+}
+
+char *
+real_agent_dup_stderr (MendSender *sender)
+{
+  if (MEND_IS_AGENT_PROCESS (sender))
+    return mend_agent_process_dup_stderr (MEND_AGENT_PROCESS (sender));
+  if (MEND_IS_ACP_AGENT (sender))
+    return mend_acp_agent_dup_stderr (MEND_ACP_AGENT (sender));
+  return NULL;
+}
+
+static gboolean
+tick (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+gboolean
+real_agent_always (gpointer user_data)
+{
+  return TRUE;
+}
+
+void
+real_agent_run_until (MendManualClock *clock,
+                      RealAgentCheck   may_advance,
+                      MendSender      *sender,
+                      RealAgentCheck   done,
+                      gpointer         user_data,
+                      const char      *what)
+{
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  /* Wakes the blocking iteration now and then, so that the watchdog is
+   * looked at even when nothing happens. */
+  guint ticker = g_timeout_add (50, tick, NULL);
+
+  while (!done (user_data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        {
+          g_autofree char *err = real_agent_dup_stderr (sender);
+
+          g_error ("Waited %d s for %s; the agent's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
+        }
+
+      if (!g_main_context_iteration (NULL, FALSE))
+        {
+          if (may_advance != NULL && may_advance (user_data) &&
+              mend_manual_clock_get_n_pending (clock) > 0)
+            mend_manual_clock_advance_to_next (clock);
+          else
+            g_main_context_iteration (NULL, TRUE);
+        }
+    }
+
+  g_source_remove (ticker);
+}
+
+guint
+real_agent_count_records (GPtrArray  *records,
+                          const char *kind,
+                          const char *outcome)
+{
+  g_autofree char *k = g_strdup_printf ("\"kind\":\"%s\"", kind);
+  g_autofree char *o = g_strdup_printf ("\"outcome\":\"%s\"", outcome);
+  guint n = 0;
+
+  for (guint i = 0; i < records->len; i++)
+    {
+      const char *record = g_ptr_array_index (records, i);
+
+      n += strstr (record, k) != NULL && strstr (record, o) != NULL;
+    }
+
+  return n;
+}
+
+char *
+real_agent_queue_head (MendChat *chat)
+{
+  g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (chat)), 0);
+
+  return item ? g_strdup (mend_queue_item_get_text (item)) : NULL;
 }
 
 gboolean

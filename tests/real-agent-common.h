@@ -3,13 +3,15 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * What the end-to-end tests of real agents share: the scripted model
- * server (tests/model-server.py) and finding the agents that
- * tools/setup.sh installs.
+ * server (tests/model-server.py), finding and setting up the agents that
+ * tools/setup.sh installs, and the run loop that lets them work in real
+ * time while libmend's waits pass in virtual time.
  */
 
 #pragma once
 
 #include <gio/gio.h>
+#include <libmend.h>
 
 G_BEGIN_DECLS
 
@@ -25,10 +27,59 @@ void      model_server_start        (ModelServer *server,
 void      model_server_stop         (ModelServer *server);
 char     *model_server_dup_base_url (ModelServer *server);
 guint     model_server_n_requests   (ModelServer *server);
+/* How many model requests the rule at @index (0-based) answered. */
+guint     model_server_n_answered   (ModelServer *server,
+                                     guint        index);
 
 /* An agent program: @env_name overrides @default_path. */
 char     *real_agent_path           (const char  *env_name,
                                      const char  *default_path);
+
+/* The Claude Code CLI and its ACP adapter that tools/setup.sh installs
+ * (or MEND_CLAUDE, MEND_CLAUDE_CODE_ACP); NULL, with the test failed,
+ * when it is not there. */
+char     *claude_code_cli_find      (void);
+char     *claude_code_acp_find      (void);
+
+/* The agents set up for the model server at @base_url: offline, the
+ * test's private home as HOME and working directory, IS_SANDBOX since
+ * the tests may run as root; the CLI's own retries at most @max_retries,
+ * the adapter's none. */
+MendAgentProcess *claude_code_process_new   (const char *cli,
+                                             const char *base_url,
+                                             guint       max_retries);
+MendAcpAgent     *claude_code_acp_agent_new (const char *adapter,
+                                             const char *base_url);
+
+/* What an agent sender wrote on its stderr, or NULL (also for a sender
+ * that runs no process). */
+char     *real_agent_dup_stderr     (MendSender  *sender);
+
+typedef gboolean (*RealAgentCheck) (gpointer user_data);
+
+/* A check that always holds. */
+gboolean  real_agent_always         (gpointer     user_data);
+
+/* Runs the main loop until @done, in real time for the agent and the
+ * server, bounded by a 40 s watchdog. Whenever nothing else is left to do
+ * and @may_advance (nullable: never) holds, the next of @clock's timers
+ * fires in virtual time. @sender's stderr is shown when the watchdog
+ * bites. */
+void      real_agent_run_until      (MendManualClock *clock,
+                                     RealAgentCheck   may_advance,
+                                     MendSender      *sender,
+                                     RealAgentCheck   done,
+                                     gpointer         user_data,
+                                     const char      *what);
+
+/* How many of @records (JSON text of the chat's `record` signal) are of
+ * @kind with @outcome. */
+guint     real_agent_count_records  (GPtrArray   *records,
+                                     const char  *kind,
+                                     const char  *outcome);
+
+/* The text at the head of @chat's queue, or NULL. */
+char     *real_agent_queue_head     (MendChat    *chat);
 
 /* Whether Claude Code wrote a session's transcript with @text in it,
  * under HOME/.claude/projects. */

@@ -21,10 +21,6 @@
 #include "real-agent-common.h"
 
 #define WALL_START 1764500000000000
-#define ADAPTER_VERSION "0.16.2"
-#define DEFAULT_ADAPTER MEND_TEST_SRCDIR "/../.agents/claude-code-acp/node_modules/.bin/claude-code-acp"
-/* Real time one scenario may take, at most. */
-#define WATCHDOG_S 40
 
 #define TASK_PROMPT "Survey the source tree and list the modules"
 
@@ -84,30 +80,15 @@ static void
 start_chat (Fixture    *f,
             const char *rules)
 {
-  g_autofree char *adapter = real_agent_path ("MEND_CLAUDE_CODE_ACP", DEFAULT_ADAPTER);
+  g_autofree char *adapter = claude_code_acp_find ();
   g_autofree char *base_url = NULL;
-  const char *home = g_get_home_dir ();
 
-  if (!g_file_test (adapter, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_fail_printf ("claude-code-acp %s is not at %s: run tools/setup.sh "
-                          "(or set MEND_CLAUDE_CODE_ACP)", ADAPTER_VERSION, adapter);
-      return;
-    }
+  if (adapter == NULL)
+    return;
 
   model_server_start (&f->server, rules);
   base_url = model_server_dup_base_url (&f->server);
-
-  f->agent = mend_acp_agent_new_claude_code (adapter);
-  mend_acp_agent_set_environ (f->agent, (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_acp_agent_setenv (f->agent, "PATH", g_getenv ("PATH"));
-  mend_acp_agent_setenv (f->agent, "HOME", home);
-  mend_acp_agent_setenv (f->agent, "ANTHROPIC_BASE_URL", base_url);
-  mend_acp_agent_setenv (f->agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_acp_agent_setenv (f->agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_acp_agent_setenv (f->agent, "CLAUDE_CODE_MAX_RETRIES", "0");
-  mend_acp_agent_setenv (f->agent, "IS_SANDBOX", "1");
-  mend_acp_agent_set_cwd (f->agent, home);
+  f->agent = claude_code_acp_agent_new (adapter, base_url);
   g_signal_connect (f->agent, "update", G_CALLBACK (on_update), f);
 
   f->chat = g_object_new (MEND_TYPE_CHAT,
@@ -155,45 +136,35 @@ fixture_tear_down (Fixture       *f,
   g_assert_finalize_object (f->clock);
 }
 
-static gboolean
-tick (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
 typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
 
-/* Runs the main loop until @done, in real time for the agent and the
- * server; libmend's waits are fired in virtual time whenever nothing else
- * is left to do. */
+typedef struct
+{
+  Fixture       *f;
+  Predicate      done;
+  gconstpointer  data;
+} Until;
+
+static gboolean
+until_done (gpointer user_data)
+{
+  Until *until = user_data;
+
+  return until->done (until->f, until->data);
+}
+
+/* Runs the main loop until @done: the agent in real time, libmend's
+ * waits in virtual time. */
 static void
 run_until (Fixture       *f,
            Predicate      done,
            gconstpointer  data,
            const char    *what)
 {
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add (50, tick, NULL);
+  Until until = { f, done, data };
 
-  while (!done (f, data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        {
-          g_autofree char *err = mend_acp_agent_dup_stderr (f->agent);
-
-          g_error ("Waited %d s for %s; the adapter's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
-        }
-
-      if (!g_main_context_iteration (NULL, FALSE))
-        {
-          if (f->auto_advance && mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)) > 0)
-            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
-          else
-            g_main_context_iteration (NULL, TRUE);
-        }
-    }
-
-  g_source_remove (ticker);
+  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), f->auto_advance ? real_agent_always : NULL,
+                        MEND_SENDER (f->agent), until_done, &until, what);
 }
 
 static gboolean
@@ -222,25 +193,6 @@ submit (Fixture    *f,
 }
 
 static guint
-count_records (Fixture    *f,
-               const char *kind,
-               const char *outcome)
-{
-  g_autofree char *k = g_strdup_printf ("\"kind\":\"%s\"", kind);
-  g_autofree char *o = g_strdup_printf ("\"outcome\":\"%s\"", outcome);
-  guint n = 0;
-
-  for (guint i = 0; i < f->records->len; i++)
-    {
-      const char *record = g_ptr_array_index (f->records, i);
-
-      n += strstr (record, k) != NULL && strstr (record, o) != NULL;
-    }
-
-  return n;
-}
-
-static guint
 count_updates (Fixture    *f,
                const char *kind)
 {
@@ -257,14 +209,6 @@ static guint
 queue_length (Fixture *f)
 {
   return g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat)));
-}
-
-static char *
-queue_head (Fixture *f)
-{
-  g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 0);
-
-  return item ? g_strdup (mend_queue_item_get_text (item)) : NULL;
 }
 
 static gboolean
@@ -320,8 +264,8 @@ test_529_retried_in_the_same_session (Fixture       *f,
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_true (mend_turn_get_output_seen (turn));
 
-  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (count_records (f, "turn_retry", "fired"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (queue_length (f), ==, 0);
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 3);
@@ -354,11 +298,11 @@ test_401_is_one_attempt (Fixture       *f,
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
-  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
   /* Give-up: Continue heads the queue, the follow-up is kept. */
   g_assert_cmpuint (queue_length (f), ==, 2);
-  head = queue_head (f);
+  head = real_agent_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Continue the current turn");
 }
 
@@ -399,7 +343,7 @@ test_stop_sends_session_cancel (Fixture       *f,
   g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (queue_length (f), ==, 1);
-  head = queue_head (f);
+  head = real_agent_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Post the release notes");
 
   /* The adapter took the cancel: it answers the prompt as cancelled. */
@@ -413,7 +357,7 @@ test_stop_sends_session_cancel (Fixture       *f,
   g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
   g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
   g_assert_cmpuint (queue_length (f), ==, 0);
-  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
 }
 
 /* Whether the first turn is in the session's transcript, which
@@ -565,8 +509,8 @@ test_foreground_task_503_is_resumed (Fixture       *f,
 
   run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
   g_assert_true (the_subagent (f) == s);
-  g_assert_cmpuint (count_records (f, "subagent_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (count_records (f, "subagent_retry", "fired"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
   g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
 }

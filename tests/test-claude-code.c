@@ -21,10 +21,6 @@
 #include "real-agent-common.h"
 
 #define WALL_START 1764500000000000
-#define CLI_VERSION "2.1.328"
-#define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
-/* Real time one scenario may take, at most. */
-#define WATCHDOG_S 40
 
 #define TASK_PROMPT "Survey the source tree and list the modules"
 
@@ -76,34 +72,14 @@ start_chat (Fixture    *f,
             const char *rules)
 {
   g_autofree char *base_url = NULL;
-  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
-  const char *home = g_get_home_dir ();
 
-  f->cli = real_agent_path ("MEND_CLAUDE", DEFAULT_CLI);
-  if (!g_file_test (f->cli, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_fail_printf ("The Claude Code CLI %s is not at %s: run tools/setup.sh "
-                          "(or set MEND_CLAUDE)", CLI_VERSION, f->cli);
-      return;
-    }
+  f->cli = claude_code_cli_find ();
+  if (f->cli == NULL)
+    return;
 
   model_server_start (&f->server, rules);
   base_url = model_server_dup_base_url (&f->server);
-
-  f->agent = mend_agent_process_new_claude_code (f->cli);
-  mend_agent_process_set_environ (f->agent, NULL);
-  mend_agent_process_set_environ (f->agent, (const char *[]) {
-    "LANG=C.UTF-8", NULL });
-  mend_agent_process_setenv (f->agent, "PATH", g_getenv ("PATH"));
-  mend_agent_process_setenv (f->agent, "HOME", home);
-  mend_agent_process_setenv (f->agent, "TMPDIR", home);
-  mend_agent_process_setenv (f->agent, "ANTHROPIC_BASE_URL", base_url);
-  mend_agent_process_setenv (f->agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_agent_process_setenv (f->agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_agent_process_setenv (f->agent, "CLAUDE_CODE_MAX_RETRIES", retries);
-  /* The tests may run as root, where the CLI wants to know it is boxed. */
-  mend_agent_process_setenv (f->agent, "IS_SANDBOX", "1");
-  mend_agent_process_set_cwd (f->agent, home);
+  f->agent = claude_code_process_new (f->cli, base_url, max_retries);
 
   f->chat = g_object_new (MEND_TYPE_CHAT,
                           "id", "chat-e2e",
@@ -149,45 +125,35 @@ fixture_tear_down (Fixture       *f,
   g_assert_finalize_object (f->clock);
 }
 
-static gboolean
-tick (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
 typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
 
-/* Runs the main loop until @done, in real time for the CLI and the
- * server; libmend's waits are fired in virtual time whenever nothing else
- * is left to do. */
+typedef struct
+{
+  Fixture       *f;
+  Predicate      done;
+  gconstpointer  data;
+} Until;
+
+static gboolean
+until_done (gpointer user_data)
+{
+  Until *until = user_data;
+
+  return until->done (until->f, until->data);
+}
+
+/* Runs the main loop until @done: the CLI in real time, libmend's waits
+ * in virtual time. */
 static void
 run_until (Fixture       *f,
            Predicate      done,
            gconstpointer  data,
            const char    *what)
 {
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add (50, tick, NULL);
+  Until until = { f, done, data };
 
-  while (!done (f, data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        {
-          g_autofree char *err = mend_agent_process_dup_stderr (f->agent);
-
-          g_error ("Waited %d s for %s; the CLI's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
-        }
-
-      if (!g_main_context_iteration (NULL, FALSE))
-        {
-          if (f->auto_advance && mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)) > 0)
-            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
-          else
-            g_main_context_iteration (NULL, TRUE);
-        }
-    }
-
-  g_source_remove (ticker);
+  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), f->auto_advance ? real_agent_always : NULL,
+                        MEND_SENDER (f->agent), until_done, &until, what);
 }
 
 static gboolean
@@ -220,33 +186,6 @@ submit (Fixture    *f,
 
   g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
   g_assert_no_error (error);
-}
-
-static guint
-count_records (Fixture    *f,
-               const char *kind,
-               const char *outcome)
-{
-  g_autofree char *k = g_strdup_printf ("\"kind\":\"%s\"", kind);
-  g_autofree char *o = g_strdup_printf ("\"outcome\":\"%s\"", outcome);
-  guint n = 0;
-
-  for (guint i = 0; i < f->records->len; i++)
-    {
-      const char *record = g_ptr_array_index (f->records, i);
-
-      n += strstr (record, k) != NULL && strstr (record, o) != NULL;
-    }
-
-  return n;
-}
-
-static char *
-queue_head (Fixture *f)
-{
-  g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 0);
-
-  return item ? g_strdup (mend_queue_item_get_text (item)) : NULL;
 }
 
 /* Seed 001 through the real CLI */
@@ -285,8 +224,8 @@ test_529_give_up_then_success (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
 
-  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (count_records (f, "turn_retry", "fired"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
   /* 2 requests for the CLI's give-up, 1 for the success, 1 for the follow-up. */
@@ -320,11 +259,11 @@ test_five_give_ups_continue_at_head (Fixture       *f,
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 5);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 2);
-  head = queue_head (f);
+  head = real_agent_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Continue the current turn");
   second = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 1);
   g_assert_cmpstr (mend_queue_item_get_text (second), ==, "Post the release notes");
-  g_assert_cmpuint (count_records (f, "turn_retry", "exhausted"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "exhausted"), ==, 1);
   /* With CLAUDE_CODE_MAX_RETRIES=0, one request per attempt. */
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 5);
   g_assert_true (mend_agent_process_get_running (f->agent));
@@ -351,7 +290,7 @@ test_401_one_attempt (Fixture       *f,
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
-  g_assert_cmpuint (count_records (f, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
 }
 
@@ -397,7 +336,7 @@ test_stop_during_the_cli_retries (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
-  head = queue_head (f);
+  head = real_agent_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Post the release notes");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
   g_assert_true (mend_agent_process_get_running (f->agent));
@@ -416,7 +355,7 @@ test_stop_during_the_cli_retries (Fixture       *f,
   g_assert_cmpstr (mend_agent_process_get_identifier (f->agent), ==, pid);
   g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
   g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
-  g_assert_cmpuint (count_records (f, "turn_retry", "stopped"), <=, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "stopped"), <=, 1);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
 }
 
@@ -539,8 +478,8 @@ test_subagent_503_is_resumed (Fixture       *f,
 
   run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
   g_assert_true (the_subagent (f) == s);
-  g_assert_cmpuint (count_records (f, "subagent_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (count_records (f, "subagent_retry", "fired"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_false (mend_subagent_get_retryable (s));
 
   /* It completes, in the same session, with the same CLI. */
@@ -568,8 +507,8 @@ test_subagent_401_is_not_resumed (Fixture       *f,
   s = the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_AUTH);
   g_assert_null (mend_subagent_get_retry (s));
-  g_assert_cmpuint (count_records (f, "subagent_retry", "scheduled"), ==, 0);
-  g_assert_cmpuint (count_records (f, "subagent_retry", "fired"), ==, 0);
+  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 0);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
 }
 
