@@ -15,6 +15,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <libmend.h>
 
 #include "real-agent-common.h"
@@ -46,6 +48,7 @@ typedef struct
   GPtrArray   *records;         /* char *, owned */
   gint64       started_us;      /* virtual, when the first prompt went in */
   guint        n_turns;         /* how many turns play() waits for */
+  guint        n_kept;          /* retry steps that found the follow-up queued */
 } Fixture;
 
 /* What differs between the senders: how each is made, and told its chat. */
@@ -191,6 +194,18 @@ on_record (MendChat   *chat,
 {
   g_test_message ("record: %s", json);
   g_ptr_array_add (f->records, g_strdup (json));
+
+  /* Through every wait and every retry, the chat stays busy and the
+   * follow-up stays queued, alone. */
+  if (strstr (json, "\"outcome\":\"scheduled\"") != NULL || strstr (json, "\"outcome\":\"fired\"") != NULL)
+    {
+      g_autofree char *head = real_agent_queue_head (chat);
+
+      g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_BUSY);
+      g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
+      g_assert_cmpstr (head, ==, FOLLOW_UP);
+      f->n_kept++;
+    }
 }
 
 static gboolean
@@ -295,6 +310,7 @@ test_529_twice_then_success (Fixture       *f,
   g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 2);
   g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 2);
   g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "exhausted"), ==, 0);
+  g_assert_cmpuint (f->n_kept, ==, 4);
   waited_ms = (mend_clock_get_monotonic_time (f->clock) - f->started_us) / 1000;
   g_assert_cmpint (waited_ms, >=, 250 + 500);
   g_assert_cmpint (waited_ms, <=, 250 + 500 + 2 * 250);
