@@ -34,8 +34,9 @@
  *
  * - While an app turn runs, a `result` line completes it: with
  *   [method@Mend.Turn.succeed], or with [method@Mend.Turn.fail] and a
- *   [class@Mend.Failure] read from its `api_error_status` and error text
- *   when `is_error` is true. The `subtype` alone never decides a retry.
+ *   [class@Mend.Failure] read from its `api_error_status`,
+ *   `api_error_type` and error text when `is_error` is true. The `subtype`
+ *   alone never decides a retry.
  * - A `system`/`init` line while no app turn is in flight is the agent
  *   starting a turn of its own ([method@Mend.Chat.begin_external_turn]);
  *   its `result` ends it.
