@@ -13,15 +13,17 @@
 
 /* One converter, one direction: lines to frames (what the agent writes,
  * on its way to the JSON-RPC reader) or frames to lines (what the JSON-RPC
- * writer writes, on its way to the agent). Input is taken whole into a
- * buffer, and converted output is handed out as room allows. */
+ * writer writes, on its way to the agent). A message is written out whole
+ * or not at all, and a converter never keeps output back: GIO's converter
+ * streams only call it again when they have input for it, and an agent
+ * that waits for an answer sends none. What it keeps is the start of a
+ * message whose end has not come yet. */
 struct _MendAcpFraming
 {
   GObject     parent_instance;
 
   gboolean    to_frames;
   GByteArray *in;
-  GByteArray *out;
 };
 
 static void mend_acp_framing_converter_init (GConverterIface *iface);
@@ -39,80 +41,81 @@ is_blank (const guint8 *data,
   return TRUE;
 }
 
-/* Each whole line of input becomes one framed message. */
-static void
-lines_to_frames (MendAcpFraming *self)
+/* The whole line at @start: its text at *@body, *@length bytes long, and
+ * where the next begins. At the end of the input, a last line without
+ * its line end is a line too. */
+static gboolean
+next_line (GByteArray *in,
+           gsize       start,
+           gboolean    at_end,
+           gsize      *body,
+           gsize      *length,
+           gsize      *next)
 {
-  gsize start = 0;
+  const guint8 *line;
+  const guint8 *end;
 
-  for (;;)
-    {
-      const guint8 *line = self->in->data + start;
-      const guint8 *end = memchr (line, '\n', self->in->len - start);
-      gsize length;
-      char header[64];
-      int header_len;
+  if (start >= in->len)
+    return FALSE;
+  line = in->data + start;
+  end = memchr (line, '\n', in->len - start);
+  if (end == NULL && !at_end)
+    return FALSE;
 
-      if (end == NULL)
-        break;
-
-      length = (gsize) (end - line);
-      if (length > 0 && line[length - 1] == '\r')
-        length--;
-      start = (gsize) (end - self->in->data) + 1;
-
-      if (is_blank (line, length))
-        continue;
-
-      header_len = g_snprintf (header, sizeof header, "Content-Length: %" G_GSIZE_FORMAT "\r\n\r\n", length);
-      g_byte_array_append (self->out, (const guint8 *) header, (guint) header_len);
-      g_byte_array_append (self->out, line, (guint) length);
-    }
-
-  if (start > 0)
-    g_byte_array_remove_range (self->in, 0, (guint) start);
+  *body = start;
+  *length = end ? (gsize) (end - line) : in->len - start;
+  *next = end ? start + *length + 1 : in->len;
+  if (*length > 0 && line[*length - 1] == '\r')
+    (*length)--;
+  return TRUE;
 }
 
-/* Each whole framed message becomes one line. Headers other than
- * Content-Length are dropped. */
-static gboolean
-frames_to_lines (MendAcpFraming  *self,
-                 GError         **error)
+/* The whole framed message at @start. Headers other than Content-Length
+ * are dropped. */
+static int
+next_frame (GByteArray  *in,
+            gsize        start,
+            gsize       *body,
+            gsize       *length,
+            gsize       *next,
+            GError     **error)
 {
-  for (;;)
+  const char *data;
+  const char *end;
+  g_autofree char *headers = NULL;
+  gint64 content_length = -1;
+  gsize header_len;
+  char **lines;
+
+  if (start >= in->len)
+    return 0;
+  data = (const char *) in->data + start;
+  end = g_strstr_len (data, in->len - start, "\r\n\r\n");
+  if (end == NULL)
+    return 0;
+
+  header_len = (gsize) (end - data) + 4;
+  headers = g_strndup (data, header_len - 4);
+  lines = g_strsplit (headers, "\r\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_ascii_strncasecmp (lines[i], "Content-Length:", 15) == 0)
+      content_length = g_ascii_strtoll (lines[i] + 15, NULL, 10);
+  g_strfreev (lines);
+
+  if (content_length < 0 || content_length > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES)
     {
-      const char *data = (const char *) self->in->data;
-      const char *end = g_strstr_len (data, self->in->len, "\r\n\r\n");
-      g_autofree char *headers = NULL;
-      gint64 length = -1;
-      gsize header_len;
-      char **lines;
-
-      if (end == NULL)
-        return TRUE;
-
-      header_len = (gsize) (end - data) + 4;
-      headers = g_strndup (data, header_len - 4);
-      lines = g_strsplit (headers, "\r\n", -1);
-      for (guint i = 0; lines[i] != NULL; i++)
-        if (g_ascii_strncasecmp (lines[i], "Content-Length:", 15) == 0)
-          length = g_ascii_strtoll (lines[i] + 15, NULL, 10);
-      g_strfreev (lines);
-
-      if (length < 0 || length > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                               _("A message to the agent has no valid length"));
-          return FALSE;
-        }
-
-      if (self->in->len < header_len + (gsize) length)
-        return TRUE;
-
-      g_byte_array_append (self->out, self->in->data + header_len, (guint) length);
-      g_byte_array_append (self->out, (const guint8 *) "\n", 1);
-      g_byte_array_remove_range (self->in, 0, (guint) (header_len + (gsize) length));
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           _("A message to the agent has no valid length"));
+      return -1;
     }
+
+  if (in->len - start < header_len + (gsize) content_length)
+    return 0;
+
+  *body = start + header_len;
+  *length = (gsize) content_length;
+  *next = *body + *length;
+  return 1;
 }
 
 static GConverterResult
@@ -127,51 +130,89 @@ mend_acp_framing_convert (GConverter       *converter,
                           GError          **error)
 {
   MendAcpFraming *self = MEND_ACP_FRAMING (converter);
-  gsize n;
+  gboolean at_end = (flags & G_CONVERTER_INPUT_AT_END) != 0;
+  guint8 *out = outbuf;
+  gsize old_len = self->in->len;
+  gsize used = 0;               /* what of self->in is written out or skipped */
+  gboolean full = FALSE;
 
   *bytes_read = 0;
   *bytes_written = 0;
 
-  if (inbuf_size > 0)
+  if (self->in->len + inbuf_size > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES + 64)
     {
-      if (self->in->len + inbuf_size > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES + 64)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                               _("The agent sent a message too large to read"));
-          return G_CONVERTER_ERROR;
-        }
-      g_byte_array_append (self->in, inbuf, (guint) inbuf_size);
-      *bytes_read = inbuf_size;
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                           _("The agent sent a message too large to read"));
+      return G_CONVERTER_ERROR;
+    }
+  g_byte_array_append (self->in, inbuf, (guint) inbuf_size);
+
+  for (;;)
+    {
+      gsize body = 0, length = 0, next = 0;
+      char header[64];
+      gsize header_len = 0;
+      gsize needed;
 
       if (self->to_frames)
-        lines_to_frames (self);
-      else if (!frames_to_lines (self, error))
-        return G_CONVERTER_ERROR;
+        {
+          if (!next_line (self->in, used, at_end, &body, &length, &next))
+            break;
+          if (is_blank (self->in->data + body, length))
+            {
+              used = next;
+              continue;
+            }
+          header_len = (gsize) g_snprintf (header, sizeof header,
+                                           "Content-Length: %" G_GSIZE_FORMAT "\r\n\r\n", length);
+          needed = header_len + length;
+        }
+      else
+        {
+          int found = next_frame (self->in, used, &body, &length, &next, error);
+
+          if (found < 0)
+            {
+              g_byte_array_set_size (self->in, (guint) old_len);
+              return G_CONVERTER_ERROR;
+            }
+          if (found == 0)
+            break;
+          needed = length + 1;
+        }
+
+      if (needed > outbuf_size - *bytes_written)
+        {
+          full = TRUE;
+          break;
+        }
+
+      memcpy (out + *bytes_written, header, header_len);
+      memcpy (out + *bytes_written + header_len, self->in->data + body, length);
+      *bytes_written += header_len + length;
+      if (!self->to_frames)
+        out[(*bytes_written)++] = '\n';
+      used = next;
     }
 
-  /* A last line without its line end is a message too. */
-  if ((flags & G_CONVERTER_INPUT_AT_END) != 0 && self->to_frames && self->in->len > 0)
+  if (full && *bytes_written == 0)
     {
-      g_byte_array_append (self->in, (const guint8 *) "\n", 1);
-      lines_to_frames (self);
-      g_byte_array_set_size (self->in, 0);
+      /* The caller offers more room and the same input again. */
+      g_byte_array_set_size (self->in, (guint) old_len);
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, "Not enough room for a message");
+      return G_CONVERTER_ERROR;
     }
 
-  n = MIN (outbuf_size, self->out->len);
-  if (n > 0)
-    {
-      memcpy (outbuf, self->out->data, n);
-      g_byte_array_remove_range (self->out, 0, (guint) n);
-      *bytes_written = n;
-    }
+  /* Input after the last message written out is left to the caller when
+   * a message did not fit: only the start of a message is kept. */
+  *bytes_read = full ? MAX (used, old_len) - old_len : inbuf_size;
+  g_byte_array_set_size (self->in, (guint) (old_len + *bytes_read));
+  g_byte_array_remove_range (self->in, 0, (guint) used);
 
-  if (self->out->len == 0)
-    {
-      if ((flags & G_CONVERTER_INPUT_AT_END) != 0)
-        return G_CONVERTER_FINISHED;
-      if ((flags & G_CONVERTER_FLUSH) != 0)
-        return G_CONVERTER_FLUSHED;
-    }
+  if (!full && at_end)
+    return G_CONVERTER_FINISHED;
+  if (!full && (flags & G_CONVERTER_FLUSH) != 0)
+    return G_CONVERTER_FLUSHED;
 
   if (*bytes_read == 0 && *bytes_written == 0)
     {
@@ -189,7 +230,6 @@ mend_acp_framing_reset (GConverter *converter)
   MendAcpFraming *self = MEND_ACP_FRAMING (converter);
 
   g_byte_array_set_size (self->in, 0);
-  g_byte_array_set_size (self->out, 0);
 }
 
 static void
@@ -205,7 +245,6 @@ mend_acp_framing_finalize (GObject *object)
   MendAcpFraming *self = (MendAcpFraming *) object;
 
   g_byte_array_unref (self->in);
-  g_byte_array_unref (self->out);
 
   G_OBJECT_CLASS (mend_acp_framing_parent_class)->finalize (object);
 }
@@ -220,7 +259,6 @@ static void
 mend_acp_framing_init (MendAcpFraming *self)
 {
   self->in = g_byte_array_new ();
-  self->out = g_byte_array_new ();
 }
 
 /* A stream over an agent's standard output (@lines_in) and input

@@ -1,0 +1,953 @@
+/* test-attack-acp.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendAcpAgent against tests/hostile-acp-agent.py, an Agent Client
+ * Protocol agent that breaks the protocol on purpose: malformed JSON-RPC,
+ * exits at every step, an endless standard error, requests answered
+ * late, twice or wrongly, and handlers that stop, close, end or drop the
+ * chat and the agent from inside the agent's own events. Each test names
+ * the behaviour it expects; run them under AddressSanitizer too.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <libmend.h>
+
+#define WALL_START 1764500000000000
+#define WATCHDOG_S 20
+#define GRACE_MS 200
+
+#define END_TURN "{'answer': {'stopReason': 'end_turn'}}"
+#define CHUNK(text) "{'update': {'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': '" text "'}}}"
+#define PERMISSION \
+  "{'send': {'jsonrpc': '2.0', 'id': 'perm-1', 'method': 'session/request_permission', 'params': {" \
+  "  'sessionId': '$SESSION', 'toolCall': {'toolCallId': 'toolu_1', 'title': 'rm -rf build'}," \
+  "  'options': [{'optionId': 'yes', 'name': 'Allow', 'kind': 'allow_once'}," \
+  "              {'optionId': 'no', 'name': 'Reject', 'kind': 'reject_once'}]}}}"
+/* Claude Code's answer to a prompt when the model is overloaded, as
+ * claude-code-acp 0.16.2 sent it (docs: REAL-AGENTS.md). */
+#define OVERLOADED \
+  "{'error': {'code': -32603, 'message': 'Internal error: API Error: 529 {\\'type\\':\\'error\\'," \
+  "\\'error\\':{\\'type\\':\\'overloaded_error\\',\\'message\\':\\'Overloaded\\'}}'}}"
+
+typedef enum
+{
+  ACT_NONE,
+  ACT_STOP,
+  ACT_CLOSE,
+  ACT_TERMINATE,
+  ACT_UNREF,
+} Action;
+
+typedef struct
+{
+  MendClock    *clock;
+  MendChat     *chat;
+  MendAcpAgent *agent;
+  GPtrArray    *finished;       /* MendTurn, owned */
+  GPtrArray    *updates;        /* char *, "kind json", owned */
+  GPtrArray    *failures;       /* MendFailure of the waits, owned */
+  char         *log;            /* what the agent read */
+  char         *count;          /* its number of starts */
+  guint         held_request;   /* a request the test answers */
+  guint         n_requests;
+  Action        action;         /* what a re-entrant handler does, once */
+} Fixture;
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+on_update (MendAcpAgent *agent,
+           const char   *kind,
+           const char   *json,
+           Fixture      *f)
+{
+  g_ptr_array_add (f->updates, g_strdup_printf ("%s %s", kind, json));
+}
+
+static void
+on_waiting (MendTurn      *turn,
+            MendRetryWait *wait,
+            Fixture       *f)
+{
+  g_ptr_array_add (f->failures, g_object_ref (mend_retry_wait_get_failure (wait)));
+}
+
+static void
+on_turn_started (MendChat *chat,
+                 MendTurn *turn,
+                 Fixture  *f)
+{
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting), f);
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  f->clock = mend_manual_clock_new (WALL_START);
+  f->finished = g_ptr_array_new ();
+  f->updates = g_ptr_array_new_with_free_func (g_free);
+  f->failures = g_ptr_array_new_with_free_func (g_object_unref);
+  f->log = g_build_filename (g_get_home_dir (), "agent.log", NULL);
+  f->count = g_build_filename (g_get_home_dir (), "agent.count", NULL);
+}
+
+/* @script is JSON with ' for " (the texts in it have no apostrophe). */
+static void
+start_chat (Fixture    *f,
+            const char *script)
+{
+  g_autofree char *path = g_build_filename (g_get_home_dir (), "script.json", NULL);
+  g_autofree char *json = g_strdelimit (g_strdup (script), "'", '"');
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autoptr(GError) error = NULL;
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-acp-agent.py", path, NULL };
+
+  g_assert_true (g_file_set_contents (path, json, -1, &error));
+  g_assert_no_error (error);
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  f->agent = mend_acp_agent_new (argv);
+  mend_acp_agent_setenv (f->agent, "MEND_HOSTILE_ACP_LOG", f->log);
+  mend_acp_agent_setenv (f->agent, "MEND_HOSTILE_ACP_COUNT", f->count);
+  mend_acp_agent_set_cwd (f->agent, g_get_home_dir ());
+  mend_acp_agent_set_cancel_grace_ms (f->agent, GRACE_MS);
+  g_signal_connect (f->agent, "update", G_CALLBACK (on_update), f);
+  f->chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-attack-acp", "clock", f->clock,
+                          "policy", policy, "sender", f->agent, NULL);
+  mend_acp_agent_set_chat (f->agent, f->chat);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+}
+
+/* GSubprocess lets go of an exited child in GLib's worker thread. */
+static void
+finalize_eventually (gpointer object)
+{
+  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+  g_object_add_weak_pointer (object, &object);
+  g_object_unref (object);
+  while (object != NULL && g_get_monotonic_time () < deadline)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_null (object);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  if (f->chat != NULL)
+    {
+      mend_chat_close (f->chat);
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+    }
+  if (f->agent != NULL)
+    {
+      mend_acp_agent_terminate (f->agent);
+      g_assert_false (mend_acp_agent_get_running (f->agent));
+      g_signal_handlers_disconnect_by_data (f->agent, f);
+    }
+  if (f->chat != NULL)
+    g_assert_finalize_object (f->chat);
+
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+
+  for (guint i = 0; i < f->finished->len; i++)
+    {
+      g_signal_handlers_disconnect_by_data (g_ptr_array_index (f->finished, i), f);
+      g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+    }
+  g_ptr_array_unref (f->finished);
+  g_ptr_array_unref (f->failures);
+  if (f->agent != NULL)
+    finalize_eventually (f->agent);
+  g_ptr_array_unref (f->updates);
+  g_free (f->log);
+  g_free (f->count);
+  g_assert_finalize_object (f->clock);
+}
+
+typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
+
+static gboolean
+tick (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Real time for the agent; libmend's waits fire in virtual time when
+ * nothing else is left to do. */
+static void
+run_until (Fixture       *f,
+           Predicate      done,
+           gconstpointer  data)
+{
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+
+  while (!done (f, data))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (!g_main_context_iteration (NULL, FALSE))
+        {
+          if (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)) > 0)
+            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+          else
+            g_main_context_iteration (NULL, TRUE);
+        }
+    }
+
+  g_source_remove (ticker);
+}
+
+static gboolean
+n_finished_is (Fixture       *f,
+               gconstpointer  data)
+{
+  return f->finished->len >= GPOINTER_TO_UINT (data);
+}
+
+static gboolean
+not_running (Fixture       *f,
+             gconstpointer  data)
+{
+  return !mend_acp_agent_get_running (f->agent);
+}
+
+static gboolean
+log_has (Fixture       *f,
+         gconstpointer  data)
+{
+  g_autofree char *contents = NULL;
+
+  return g_file_get_contents (f->log, &contents, NULL, NULL) && strstr (contents, data) != NULL;
+}
+
+static guint
+log_count (Fixture    *f,
+           const char *text)
+{
+  g_autofree char *contents = NULL;
+  guint n = 0;
+
+  if (!g_file_get_contents (f->log, &contents, NULL, NULL))
+    return 0;
+  for (const char *p = strstr (contents, text); p != NULL; p = strstr (p + 1, text))
+    n++;
+  return n;
+}
+
+static MendTurn *
+finished (Fixture *f,
+          guint    i)
+{
+  g_assert_cmpuint (i, <, f->finished->len);
+  return g_ptr_array_index (f->finished, i);
+}
+
+static void
+submit (Fixture    *f,
+        const char *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static guint
+count_updates (Fixture    *f,
+               const char *containing)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < f->updates->len; i++)
+    n += strstr (g_ptr_array_index (f->updates, i), containing) != NULL;
+  return n;
+}
+
+/* One turn against @script; returns it once finished. */
+static MendTurn *
+run_one_turn (Fixture    *f,
+              const char *script)
+{
+  start_chat (f, script);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  return finished (f, 0);
+}
+
+/* The first run misbehaves in its first prompt; the run is ended, and the
+ * retry starts the agent again, which answers. */
+static void
+assert_run_ended_and_retried (Fixture    *f,
+                              const char *first_prompt)
+{
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[%s]]}, {}]}", first_prompt);
+  MendTurn *turn = run_one_turn (f, script);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (f->failures->len, ==, 1);
+  g_assert_cmpint (mend_failure_get_reason (g_ptr_array_index (f->failures, 0)), ==, MEND_REASON_TRANSPORT);
+}
+
+/* Malformed JSON-RPC */
+
+static void
+test_not_json (Fixture       *f,
+               gconstpointer  data)
+{
+  assert_run_ended_and_retried (f, "{'raw': 'this is not JSON'}");
+}
+
+static void
+test_reply_to_unknown_id (Fixture       *f,
+                          gconstpointer  data)
+{
+  assert_run_ended_and_retried (f, "{'send': {'jsonrpc': '2.0', 'id': 4242, 'result': {'stopReason': 'end_turn'}}}");
+}
+
+static void
+test_batch (Fixture       *f,
+            gconstpointer  data)
+{
+  assert_run_ended_and_retried (f,
+    "{'raw': '[{\\'jsonrpc\\': \\'2.0\\', \\'method\\': \\'session/update\\', \\'params\\': {}},"
+    "          {\\'jsonrpc\\': \\'2.0\\', \\'method\\': \\'session/update\\', \\'params\\': {}}]'}");
+}
+
+/* Past MEND_ACP_FRAMING_MAX_MESSAGE_BYTES (16 MiB): not read whole. */
+static void
+test_line_over_the_limit (Fixture       *f,
+                          gconstpointer  data)
+{
+  assert_run_ended_and_retried (f, "{'big': 17000000}");
+  g_assert_cmpuint (f->updates->len, ==, 0);
+}
+
+/* A line well under the limit is an update like any other. */
+static void
+test_large_line_is_read (Fixture       *f,
+                         gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, " END_TURN "]]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (f->updates->len, ==, 1);
+  g_assert_cmpuint (strlen (g_ptr_array_index (f->updates, 0)), >, 2000000);
+}
+
+/* A prompt far larger than a pipe's buffer reaches the agent whole, and
+ * at once. */
+static void
+test_large_prompt (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autofree char *prompt = g_strnfill (200000, 'p');
+
+  start_chat (f, "{'runs': [{}]}");
+  submit (f, prompt);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (log_has (f, prompt));
+}
+
+/* The prompt answered twice: the turn keeps its first answer; the run is
+ * ended, and the next turn starts the agent again. */
+static void
+test_second_answer (Fixture       *f,
+                    gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[" END_TURN ", " END_TURN "]]}, {}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  run_until (f, not_running, NULL);
+
+  submit (f, "Post the notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+}
+
+/* jsonrpc-glib logs an error answer to no call of ours, and a reply with
+ * neither result nor error, and reads on: the turn goes on. */
+static void
+test_stray_error_is_logged (Fixture       *f,
+                            gconstpointer  data)
+{
+  MendTurn *turn;
+
+  g_test_expect_message ("jsonrpc-client", G_LOG_LEVEL_WARNING, "Received error for task 4242 which is unknown");
+  g_test_expect_message ("jsonrpc-client", G_LOG_LEVEL_WARNING, "Unhandled RPC from peer!");
+  turn = run_one_turn (f,
+    "{'runs': [{'session/prompt': [[{'send': {'jsonrpc': '2.0', 'id': 4242, 'error': {'code': 1, 'message': 'no'}}},"
+    "                               {'send': {'jsonrpc': '2.0', 'id': 4243}}, " END_TURN "]]}]}");
+  g_test_assert_expected_messages ();
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+}
+
+static void
+test_session_new_wrong_type (Fixture       *f,
+                             gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/new': [{'answer': 'hostile-session'}]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_false (mend_acp_agent_get_running (f->agent));
+  g_assert_null (mend_acp_agent_get_session_id (f->agent));
+  g_assert_false (log_has (f, "session/prompt"));
+}
+
+static void
+test_prompt_result_wrong_type (Fixture       *f,
+                               gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[{'answer': 'end_turn'}], [" END_TURN "]]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
+  g_assert_null (mend_acp_agent_get_stop_reason (f->agent));
+
+  /* The run is sound: the next turn goes to it. */
+  mend_chat_send_next (f->chat);
+  submit (f, "Try again");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+}
+
+static void
+test_initialize_wrong_type (Fixture       *f,
+                            gconstpointer  data)
+{
+  MendTurn *turn;
+
+  turn = run_one_turn (f, "{'runs': [{'initialize': [{'answer': [1, 'two', {'agentCapabilities': true}]}]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, "hostile-session");
+}
+
+/* A "request" with no id is a notification: nothing to answer. */
+static gboolean
+on_request_count (MendAcpAgent *agent,
+                  const char   *method,
+                  const char   *params,
+                  guint         request,
+                  Fixture      *f)
+{
+  f->n_requests++;
+  return FALSE;
+}
+
+static void
+test_request_without_id (Fixture       *f,
+                         gconstpointer  data)
+{
+  MendTurn *turn;
+
+  start_chat (f,
+    "{'runs': [{'session/prompt': [[{'send': {'jsonrpc': '2.0', 'method': 'session/request_permission',"
+    "  'params': {'sessionId': '$SESSION', 'options': []}}}, " END_TURN "]]}]}");
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_count), f);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (f->n_requests, ==, 0);
+}
+
+static void
+test_update_for_another_session (Fixture       *f,
+                                 gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f,
+    "{'runs': [{'session/prompt': [[{'send': {'jsonrpc': '2.0', 'method': 'session/update', 'params': {"
+    "  'sessionId': 'another-session', 'update': {'sessionUpdate': 'agent_message_chunk',"
+    "  'content': {'type': 'text', 'text': 'Not yours'}}}}}, " CHUNK ("Yours") ", " END_TURN "]]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (count_updates (f, "Not yours"), ==, 0);
+  g_assert_cmpuint (count_updates (f, "Yours"), ==, 1);
+}
+
+/* Before session/new is answered there is no session an update can be
+ * of: one that names a session, or none, is not emitted. */
+static void
+test_update_before_session (Fixture       *f,
+                            gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f,
+    "{'runs': [{'session/new': [" CHUNK ("Too early") ","
+    "  {'send': {'jsonrpc': '2.0', 'method': 'session/update', 'params': {'update': {"
+    "    'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': 'No session'}}}}},"
+    "  {'answer': {'sessionId': '$SESSION'}}]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (f->updates->len, ==, 0);
+}
+
+/* Exits */
+
+static void
+assert_exit_fails_the_attempt (Fixture    *f,
+                               const char *phase)
+{
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'%s': [{'stderr': 'fatal: the config is unreadable'},"
+                                             " {'exit': 3}]}, {}]}", phase);
+  MendTurn *turn = run_one_turn (f, script);
+  MendFailure *failure;
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (f->failures->len, ==, 1);
+  failure = g_ptr_array_index (f->failures, 0);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TRANSPORT);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "fatal: the config is unreadable"));
+}
+
+static void
+test_exit_during_initialize (Fixture       *f,
+                             gconstpointer  data)
+{
+  assert_exit_fails_the_attempt (f, "initialize");
+}
+
+static void
+test_exit_during_session_new (Fixture       *f,
+                              gconstpointer  data)
+{
+  assert_exit_fails_the_attempt (f, "session/new");
+}
+
+/* An agent that never answers initialize (or session/new) holds the
+ * attempt until a Stop; after the Stop, it has the grace period to open
+ * the session, as a cancelled prompt has to be answered, and is then
+ * started again for the next turn. */
+static void
+test_never_answers (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'%s': [{'hang': true}]}, {}]}", (const char *) data);
+
+  start_chat (f, script);
+  submit (f, "Fix the build");
+  run_until (f, log_has, data);
+
+  mend_chat_stop (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+
+  submit (f, "Fix the build again");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+}
+
+/* The agent exits instead of answering a cancelled prompt: it did not
+ * answer within the grace period, and the prompt held behind the
+ * cancelled one goes to the agent started again, in the same attempt. */
+static void
+test_exit_during_grace (Fixture       *f,
+                        gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'session/prompt': [[{'wait': 'session/cancel'}, {'exit': 0}]]}, {}]}");
+  mend_acp_agent_set_cancel_grace_ms (f->agent, 60000);
+  submit (f, "Fix the build");
+  submit (f, "Post the notes");
+  run_until (f, log_has, "session/prompt");
+
+  mend_chat_stop (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+
+  mend_chat_send_next (f->chat);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  g_assert_cmpuint (f->failures->len, ==, 0);
+  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+}
+
+/* Standard error that never ends is read as it comes, its tail kept,
+ * and does not hold up the agent's answers. */
+static void
+test_stderr_without_end (Fixture       *f,
+                         gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f,
+    "{'runs': [{'initialize': [{'stderr_forever': true},"
+    "  {'answer': {'protocolVersion': 1, 'agentCapabilities': {}}}]}]}");
+  g_autofree char *tail = NULL;
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  tail = mend_acp_agent_dup_stderr (f->agent);
+  g_assert_nonnull (tail);
+  g_assert_cmpuint (strlen (tail), <=, MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
+}
+
+/* Requests */
+
+static gboolean
+on_request_hold (MendAcpAgent *agent,
+                 const char   *method,
+                 const char   *params,
+                 guint         request,
+                 Fixture      *f)
+{
+  f->n_requests++;
+  f->held_request = request;
+  return TRUE;
+}
+
+static gboolean
+request_held (Fixture       *f,
+              gconstpointer  data)
+{
+  return f->held_request != 0;
+}
+
+/* The agent asks, then exits before the app answers: the answer has
+ * nowhere to go. */
+static void
+test_request_then_exit (Fixture       *f,
+                        gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'session/prompt': [[" PERMISSION ", {'exit': 0}]]}, {}]}");
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
+  submit (f, "Fix the build");
+  run_until (f, request_held, NULL);
+  run_until (f, not_running, NULL);
+
+  g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, "{\"outcome\": {\"outcome\": \"cancelled\"}}"));
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
+  g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, NULL));
+}
+
+/* The agent asks and ends the turn without waiting: the app's late
+ * answer still reaches the running agent, once. */
+static void
+test_answer_after_turn (Fixture       *f,
+                        gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'session/prompt': [[" PERMISSION ", " END_TURN "],"
+                 " [" END_TURN "]]}]}");
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (f->held_request, !=, 0);
+
+  g_assert_true (mend_acp_agent_respond (f->agent, f->held_request,
+                                         "{\"outcome\": {\"outcome\": \"selected\", \"optionId\": \"yes\"}}"));
+  g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, NULL));
+  submit (f, "Post the notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (log_count (f, "\"perm-1\""), ==, 1);
+  g_assert_true (log_has (f, "\"yes\""));
+}
+
+/* An answer that is not JSON is refused and the request kept: the app
+ * can still answer it, and the agent is not left waiting for ever. */
+static void
+test_bad_answer_keeps_the_request (Fixture       *f,
+                                   gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'session/prompt': [[" PERMISSION ", {'wait_reply': 'perm-1'}, " END_TURN "]]}]}");
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
+  submit (f, "Fix the build");
+  run_until (f, request_held, NULL);
+
+  g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, "{\"outcome\": "));
+  g_assert_true (mend_acp_agent_respond (f->agent, f->held_request,
+                                         "{\"outcome\": {\"outcome\": \"selected\", \"optionId\": \"yes\"}}"));
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (log_count (f, "\"perm-1\""), ==, 1);
+}
+
+/* Re-entrant handlers */
+
+typedef enum
+{
+  HOOK_REQUEST,
+  HOOK_UPDATE,
+  HOOK_WAITING,
+  HOOK_TURN_FINISHED,
+} Hook;
+
+typedef struct
+{
+  Hook   hook;
+  Action action;
+} Reentry;
+
+static void
+act (Fixture *f)
+{
+  Action action = f->action;
+
+  f->action = ACT_NONE;
+  switch (action)
+    {
+    case ACT_STOP:
+      mend_chat_stop (f->chat);
+      break;
+    case ACT_CLOSE:
+      mend_chat_close (f->chat);
+      break;
+    case ACT_TERMINATE:
+      mend_acp_agent_terminate (f->agent);
+      break;
+    case ACT_UNREF:
+      /* The test's are the last references: the turns it kept go too. */
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+      g_signal_handlers_disconnect_by_data (f->agent, f);
+      for (guint i = 0; i < f->finished->len; i++)
+        {
+          g_signal_handlers_disconnect_by_data (g_ptr_array_index (f->finished, i), f);
+          g_object_unref (g_ptr_array_index (f->finished, i));
+        }
+      g_ptr_array_set_size (f->finished, 0);
+      g_clear_object (&f->chat);
+      g_clear_object (&f->agent);
+      break;
+    case ACT_NONE:
+    default:
+      break;
+    }
+}
+
+static gboolean
+on_request_act (MendAcpAgent *agent,
+                const char   *method,
+                const char   *params,
+                guint         request,
+                Fixture      *f)
+{
+  f->n_requests++;
+  act (f);
+  return FALSE;
+}
+
+static void
+on_update_act (MendAcpAgent *agent,
+               const char   *kind,
+               const char   *json,
+               Fixture      *f)
+{
+  act (f);
+}
+
+static void
+on_waiting_act (MendTurn      *turn,
+                MendRetryWait *wait,
+                Fixture       *f)
+{
+  act (f);
+}
+
+static void
+on_turn_started_act (MendChat *chat,
+                     MendTurn *turn,
+                     Fixture  *f)
+{
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting_act), f);
+}
+
+static void
+on_turn_finished_act (MendChat *chat,
+                      MendTurn *turn,
+                      Fixture  *f)
+{
+  act (f);
+}
+
+static gboolean
+settled (Fixture       *f,
+         gconstpointer  data)
+{
+  GObject * const *weak = data;
+
+  if (f->chat == NULL)
+    return weak[0] == NULL && weak[1] == NULL;
+  return f->finished->len >= 1;
+}
+
+static void
+test_reentrant (Fixture       *f,
+                gconstpointer  data)
+{
+  const Reentry *r = data;
+  gpointer weak[2];
+  MendTurnState state;
+
+  /* The first prompt: an overloaded model; or a success; or output, a
+   * permission request, then the answer to a Stop. */
+  if (r->hook == HOOK_WAITING)
+    start_chat (f, "{'runs': [{'session/prompt': [[" OVERLOADED "], [" END_TURN "]]}, {}]}");
+  else if (r->hook == HOOK_TURN_FINISHED)
+    start_chat (f, "{'runs': [{}]}");
+  else
+    start_chat (f, "{'runs': [{'session/prompt': [[" CHUNK ("Working") ", " PERMISSION ","
+                   " {'wait': 'session/cancel'}, {'wait_reply': 'perm-1'},"
+                   " {'answer': {'stopReason': 'cancelled'}}], [" END_TURN "]]}, {}]}");
+
+  f->action = r->action;
+  switch (r->hook)
+    {
+    case HOOK_REQUEST:
+      g_signal_connect (f->agent, "request", G_CALLBACK (on_request_act), f);
+      break;
+    case HOOK_UPDATE:
+      g_signal_connect (f->agent, "update", G_CALLBACK (on_update_act), f);
+      break;
+    case HOOK_WAITING:
+      g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_act), f);
+      break;
+    case HOOK_TURN_FINISHED:
+    default:
+      g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished_act), f);
+      break;
+    }
+
+  weak[0] = f->chat;
+  weak[1] = f->agent;
+  g_object_add_weak_pointer (weak[0], &weak[0]);
+  g_object_add_weak_pointer (weak[1], &weak[1]);
+  submit (f, "Fix the build");
+  run_until (f, settled, weak);
+  g_assert_cmpint (f->action, ==, ACT_NONE);
+
+  if (r->action == ACT_UNREF)
+    {
+      g_assert_null (weak[0]);
+      g_assert_null (weak[1]);
+      return;
+    }
+  g_object_remove_weak_pointer (weak[0], &weak[0]);
+  g_object_remove_weak_pointer (weak[1], &weak[1]);
+
+  state = mend_turn_get_state (finished (f, 0));
+  if (r->hook == HOOK_TURN_FINISHED)
+    g_assert_cmpint (state, ==, MEND_TURN_SUCCEEDED);
+  else if (r->action == ACT_STOP || r->action == ACT_CLOSE)
+    {
+      g_assert_cmpint (state, ==, MEND_TURN_STOPPED);
+      /* The permission request was answered once, as cancelled by the
+       * Stop or denied after it; what the agent read before the next
+       * prompt holds every answer. */
+      if (r->hook != HOOK_WAITING && r->action == ACT_STOP)
+        {
+          submit (f, "Post the notes");
+          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+          g_assert_cmpuint (log_count (f, "\"perm-1\""), ==, 1);
+          g_assert_cmpuint (f->n_requests, <=, 1);
+        }
+    }
+  else if (r->hook == HOOK_WAITING)
+    {
+      /* The agent ended while the retry waited: the retry starts it again. */
+      g_assert_cmpint (state, ==, MEND_TURN_SUCCEEDED);
+      g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
+      g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+    }
+  else
+    {
+      /* Ended after its output: not replayed. */
+      g_assert_cmpint (state, ==, MEND_TURN_FAILED);
+      g_assert_true (mend_failure_get_partial (mend_turn_get_last_failure (finished (f, 0))));
+    }
+
+  if (r->action == ACT_CLOSE)
+    g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_CLOSED);
+  if (r->action == ACT_TERMINATE)
+    g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING ? 2 : 1);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  static const char *hooks[] = { "request", "update", "waiting", "turn-finished" };
+  static const char *actions[] = { NULL, "stop", "close", "terminate", "unref" };
+  static Reentry reentries[G_N_ELEMENTS (hooks) * 4];
+
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+#define ADD_DATA(path, data, func) \
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("not-json-ends-the-run-and-the-retry-starts-it-again", test_not_json);
+  ADD ("reply-to-an-unknown-id-ends-the-run", test_reply_to_unknown_id);
+  ADD ("batch-ends-the-run", test_batch);
+  ADD ("line-over-the-size-limit-ends-the-run", test_line_over_the_limit);
+  ADD ("large-line-under-the-limit-is-read", test_large_line_is_read);
+  ADD ("large-prompt-reaches-the-agent-whole", test_large_prompt);
+  ADD ("second-answer-to-a-prompt-ends-the-run-after-the-turn", test_second_answer);
+  ADD ("error-for-an-unknown-id-is-logged-and-ignored", test_stray_error_is_logged);
+  ADD ("session-new-result-of-the-wrong-type-fails-the-turn", test_session_new_wrong_type);
+  ADD ("prompt-result-of-the-wrong-type-fails-the-turn", test_prompt_result_wrong_type);
+  ADD ("initialize-result-of-the-wrong-type-is-tolerated", test_initialize_wrong_type);
+  ADD ("request-without-an-id-is-not-a-request", test_request_without_id);
+  ADD ("update-for-another-session-is-not-emitted", test_update_for_another_session);
+  ADD ("update-before-session-new-answered-is-not-emitted", test_update_before_session);
+  ADD ("exit-during-initialize-fails-the-attempt-with-stderr", test_exit_during_initialize);
+  ADD ("exit-during-session-new-fails-the-attempt-with-stderr", test_exit_during_session_new);
+  ADD_DATA ("never-answered-initialize-is-restarted-after-a-stop", "initialize", test_never_answers);
+  ADD_DATA ("never-answered-session-new-is-restarted-after-a-stop", "session/new", test_never_answers);
+  ADD ("exit-during-the-cancel-grace-sends-the-held-prompt-to-a-new-agent", test_exit_during_grace);
+  ADD ("stderr-without-end-does-not-hold-up-the-answers", test_stderr_without_end);
+  ADD ("request-then-exit-cannot-be-answered", test_request_then_exit);
+  ADD ("answer-after-the-turn-ended-reaches-the-agent-once", test_answer_after_turn);
+  ADD ("answer-that-is-not-json-keeps-the-request", test_bad_answer_keeps_the_request);
+
+  for (guint h = 0; h < G_N_ELEMENTS (hooks); h++)
+    for (guint a = ACT_STOP; a <= ACT_UNREF; a++)
+      {
+        Reentry *r = &reentries[h * 4 + a - ACT_STOP];
+        g_autofree char *path = g_strdup_printf ("/Mend/AttackAcp/reentrant/%s-handler-%s", hooks[h], actions[a]);
+
+        r->hook = h;
+        r->action = a;
+        g_test_add (path, Fixture, r, fixture_set_up, test_reentrant, fixture_tear_down);
+      }
+
+#undef ADD_DATA
+#undef ADD
+
+  return g_test_run ();
+}
