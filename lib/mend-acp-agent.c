@@ -282,6 +282,12 @@ on_task_cancelled (GCancellable *cancellable,
       mend_acp_connection_cancel (self->conn, self->session_id);
       arm_grace (self, self->prompt);
     }
+  /* A session that has not opened yet has as long to open as a
+   * cancelled prompt has to be answered: an agent that hangs before it
+   * would hold every attempt after the Stop. */
+  else if (self->conn != NULL && self->grace == NULL &&
+           !mend_acp_connection_can_prompt (self->conn))
+    arm_grace (self, 0);
 
   finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
                                                 _("The turn was stopped")));
@@ -341,6 +347,9 @@ on_ready (gpointer user_data,
 
   if (loaded)
     self->n_loads++;
+  /* The session opened within the grace period a Stop gave it. */
+  if (self->grace != NULL && self->cancelled == 0)
+    clear_grace (self);
   maybe_prompt (self);
 }
 
@@ -353,7 +362,7 @@ on_update (gpointer    user_data,
   const char *kind = update ? mend_json_get_string (update, "sessionUpdate") : NULL;
   g_autofree char *json = NULL;
 
-  if (kind == NULL ||
+  if (kind == NULL || self->session_id == NULL ||
       g_strcmp0 (mend_json_get_string (params, "sessionId"), self->session_id) != 0)
     return;
 
@@ -422,7 +431,17 @@ static void
 on_ended (gpointer     user_data,
           MendFailure *failure)
 {
-  end_run (user_data, failure);
+  MendAcpAgent *self = user_data;
+
+  /* An agent that exits in the grace period has not answered in time:
+   * the attempt held behind it goes to the agent started again. */
+  if (failure == NULL && self->grace != NULL && self->task != NULL && self->prompt == 0)
+    {
+      on_grace_over (self);
+      return;
+    }
+
+  end_run (self, failure);
 }
 
 static const MendAcpConnectionEvents connection_events = {
@@ -1196,7 +1215,7 @@ mend_acp_agent_dup_stderr (MendAcpAgent *self)
  *
  * Returns: %TRUE when the answer was sent; %FALSE when the request is
  *   unknown, was answered already, its agent is gone, or @result_json is
- *   not JSON
+ *   not JSON (the request is then still to be answered)
  */
 gboolean
 mend_acp_agent_respond (MendAcpAgent *self,

@@ -27,7 +27,8 @@ guint            mend_acp_requests_add                (MendAcpRequests *requests
                                                        const char      *method,
                                                        const char      *params);
 /* Answers request @serial with @result_json and forgets it. %FALSE when
- * it is not kept, or @result_json is not JSON (it is forgotten then too). */
+ * it is not kept, or @result_json is not JSON (it is kept then, to be
+ * answered again). */
 gboolean         mend_acp_requests_reply              (MendAcpRequests *requests,
                                                        guint            serial,
                                                        const char      *result_json);

@@ -113,7 +113,8 @@ mend_acp_requests_reply (MendAcpRequests *requests,
     return FALSE;
 
   sent = send_reply (request, result_json);
-  g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
+  if (sent)
+    g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
   return sent;
 }
 
