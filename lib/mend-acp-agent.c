@@ -764,7 +764,9 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
    * at the Stop; the next prompt waits for the cancelled one's answer, and
    * when the agent has not given it within this time, the agent is ended
    * and started again (its session loaded) and the next prompt goes
-   * there. 0 waits for the answer for ever.
+   * there; an agent that exits in this time is started again the same
+   * way. A Stop before the session opened gives the agent as long to
+   * open it. 0 waits for the answer for ever.
    */
   properties[PROP_CANCEL_GRACE_MS] =
     g_param_spec_uint ("cancel-grace-ms", NULL, NULL,

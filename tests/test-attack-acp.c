@@ -896,6 +896,49 @@ test_reentrant (Fixture       *f,
     g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING ? 2 : 1);
 }
 
+/* MendAgentProcess: a CLI that answers, then writes on its standard
+ * error without end. Its standard error is read a bounded amount at a
+ * time: the loop goes on, and the result is read. */
+static void
+test_process_stderr_without_end (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "read line; "
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
+    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
+    "exec yes 'an endless complaint' >&2",
+    NULL
+  };
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, NULL);
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+  MendTurn *turn;
+
+  mend_agent_process_set_chat (agent, chat);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = g_object_ref (mend_chat_get_turn (chat));
+  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (ticker);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+
+  mend_chat_close (chat);
+  mend_agent_process_terminate (agent);
+  g_assert_finalize_object (chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (agent);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -934,6 +977,9 @@ main (int   argc,
   ADD ("request-then-exit-cannot-be-answered", test_request_then_exit);
   ADD ("answer-after-the-turn-ended-reaches-the-agent-once", test_answer_after_turn);
   ADD ("answer-that-is-not-json-keeps-the-request", test_bad_answer_keeps_the_request);
+
+  g_test_add_func ("/Mend/AttackAcp/agent-process/stderr-without-end-does-not-hold-up-the-result",
+                   test_process_stderr_without_end);
 
   for (guint h = 0; h < G_N_ELEMENTS (hooks); h++)
     for (guint a = ACT_STOP; a <= ACT_UNREF; a++)
