@@ -494,6 +494,14 @@ mend_acp_agent_send_async (MendSender          *sender,
   if (g_task_return_error_if_cancelled (task))
     return;
 
+  /* JSON carries text: a prompt that is not UTF-8 cannot be sent. */
+  if (!g_utf8_validate (mend_turn_get_prompt (turn), -1, NULL))
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                               _("The prompt is not valid UTF-8"));
+      return;
+    }
+
   if (self->task != NULL)
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING,

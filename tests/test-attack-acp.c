@@ -896,6 +896,38 @@ test_reentrant (Fixture       *f,
     g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING ? 2 : 1);
 }
 
+/* A turn made by the app, not queued by a chat, whose prompt is not
+ * UTF-8: JSON cannot carry it, and the attempt fails, never retried,
+ * without sending it. */
+static void
+on_turn_finished_alone (MendTurn      *turn,
+                        MendTurnState  state,
+                        gboolean      *done)
+{
+  *done = TRUE;
+}
+
+static void
+test_prompt_not_utf8 (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autoptr(MendTurn) turn = NULL;
+  gboolean done = FALSE;
+
+  start_chat (f, "{'runs': [{}]}");
+  turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build \xff\xfe", "clock", f->clock, NULL);
+  mend_turn_set_sender (turn, MEND_SENDER (f->agent));
+  g_signal_connect (turn, "finished", G_CALLBACK (on_turn_finished_alone), &done);
+  mend_turn_start (turn, NULL);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_false (log_has (f, "session/prompt"));
+  g_signal_handlers_disconnect_by_data (turn, &done);
+}
+
 /* MendAgentProcess: a CLI that answers, then writes on its standard
  * error without end. Its standard error is read a bounded amount at a
  * time: the loop goes on, and the result is read. */
@@ -977,6 +1009,7 @@ main (int   argc,
   ADD ("request-then-exit-cannot-be-answered", test_request_then_exit);
   ADD ("answer-after-the-turn-ended-reaches-the-agent-once", test_answer_after_turn);
   ADD ("answer-that-is-not-json-keeps-the-request", test_bad_answer_keeps_the_request);
+  ADD ("prompt-that-is-not-utf8-fails-the-attempt", test_prompt_not_utf8);
 
   g_test_add_func ("/Mend/AttackAcp/agent-process/stderr-without-end-does-not-hold-up-the-result",
                    test_process_stderr_without_end);
