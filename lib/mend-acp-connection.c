@@ -495,10 +495,22 @@ mend_acp_connection_start (const char * const            *argv,
   g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autoptr(GSocketConnection) stdin_connection = NULL;
   g_autoptr(GIOStream) stream = NULL;
+  g_autofree char *session_cwd = absolute_cwd (cwd);
   MendAcpConnection *conn;
   GSubprocess *subprocess;
 
   g_assert (user_data != NULL);
+
+  /* Both go to the agent as JSON strings: a directory whose name is not
+   * UTF-8 cannot be a session's, and such a session id is none. */
+  if (!g_utf8_validate (session_cwd, -1, NULL))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_FILENAME,
+                           _("The agent's working directory is not valid UTF-8"));
+      return NULL;
+    }
+  if (session_id != NULL && !g_utf8_validate (session_id, -1, NULL))
+    session_id = NULL;
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                         G_SUBPROCESS_FLAGS_STDERR_PIPE);
@@ -523,7 +535,7 @@ mend_acp_connection_start (const char * const            *argv,
   conn->stderr_tail = g_byte_array_ref (stderr_tail);
   conn->subprocess = subprocess;
   conn->cancellable = g_cancellable_new ();
-  conn->cwd = absolute_cwd (cwd);
+  conn->cwd = g_steal_pointer (&session_cwd);
   conn->load_id = g_strdup (session_id);
   conn->stdin_connection = g_steal_pointer (&stdin_connection);
   conn->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));

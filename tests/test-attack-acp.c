@@ -928,6 +928,47 @@ test_prompt_not_utf8 (Fixture       *f,
   g_signal_handlers_disconnect_by_data (turn, &done);
 }
 
+/* A working directory whose name is not UTF-8 cannot be the session's
+ * cwd, a JSON string: the attempt fails, and no agent is left running. */
+static void
+test_cwd_not_utf8 (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autofree char *dir = g_build_filename (g_get_home_dir (), "build-\xff", NULL);
+  MendTurn *turn;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  start_chat (f, "{'runs': [{}]}");
+  mend_acp_agent_set_cwd (f->agent, dir);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_false (mend_acp_agent_get_running (f->agent));
+  g_assert_false (log_has (f, "session/new"));
+}
+
+/* A session id to load that is not UTF-8 (from a saved state, say) is
+ * not sent: a new session opens. */
+static void
+test_session_id_not_utf8 (Fixture       *f,
+                          gconstpointer  data)
+{
+  MendTurn *turn;
+
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true}}}]}]}");
+  mend_acp_agent_set_session_id (f->agent, "saved-\xff");
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_false (log_has (f, "session/load"));
+  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, "hostile-session");
+}
+
 /* MendAgentProcess: a CLI that answers, then writes on its standard
  * error without end. Its standard error is read a bounded amount at a
  * time: the loop goes on, and the result is read. */
@@ -1010,6 +1051,8 @@ main (int   argc,
   ADD ("answer-after-the-turn-ended-reaches-the-agent-once", test_answer_after_turn);
   ADD ("answer-that-is-not-json-keeps-the-request", test_bad_answer_keeps_the_request);
   ADD ("prompt-that-is-not-utf8-fails-the-attempt", test_prompt_not_utf8);
+  ADD ("cwd-that-is-not-utf8-fails-the-attempt", test_cwd_not_utf8);
+  ADD ("session-id-that-is-not-utf8-is-not-loaded", test_session_id_not_utf8);
 
   g_test_add_func ("/Mend/AttackAcp/agent-process/stderr-without-end-does-not-hold-up-the-result",
                    test_process_stderr_without_end);
