@@ -182,7 +182,13 @@ rpc_error_read (const GError  *error,
   else if (g_variant_is_of_type (code_v, G_VARIANT_TYPE_INT64))
     *code = g_variant_get_int64 (code_v);
   else if (g_variant_is_of_type (code_v, G_VARIANT_TYPE_DOUBLE))
-    *code = (gint64) g_variant_get_double (code_v);
+    {
+      double d = g_variant_get_double (code_v);
+
+      /* Out of range (or not a number), the conversion is undefined: such
+       * a code means nothing. */
+      *code = d > -9.2e18 && d < 9.2e18 ? (gint64) d : 0;
+    }
   else
     return FALSE;
 

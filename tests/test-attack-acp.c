@@ -896,6 +896,21 @@ test_reentrant (Fixture       *f,
     g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING ? 2 : 1);
 }
 
+/* An error code no integer holds (1e300 is one in JSON) is still an
+ * error answer: its message is read, and the code is not converted. */
+static void
+test_error_code_out_of_range (Fixture       *f,
+                              gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f,
+    "{'runs': [{'session/prompt': [[{'error': {'code': 1e300, 'message': 'Internal error: Invalid API key'}}]]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
+  g_assert_true (mend_acp_agent_get_running (f->agent));
+}
+
 /* A turn made by the app, not queued by a chat, whose prompt is not
  * UTF-8: JSON cannot carry it, and the attempt fails, never retried,
  * without sending it. */
@@ -1050,6 +1065,7 @@ main (int   argc,
   ADD ("request-then-exit-cannot-be-answered", test_request_then_exit);
   ADD ("answer-after-the-turn-ended-reaches-the-agent-once", test_answer_after_turn);
   ADD ("answer-that-is-not-json-keeps-the-request", test_bad_answer_keeps_the_request);
+  ADD ("error-code-out-of-range-is-an-error-answer", test_error_code_out_of_range);
   ADD ("prompt-that-is-not-utf8-fails-the-attempt", test_prompt_not_utf8);
   ADD ("cwd-that-is-not-utf8-fails-the-attempt", test_cwd_not_utf8);
   ADD ("session-id-that-is-not-utf8-is-not-loaded", test_session_id_not_utf8);
