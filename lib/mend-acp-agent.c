@@ -509,18 +509,20 @@ mend_acp_agent_send_async (MendSender          *sender,
       return;
     }
 
-  if (self->conn == NULL && !start_run (self, &error))
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-
   self->task = g_object_ref (task);
   self->task_turn = g_object_ref (turn);
   self->prompt = 0;
   if (cancellable != NULL)
     self->cancelled_id = g_signal_connect (cancellable, "cancelled",
                                            G_CALLBACK (on_task_cancelled), self);
+
+  /* The attempt is kept first: a handler of the start's notifications
+   * may stop it, or end the agent again. */
+  if (self->conn == NULL && !start_run (self, &error))
+    {
+      finish_task (self, NULL, error);
+      return;
+    }
 
   maybe_prompt (self);
 }

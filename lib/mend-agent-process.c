@@ -490,17 +490,21 @@ mend_agent_process_send_async (MendSender          *sender,
       return;
     }
 
-  if (self->child == NULL && !start_child (self, &error))
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-
   self->task = g_object_ref (task);
   self->task_turn = g_object_ref (turn);
   if (cancellable != NULL)
     self->cancelled_id = g_signal_connect (cancellable, "cancelled",
                                            G_CALLBACK (on_task_cancelled), self);
+
+  /* The attempt is kept first: a handler of the start's notifications
+   * may stop it, or end the agent again, and it is over then. */
+  if (self->child == NULL && !start_child (self, &error))
+    {
+      finish_task (self, NULL, error);
+      return;
+    }
+  if (self->task != task)
+    return;
 
   line = user_message (mend_turn_get_prompt (turn));
   if (self->skip_results > 0)

@@ -704,6 +704,7 @@ typedef enum
   HOOK_UPDATE,
   HOOK_WAITING,
   HOOK_TURN_FINISHED,
+  HOOK_RUNNING,
 } Hook;
 
 typedef struct
@@ -793,6 +794,16 @@ on_turn_finished_act (MendChat *chat,
   act (f);
 }
 
+/* As the agent starts, before the attempt is under way. */
+static void
+on_running_act (MendAcpAgent *agent,
+                GParamSpec   *pspec,
+                Fixture      *f)
+{
+  if (mend_acp_agent_get_running (agent))
+    act (f);
+}
+
 static gboolean
 settled (Fixture       *f,
          gconstpointer  data)
@@ -816,7 +827,7 @@ test_reentrant (Fixture       *f,
    * permission request, then the answer to a Stop. */
   if (r->hook == HOOK_WAITING)
     start_chat (f, "{'runs': [{'session/prompt': [[" OVERLOADED "], [" END_TURN "]]}, {}]}");
-  else if (r->hook == HOOK_TURN_FINISHED)
+  else if (r->hook == HOOK_TURN_FINISHED || r->hook == HOOK_RUNNING)
     start_chat (f, "{'runs': [{}]}");
   else
     start_chat (f, "{'runs': [{'session/prompt': [[" CHUNK ("Working") ", " PERMISSION ","
@@ -834,6 +845,9 @@ test_reentrant (Fixture       *f,
       break;
     case HOOK_WAITING:
       g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_act), f);
+      break;
+    case HOOK_RUNNING:
+      g_signal_connect (f->agent, "notify::running", G_CALLBACK (on_running_act), f);
       break;
     case HOOK_TURN_FINISHED:
     default:
@@ -867,7 +881,16 @@ test_reentrant (Fixture       *f,
       /* The permission request was answered once, as cancelled by the
        * Stop or denied after it; what the agent read before the next
        * prompt holds every answer. */
-      if (r->hook != HOOK_WAITING && r->action == ACT_STOP)
+      /* Stopped as the agent started: its prompt never went. */
+      if (r->hook == HOOK_RUNNING && r->action == ACT_STOP)
+        {
+          submit (f, "Post the notes");
+          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+          g_assert_cmpuint (log_count (f, "session/prompt"), ==, 1);
+          g_assert_true (log_has (f, "Post the notes"));
+        }
+      if ((r->hook == HOOK_REQUEST || r->hook == HOOK_UPDATE) && r->action == ACT_STOP)
         {
           submit (f, "Post the notes");
           run_until (f, n_finished_is, GUINT_TO_POINTER (2));
@@ -876,9 +899,10 @@ test_reentrant (Fixture       *f,
           g_assert_cmpuint (f->n_requests, <=, 1);
         }
     }
-  else if (r->hook == HOOK_WAITING)
+  else if (r->hook == HOOK_WAITING || r->hook == HOOK_RUNNING)
     {
-      /* The agent ended while the retry waited: the retry starts it again. */
+      /* The agent ended while the retry waited, or as it started: the
+       * retry starts it again. */
       g_assert_cmpint (state, ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
       g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
@@ -893,7 +917,7 @@ test_reentrant (Fixture       *f,
   if (r->action == ACT_CLOSE)
     g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_CLOSED);
   if (r->action == ACT_TERMINATE)
-    g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING ? 2 : 1);
+    g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING || r->hook == HOOK_RUNNING ? 2 : 1);
 }
 
 /* An error code no integer holds (1e300 is one in JSON) is still an
@@ -1027,11 +1051,81 @@ test_process_stderr_without_end (void)
   g_assert_finalize_object (clock);
 }
 
+/* MendAgentProcess: a handler of the start's notifications ends the
+ * agent again, before the prompt is written: the attempt fails as a
+ * dropped connection, and the retry starts the agent. */
+static void
+on_process_running_terminate (MendAgentProcess *agent,
+                              GParamSpec       *pspec,
+                              gboolean         *done)
+{
+  if (!*done && mend_agent_process_get_running (agent))
+    {
+      *done = TRUE;
+      mend_agent_process_terminate (agent);
+    }
+}
+
+static void
+test_process_running_handler_terminates (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "while read line; do "
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
+    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
+    "done",
+    NULL
+  };
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = NULL;
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+  gboolean done = FALSE;
+  MendTurn *turn;
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", agent, NULL);
+  mend_agent_process_set_chat (agent, chat);
+  g_signal_connect (agent, "notify::running", G_CALLBACK (on_process_running_terminate), &done);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = g_object_ref (mend_chat_get_turn (chat));
+  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING || mend_turn_get_state (turn) == MEND_TURN_WAITING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (!g_main_context_iteration (NULL, FALSE))
+        {
+          if (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (clock)) > 0)
+            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (clock));
+          else
+            g_main_context_iteration (NULL, TRUE);
+        }
+    }
+  g_source_remove (ticker);
+  g_assert_true (done);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (agent), ==, 2);
+
+  g_signal_handlers_disconnect_by_data (agent, &done);
+  mend_chat_close (chat);
+  mend_agent_process_terminate (agent);
+  g_assert_finalize_object (chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (agent);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
-  static const char *hooks[] = { "request", "update", "waiting", "turn-finished" };
+  static const char *hooks[] = { "request", "update", "waiting", "turn-finished", "running-notify" };
   static const char *actions[] = { NULL, "stop", "close", "terminate", "unref" };
   static Reentry reentries[G_N_ELEMENTS (hooks) * 4];
 
@@ -1072,6 +1166,9 @@ main (int   argc,
 
   g_test_add_func ("/Mend/AttackAcp/agent-process/stderr-without-end-does-not-hold-up-the-result",
                    test_process_stderr_without_end);
+
+  g_test_add_func ("/Mend/AttackAcp/agent-process/running-notify-handler-terminate-fails-the-attempt",
+                   test_process_running_handler_terminates);
 
   for (guint h = 0; h < G_N_ELEMENTS (hooks); h++)
     for (guint a = ACT_STOP; a <= ACT_UNREF; a++)
