@@ -1008,119 +1008,6 @@ test_session_id_not_utf8 (Fixture       *f,
   g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, "hostile-session");
 }
 
-/* MendAgentProcess: a CLI that answers, then writes on its standard
- * error without end. Its standard error is read a bounded amount at a
- * time: the loop goes on, and the result is read. */
-static void
-test_process_stderr_without_end (void)
-{
-  const char *argv[] = {
-    "/bin/sh", "-c",
-    "read line; "
-    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
-    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
-    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
-    "exec yes 'an endless complaint' >&2",
-    NULL
-  };
-  MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendAgentProcess *agent = mend_agent_process_new (argv);
-  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, NULL);
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add (20, tick, NULL);
-  MendTurn *turn;
-
-  mend_agent_process_set_chat (agent, chat);
-  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  turn = g_object_ref (mend_chat_get_turn (chat));
-  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_main_context_iteration (NULL, TRUE);
-    }
-  g_source_remove (ticker);
-  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-
-  mend_chat_close (chat);
-  mend_agent_process_terminate (agent);
-  g_assert_finalize_object (chat);
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  g_assert_finalize_object (turn);
-  g_assert_finalize_object (agent);
-  g_assert_finalize_object (clock);
-}
-
-/* MendAgentProcess: a handler of the start's notifications ends the
- * agent again, before the prompt is written: the attempt fails as a
- * dropped connection, and the retry starts the agent. */
-static void
-on_process_running_terminate (MendAgentProcess *agent,
-                              GParamSpec       *pspec,
-                              gboolean         *done)
-{
-  if (!*done && mend_agent_process_get_running (agent))
-    {
-      *done = TRUE;
-      mend_agent_process_terminate (agent);
-    }
-}
-
-static void
-test_process_running_handler_terminates (void)
-{
-  const char *argv[] = {
-    "/bin/sh", "-c",
-    "while read line; do "
-    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
-    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
-    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
-    "done",
-    NULL
-  };
-  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
-  MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendAgentProcess *agent = mend_agent_process_new (argv);
-  MendChat *chat = NULL;
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add (20, tick, NULL);
-  gboolean done = FALSE;
-  MendTurn *turn;
-
-  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", agent, NULL);
-  mend_agent_process_set_chat (agent, chat);
-  g_signal_connect (agent, "notify::running", G_CALLBACK (on_process_running_terminate), &done);
-  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  turn = g_object_ref (mend_chat_get_turn (chat));
-  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING || mend_turn_get_state (turn) == MEND_TURN_WAITING)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      if (!g_main_context_iteration (NULL, FALSE))
-        {
-          if (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (clock)) > 0)
-            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (clock));
-          else
-            g_main_context_iteration (NULL, TRUE);
-        }
-    }
-  g_source_remove (ticker);
-  g_assert_true (done);
-  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (agent), ==, 2);
-
-  g_signal_handlers_disconnect_by_data (agent, &done);
-  mend_chat_close (chat);
-  mend_agent_process_terminate (agent);
-  g_assert_finalize_object (chat);
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  g_assert_finalize_object (turn);
-  g_assert_finalize_object (agent);
-  g_assert_finalize_object (clock);
-}
-
 int
 main (int   argc,
       char *argv[])
@@ -1163,12 +1050,6 @@ main (int   argc,
   ADD ("prompt-that-is-not-utf8-fails-the-attempt", test_prompt_not_utf8);
   ADD ("cwd-that-is-not-utf8-fails-the-attempt", test_cwd_not_utf8);
   ADD ("session-id-that-is-not-utf8-is-not-loaded", test_session_id_not_utf8);
-
-  g_test_add_func ("/Mend/AttackAcp/agent-process/stderr-without-end-does-not-hold-up-the-result",
-                   test_process_stderr_without_end);
-
-  g_test_add_func ("/Mend/AttackAcp/agent-process/running-notify-handler-terminate-fails-the-attempt",
-                   test_process_running_handler_terminates);
 
   for (guint h = 0; h < G_N_ELEMENTS (hooks); h++)
     for (guint a = ACT_STOP; a <= ACT_UNREF; a++)

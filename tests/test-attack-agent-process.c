@@ -1,0 +1,148 @@
+/* test-attack-agent-process.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendAgentProcess, the stream-json agent, against a CLI that writes on
+ * its standard error without end, and a handler that ends the agent as
+ * it starts. The attacks on MendAcpAgent are in test-attack-acp.c.
+ */
+
+#include "config.h"
+
+#include <libmend.h>
+
+#define WALL_START 1764500000000000
+#define WATCHDOG_S 20
+
+static gboolean
+tick (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* MendAgentProcess: a CLI that answers, then writes on its standard
+ * error without end. Its standard error is read a bounded amount at a
+ * time: the loop goes on, and the result is read. */
+static void
+test_process_stderr_without_end (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "read line; "
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
+    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
+    "exec yes 'an endless complaint' >&2",
+    NULL
+  };
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, NULL);
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+  MendTurn *turn;
+
+  mend_agent_process_set_chat (agent, chat);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = g_object_ref (mend_chat_get_turn (chat));
+  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (ticker);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+
+  mend_chat_close (chat);
+  mend_agent_process_terminate (agent);
+  g_assert_finalize_object (chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (agent);
+  g_assert_finalize_object (clock);
+}
+
+/* MendAgentProcess: a handler of the start's notifications ends the
+ * agent again, before the prompt is written: the attempt fails as a
+ * dropped connection, and the retry starts the agent. */
+static void
+on_process_running_terminate (MendAgentProcess *agent,
+                              GParamSpec       *pspec,
+                              gboolean         *done)
+{
+  if (!*done && mend_agent_process_get_running (agent))
+    {
+      *done = TRUE;
+      mend_agent_process_terminate (agent);
+    }
+}
+
+static void
+test_process_running_handler_terminates (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "while read line; do "
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
+    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
+    "done",
+    NULL
+  };
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = NULL;
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+  gboolean done = FALSE;
+  MendTurn *turn;
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", agent, NULL);
+  mend_agent_process_set_chat (agent, chat);
+  g_signal_connect (agent, "notify::running", G_CALLBACK (on_process_running_terminate), &done);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = g_object_ref (mend_chat_get_turn (chat));
+  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING || mend_turn_get_state (turn) == MEND_TURN_WAITING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (!g_main_context_iteration (NULL, FALSE))
+        {
+          if (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (clock)) > 0)
+            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (clock));
+          else
+            g_main_context_iteration (NULL, TRUE);
+        }
+    }
+  g_source_remove (ticker);
+  g_assert_true (done);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_agent_process_get_n_starts (agent), ==, 2);
+
+  g_signal_handlers_disconnect_by_data (agent, &done);
+  mend_chat_close (chat);
+  mend_agent_process_terminate (agent);
+  g_assert_finalize_object (chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (agent);
+  g_assert_finalize_object (clock);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/Mend/AttackAgentProcess/stderr-without-end-does-not-hold-up-the-result",
+                   test_process_stderr_without_end);
+  g_test_add_func ("/Mend/AttackAgentProcess/running-notify-handler-terminate-fails-the-attempt",
+                   test_process_running_handler_terminates);
+
+  return g_test_run ();
+}
