@@ -402,6 +402,10 @@ mend_chat_restore_turn (MendChat    *self,
   g_return_if_fail (MEND_IS_CHAT (self));
   g_return_if_fail (self->turn == NULL);
 
+  /* A handler of what was restored before closed the chat. */
+  if (self->lifecycle == MEND_LIFECYCLE_CLOSED)
+    return;
+
   turn = adopt_turn (self, id, prompt, provenance, NULL);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
@@ -427,7 +431,8 @@ mend_chat_restore_lifecycle (MendChat      *self,
   g_return_if_fail (MEND_IS_CHAT (self));
   g_return_if_fail (lifecycle == MEND_LIFECYCLE_READY || lifecycle == MEND_LIFECYCLE_ERROR);
 
-  if (self->turn == NULL)
+  /* A closed chat stays closed, even when a handler of the restore closed it. */
+  if (self->turn == NULL && self->lifecycle != MEND_LIFECYCLE_CLOSED)
     set_lifecycle (self, lifecycle);
 }
 
