@@ -465,6 +465,10 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
   mend_subagent_set_attempts (entry->subagent, attempt);
   g_free (entry->prompt_id);
   entry->prompt_id = g_strdup_printf ("sr-%" G_GUINT64_FORMAT, ++self->next_prompt);
+  /* This prompt replaces the last one: if that one is on its way out of
+   * the queue (a view of the pop called Retry), it never starts. */
+  if (entry->prompt_item != NULL)
+    mend_queue_item_set_withdrawn (entry->prompt_item);
   g_clear_object (&entry->prompt_item);
   text = mend_subagent_retry_build_prompt (mend_subagent_get_name (entry->subagent),
                                            mend_subagent_get_agent_id (entry->subagent));
