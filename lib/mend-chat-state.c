@@ -215,6 +215,8 @@ mend_chat_restore_state (MendChat    *self,
   gint64 delay_ms = -1;
   guint n_user = 0;
   guint n_extra = 0;
+  guint first;
+  guint n_restored = 0;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
@@ -370,15 +372,39 @@ mend_chat_restore_state (MendChat    *self,
         return invalid (error, sender_error->message);
     }
 
-  /* Everything was checked; the subagents check their own entries before
-   * they change anything, so they go first. Their held resume prompts go
-   * out only once the user's turn is back, so that none takes its place. */
+  /* Everything was checked. The saved queue comes back first, and is
+   * announced once it is all back: a handler of what is restored that
+   * submits queues behind the saved messages, taking neither their ids
+   * nor their room. The subagents check their own entries before they
+   * change anything; if they refuse theirs, the queue is taken out again.
+   * Their held resume prompts go out only once the user's turn is back,
+   * so that none takes its place. */
   g_object_ref (self);
   /* Handlers of what is restored may submit: those queue behind it. */
   mend_chat_hold_starts (self, TRUE);
+  first = mend_queue_get_length (live_queue);
+  for (guint i = 0; i < json_array_get_length (queue); i++)
+    {
+      JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
+
+      if (mend_queue_restore_item (live_queue,
+                                   mend_json_read_string (obj, "id", FALSE, &ok),
+                                   mend_json_read_string (obj, "text", FALSE, &ok),
+                                   mend_json_read_string (obj, "provenance", TRUE, &ok),
+                                   mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
+                                   read_resume_flag (obj, &ok),
+                                   NULL) != NULL)
+        n_restored++;
+    }
+  mend_queue_announce_restored (live_queue, first, n_restored);
+
   if (subagents != NULL &&
       !mend_subagent_retry_restore (mend_chat_get_subagents (self), subagents, error))
     {
+      for (guint i = 0; i < json_array_get_length (queue); i++)
+        mend_queue_remove (live_queue,
+                           json_object_get_string_member (json_node_get_object (json_array_get_element (queue, i)), "id"),
+                           NULL);
       if (sender_before != NULL)
         mend_sender_restore_state (sender, sender_before, NULL);
       mend_chat_hold_starts (self, FALSE);
@@ -386,18 +412,6 @@ mend_chat_restore_state (MendChat    *self,
       return FALSE;
     }
 
-  for (guint i = 0; i < json_array_get_length (queue); i++)
-    {
-      JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
-
-      mend_queue_restore_item (live_queue,
-                               mend_json_read_string (obj, "id", FALSE, &ok),
-                               mend_json_read_string (obj, "text", FALSE, &ok),
-                               mend_json_read_string (obj, "provenance", TRUE, &ok),
-                               mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
-                               read_resume_flag (obj, &ok),
-                               NULL);
-    }
   /* The resume prompts in it are the subagents' again. */
   if (subagents != NULL)
     mend_subagent_retry_find_restored_prompts (mend_chat_get_subagents (self));

@@ -18,7 +18,10 @@ char *mend_queue_check_message (MendQueue   *self,
                                 GError     **error);
 
 /* Appends an item read back from saved state, keeping its id; later ids
- * never collide with it. Same checks as push, and a taken id is refused. */
+ * never collide with it. Same checks as push, and a taken id is refused.
+ * It is not announced: mend_queue_announce_restored() announces the
+ * items restored together, once all are in, so that no handler takes the
+ * id or the room of one still to come. */
 /* The room for resume prompts, beside the user's max-items: as many as
  * the failed subagents a chat keeps, so that resumes never take the
  * user's room, nor the user's the resumes'. */
@@ -31,6 +34,9 @@ MendQueueItem *mend_queue_restore_item (MendQueue   *self,
                                         gint64       queued_at,
                                         gboolean     extra,
                                         GError     **error);
+void           mend_queue_announce_restored (MendQueue *self,
+                                             guint      position,
+                                             guint      n);
 /* A resume prompt's item, checked and with its id, not queued yet: it
  * runs at once, or goes in with mend_queue_push_item(). */
 MendQueueItem *mend_queue_prepare_item (MendQueue   *self,

@@ -981,9 +981,20 @@ mend_queue_restore_item (MendQueue   *self,
   item = mend_queue_item_new (id, normalized, provenance, queued_at);
   mend_queue_item_set_extra (item, extra);
   g_ptr_array_add (self->items, item);
-  announce (self, self->items->len - 1, 0, 1);
 
   return item;
+}
+
+void
+mend_queue_announce_restored (MendQueue *self,
+                              guint      position,
+                              guint      n)
+{
+  g_return_if_fail (MEND_IS_QUEUE (self));
+  g_return_if_fail (position + n == self->items->len);
+
+  if (n > 0)
+    announce (self, position, 0, n);
 }
 
 MendQueueItem *
