@@ -98,6 +98,17 @@ bad_entry (GError     **error,
   return FALSE;
 }
 
+/* A member that is absent, null or an object: anything else is not read
+ * as absent. */
+static gboolean
+object_or_null (JsonObject *object,
+                const char *member)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  return node == NULL || JSON_NODE_HOLDS_NULL (node) || JSON_NODE_HOLDS_OBJECT (node);
+}
+
 static gboolean
 read_saved_entry (JsonNode    *node,
                   guint        index,
@@ -140,6 +151,9 @@ read_saved_entry (JsonNode    *node,
   if (!ok)
     return bad_entry (error, index, _("a flag that is not true or false"));
 
+  if (!object_or_null (object, "failure") || !object_or_null (object, "retry"))
+    return bad_entry (error, index, _("a failure or retry that is not an object"));
+
   failure = mend_json_get_object (object, "failure");
   if (failure != NULL)
     {
@@ -159,6 +173,11 @@ read_saved_entry (JsonNode    *node,
       if (saved->failure == NULL || saved->agent_id == NULL)
         return bad_entry (error, index, _("a retry without a failure or an agent id"));
     }
+
+  /* One thing at a time is under way: a wait, a prompt held, or one
+   * queued. More would send two prompts for one attempt. */
+  if ((saved->has_retry ? 1 : 0) + (saved->held ? 1 : 0) + (saved->prompt_queued ? 1 : 0) > 1)
+    return bad_entry (error, index, _("more than one retry under way"));
 
   /* Only a failed subagent that can be resumed has anything under way. */
   if (saved->state != MEND_SUBAGENT_FAILED || saved->agent_id == NULL || saved->failure == NULL ||
