@@ -498,6 +498,22 @@ check_block (JsonNode  *node,
   return TRUE;
 }
 
+/* json-glib reads some JSON that it cannot write back as JSON: a number
+ * past a double (written "inf"), a lone surrogate escape (written as
+ * bytes that are not UTF-8). Kept, either would make a saved state that
+ * never loads again: what is kept must write out as JSON that reads back. */
+static gboolean
+writes_back (JsonNode *node)
+{
+  g_autofree char *text = mend_json_to_string (node);
+  g_autoptr(JsonNode) again = NULL;
+
+  if (!g_utf8_validate (text, -1, NULL))
+    return FALSE;
+  again = mend_json_parse (text, -1, NULL);
+  return again != NULL;
+}
+
 /* Blocks load_json() would take back: what is kept must restore. */
 static gboolean
 content_is_valid (JsonNode *content)
@@ -516,7 +532,8 @@ content_is_valid (JsonNode *content)
 
   /* The message holds the content one level down; a turn must fit in
    * what a saved state may hold, with room to spare. */
-  return count_values (content, MAX_MESSAGE_DEPTH - 1, &values) && values <= MAX_VALUES / 2;
+  return count_values (content, MAX_MESSAGE_DEPTH - 1, &values) && values <= MAX_VALUES / 2 &&
+         writes_back (content);
 }
 
 static gboolean
@@ -564,6 +581,8 @@ check_message (JsonNode  *node,
     return invalid (error, index, _("has members other than role and content"));
   if (!count_values (node, MAX_MESSAGE_DEPTH, &values))
     return invalid (error, index, _("is nested too deeply to be saved"));
+  if (!writes_back (node))
+    return invalid (error, index, _("holds a number or text that cannot be saved as JSON"));
 
   return TRUE;
 }
@@ -676,7 +695,8 @@ mend_transcript_restore (MendTranscript  *self,
       gboolean ok = JSON_NODE_HOLDS_ARRAY (pending);
 
       for (guint i = 0; ok && i < json_array_get_length (json_node_get_array (pending)); i++)
-        ok = check_block (json_array_get_element (json_node_get_array (pending), i), TRUE);
+        ok = check_block (json_array_get_element (json_node_get_array (pending), i), TRUE) &&
+             writes_back (json_array_get_element (json_node_get_array (pending), i));
       if (!ok)
         {
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
