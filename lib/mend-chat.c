@@ -367,6 +367,10 @@ adopt_turn (MendChat      *self,
   set_lifecycle (self, MEND_LIFECYCLE_BUSY);
   if (item != NULL)
     mend_subagent_retry_prompt_started (self->subagents, item, turn);
+  else if (id != NULL)
+    /* Only a restored turn comes with its id: a resume prompt's, saved
+     * while it ran, is its subagent's again. */
+    mend_subagent_retry_restored_turn_started (self->subagents, turn);
   g_signal_emit (self, signals[TURN_STARTED], 0, turn);
   g_object_thaw_notify (G_OBJECT (self));
   g_object_unref (self);

@@ -46,6 +46,10 @@ MendSubagentRetry *mend_subagent_retry_new (MendChat               *chat,
 void     mend_subagent_retry_prompt_started (MendSubagentRetry *self,
                                              MendQueueItem     *item,
                                              MendTurn          *turn);
+/* A turn restored from saved state started (see mend_chat_restore_turn()):
+ * a resume prompt's, saved while it ran, is followed again. */
+void     mend_subagent_retry_restored_turn_started (MendSubagentRetry *self,
+                                                    MendTurn          *turn);
 void     mend_subagent_retry_turn_finished  (MendSubagentRetry *self,
                                              MendTurn          *turn);
 void     mend_subagent_retry_chat_stopped   (MendSubagentRetry *self);

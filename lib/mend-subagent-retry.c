@@ -190,6 +190,13 @@ mend_subagent_retry_prompt_started (MendSubagentRetry *self,
 }
 
 void
+mend_subagent_retry_restored_turn_started (MendSubagentRetry *self,
+                                           MendTurn          *turn)
+{
+  mend_subagent_state_find_turn (&self->sched, turn);
+}
+
+void
 mend_subagent_retry_turn_finished (MendSubagentRetry *self,
                                    MendTurn          *turn)
 {

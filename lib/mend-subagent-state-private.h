@@ -22,6 +22,10 @@ gboolean mend_subagent_state_restore      (MendSubagentScheduler  *self,
 /* Once the queue is restored too: each subagent's queued resume prompt is
  * followed by its item again. */
 void     mend_subagent_state_find_prompts (MendSubagentScheduler  *self);
+/* A restored turn that is a subagent's resume prompt, saved while it ran,
+ * is followed as that subagent's again. */
+void     mend_subagent_state_find_turn    (MendSubagentScheduler  *self,
+                                           MendTurn               *turn);
 /* The prompt id that a resume prompt's provenance names, read as JSON, or
  * %NULL: for what comes from outside (saved state, an app's submission),
  * never to follow a prompt the retry sent. */

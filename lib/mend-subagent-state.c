@@ -349,3 +349,25 @@ mend_subagent_state_find_prompts (MendSubagentScheduler *self)
         }
     }
 }
+
+void
+mend_subagent_state_find_turn (MendSubagentScheduler *self,
+                               MendTurn              *turn)
+{
+  g_autofree char *prompt_id = mend_subagent_state_prompt_id (mend_turn_get_provenance (turn));
+  GPtrArray *entries = self->list.entries;
+
+  for (guint i = 0; prompt_id != NULL && i < entries->len; i++)
+    {
+      MendSubagentEntry *entry = g_ptr_array_index (entries, i);
+
+      if (g_strcmp0 (entry->prompt_id, prompt_id) == 0 &&
+          mend_subagent_get_state (entry->subagent) == MEND_SUBAGENT_FAILED &&
+          !mend_subagent_scheduler_in_flight (entry))
+        {
+          g_clear_object (&entry->prompt_item);
+          entry->prompt_turn = g_object_ref (turn);
+          return;
+        }
+    }
+}

@@ -808,6 +808,49 @@ test_subagent_failing_while_its_prompt_runs_plans_one_attempt (void)
   g_assert_finalize_object (clock);
 }
 
+/* The chat's state is saved while a resume prompt's turn runs, and
+ * restored after a restart: the restored turn is still that subagent's,
+ * and when it ends with the subagent still failed, the next attempt is
+ * planned, as it would have been without the restart. */
+static void
+test_resume_turn_saved_mid_run_still_plans_the_next (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = NULL;
+  MendSubagent *sub;
+
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
+  g_assert_nonnull (mend_chat_get_turn (chat));
+  g_assert_true (is_resume_prompt (mend_turn_get_provenance (mend_chat_get_turn (chat))));
+  state = mend_chat_save_state (chat);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+
+  chat = new_chat (clock);
+  retry = mend_chat_get_subagents (chat);
+  g_assert_true (mend_chat_restore_state (chat, state, &error));
+  g_assert_no_error (error);
+  sub = mend_subagent_retry_lookup (retry, "toolu_1");
+  g_assert_nonnull (mend_chat_get_turn (chat));
+  /* Its Retry is busy: the resume runs. */
+  g_assert_false (mend_subagent_retry_retry (retry, "toolu_1", &error));
+  g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
+
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_nonnull (mend_subagent_get_retry (sub));
+  g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 /* The user deletes the queued resume prompt, then the subagent's failure
  * is told again (a duplicate notice): the subagent is not stranded, the
  * next attempt is planned, and the deleted prompt never runs. */
@@ -946,6 +989,8 @@ main (int   argc,
                    test_transcript_duplicate_keys_and_depth);
   g_test_add_func ("/Mend/AttackLifecycle/subagent-failing-while-its-prompt-runs-plans-one-attempt",
                    test_subagent_failing_while_its_prompt_runs_plans_one_attempt);
+  g_test_add_func ("/Mend/AttackLifecycle/resume-turn-saved-mid-run-still-plans-the-next",
+                   test_resume_turn_saved_mid_run_still_plans_the_next);
   g_test_add_func ("/Mend/AttackLifecycle/resume-prompt-deleted-by-the-user-never-runs",
                    test_resume_prompt_deleted_by_the_user_never_runs);
   g_test_add_func ("/Mend/AttackLifecycle/close-during-a-pending-wait-then-fired-by-hand",
