@@ -169,6 +169,9 @@ invalid (GError     **error,
   return FALSE;
 }
 
+/* Set on a chat while its state is restored. */
+static G_DEFINE_QUARK (mend-chat-restoring, restoring)
+
 /**
  * mend_chat_restore_state:
  * @self: a new chat: no turn, nothing queued, no subagents
@@ -215,8 +218,9 @@ mend_chat_restore_state (MendChat    *self,
   gint64 delay_ms = -1;
   guint n_user = 0;
   guint n_extra = 0;
+  g_autoptr(GPtrArray) restored = NULL;
+  gboolean done = FALSE;
   guint first;
-  guint n_restored = 0;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
@@ -226,7 +230,8 @@ mend_chat_restore_state (MendChat    *self,
   if (mend_chat_get_turn (self) != NULL ||
       mend_queue_get_length (live_queue) > 0 ||
       g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (self))) > 0 ||
-      mend_chat_get_lifecycle (self) == MEND_LIFECYCLE_CLOSED)
+      mend_chat_get_lifecycle (self) == MEND_LIFECYCLE_CLOSED ||
+      g_object_get_qdata (G_OBJECT (self), restoring_quark ()) != NULL)
     {
       g_set_error_literal (error, MEND_STATE_ERROR, MEND_STATE_ERROR_NOT_EMPTY,
                            _("State is restored into a new chat, and this one is in use"));
@@ -361,56 +366,54 @@ mend_chat_restore_state (MendChat    *self,
   if (!ok)
     return invalid (error, _("a sender state that is not text"));
 
-  /* The sender checks its state before it changes anything; it gets its
-   * own back if the subagents then refuse theirs. */
+  /* Everything was checked. Handlers of what is restored may call back:
+   * the chat stays alive, another restore is refused until this one is
+   * done, and a submission queues. The saved queue comes back first, and
+   * is announced once it is all in, so that a submission queues behind the
+   * saved messages and takes neither their ids nor their room. The sender,
+   * then the subagents, check their own state before they change anything;
+   * if either refuses, what came back before is taken out again. Held
+   * resume prompts go out only once the user's turn is back, so that none
+   * takes its place. */
+  g_object_ref (self);
+  g_object_set_qdata (G_OBJECT (self), restoring_quark (), self);
+  mend_chat_hold_starts (self, TRUE);
+
+  restored = g_ptr_array_new_with_free_func (g_object_unref);
+  first = mend_queue_get_length (live_queue);
+  for (guint i = 0; i < json_array_get_length (queue); i++)
+    {
+      JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
+      MendQueueItem *item;
+
+      item = mend_queue_restore_item (live_queue,
+                                      mend_json_read_string (obj, "id", FALSE, &ok),
+                                      mend_json_read_string (obj, "text", FALSE, &ok),
+                                      mend_json_read_string (obj, "provenance", TRUE, &ok),
+                                      mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
+                                      read_resume_flag (obj, &ok),
+                                      NULL);
+      if (item != NULL)
+        g_ptr_array_add (restored, g_object_ref (item));
+    }
+  mend_queue_announce_restored (live_queue, first, restored->len);
+
   if (sender != NULL && sender_state != NULL)
     {
       g_autoptr(GError) sender_error = NULL;
 
       sender_before = mend_sender_save_state (sender);
       if (!mend_sender_restore_state (sender, sender_state, &sender_error))
-        return invalid (error, sender_error->message);
+        {
+          g_clear_pointer (&sender_before, g_free);
+          invalid (error, sender_error->message);
+          goto undo;
+        }
     }
-
-  /* Everything was checked. The saved queue comes back first, and is
-   * announced once it is all back: a handler of what is restored that
-   * submits queues behind the saved messages, taking neither their ids
-   * nor their room. The subagents check their own entries before they
-   * change anything; if they refuse theirs, the queue is taken out again.
-   * Their held resume prompts go out only once the user's turn is back,
-   * so that none takes its place. */
-  g_object_ref (self);
-  /* Handlers of what is restored may submit: those queue behind it. */
-  mend_chat_hold_starts (self, TRUE);
-  first = mend_queue_get_length (live_queue);
-  for (guint i = 0; i < json_array_get_length (queue); i++)
-    {
-      JsonObject *obj = json_node_get_object (json_array_get_element (queue, i));
-
-      if (mend_queue_restore_item (live_queue,
-                                   mend_json_read_string (obj, "id", FALSE, &ok),
-                                   mend_json_read_string (obj, "text", FALSE, &ok),
-                                   mend_json_read_string (obj, "provenance", TRUE, &ok),
-                                   mend_json_read_int (obj, "queuedAt", 0, G_MAXINT64 / 1000, &ok) * 1000,
-                                   read_resume_flag (obj, &ok),
-                                   NULL) != NULL)
-        n_restored++;
-    }
-  mend_queue_announce_restored (live_queue, first, n_restored);
 
   if (subagents != NULL &&
       !mend_subagent_retry_restore (mend_chat_get_subagents (self), subagents, error))
-    {
-      for (guint i = 0; i < json_array_get_length (queue); i++)
-        mend_queue_remove (live_queue,
-                           json_object_get_string_member (json_node_get_object (json_array_get_element (queue, i)), "id"),
-                           NULL);
-      if (sender_before != NULL)
-        mend_sender_restore_state (sender, sender_before, NULL);
-      mend_chat_hold_starts (self, FALSE);
-      g_object_unref (self);
-      return FALSE;
-    }
+    goto undo;
 
   /* The resume prompts in it are the subagents' again. */
   if (subagents != NULL)
@@ -425,9 +428,26 @@ mend_chat_restore_state (MendChat    *self,
                             (guint) attempt, delay_ms, failure);
   mend_chat_hold_starts (self, FALSE);
   mend_subagent_retry_release_held (mend_chat_get_subagents (self));
+  done = TRUE;
+  goto out;
+
+undo:
+  for (guint i = 0; i < restored->len; i++)
+    {
+      MendQueueItem *item = g_ptr_array_index (restored, i);
+
+      if (mend_queue_has_item (live_queue, item))
+        mend_queue_remove (live_queue, mend_queue_item_get_id (item), NULL);
+    }
+  if (sender_before != NULL)
+    mend_sender_restore_state (sender, sender_before, NULL);
+  mend_chat_hold_starts (self, FALSE);
+
+out:
+  g_object_set_qdata (G_OBJECT (self), restoring_quark (), NULL);
   g_object_unref (self);
 
-  return TRUE;
+  return done;
 }
 
 /* Writes @length bytes of @data to @fd, all of them. */

@@ -405,6 +405,126 @@ test_retry_dropped_from_its_own_items_changed (gconstpointer data)
   g_assert_finalize_object (clock);
 }
 
+typedef struct
+{
+  MendChat   *chat;
+  const char *state;
+  gboolean    inner;
+} RestoreOnChanged;
+
+static void
+restore_on_transcript_changed (MendTranscript   *transcript,
+                               RestoreOnChanged *r)
+{
+  g_signal_handlers_disconnect_by_func (transcript, restore_on_transcript_changed, r);
+  r->inner = mend_chat_restore_state (r->chat, r->state, NULL);
+}
+
+/* The transcript is the first thing a restore changes; from its ::changed
+ * the app restores the same state again. Whatever the two calls return,
+ * the chat ends up with all of the saved state: its transcript, its queue
+ * and its subagents, none lost to the other call's rollback. */
+static void
+test_restore_from_the_transcripts_changed (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", sender, NULL);
+  MendTranscript *transcript = mend_http_sender_get_transcript (sender);
+  g_autofree char *sub = saved_subagent ("s", "false", NULL, FALSE, NULL);
+  g_autofree char *item = saved_queue_item ("q1", "Then the docs", NULL);
+  const char *sender_state = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"},"
+                             "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Hello\"}]}],"
+                             "\"pending\":[]}";
+  g_autoptr(JsonNode) quoted = json_node_init_string (json_node_alloc (), sender_state);
+  g_autofree char *quoted_text = json_to_string (quoted, FALSE);
+  g_autofree char *state = g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\","
+                                            "\"queue\":[%s],\"turn\":null,\"subagents\":[%s],"
+                                            "\"senderState\":%s}", item, sub, quoted_text);
+  RestoreOnChanged r = { chat, state, FALSE };
+  gboolean outer;
+
+  g_signal_connect (transcript, "changed", G_CALLBACK (restore_on_transcript_changed), &r);
+  outer = mend_chat_restore_state (chat, state, NULL);
+  g_assert_true (outer || r.inner);
+
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 2);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
+  g_assert_true (queue_holds_text (mend_chat_get_queue (chat), "Then the docs"));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (chat))), ==, 1);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+}
+
+static void
+drop_chat_on_transcript_changed (MendTranscript *transcript,
+                                 MendChat      **slot)
+{
+  g_signal_handlers_disconnect_by_func (transcript, drop_chat_on_transcript_changed, slot);
+  g_clear_object (slot);
+}
+
+static void
+submit_on_transcript_changed (MendTranscript *transcript,
+                              MendChat       *chat)
+{
+  g_signal_handlers_disconnect_by_func (transcript, submit_on_transcript_changed, chat);
+  g_assert_true (mend_chat_submit (chat, "Also update the README", NULL, NULL));
+}
+
+/* The app lets go of the chat, or submits to it, from the ::changed of
+ * the transcript that the restore replaces: the restore touches no freed
+ * chat, and the saved turn and queue are not lost to the submission. */
+static void
+test_transcript_changed_during_restore (gconstpointer data)
+{
+  gboolean drop = GPOINTER_TO_INT (data);
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", sender, NULL);
+  MendTranscript *transcript = mend_http_sender_get_transcript (sender);
+  g_autofree char *sub = saved_subagent ("s", "false", NULL, FALSE, NULL);
+  g_autofree char *item = saved_queue_item ("q1", "Then the docs", NULL);
+  g_autoptr(JsonNode) quoted = json_node_init_string (json_node_alloc (), "{\"messages\":[],\"pending\":[]}");
+  g_autofree char *quoted_text = json_to_string (quoted, FALSE);
+  g_autofree char *state = g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\","
+                                            "\"queue\":[%s],\"turn\":" SAVED_RUNNING_TURN ",\"subagents\":[%s],"
+                                            "\"senderState\":%s}", item, sub, quoted_text);
+
+  /* Something to replace, so that ::changed is emitted. */
+  g_assert_true (mend_transcript_load_json (transcript, "[{\"role\":\"user\",\"content\":\"Old\"}]", NULL));
+  if (drop)
+    {
+      MendChat *weak = chat;
+
+      g_object_add_weak_pointer (G_OBJECT (chat), (gpointer *) &weak);
+      g_signal_connect (transcript, "changed", G_CALLBACK (drop_chat_on_transcript_changed), &chat);
+      mend_chat_restore_state (weak, state, NULL);
+      g_assert_null (chat);
+      g_assert_null (weak);
+    }
+  else
+    {
+      g_signal_connect (transcript, "changed", G_CALLBACK (submit_on_transcript_changed), chat);
+      g_assert_true (mend_chat_restore_state (chat, state, NULL));
+      g_assert_nonnull (mend_chat_get_turn (chat));
+      g_assert_cmpstr (mend_turn_get_prompt (mend_chat_get_turn (chat)), ==, "Fix the build");
+      g_assert_true (queue_holds_text (mend_chat_get_queue (chat), "Then the docs"));
+      g_assert_true (queue_holds_text (mend_chat_get_queue (chat), "Also update the README"));
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+    }
+
+  /* The session may hold the message of a cancelled attempt for a moment. */
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+}
+
 /* (b) Hostile input */
 
 /* A saved subagent with its retry under way twice over — a wait and a
@@ -965,6 +1085,12 @@ main (int   argc,
                    test_chat_dropped_as_the_resume_turn_starts);
   g_test_add_func ("/Mend/AttackLifecycle/restore-from-turn-finished",
                    test_restore_from_turn_finished);
+  g_test_add_data_func ("/Mend/AttackLifecycle/chat-dropped-from-the-transcripts-changed-during-restore",
+                        GINT_TO_POINTER (TRUE), test_transcript_changed_during_restore);
+  g_test_add_data_func ("/Mend/AttackLifecycle/submit-from-the-transcripts-changed-during-restore",
+                        GINT_TO_POINTER (FALSE), test_transcript_changed_during_restore);
+  g_test_add_func ("/Mend/AttackLifecycle/restore-from-the-transcripts-changed",
+                   test_restore_from_the_transcripts_changed);
   g_test_add_data_func ("/Mend/AttackLifecycle/retry-dropped-from-its-own-items-changed/started",
                         GINT_TO_POINTER (TRUE), test_retry_dropped_from_its_own_items_changed);
   g_test_add_data_func ("/Mend/AttackLifecycle/retry-dropped-from-its-own-items-changed/failed",
