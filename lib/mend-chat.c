@@ -92,6 +92,7 @@ struct _MendChat
   char            *continue_prompt;
   gboolean         advancing;     /* the queue moves in a loop, never by recursion */
   guint            holding;       /* while > 0, nothing starts: submissions queue */
+  guint            stops;         /* Stops so far: one during a pop starts nothing */
   gboolean         advance_again;
 };
 
@@ -1202,6 +1203,7 @@ gboolean
 mend_chat_send_next (MendChat *self)
 {
   g_autoptr(MendQueueItem) item = NULL;
+  guint stops;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
 
@@ -1213,18 +1215,21 @@ mend_chat_send_next (MendChat *self)
    * queues rather than starts. */
   g_object_ref (self);
   self->holding++;
+  stops = self->stops;
   do
     {
       g_clear_object (&item);
       item = mend_queue_pop (self->queue);
     }
-  while (item != NULL && mend_queue_item_get_withdrawn (item));
+  while (item != NULL && mend_queue_item_get_withdrawn (item) && self->stops == stops);
   self->holding--;
 
-  if (item != NULL && !can_run_now (self))
+  if (item != NULL && mend_queue_item_get_withdrawn (item))
+    g_clear_object (&item);
+  if (item != NULL && (!can_run_now (self) || self->stops != stops))
     {
-      /* A handler closed the chat, or began the agent's turn: the head
-       * stays the head. */
+      /* A handler closed the chat, began the agent's turn or pressed
+       * Stop: the head stays the head. */
       mend_queue_put_back (self->queue, item);
       g_clear_object (&item);
     }
@@ -1253,6 +1258,7 @@ mend_chat_stop (MendChat *self)
     return;
 
   g_object_ref (self);
+  self->stops++;
   if (self->turn != NULL)
     mend_turn_stop (self->turn);
   /* The subagents first: their resumes under way end. */

@@ -255,7 +255,9 @@ mend_subagent_retry_chat_stopped (MendSubagentRetry *self)
     {
       MendSubagentEntry *entry = g_ptr_array_index (entries, i);
 
-      if (entry->gone || !mend_subagent_scheduler_in_flight (entry))
+      /* A prompt that is not queued and has not started may be on its way
+       * out of the queue (Stop from a view of its pop): it is taken back. */
+      if (entry->gone || (!mend_subagent_scheduler_in_flight (entry) && entry->prompt_item == NULL))
         continue;
 
       /* Stop ends the automatic attempts; a person's Retry still works. */

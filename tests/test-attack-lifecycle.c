@@ -274,6 +274,68 @@ test_retry_from_the_pop_of_its_prompt_sends_one_prompt (void)
 }
 
 static void
+stop_on_pop (GListModel *model,
+             guint       position,
+             guint       removed,
+             guint       added,
+             MendChat   *chat)
+{
+  if (removed == 0)
+    return;
+  g_signal_handlers_disconnect_by_func (model, stop_on_pop, chat);
+  mend_chat_stop (chat);
+}
+
+/* The queue's head leaves the queue to run, and a view of the queue that
+ * hears of it presses Stop: nothing starts after the Stop, neither the
+ * user's message, which stays queued, nor a resume prompt, which Stop
+ * takes back like any other under way. */
+static void
+test_stop_from_the_pop_of_the_head_starts_nothing (gconstpointer data)
+{
+  gboolean resume = GPOINTER_TO_INT (data);
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendQueue *queue = mend_chat_get_queue (chat);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  guint started = 0;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  if (resume)
+    {
+      mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+      mend_subagent_retry_failed (retry, "agent-a", failure);
+      mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
+      g_assert_cmpuint (queued_resume_prompts (queue), ==, 1);
+    }
+  else
+    g_assert_true (mend_chat_submit (chat, "Then the docs", NULL, NULL));
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
+  g_signal_connect (queue, "items-changed", G_CALLBACK (stop_on_pop), chat);
+  mend_turn_succeed (mend_chat_get_turn (chat));
+
+  g_assert_null (mend_chat_get_turn (chat));
+  g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_READY);
+  if (resume)
+    {
+      g_assert_cmpuint (started, ==, 0);
+      g_assert_cmpuint (queued_resume_prompts (queue), ==, 0);
+      /* Nor does it start later: Stop ended the automatic attempts. */
+      mend_chat_send_next (chat);
+      mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
+      g_assert_cmpuint (started, ==, 0);
+    }
+  else
+    g_assert_true (queue_holds_text (queue, "Then the docs"));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
 drop_chat_on_resume_turn (MendChat  *chat,
                           MendTurn  *turn,
                           MendChat **slot)
@@ -1081,6 +1143,10 @@ main (int   argc,
                         GINT_TO_POINTER (TRUE), test_submit_during_restore_loses_no_saved_message);
   g_test_add_func ("/Mend/AttackLifecycle/retry-from-the-pop-of-its-prompt-sends-one-prompt",
                    test_retry_from_the_pop_of_its_prompt_sends_one_prompt);
+  g_test_add_data_func ("/Mend/AttackLifecycle/stop-from-the-pop-of-a-message-starts-nothing",
+                        GINT_TO_POINTER (FALSE), test_stop_from_the_pop_of_the_head_starts_nothing);
+  g_test_add_data_func ("/Mend/AttackLifecycle/stop-from-the-pop-of-a-resume-prompt-starts-nothing",
+                        GINT_TO_POINTER (TRUE), test_stop_from_the_pop_of_the_head_starts_nothing);
   g_test_add_func ("/Mend/AttackLifecycle/chat-dropped-as-the-resume-turn-starts",
                    test_chat_dropped_as_the_resume_turn_starts);
   g_test_add_func ("/Mend/AttackLifecycle/restore-from-turn-finished",
