@@ -336,6 +336,61 @@ test_stop_from_the_pop_of_the_head_starts_nothing (gconstpointer data)
 }
 
 static void
+stop_on_fired (MendSubagentRetry *retry,
+               MendSubagent      *subagent,
+               const char        *prompt_id,
+               MendChat          *chat)
+{
+  mend_chat_stop (chat);
+}
+
+static void
+stop_on_record (MendChat   *chat,
+                const char *json,
+                gpointer    data)
+{
+  if (strstr (json, "\"outcome\":\"fired\"") != NULL)
+    mend_chat_stop (chat);
+}
+
+/* The app presses Stop from the ::fired of a resume prompt, or from its
+ * record: Stop drops every retry under way, and this prompt was one. */
+static void
+test_stop_from_fired_sends_no_prompt (gconstpointer data)
+{
+  gboolean from_record = GPOINTER_TO_INT (data);
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  MendSubagent *sub;
+  guint started = 0;
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
+  if (from_record)
+    g_signal_connect (chat, "record", G_CALLBACK (stop_on_record), NULL);
+  else
+    g_signal_connect (retry, "fired", G_CALLBACK (stop_on_fired), chat);
+  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
+
+  g_assert_cmpuint (started, ==, 0);
+  g_assert_null (mend_chat_get_turn (chat));
+  g_assert_cmpuint (queued_resume_prompts (mend_chat_get_queue (chat)), ==, 0);
+  g_assert_null (mend_subagent_get_retry (sub));
+  /* A person's Retry still works after a Stop. */
+  g_signal_handlers_disconnect_by_func (chat, stop_on_record, NULL);
+  g_signal_handlers_disconnect_by_func (retry, stop_on_fired, chat);
+  g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", NULL));
+  g_assert_cmpuint (started, ==, 1);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
 drop_chat_on_resume_turn (MendChat  *chat,
                           MendTurn  *turn,
                           MendChat **slot)
@@ -1147,6 +1202,10 @@ main (int   argc,
                         GINT_TO_POINTER (FALSE), test_stop_from_the_pop_of_the_head_starts_nothing);
   g_test_add_data_func ("/Mend/AttackLifecycle/stop-from-the-pop-of-a-resume-prompt-starts-nothing",
                         GINT_TO_POINTER (TRUE), test_stop_from_the_pop_of_the_head_starts_nothing);
+  g_test_add_data_func ("/Mend/AttackLifecycle/stop-from-fired-sends-no-prompt",
+                        GINT_TO_POINTER (FALSE), test_stop_from_fired_sends_no_prompt);
+  g_test_add_data_func ("/Mend/AttackLifecycle/stop-from-the-fired-record-sends-no-prompt",
+                        GINT_TO_POINTER (TRUE), test_stop_from_fired_sends_no_prompt);
   g_test_add_func ("/Mend/AttackLifecycle/chat-dropped-as-the-resume-turn-starts",
                    test_chat_dropped_as_the_resume_turn_starts);
   g_test_add_func ("/Mend/AttackLifecycle/restore-from-turn-finished",
