@@ -480,8 +480,11 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
   prompt_id = g_strdup (entry->prompt_id);
   mend_subagent_scheduler_emit_step (self, entry, "fired", attempt, NULL, NULL);
   g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_FIRED], 0, entry->subagent, prompt_id);
+  /* A handler may have taken it back already (the subagent runs again or
+   * ended), or replaced or forgotten the subagent. */
   if (entry->gone || g_strcmp0 (entry->prompt_id, prompt_id) != 0 ||
-      !mend_subagent_scheduler_is_open (self))
+      !mend_subagent_scheduler_is_open (self) ||
+      g_hash_table_contains (self->taken_back, prompt_id))
     return;
   /* A handler pressed Stop: this prompt was under way, and is dropped. */
   if (self->stops != stops)

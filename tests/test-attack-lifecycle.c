@@ -391,6 +391,45 @@ test_stop_from_fired_sends_no_prompt (gconstpointer data)
 }
 
 static void
+resume_or_end_on_fired (MendSubagentRetry *retry,
+                        MendSubagent      *subagent,
+                        const char        *prompt_id,
+                        gpointer           data)
+{
+  if (GPOINTER_TO_INT (data))
+    mend_subagent_retry_ended (retry, mend_subagent_get_id (subagent), MEND_SUBAGENT_COMPLETED);
+  else
+    mend_subagent_retry_resumed (retry, mend_subagent_get_agent_id (subagent));
+}
+
+/* The agent's stream says the subagent runs again, or completed, as the
+ * resume prompt fires (a handler of ::fired tells it): the prompt, taken
+ * back, is not sent. */
+static void
+test_subagent_back_as_its_prompt_fires_sends_no_prompt (gconstpointer data)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  guint started = 0;
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
+  g_signal_connect (retry, "fired", G_CALLBACK (resume_or_end_on_fired), (gpointer) data);
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
+
+  g_assert_cmpuint (started, ==, 0);
+  g_assert_null (mend_chat_get_turn (chat));
+  g_assert_cmpuint (queued_resume_prompts (mend_chat_get_queue (chat)), ==, 0);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
 drop_chat_on_resume_turn (MendChat  *chat,
                           MendTurn  *turn,
                           MendChat **slot)
@@ -1206,6 +1245,10 @@ main (int   argc,
                         GINT_TO_POINTER (FALSE), test_stop_from_fired_sends_no_prompt);
   g_test_add_data_func ("/Mend/AttackLifecycle/stop-from-the-fired-record-sends-no-prompt",
                         GINT_TO_POINTER (TRUE), test_stop_from_fired_sends_no_prompt);
+  g_test_add_data_func ("/Mend/AttackLifecycle/subagent-resumed-as-its-prompt-fires-sends-no-prompt",
+                        GINT_TO_POINTER (FALSE), test_subagent_back_as_its_prompt_fires_sends_no_prompt);
+  g_test_add_data_func ("/Mend/AttackLifecycle/subagent-completed-as-its-prompt-fires-sends-no-prompt",
+                        GINT_TO_POINTER (TRUE), test_subagent_back_as_its_prompt_fires_sends_no_prompt);
   g_test_add_func ("/Mend/AttackLifecycle/chat-dropped-as-the-resume-turn-starts",
                    test_chat_dropped_as_the_resume_turn_starts);
   g_test_add_func ("/Mend/AttackLifecycle/restore-from-turn-finished",
