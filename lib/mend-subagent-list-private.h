@@ -34,6 +34,7 @@ struct _MendSubagentEntry
   MendTurn      *prompt_turn;    /* the turn that runs it, if started */
   gboolean       manual;         /* a person's Retry: never re-armed */
   gboolean       stopped;        /* Stop ended the automatic attempts */
+  gboolean       sending;        /* its prompt's fired is being told */
 };
 
 /* The subagents of a chat, in list order, found by id and by agent id.

@@ -119,6 +119,7 @@ mend_subagent_scheduler_in_flight (MendSubagentEntry *entry)
 {
   return mend_subagent_get_retry (entry->subagent) != NULL ||
          entry->held ||
+         entry->sending ||
          mend_subagent_scheduler_prompt_queued (entry->owner, entry) ||
          entry->prompt_turn != NULL;
 }
@@ -478,8 +479,10 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
   /* Fired is told first: the prompt's turn may run and end inside the
    * submission, and its steps must come after this one. */
   prompt_id = g_strdup (entry->prompt_id);
+  entry->sending = TRUE;
   mend_subagent_scheduler_emit_step (self, entry, "fired", attempt, NULL, NULL);
   g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_FIRED], 0, entry->subagent, prompt_id);
+  entry->sending = FALSE;
   /* A handler may have taken it back already (the subagent runs again or
    * ended), or replaced or forgotten the subagent. */
   if (entry->gone || g_strcmp0 (entry->prompt_id, prompt_id) != 0 ||

@@ -430,6 +430,54 @@ test_subagent_back_as_its_prompt_fires_sends_no_prompt (gconstpointer data)
 }
 
 static void
+fail_again_on_fired (MendSubagentRetry *retry,
+                     MendSubagent      *subagent,
+                     const char        *prompt_id,
+                     gpointer           data)
+{
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+
+  mend_subagent_retry_failed (retry, mend_subagent_get_agent_id (subagent), failure);
+}
+
+/* The agent's stream repeats the subagent's failure as its resume prompt
+ * fires: a duplicate notice while a retry is under way changes nothing,
+ * so one prompt goes out per attempt and no wait is planned beside it. */
+static void
+test_failure_repeated_as_the_prompt_fires_plans_nothing_more (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  MendSubagent *sub;
+  guint started = 0;
+
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
+  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "agent-a", failure);
+  g_signal_connect (retry, "fired", G_CALLBACK (fail_again_on_fired), NULL);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
+
+  g_assert_cmpuint (started, ==, 1);
+  g_assert_null (mend_subagent_get_retry (sub));
+  g_signal_handlers_disconnect_by_func (retry, fail_again_on_fired, NULL);
+
+  /* The prompt's turn ends with the subagent still failed: one next
+   * attempt, the second. */
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  g_assert_nonnull (mend_subagent_get_retry (sub));
+  g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
+  g_assert_cmpuint (started, ==, 2);
+  g_assert_cmpuint (mend_subagent_get_attempts (sub), ==, 2);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
 drop_chat_on_resume_turn (MendChat  *chat,
                           MendTurn  *turn,
                           MendChat **slot)
@@ -1249,6 +1297,8 @@ main (int   argc,
                         GINT_TO_POINTER (FALSE), test_subagent_back_as_its_prompt_fires_sends_no_prompt);
   g_test_add_data_func ("/Mend/AttackLifecycle/subagent-completed-as-its-prompt-fires-sends-no-prompt",
                         GINT_TO_POINTER (TRUE), test_subagent_back_as_its_prompt_fires_sends_no_prompt);
+  g_test_add_func ("/Mend/AttackLifecycle/failure-repeated-as-the-prompt-fires-plans-nothing-more",
+                   test_failure_repeated_as_the_prompt_fires_plans_nothing_more);
   g_test_add_func ("/Mend/AttackLifecycle/chat-dropped-as-the-resume-turn-starts",
                    test_chat_dropped_as_the_resume_turn_starts);
   g_test_add_func ("/Mend/AttackLifecycle/restore-from-turn-finished",
