@@ -35,6 +35,7 @@ struct _MendSubagentEntry
   gboolean       manual;         /* a person's Retry: never re-armed */
   gboolean       stopped;        /* Stop ended the automatic attempts */
   gboolean       sending;        /* its prompt's fired is being told */
+  gboolean       exhausted;      /* given up on, and told so, until it runs again */
 };
 
 /* The subagents of a chat, in list order, found by id and by agent id.

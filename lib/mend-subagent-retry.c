@@ -147,6 +147,7 @@ resume (MendSubagentRetry *self,
   g_object_ref (self);
   begin_change (entry);
   mend_subagent_scheduler_skip (&self->sched, entry, "resumed");
+  entry->exhausted = FALSE;
   mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_RUNNING);
   mend_subagent_set_retryable (entry->subagent, FALSE);
   end_change (entry);

@@ -269,9 +269,16 @@ static void
 exhaust (MendSubagentScheduler *self,
          MendSubagentEntry     *entry)
 {
+  gboolean told = entry->exhausted;
+
+  entry->exhausted = TRUE;
   mend_subagent_set_retry (entry->subagent, NULL);
   mend_subagent_set_retryable (entry->subagent, mend_subagent_scheduler_is_open (self));
   mend_subagent_scheduler_settle (self, entry);
+  /* The agent repeated the failure it was given up on (a handler of
+   * exhausted may do so at once): it is not told twice. */
+  if (told)
+    return;
   mend_subagent_scheduler_emit_step (self, entry, "exhausted", mend_subagent_get_attempts (entry->subagent), NULL, NULL);
   g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_EXHAUSTED], 0, entry->subagent);
 }

@@ -382,6 +382,50 @@ test_a_subagent_that_keeps_failing_is_given_up (Fixture       *f,
   g_assert_nonnull (strstr (json, "\"retryable\":true"));
 }
 
+typedef struct
+{
+  guint exhausted;
+} Exhausted;
+
+/* An agent that reports the failure again when told it was given up;
+ * bounded, so that a defect shows as a count, not a stack overflow. */
+static void
+report_again_when_exhausted (MendSubagentRetry *retry,
+                             MendSubagent      *subagent,
+                             Exhausted         *seen)
+{
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+
+  if (++seen->exhausted <= 3)
+    mend_subagent_retry_failed (retry, mend_subagent_get_agent_id (subagent), failure);
+}
+
+static void
+test_an_exhausted_subagent_is_announced_once (Fixture       *f,
+                                              gconstpointer  data)
+{
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
+  MendSubagent *sub = start_and_fail (f, "toolu_1", "agent-a", "a", GATEWAY_503);
+  Exhausted seen = { 0 };
+
+  g_signal_connect (f->retry, "exhausted", G_CALLBACK (report_again_when_exhausted), &seen);
+  keep_failing (f, "agent-a");
+  assert_records (f, "scheduled fired scheduled fired scheduled fired scheduled fired exhausted");
+  g_assert_cmpuint (seen.exhausted, ==, 1);
+
+  /* The agent repeats its failure notice later: nothing more is planned
+   * or announced. */
+  mend_subagent_retry_failed (f->retry, "agent-a", failure);
+  assert_records (f, "scheduled fired scheduled fired scheduled fired scheduled fired exhausted");
+  g_assert_cmpuint (seen.exhausted, ==, 1);
+  g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_FAILED);
+  g_assert_true (mend_subagent_get_retryable (sub));
+
+  /* A person's Retry still works, and its failure is told again. */
+  g_assert_true (mend_subagent_retry_retry (f->retry, "toolu_1", NULL));
+  g_signal_handlers_disconnect_by_func (f->retry, report_again_when_exhausted, &seen);
+}
+
 static void
 test_a_prompt_turn_that_ends_with_the_subagent_failed_plans_the_next (Fixture       *f,
                                                                       gconstpointer  data)
@@ -1096,6 +1140,7 @@ main (int   argc,
   ADD ("/Mend/SubagentRetry/failures-past-the-limit-are-forgotten-after-a-stop", test_failures_past_the_limit_are_forgotten_after_a_stop);
   ADD ("/Mend/SubagentRetry/failed-subagents-past-the-limit-forget-only-the-oldest", test_failed_subagents_past_the_limit_forget_only_the_oldest);
   ADD ("/Mend/SubagentRetry/a-subagent-that-keeps-failing-is-given-up", test_a_subagent_that_keeps_failing_is_given_up);
+  ADD ("/Mend/SubagentRetry/an-exhausted-subagent-is-announced-once", test_an_exhausted_subagent_is_announced_once);
   ADD ("/Mend/SubagentRetry/a-prompt-turn-ending-with-the-subagent-failed-plans-the-next", test_a_prompt_turn_that_ends_with_the_subagent_failed_plans_the_next);
   ADD ("/Mend/SubagentRetry/a-forgotten-agent-that-keeps-failing-is-given-up", test_a_forgotten_agent_that_keeps_failing_is_given_up);
   ADD ("/Mend/SubagentRetry/a-forgotten-agent-that-completes-after-its-resume-ends-completed", test_a_forgotten_agent_that_completes_after_its_resume_ends_completed);
