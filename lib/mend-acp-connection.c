@@ -475,7 +475,7 @@ on_stderr (GObject      *source,
 static void
 read_stderr (MendAcpConnection *conn)
 {
-  g_input_stream_read_bytes_async (conn->stderr_stream, STDERR_READ_SIZE, G_PRIORITY_DEFAULT,
+  g_input_stream_read_bytes_async (conn->stderr_stream, STDERR_READ_SIZE, MEND_AGENT_STDERR_PRIORITY,
                                    conn->cancellable, on_stderr, conn_ref (conn));
 }
 

@@ -267,6 +267,7 @@ mend_agent_child_spawn (const char * const            *argv,
                                                                 child->cancellable);
   g_source_set_callback (child->stderr_source, G_SOURCE_FUNC (on_stderr_ready),
                          child_ref (child), (GDestroyNotify) child_unref);
+  g_source_set_priority (child->stderr_source, MEND_AGENT_STDERR_PRIORITY);
   g_source_attach (child->stderr_source, g_main_context_get_thread_default ());
   g_subprocess_wait_async (subprocess, child->cancellable, on_wait, child_ref (child));
 

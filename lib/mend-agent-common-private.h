@@ -9,6 +9,12 @@
 
 G_BEGIN_DECLS
 
+/* An agent's standard error is read below everything else, its protocol
+ * included: an agent that writes it without end never holds up the
+ * answers, and whenever the protocol has nothing to read the tail is
+ * read, so that an agent blocked on a full stderr pipe is never stuck. */
+#define MEND_AGENT_STDERR_PRIORITY (G_PRIORITY_LOW + 100)
+
 /* What the senders that run an agent as a child process share: the tail
  * of its standard error, its environment, and its standard input. */
 
