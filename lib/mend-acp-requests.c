@@ -87,10 +87,16 @@ static gboolean
 send_reply (Request    *request,
             const char *json)
 {
+  g_autoptr(JsonNode) node = NULL;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
-  reply = json_gvariant_deserialize_data (json, -1, NULL, &error);
+  /* Parsed on its own first: the strict parser bounds it, and
+   * json_gvariant_deserialize_data () leaks its parser on a parse error
+   * (json-glib 1.6). */
+  node = mend_json_parse (json, -1, &error);
+  if (node != NULL)
+    reply = json_gvariant_deserialize (node, NULL, &error);
   if (reply == NULL)
     {
       g_debug ("Not an answer to %s: %s", request->method, error->message);
