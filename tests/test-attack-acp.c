@@ -16,8 +16,9 @@
 
 #include <libmend.h>
 
+#include "real-agent-common.h"
+
 #define WALL_START 1764500000000000
-#define WATCHDOG_S 20
 #define GRACE_MS 200
 
 #define END_TURN "{'answer': {'stopReason': 'end_turn'}}"
@@ -131,21 +132,6 @@ start_chat (Fixture    *f,
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
 }
 
-/* GSubprocess lets go of an exited child in GLib's worker thread. */
-static void
-finalize_eventually (gpointer object)
-{
-  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-
-  g_object_add_weak_pointer (object, &object);
-  g_object_unref (object);
-  while (object != NULL && g_get_monotonic_time () < deadline)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-  g_assert_null (object);
-}
 
 static void
 fixture_tear_down (Fixture       *f,
@@ -185,35 +171,33 @@ fixture_tear_down (Fixture       *f,
 
 typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
 
-static gboolean
-tick (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
 
 /* Real time for the agent; libmend's waits fire in virtual time when
  * nothing else is left to do. */
+typedef struct
+{
+  Fixture       *f;
+  Predicate      done;
+  gconstpointer  data;
+} Until;
+
+static gboolean
+until_done (gpointer user_data)
+{
+  Until *until = user_data;
+
+  return until->done (until->f, until->data);
+}
+
 static void
 run_until (Fixture       *f,
            Predicate      done,
            gconstpointer  data)
 {
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add (20, tick, NULL);
+  Until until = { f, done, data };
 
-  while (!done (f, data))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      if (!g_main_context_iteration (NULL, FALSE))
-        {
-          if (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)) > 0)
-            mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
-          else
-            g_main_context_iteration (NULL, TRUE);
-        }
-    }
-
-  g_source_remove (ticker);
+  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), real_agent_always, MEND_SENDER (f->agent),
+                        until_done, &until, "the agent");
 }
 
 static gboolean
