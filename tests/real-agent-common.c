@@ -207,7 +207,8 @@ tick (gpointer data)
 }
 
 gboolean
-real_agent_always (gpointer user_data)
+real_agent_always (gpointer      fixture,
+                   gconstpointer data)
 {
   return TRUE;
 }
@@ -217,7 +218,8 @@ real_agent_run_until (MendManualClock *clock,
                       RealAgentCheck   may_advance,
                       MendSender      *sender,
                       RealAgentCheck   done,
-                      gpointer         user_data,
+                      gpointer         fixture,
+                      gconstpointer    data,
                       const char      *what)
 {
   gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
@@ -225,7 +227,7 @@ real_agent_run_until (MendManualClock *clock,
    * looked at even when nothing happens. */
   guint ticker = g_timeout_add (50, tick, NULL);
 
-  while (!done (user_data))
+  while (!done (fixture, data))
     {
       if (g_get_monotonic_time () > deadline)
         {
@@ -236,7 +238,7 @@ real_agent_run_until (MendManualClock *clock,
 
       if (!g_main_context_iteration (NULL, FALSE))
         {
-          if (may_advance != NULL && may_advance (user_data) &&
+          if (may_advance != NULL && may_advance (fixture, data) &&
               mend_manual_clock_get_n_pending (clock) > 0)
             mend_manual_clock_advance_to_next (clock);
           else

@@ -55,21 +55,26 @@ MendAcpAgent     *claude_code_acp_agent_new (const char *adapter,
  * that runs no process). */
 char     *real_agent_dup_stderr     (MendSender  *sender);
 
-typedef gboolean (*RealAgentCheck) (gpointer user_data);
+/* A check of a test's fixture, with data of the check's own: the shape
+ * of each test file's predicates, which take their Fixture pointer. */
+typedef gboolean (*RealAgentCheck) (gpointer      fixture,
+                                    gconstpointer data);
 
 /* A check that always holds. */
-gboolean  real_agent_always         (gpointer     user_data);
+gboolean  real_agent_always         (gpointer      fixture,
+                                     gconstpointer data);
 
-/* Runs the main loop until @done, in real time for the agent and the
- * server, bounded by a 40 s watchdog. Whenever nothing else is left to do
- * and @may_advance (nullable: never) holds, the next of @clock's timers
- * fires in virtual time. @sender's stderr is shown when the watchdog
- * bites. */
+/* Runs the main loop until @done (@fixture, @data) holds, in real time for
+ * the agent and the server, bounded by a 40 s watchdog. Whenever nothing
+ * else is left to do and @may_advance (nullable: never) holds, the next of
+ * @clock's timers fires in virtual time. @sender's stderr is shown when
+ * the watchdog bites. */
 void      real_agent_run_until      (MendManualClock *clock,
                                      RealAgentCheck   may_advance,
                                      MendSender      *sender,
                                      RealAgentCheck   done,
-                                     gpointer         user_data,
+                                     gpointer         fixture,
+                                     gconstpointer    data,
                                      const char      *what);
 
 /* How many of @records (JSON text of the chat's `record` signal) are of

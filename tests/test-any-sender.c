@@ -209,9 +209,10 @@ on_record (MendChat   *chat,
 }
 
 static gboolean
-n_turns_finished (gpointer user_data)
+n_turns_finished (gpointer      fixture,
+                  gconstpointer data)
 {
-  Fixture *f = user_data;
+  Fixture *f = fixture;
 
   return f->finished->len >= f->n_turns;
 }
@@ -220,9 +221,10 @@ n_turns_finished (gpointer user_data)
  * per-attempt timeout is on the same clock, and must not pass while the
  * server answers in real time. */
 static gboolean
-turn_is_waiting (gpointer user_data)
+turn_is_waiting (gpointer      fixture,
+                 gconstpointer data)
 {
-  Fixture *f = user_data;
+  Fixture *f = fixture;
   MendTurn *turn = mend_chat_get_turn (f->chat);
 
   return turn != NULL && mend_turn_get_state (turn) == MEND_TURN_WAITING;
@@ -251,7 +253,7 @@ play (Fixture  *f,
 
   f->n_turns = n_turns;
   real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), turn_is_waiting, mend_chat_get_sender (chat),
-                        n_turns_finished, f, "the turns to finish");
+                        n_turns_finished, f, NULL, "the turns to finish");
 
   g_signal_handlers_disconnect_by_data (chat, f);
 }

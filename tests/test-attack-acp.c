@@ -171,33 +171,15 @@ fixture_tear_down (Fixture       *f,
 
 typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
 
-
 /* Real time for the agent; libmend's waits fire in virtual time when
  * nothing else is left to do. */
-typedef struct
-{
-  Fixture       *f;
-  Predicate      done;
-  gconstpointer  data;
-} Until;
-
-static gboolean
-until_done (gpointer user_data)
-{
-  Until *until = user_data;
-
-  return until->done (until->f, until->data);
-}
-
 static void
 run_until (Fixture       *f,
            Predicate      done,
            gconstpointer  data)
 {
-  Until until = { f, done, data };
-
   real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), real_agent_always, MEND_SENDER (f->agent),
-                        until_done, &until, "the agent");
+                        (RealAgentCheck) done, f, data, "the agent");
 }
 
 static gboolean

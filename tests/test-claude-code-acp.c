@@ -138,21 +138,6 @@ fixture_tear_down (Fixture       *f,
 
 typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
 
-typedef struct
-{
-  Fixture       *f;
-  Predicate      done;
-  gconstpointer  data;
-} Until;
-
-static gboolean
-until_done (gpointer user_data)
-{
-  Until *until = user_data;
-
-  return until->done (until->f, until->data);
-}
-
 /* Runs the main loop until @done: the agent in real time, libmend's
  * waits in virtual time. */
 static void
@@ -161,10 +146,8 @@ run_until (Fixture       *f,
            gconstpointer  data,
            const char    *what)
 {
-  Until until = { f, done, data };
-
   real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), f->auto_advance ? real_agent_always : NULL,
-                        MEND_SENDER (f->agent), until_done, &until, what);
+                        MEND_SENDER (f->agent), (RealAgentCheck) done, f, data, what);
 }
 
 static gboolean
