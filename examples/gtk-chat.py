@@ -322,9 +322,8 @@ class ChatWindow:
             self.sender.connect("content", self.on_content)
 
         # The chat owns the queue, the turn and its retries, and the subagents.
+        # An agent sender feeds this chat: the chat attaches itself.
         self.chat = Mend.Chat.new_with_sender(self.sender, None)
-        if self.agent is not None:
-            self.agent.set_chat(self.chat)      # its updates feed the chat's subagents
         self.chat.connect("turn-started", self.on_turn_started)
         self.chat.connect("turn-finished", self.on_turn_finished)
         self.chat.connect("notify::lifecycle", lambda *args: self.update_status())

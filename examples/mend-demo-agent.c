@@ -504,19 +504,18 @@ run_agent_demo (Demo       *demo,
 
   /* Offline, in a private home, and quick to give up on its own. */
   agent = mend_agent_process_new_claude_code (claude);
-  mend_agent_process_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_process_setenv (agent, "PATH", g_getenv ("PATH"));
-  mend_agent_process_setenv (agent, "HOME", home);
-  mend_agent_process_setenv (agent, "TMPDIR", home);
-  mend_agent_process_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
-  mend_agent_process_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-demo-not-a-key");
-  mend_agent_process_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "1");
-  mend_agent_process_setenv (agent, "IS_SANDBOX", "1");
-  mend_agent_process_set_cwd (agent, home);
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-demo-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "1");
+  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   demo->chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, "id", "demo-agent", NULL);
-  mend_agent_process_set_chat (agent, demo->chat);
   connect_chat (demo);
   g_signal_connect (demo->chat, "turn-started", G_CALLBACK (on_turn_started), demo);
 
@@ -533,13 +532,13 @@ run_agent_demo (Demo       *demo,
                     "%u requests reached the server; one Claude Code session (%s), started %u time; "
                     "every queued item was kept.",
                     "%u requests reached the server; one Claude Code session (%s), started %u times; "
-                    "every queued item was kept.", mend_agent_process_get_n_starts (agent)),
+                    "every queued item was kept.", mend_agent_get_n_starts (MEND_AGENT (agent))),
        n_requests,
-       mend_agent_process_get_session_id (agent) ? mend_agent_process_get_session_id (agent) : _("none"),
-       mend_agent_process_get_n_starts (agent));
+       mend_agent_get_session_id (MEND_AGENT (agent)) ? mend_agent_get_session_id (MEND_AGENT (agent)) : _("none"),
+       mend_agent_get_n_starts (MEND_AGENT (agent)));
 
   mend_chat_close (demo->chat);
-  mend_agent_process_terminate (agent);
+  mend_agent_terminate (MEND_AGENT (agent));
   g_clear_object (&demo->chat);
   {
     g_autoptr(GFile) file = g_file_new_for_path (home);
@@ -659,18 +658,17 @@ run_acp_demo (Demo       *demo,
 
   /* Offline, in a private home, and quick to give up on its own. */
   agent = mend_acp_agent_new_claude_code (adapter);
-  mend_acp_agent_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_acp_agent_setenv (agent, "PATH", g_getenv ("PATH"));
-  mend_acp_agent_setenv (agent, "HOME", home);
-  mend_acp_agent_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
-  mend_acp_agent_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-demo-not-a-key");
-  mend_acp_agent_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_acp_agent_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "1");
-  mend_acp_agent_setenv (agent, "IS_SANDBOX", "1");
-  mend_acp_agent_set_cwd (agent, home);
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-demo-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "1");
+  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   demo->chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, "id", "demo-acp", NULL);
-  mend_acp_agent_set_chat (agent, demo->chat);
   connect_chat (demo);
   g_signal_connect (agent, "update", G_CALLBACK (on_acp_update), demo);
 
@@ -688,14 +686,14 @@ run_acp_demo (Demo       *demo,
                     "%u requests reached the server; one ACP session (%s), started %u time, "
                     "%u session/cancel sent; every queued item was kept.",
                     "%u requests reached the server; one ACP session (%s), started %u times, "
-                    "%u session/cancel sent; every queued item was kept.", mend_acp_agent_get_n_starts (agent)),
+                    "%u session/cancel sent; every queued item was kept.", mend_agent_get_n_starts (MEND_AGENT (agent))),
        n_requests,
-       mend_acp_agent_get_session_id (agent) ? mend_acp_agent_get_session_id (agent) : _("none"),
-       mend_acp_agent_get_n_starts (agent),
+       mend_agent_get_session_id (MEND_AGENT (agent)) ? mend_agent_get_session_id (MEND_AGENT (agent)) : _("none"),
+       mend_agent_get_n_starts (MEND_AGENT (agent)),
        mend_acp_agent_get_n_cancels (agent));
 
   mend_chat_close (demo->chat);
-  mend_acp_agent_terminate (agent);
+  mend_agent_terminate (MEND_AGENT (agent));
   g_clear_object (&demo->chat);
   return demo->off_script ? 1 : 0;
 }

@@ -33,6 +33,7 @@ G_BEGIN_DECLS
 # include "mend-subagent.h"
 # include "mend-subagent-retry.h"
 # include "mend-stream-observer.h"
+# include "mend-agent.h"
 # include "mend-agent-process.h"
 # include "mend-acp-agent.h"
 #undef MEND_INSIDE

@@ -8,20 +8,21 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-acp-agent.h"
-#include "mend-chat.h"
+#include "mend-agent-host-private.h"
 
 G_BEGIN_DECLS
 
-/* What a session/update tells the chat about subagents. Keeps the Task
+/* What a session/update tells the chat's host about subagents. Keeps the Task
  * calls seen (id → description), bounded. */
 typedef struct _MendAcpSubagents MendAcpSubagents;
 
 MendAcpSubagents *mend_acp_subagents_new  (void);
 void              mend_acp_subagents_free (MendAcpSubagents *subagents);
-void              mend_acp_subagents_feed (MendAcpSubagents *subagents,
-                                           MendChat         *chat,
-                                           JsonObject       *params,
-                                           JsonObject       *update);
+void              mend_acp_subagents_feed (MendAcpSubagents    *subagents,
+                                           const MendAgentHost *host,
+                                           gpointer             chat,
+                                           JsonObject          *params,
+                                           JsonObject          *update);
 
 /* Whether an update is the agent's output for the turn. */
 gboolean          mend_acp_update_is_output (JsonObject *update);

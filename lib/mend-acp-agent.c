@@ -13,9 +13,7 @@
 #include "mend-acp-agent-private.h"
 #include "mend-acp-connection-private.h"
 #include "mend-acp-requests-private.h"
-#include "mend-agent-common-private.h"
-#include "mend-agent-process.h"
-#include "mend-chat.h"
+#include "mend-agent-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
 #include "mend-sender.h"
@@ -46,8 +44,8 @@
  *   message chunk, thought, tool call or plan marks the turn's output as
  *   seen ([method@Mend.Turn.note_output]), and every update is emitted as
  *   [signal@Mend.AcpAgent::update] for the app to render. Background
- *   subagents reported in the updates feed the chat's
- *   [class@Mend.SubagentRetry]; docs/overview.md lists the shapes read.
+ *   subagents reported in the updates feed the subagents of the chat
+ *   whose sender the agent is; docs/overview.md lists the shapes read.
  * - A Stop (the attempt's cancellable) sends `session/cancel`: the attempt
  *   ends at once as stopped, the session stays, and the next prompt waits
  *   for the cancelled one's answer — for [property@Mend.AcpAgent:cancel-grace-ms]
@@ -55,45 +53,38 @@
  *   again, and the next prompt goes to the session it loads.
  * - An agent that exits during an attempt fails it as a dropped
  *   connection, a transient failure, with the end of its standard error in
- *   the failure's text; the next attempt starts it again and loads the
- *   session.
+ *   the failure's text — at its exit, even while a process it started
+ *   holds its output open (see [class@Mend.Agent]); the next attempt
+ *   starts it again and loads the session.
  * - Requests the agent makes of the client (`session/request_permission`,
  *   `fs/read_text_file`, `fs/write_text_file`, anything else) are emitted
  *   as [signal@Mend.AcpAgent::request]. Unhandled, they are denied: a
  *   permission request is answered with its reject option (or as
  *   cancelled), any other request with a JSON-RPC error.
  *
+ * Make the agent the chat's sender; that is all the wiring there is:
+ *
  * ```c
  * g_autoptr(MendAcpAgent) agent = mend_acp_agent_new_claude_code (NULL);
- * g_autoptr(MendChat) chat = g_object_new (MEND_TYPE_CHAT, "sender", agent, NULL);
+ * g_autoptr(MendChat) chat = mend_chat_new_with_sender (MEND_SENDER (agent), NULL);
+ * g_autoptr(GError) error = NULL;
  *
- * mend_acp_agent_set_chat (agent, chat);
  * mend_chat_submit (chat, "Review the diff", NULL, &error);
  * ```
  */
 
 struct _MendAcpAgent
 {
-  GObject            parent_instance;
+  MendAgent          parent_instance;
 
-  GStrv              argv;
-  GStrv              environ_;
-  char              *cwd;
-  char              *session_id;
   char              *stop_reason;
-  MendChat          *chat;       /* weak */
   MendAcpSubagents  *subagents;
   MendAcpRequests   *requests;
 
-  MendAcpConnection *conn;       /* the run, while the agent runs */
-  GByteArray        *stderr_tail;
-  guint              n_starts;
+  MendAcpConnection *conn;       /* the session, while the agent runs */
   guint              n_loads;
   guint              n_cancels;
 
-  GTask             *task;       /* the attempt in flight */
-  MendTurn          *task_turn;
-  gulong             cancelled_id;
   guint              prompt;     /* the attempt's prompt, once sent */
 
   guint              cancel_grace_ms;
@@ -103,14 +94,7 @@ struct _MendAcpAgent
 
 enum {
   PROP_0,
-  PROP_ARGV,
-  PROP_ENVIRON,
-  PROP_CWD,
-  PROP_CHAT,
-  PROP_SESSION_ID,
   PROP_STOP_REASON,
-  PROP_RUNNING,
-  PROP_N_STARTS,
   PROP_CANCEL_GRACE_MS,
   N_PROPS
 };
@@ -121,13 +105,12 @@ enum {
   N_SIGNALS
 };
 
-static void mend_acp_agent_sender_init (MendSenderInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (MendAcpAgent, mend_acp_agent, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (MEND_TYPE_SENDER, mend_acp_agent_sender_init))
+G_DEFINE_FINAL_TYPE (MendAcpAgent, mend_acp_agent, MEND_TYPE_AGENT)
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
+
+#define AGENT(self) MEND_AGENT (self)
 
 static gboolean
 set_str (char       **field,
@@ -148,27 +131,8 @@ finish_task (MendAcpAgent *self,
              MendFailure  *failure,
              GError       *error)
 {
-  g_autoptr(GTask) task = NULL;
-  GCancellable *cancellable;
-
-  if (self->task == NULL)
-    {
-      g_clear_error (&error);
-      return;
-    }
-
-  cancellable = g_task_get_cancellable (self->task);
-  if (cancellable != NULL && self->cancelled_id != 0)
-    g_signal_handler_disconnect (cancellable, self->cancelled_id);
-  self->cancelled_id = 0;
-  task = g_steal_pointer (&self->task);
-  g_clear_object (&self->task_turn);
   self->prompt = 0;
-
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, failure ? g_object_ref (failure) : NULL, g_object_unref);
+  mend_agent_finish_attempt (AGENT (self), failure, error);
 }
 
 static void
@@ -209,18 +173,20 @@ finish_with_stop_reason (MendAcpAgent *self,
 static void
 maybe_prompt (MendAcpAgent *self)
 {
-  if (self->task == NULL || self->prompt != 0 || self->conn == NULL ||
+  MendTurn *turn = mend_agent_get_turn (AGENT (self));
+
+  if (turn == NULL || self->prompt != 0 || self->conn == NULL ||
       !mend_acp_connection_can_prompt (self->conn))
     return;
 
-  self->prompt = mend_acp_connection_prompt (self->conn, self->session_id,
-                                             mend_turn_get_prompt (self->task_turn));
+  self->prompt = mend_acp_connection_prompt (self->conn, mend_agent_get_session_id (AGENT (self)),
+                                             mend_turn_get_prompt (turn));
 }
 
 /* The grace period of a cancelled prompt */
 
-static gboolean start_run (MendAcpAgent  *self,
-                           GError       **error);
+static gboolean mend_acp_agent_start (MendAgent  *agent,
+                                      GError    **error);
 
 static void
 clear_grace (MendAcpAgent *self)
@@ -247,8 +213,9 @@ on_grace_over (gpointer user_data)
            self->cancel_grace_ms);
   g_object_ref (self);
   mend_acp_connection_close (g_steal_pointer (&self->conn));
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
-  if (self->task != NULL && self->conn == NULL && !start_run (self, &error))
+  mend_agent_close_child (AGENT (self));
+  if (mend_agent_get_turn (AGENT (self)) != NULL && self->conn == NULL &&
+      !mend_acp_agent_start (AGENT (self), &error))
     finish_task (self, NULL, g_steal_pointer (&error));
   g_object_unref (self);
   return G_SOURCE_REMOVE;
@@ -271,15 +238,15 @@ arm_grace (MendAcpAgent *self,
 }
 
 static void
-on_task_cancelled (GCancellable *cancellable,
-                   MendAcpAgent *self)
+mend_acp_agent_cancelled (MendAgent *agent)
 {
-  g_object_ref (self);
+  MendAcpAgent *self = MEND_ACP_AGENT (agent);
+  const char *session_id = mend_agent_get_session_id (agent);
 
-  if (self->prompt != 0 && self->conn != NULL && self->session_id != NULL)
+  if (self->prompt != 0 && self->conn != NULL && session_id != NULL)
     {
       self->n_cancels++;
-      mend_acp_connection_cancel (self->conn, self->session_id);
+      mend_acp_connection_cancel (self->conn, session_id);
       arm_grace (self, self->prompt);
     }
   /* A session that has not opened yet has as long to open as a
@@ -289,9 +256,7 @@ on_task_cancelled (GCancellable *cancellable,
            !mend_acp_connection_can_prompt (self->conn))
     arm_grace (self, 0);
 
-  finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                _("The turn was stopped")));
-  g_object_unref (self);
+  self->prompt = 0;
 }
 
 /* The run */
@@ -304,31 +269,19 @@ end_run (MendAcpAgent *self,
 {
   g_autoptr(MendFailure) lost = NULL;
 
-  if (self->conn == NULL)
-    return;
-
   g_object_ref (self);
   clear_grace (self);
 
-  if (failure == NULL)
+  if (self->conn != NULL)
+    mend_acp_connection_close (g_steal_pointer (&self->conn));
+  mend_agent_close_child (AGENT (self));
+  if (mend_agent_get_turn (AGENT (self)) != NULL)
     {
-      g_autoptr(GError) error = NULL;
-      g_autofree char *text = mend_stderr_tail_text (self->stderr_tail);
-
-      if (text != NULL)
-        error = g_error_new (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
-                             _("The agent exited before the turn's result: %s"), text);
-      else
-        error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
-                                     _("The agent exited before the turn's result"));
-      failure = lost = mend_failure_new_from_error (error);
+      if (failure == NULL)
+        failure = lost = mend_agent_new_exit_failure (AGENT (self));
+      finish_task (self, failure, NULL);
     }
 
-  mend_acp_connection_close (g_steal_pointer (&self->conn));
-  if (self->task != NULL)
-    finish_task (self, failure, NULL);
-
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
   g_object_unref (self);
 }
 
@@ -336,7 +289,7 @@ static void
 on_session (gpointer    user_data,
             const char *session_id)
 {
-  mend_acp_agent_set_session_id (user_data, session_id);
+  mend_agent_set_session_id (user_data, session_id);
 }
 
 static void
@@ -360,19 +313,24 @@ on_update (gpointer    user_data,
   MendAcpAgent *self = user_data;
   JsonObject *update = mend_json_get_object (params, "update");
   const char *kind = update ? mend_json_get_string (update, "sessionUpdate") : NULL;
+  const char *session_id = mend_agent_get_session_id (AGENT (self));
+  MendTurn *turn = mend_agent_get_turn (AGENT (self));
+  const MendAgentHost *host;
+  gpointer chat = NULL;
   g_autofree char *json = NULL;
 
-  if (kind == NULL || self->session_id == NULL ||
-      g_strcmp0 (mend_json_get_string (params, "sessionId"), self->session_id) != 0)
+  if (kind == NULL || session_id == NULL ||
+      g_strcmp0 (mend_json_get_string (params, "sessionId"), session_id) != 0)
     return;
 
   g_object_ref (self);
 
-  if (self->task_turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update))
-    mend_turn_note_output (self->task_turn);
+  if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update))
+    mend_turn_note_output (turn);
 
-  if (self->chat != NULL)
-    mend_acp_subagents_feed (self->subagents, self->chat, params, update);
+  host = mend_agent_get_host (AGENT (self), &chat);
+  if (host != NULL)
+    mend_acp_subagents_feed (self->subagents, host, chat, params, update);
 
   json = mend_json_to_string (json_object_get_member (params, "update"));
   g_signal_emit (self, signals[UPDATE], 0, kind, json);
@@ -403,6 +361,7 @@ on_answered (gpointer     user_data,
              MendFailure *failure)
 {
   MendAcpAgent *self = user_data;
+  gboolean ours = mend_agent_get_turn (AGENT (self)) != NULL && self->prompt == prompt;
 
   g_object_ref (self);
 
@@ -411,14 +370,14 @@ on_answered (gpointer     user_data,
 
   if (failure != NULL)
     {
-      if (self->task != NULL && self->prompt == prompt)
+      if (ours)
         finish_task (self, failure, NULL);
     }
   else
     {
       if (set_str (&self->stop_reason, stop_reason))
         g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STOP_REASON]);
-      if (self->task != NULL && self->prompt == prompt)
+      if (ours)
         finish_with_stop_reason (self, stop_reason);
     }
   /* A prompt held behind a cancelled one goes now. */
@@ -435,13 +394,21 @@ on_ended (gpointer     user_data,
 
   /* An agent that exits in the grace period has not answered in time:
    * the attempt held behind it goes to the agent started again. */
-  if (failure == NULL && self->grace != NULL && self->task != NULL && self->prompt == 0)
+  if (failure == NULL && self->grace != NULL && mend_agent_get_turn (AGENT (self)) != NULL &&
+      self->prompt == 0)
     {
       on_grace_over (self);
       return;
     }
 
   end_run (self, failure);
+}
+
+/* The agent's process exited, or was terminated. */
+static void
+mend_acp_agent_ended (MendAgent *agent)
+{
+  on_ended (agent, NULL);
 }
 
 static const MendAcpConnectionEvents connection_events = {
@@ -454,124 +421,67 @@ static const MendAcpConnectionEvents connection_events = {
 };
 
 static gboolean
-start_run (MendAcpAgent  *self,
-           GError       **error)
+mend_acp_agent_start (MendAgent  *agent,
+                      GError    **error)
 {
-  self->conn = mend_acp_connection_start ((const char * const *) self->argv,
-                                          (const char * const *) self->environ_,
-                                          self->cwd, self->session_id,
-                                          self->requests, self->stderr_tail,
-                                          &connection_events, self, error);
-  if (self->conn == NULL)
+  MendAcpAgent *self = MEND_ACP_AGENT (agent);
+  MendAgentChild *child;
+
+  if (!mend_agent_spawn (agent, NULL, error))
     return FALSE;
 
-  self->n_starts++;
-  g_byte_array_set_size (self->stderr_tail, 0);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_STARTS]);
+  /* A handler of the start's notifications may have ended it again. */
+  child = mend_agent_get_child (agent);
+  if (child == NULL)
+    return TRUE;
+  self->conn = mend_acp_connection_start (mend_agent_child_get_stdout (child),
+                                          mend_agent_child_get_stdin (child),
+                                          mend_agent_get_cwd (agent),
+                                          mend_agent_get_session_id (agent),
+                                          self->requests, &connection_events, self, error);
+  if (self->conn == NULL)
+    {
+      mend_agent_close_child (agent);
+      return FALSE;
+    }
   return TRUE;
 }
 
-/* MendSender */
-
 static void
-mend_acp_agent_send_async (MendSender          *sender,
-                           MendTurn            *turn,
-                           guint                attempt,
-                           int                  io_priority,
-                           GCancellable        *cancellable,
-                           GAsyncReadyCallback  callback,
-                           gpointer             user_data)
+mend_acp_agent_attempt (MendAgent *agent)
 {
-  MendAcpAgent *self = MEND_ACP_AGENT (sender);
-  g_autoptr(GTask) task = NULL;
-  GError *error = NULL;
+  MendAcpAgent *self = MEND_ACP_AGENT (agent);
 
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, mend_acp_agent_send_async);
-  g_task_set_priority (task, io_priority);
-
-  if (g_task_return_error_if_cancelled (task))
-    return;
-
-  /* JSON carries text: a prompt that is not UTF-8 cannot be sent. */
-  if (!g_utf8_validate (mend_turn_get_prompt (turn), -1, NULL))
-    {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                               _("The prompt is not valid UTF-8"));
-      return;
-    }
-
-  if (self->task != NULL)
-    {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING,
-                               _("The agent is already running an attempt"));
-      return;
-    }
-
-  self->task = g_object_ref (task);
-  self->task_turn = g_object_ref (turn);
   self->prompt = 0;
-  if (cancellable != NULL)
-    self->cancelled_id = g_signal_connect (cancellable, "cancelled",
-                                           G_CALLBACK (on_task_cancelled), self);
-
-  /* The attempt is kept first: a handler of the start's notifications
-   * may stop it, or end the agent again. */
-  if (self->conn == NULL && !start_run (self, &error))
+  /* JSON carries text: a prompt that is not UTF-8 cannot be sent. */
+  if (!g_utf8_validate (mend_turn_get_prompt (mend_agent_get_turn (agent)), -1, NULL))
     {
-      finish_task (self, NULL, error);
+      finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                                    _("The prompt is not valid UTF-8")));
       return;
     }
 
   maybe_prompt (self);
 }
 
-static MendFailure *
-mend_acp_agent_send_finish (MendSender    *sender,
-                            GAsyncResult  *result,
-                            GError       **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, sender), NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
-}
-
 static void
-mend_acp_agent_sender_init (MendSenderInterface *iface)
+mend_acp_agent_attached (MendAgent *agent)
 {
-  iface->send_async = mend_acp_agent_send_async;
-  iface->send_finish = mend_acp_agent_send_finish;
 }
 
 /* GObject */
-
-static void
-on_chat_gone (gpointer  data,
-              GObject  *where_the_object_was)
-{
-  MendAcpAgent *self = data;
-
-  self->chat = NULL;
-}
 
 static void
 mend_acp_agent_dispose (GObject *object)
 {
   MendAcpAgent *self = (MendAcpAgent *) object;
 
-  if (self->task != NULL)
-    finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
-                                                  _("The agent was closed")));
+  finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
+                                                _("The agent was closed")));
   clear_grace (self);
   mend_acp_requests_clear (self->requests);
   if (self->conn != NULL)
     mend_acp_connection_close (g_steal_pointer (&self->conn));
-  if (self->chat != NULL)
-    {
-      g_object_weak_unref (G_OBJECT (self->chat), on_chat_gone, self);
-      self->chat = NULL;
-    }
 
   G_OBJECT_CLASS (mend_acp_agent_parent_class)->dispose (object);
 }
@@ -581,12 +491,7 @@ mend_acp_agent_finalize (GObject *object)
 {
   MendAcpAgent *self = (MendAcpAgent *) object;
 
-  g_strfreev (self->argv);
-  g_strfreev (self->environ_);
-  g_free (self->cwd);
-  g_free (self->session_id);
   g_free (self->stop_reason);
-  g_byte_array_unref (self->stderr_tail);
   mend_acp_requests_free (self->requests);
   mend_acp_subagents_free (self->subagents);
 
@@ -603,29 +508,8 @@ mend_acp_agent_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_ARGV:
-      g_value_set_boxed (value, self->argv);
-      break;
-    case PROP_ENVIRON:
-      g_value_set_boxed (value, self->environ_);
-      break;
-    case PROP_CWD:
-      g_value_set_string (value, self->cwd);
-      break;
-    case PROP_CHAT:
-      g_value_set_object (value, self->chat);
-      break;
-    case PROP_SESSION_ID:
-      g_value_set_string (value, self->session_id);
-      break;
     case PROP_STOP_REASON:
       g_value_set_string (value, self->stop_reason);
-      break;
-    case PROP_RUNNING:
-      g_value_set_boolean (value, mend_acp_agent_get_running (self));
-      break;
-    case PROP_N_STARTS:
-      g_value_set_uint (value, self->n_starts);
       break;
     case PROP_CANCEL_GRACE_MS:
       g_value_set_uint (value, self->cancel_grace_ms);
@@ -645,21 +529,6 @@ mend_acp_agent_set_property (GObject      *object,
 
   switch (prop_id)
     {
-    case PROP_ARGV:
-      self->argv = g_value_dup_boxed (value);
-      break;
-    case PROP_ENVIRON:
-      mend_acp_agent_set_environ (self, g_value_get_boxed (value));
-      break;
-    case PROP_CWD:
-      mend_acp_agent_set_cwd (self, g_value_get_string (value));
-      break;
-    case PROP_CHAT:
-      mend_acp_agent_set_chat (self, g_value_get_object (value));
-      break;
-    case PROP_SESSION_ID:
-      mend_acp_agent_set_session_id (self, g_value_get_string (value));
-      break;
     case PROP_CANCEL_GRACE_MS:
       mend_acp_agent_set_cancel_grace_ms (self, g_value_get_uint (value));
       break;
@@ -672,68 +541,18 @@ static void
 mend_acp_agent_class_init (MendAcpAgentClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  MendAgentClass *agent_class = MEND_AGENT_CLASS (klass);
 
   object_class->dispose = mend_acp_agent_dispose;
   object_class->finalize = mend_acp_agent_finalize;
   object_class->get_property = mend_acp_agent_get_property;
   object_class->set_property = mend_acp_agent_set_property;
 
-  /**
-   * MendAcpAgent:argv:
-   *
-   * The agent's command line, program first (looked up in `PATH` when it
-   * has no slash).
-   */
-  properties[PROP_ARGV] =
-    g_param_spec_boxed ("argv", NULL, NULL,
-                        G_TYPE_STRV,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAcpAgent:environ:
-   *
-   * The agent's environment, as `NAME=VALUE` strings, or %NULL to inherit
-   * this process's. Used from the next start of the agent.
-   */
-  properties[PROP_ENVIRON] =
-    g_param_spec_boxed ("environ", NULL, NULL,
-                        G_TYPE_STRV,
-                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAcpAgent:cwd:
-   *
-   * The agent's working directory, and the session's `cwd`, or %NULL for
-   * this process's.
-   */
-  properties[PROP_CWD] =
-    g_param_spec_string ("cwd", NULL, NULL,
-                         NULL,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAcpAgent:chat:
-   *
-   * The chat whose [property@Mend.Chat:sender] this agent is, whose
-   * subagents the agent's updates feed. Not a reference: the chat holds
-   * the agent.
-   */
-  properties[PROP_CHAT] =
-    g_param_spec_object ("chat", NULL, NULL,
-                         MEND_TYPE_CHAT,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAcpAgent:session-id:
-   *
-   * The ACP session, as `session/new` answered it, or as set to load a
-   * session from before. A restarted agent loads it with `session/load`
-   * when it offers `loadSession`.
-   */
-  properties[PROP_SESSION_ID] =
-    g_param_spec_string ("session-id", NULL, NULL,
-                         NULL,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  agent_class->start = mend_acp_agent_start;
+  agent_class->attempt = mend_acp_agent_attempt;
+  agent_class->cancelled = mend_acp_agent_cancelled;
+  agent_class->attached = mend_acp_agent_attached;
+  agent_class->ended = mend_acp_agent_ended;
 
   /**
    * MendAcpAgent:stop-reason:
@@ -745,26 +564,6 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
     g_param_spec_string ("stop-reason", NULL, NULL,
                          NULL,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAcpAgent:running:
-   *
-   * Whether the agent runs now.
-   */
-  properties[PROP_RUNNING] =
-    g_param_spec_boolean ("running", NULL, NULL,
-                          FALSE,
-                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAcpAgent:n-starts:
-   *
-   * How many times the agent was started.
-   */
-  properties[PROP_N_STARTS] =
-    g_param_spec_uint ("n-starts", NULL, NULL,
-                       0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendAcpAgent:cancel-grace-ms:
@@ -831,7 +630,6 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
 static void
 mend_acp_agent_init (MendAcpAgent *self)
 {
-  self->stderr_tail = g_byte_array_new ();
   self->requests = mend_acp_requests_new ();
   self->subagents = mend_acp_subagents_new ();
   self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
@@ -875,193 +673,6 @@ mend_acp_agent_new_claude_code (const char *path)
 }
 
 /**
- * mend_acp_agent_get_argv:
- * @self: an ACP agent
- *
- * Gets the agent's command line.
- *
- * Returns: (transfer none) (array zero-terminated=1): the command line
- */
-const char * const *
-mend_acp_agent_get_argv (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return (const char * const *) self->argv;
-}
-
-/**
- * mend_acp_agent_get_environ:
- * @self: an ACP agent
- *
- * Gets the agent's environment.
- *
- * Returns: (transfer none) (nullable) (array zero-terminated=1): the
- *   environment, or %NULL when the agent inherits this process's
- */
-const char * const *
-mend_acp_agent_get_environ (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return (const char * const *) self->environ_;
-}
-
-/**
- * mend_acp_agent_set_environ:
- * @self: an ACP agent
- * @environ_: (nullable) (array zero-terminated=1): `NAME=VALUE` strings,
- *   or %NULL to inherit this process's environment
- *
- * Sets the agent's environment, from its next start.
- */
-void
-mend_acp_agent_set_environ (MendAcpAgent       *self,
-                            const char * const *environ_)
-{
-  g_return_if_fail (MEND_IS_ACP_AGENT (self));
-
-  if (mend_environ_replace (&self->environ_, environ_))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
-}
-
-/**
- * mend_acp_agent_setenv:
- * @self: an ACP agent
- * @name: a variable's name
- * @value: (nullable): its value, or %NULL to remove it
- *
- * Sets one variable of the agent's environment, from its next start. The
- * first change starts from this process's environment.
- */
-void
-mend_acp_agent_setenv (MendAcpAgent *self,
-                       const char   *name,
-                       const char   *value)
-{
-  char **env;
-
-  g_return_if_fail (MEND_IS_ACP_AGENT (self));
-  g_return_if_fail (name != NULL && name[0] != '\0' && strchr (name, '=') == NULL);
-
-  env = mend_environ_with (self->environ_, name, value);
-  mend_acp_agent_set_environ (self, (const char * const *) env);
-  g_strfreev (env);
-}
-
-/**
- * mend_acp_agent_get_cwd:
- * @self: an ACP agent
- *
- * Gets the agent's working directory.
- *
- * Returns: (nullable) (type filename): the directory, or %NULL
- */
-const char *
-mend_acp_agent_get_cwd (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return self->cwd;
-}
-
-/**
- * mend_acp_agent_set_cwd:
- * @self: an ACP agent
- * @cwd: (nullable) (type filename): a directory, or %NULL for this
- *   process's
- *
- * Sets the agent's working directory and its sessions' `cwd`, from its
- * next start.
- */
-void
-mend_acp_agent_set_cwd (MendAcpAgent *self,
-                        const char   *cwd)
-{
-  g_return_if_fail (MEND_IS_ACP_AGENT (self));
-
-  if (set_str (&self->cwd, cwd))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CWD]);
-}
-
-/**
- * mend_acp_agent_get_chat:
- * @self: an ACP agent
- *
- * Gets the chat the agent's updates feed.
- *
- * Returns: (transfer none) (nullable): the chat, or %NULL
- */
-MendChat *
-mend_acp_agent_get_chat (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return self->chat;
-}
-
-/**
- * mend_acp_agent_set_chat:
- * @self: an ACP agent
- * @chat: (nullable): the chat whose sender @self is
- *
- * Sets the chat whose subagents the agent's updates feed. The agent does
- * not hold a reference on it.
- */
-void
-mend_acp_agent_set_chat (MendAcpAgent *self,
-                         MendChat     *chat)
-{
-  g_return_if_fail (MEND_IS_ACP_AGENT (self));
-  g_return_if_fail (chat == NULL || MEND_IS_CHAT (chat));
-
-  if (self->chat == chat)
-    return;
-
-  if (self->chat != NULL)
-    g_object_weak_unref (G_OBJECT (self->chat), on_chat_gone, self);
-  self->chat = chat;
-  if (chat != NULL)
-    g_object_weak_ref (G_OBJECT (chat), on_chat_gone, self);
-
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CHAT]);
-}
-
-/**
- * mend_acp_agent_get_session_id:
- * @self: an ACP agent
- *
- * Gets the agent's ACP session id.
- *
- * Returns: (nullable): the session id, or %NULL before a session opened
- */
-const char *
-mend_acp_agent_get_session_id (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return self->session_id;
-}
-
-/**
- * mend_acp_agent_set_session_id:
- * @self: an ACP agent
- * @session_id: (nullable): a session id, or %NULL
- *
- * Sets the session that the agent loads at its next start, such as a
- * session of an earlier run of the app.
- */
-void
-mend_acp_agent_set_session_id (MendAcpAgent *self,
-                               const char   *session_id)
-{
-  g_return_if_fail (MEND_IS_ACP_AGENT (self));
-
-  if (set_str (&self->session_id, session_id))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SESSION_ID]);
-}
-
-/**
  * mend_acp_agent_get_stop_reason:
  * @self: an ACP agent
  *
@@ -1075,55 +686,6 @@ mend_acp_agent_get_stop_reason (MendAcpAgent *self)
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
 
   return self->stop_reason;
-}
-
-/**
- * mend_acp_agent_get_running:
- * @self: an ACP agent
- *
- * Gets whether the agent runs now.
- *
- * Returns: %TRUE while it runs
- */
-gboolean
-mend_acp_agent_get_running (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), FALSE);
-
-  return self->conn != NULL;
-}
-
-/**
- * mend_acp_agent_get_identifier:
- * @self: an ACP agent
- *
- * Gets the running agent's process id, as
- * [method@Gio.Subprocess.get_identifier] gives it.
- *
- * Returns: (nullable): the identifier, or %NULL when the agent does not run
- */
-const char *
-mend_acp_agent_get_identifier (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return self->conn ? mend_acp_connection_get_identifier (self->conn) : NULL;
-}
-
-/**
- * mend_acp_agent_get_n_starts:
- * @self: an ACP agent
- *
- * Gets how many times the agent was started.
- *
- * Returns: the number of starts
- */
-guint
-mend_acp_agent_get_n_starts (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
-
-  return self->n_starts;
 }
 
 /**
@@ -1197,25 +759,6 @@ mend_acp_agent_set_cancel_grace_ms (MendAcpAgent *self,
 }
 
 /**
- * mend_acp_agent_dup_stderr:
- * @self: an ACP agent
- *
- * Gets the end of what the agent wrote on its standard error since it
- * last started, at most %MEND_AGENT_PROCESS_STDERR_MAX_BYTES, with
- * credentials redacted.
- *
- * Returns: (transfer full) (nullable): the text, or %NULL when there is
- *   none
- */
-char *
-mend_acp_agent_dup_stderr (MendAcpAgent *self)
-{
-  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
-
-  return mend_stderr_tail_text (self->stderr_tail);
-}
-
-/**
  * mend_acp_agent_respond:
  * @self: an ACP agent
  * @request: a request's number, from [signal@Mend.AcpAgent::request]
@@ -1243,16 +786,244 @@ mend_acp_agent_respond (MendAcpAgent *self,
 }
 
 /**
- * mend_acp_agent_terminate:
+ * mend_acp_agent_set_chat:
  * @self: an ACP agent
+ * @chat: (nullable): a chat
  *
- * Ends the agent: it is killed, and an attempt in flight fails as if it
- * had died. The next attempt starts it again and loads the session.
+ * Does nothing: the chat whose sender @self is attaches itself.
+ *
+ * Deprecated: 1.0: Make the agent the chat's sender; nothing more is needed.
+ */
+void
+mend_acp_agent_set_chat (MendAcpAgent *self,
+                         MendChat     *chat)
+{
+  g_return_if_fail (MEND_IS_ACP_AGENT (self));
+}
+
+/* Deprecated: the accessors that moved to MendAgent */
+
+/**
+ * mend_acp_agent_get_argv:
+ * @self: an agent
+ *
+ * Gets the agent's command line.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the command line
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_argv] instead.
+ */
+const char * const *
+mend_acp_agent_get_argv (MendAcpAgent *self)
+{
+  return mend_agent_get_argv (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_get_environ:
+ * @self: an agent
+ *
+ * Gets the agent's environment.
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): the environment
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_environ] instead.
+ */
+const char * const *
+mend_acp_agent_get_environ (MendAcpAgent *self)
+{
+  return mend_agent_get_environ (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_set_environ:
+ * @self: an agent
+ * @environ_: (nullable) (array zero-terminated=1): `NAME=VALUE` strings, or %NULL
+ *
+ * Sets the agent's environment, from its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.set_environ] instead.
+ */
+void
+mend_acp_agent_set_environ (MendAcpAgent *self,
+                            const char * const *environ_)
+{
+  mend_agent_set_environ (MEND_AGENT (self), environ_);
+}
+
+/**
+ * mend_acp_agent_setenv:
+ * @self: an agent
+ * @name: a variable's name
+ * @value: (nullable): its value, or %NULL to remove it
+ *
+ * Sets one variable of the agent's environment, from its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.setenv] instead.
+ */
+void
+mend_acp_agent_setenv (MendAcpAgent *self,
+                       const char *name,
+                       const char *value)
+{
+  mend_agent_setenv (MEND_AGENT (self), name, value);
+}
+
+/**
+ * mend_acp_agent_get_cwd:
+ * @self: an agent
+ *
+ * Gets the agent's working directory.
+ *
+ * Returns: (nullable) (type filename): the directory, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_cwd] instead.
+ */
+const char *
+mend_acp_agent_get_cwd (MendAcpAgent *self)
+{
+  return mend_agent_get_cwd (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_set_cwd:
+ * @self: an agent
+ * @cwd: (nullable) (type filename): a directory, or %NULL
+ *
+ * Sets the agent's working directory, from its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.set_cwd] instead.
+ */
+void
+mend_acp_agent_set_cwd (MendAcpAgent *self,
+                        const char *cwd)
+{
+  mend_agent_set_cwd (MEND_AGENT (self), cwd);
+}
+
+/**
+ * mend_acp_agent_get_chat:
+ * @self: an agent
+ *
+ * Gets the chat whose sender the agent is.
+ *
+ * Returns: (transfer none) (nullable): the chat, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_chat] instead.
+ */
+MendChat *
+mend_acp_agent_get_chat (MendAcpAgent *self)
+{
+  return mend_agent_get_chat (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_get_session_id:
+ * @self: an agent
+ *
+ * Gets the agent's session id.
+ *
+ * Returns: (nullable): the session id, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_session_id] instead.
+ */
+const char *
+mend_acp_agent_get_session_id (MendAcpAgent *self)
+{
+  return mend_agent_get_session_id (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_set_session_id:
+ * @self: an agent
+ * @session_id: (nullable): a session id, or %NULL
+ *
+ * Sets the session the agent goes on with at its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.set_session_id] instead.
+ */
+void
+mend_acp_agent_set_session_id (MendAcpAgent *self,
+                               const char *session_id)
+{
+  mend_agent_set_session_id (MEND_AGENT (self), session_id);
+}
+
+/**
+ * mend_acp_agent_get_running:
+ * @self: an agent
+ *
+ * Gets whether the agent runs now.
+ *
+ * Returns: %TRUE while it runs
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_running] instead.
+ */
+gboolean
+mend_acp_agent_get_running (MendAcpAgent *self)
+{
+  return mend_agent_get_running (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_get_identifier:
+ * @self: an agent
+ *
+ * Gets the running agent's process id.
+ *
+ * Returns: (nullable): the identifier, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_identifier] instead.
+ */
+const char *
+mend_acp_agent_get_identifier (MendAcpAgent *self)
+{
+  return mend_agent_get_identifier (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_get_n_starts:
+ * @self: an agent
+ *
+ * Gets how many times the agent was started.
+ *
+ * Returns: the number of starts
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_n_starts] instead.
+ */
+guint
+mend_acp_agent_get_n_starts (MendAcpAgent *self)
+{
+  return mend_agent_get_n_starts (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_dup_stderr:
+ * @self: an agent
+ *
+ * Gets the end of the agent's standard error, redacted.
+ *
+ * Returns: (transfer full) (nullable): the text, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.dup_stderr] instead.
+ */
+char *
+mend_acp_agent_dup_stderr (MendAcpAgent *self)
+{
+  return mend_agent_dup_stderr (MEND_AGENT (self));
+}
+
+/**
+ * mend_acp_agent_terminate:
+ * @self: an agent
+ *
+ * Ends the agent, as [method@Mend.Agent.terminate] does.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.terminate] instead.
  */
 void
 mend_acp_agent_terminate (MendAcpAgent *self)
 {
-  g_return_if_fail (MEND_IS_ACP_AGENT (self));
-
-  end_run (self, NULL);
+  mend_agent_terminate (MEND_AGENT (self));
 }
+

@@ -12,9 +12,8 @@
 
 G_BEGIN_DECLS
 
-/* One run of an Agent Client Protocol agent: its process, the JSON-RPC
- * connection on its standard streams, the session it opens, the prompts
- * sent in it. It knows nothing of its owner: what happens is reported
+/* One run of an Agent Client Protocol agent: the JSON-RPC connection on
+ * its standard streams, the session it opens, the prompts sent in it. It knows nothing of its owner: what happens is reported
  * through the events handed in at the start, until the owner closes it.
  * The async calls hold the connection, not the owner. */
 typedef struct _MendAcpConnection MendAcpConnection;
@@ -53,15 +52,15 @@ typedef struct
                     MendFailure *failure);
 } MendAcpConnectionEvents;
 
-/* Starts @argv and opens a session: loads @session_id when it is set and
- * the agent offers loadSession, or opens a new one. Its standard error is
- * appended to @stderr_tail; its requests are kept in @requests. */
-MendAcpConnection *mend_acp_connection_start          (const char * const            *argv,
-                                                       const char * const            *environ_,
+/* Speaks to the agent whose standard output is @output and standard
+ * input @input, and opens a session: loads @session_id when it is set and
+ * the agent offers loadSession, or opens a new one. Its requests are kept
+ * in @requests. */
+MendAcpConnection *mend_acp_connection_start          (GInputStream                  *output,
+                                                       GOutputStream                 *input,
                                                        const char                    *cwd,
                                                        const char                    *session_id,
                                                        MendAcpRequests               *requests,
-                                                       GByteArray                    *stderr_tail,
                                                        const MendAcpConnectionEvents *events,
                                                        gpointer                       user_data,
                                                        GError                       **error);
@@ -77,10 +76,9 @@ guint              mend_acp_connection_prompt         (MendAcpConnection        
  * requests kept as cancelled. */
 void               mend_acp_connection_cancel         (MendAcpConnection             *conn,
                                                        const char                    *session_id);
-/* The process's id while it runs, or %NULL. */
-const char        *mend_acp_connection_get_identifier (MendAcpConnection             *conn);
 /* Ends the run: forgets its requests, detaches the owner (no event
- * comes after), kills the agent and drops the owner's reference. */
+ * comes after) and drops the owner's reference. The owner ends the
+ * agent's process. */
 void               mend_acp_connection_close          (MendAcpConnection             *conn);
 
 G_END_DECLS

@@ -25,7 +25,6 @@
 #include "mend-failure.h"
 #include "mend-json-private.h"
 
-#define STDERR_READ_SIZE 4096
 /* The Agent Client Protocol's error code for a client that must log in. */
 #define ACP_AUTH_REQUIRED (-32000)
 
@@ -35,17 +34,12 @@ struct _MendAcpConnection
   const MendAcpConnectionEvents *events;
   gpointer                       user_data;    /* NULL once closed */
   MendAcpRequests               *requests;     /* the owner's; NULL once closed */
-  GByteArray                    *stderr_tail;  /* the owner's */
 
-  GSubprocess                   *subprocess;
   JsonrpcClient                 *client;
-  GSocketConnection             *stdin_connection;
-  GInputStream                  *stderr_stream;
   GCancellable                  *cancellable;
   char                          *cwd;          /* the session's, absolute */
   char                          *load_id;      /* the session to load */
 
-  gboolean                       exited;
   gboolean                       can_load;     /* agentCapabilities.loadSession */
   gboolean                       loading;      /* session/load replays history */
   gboolean                       ready;        /* the session is open */
@@ -67,11 +61,7 @@ conn_unref (MendAcpConnection *conn)
     return;
 
   g_clear_object (&conn->client);
-  g_clear_object (&conn->stdin_connection);
-  g_clear_object (&conn->subprocess);
-  g_clear_object (&conn->stderr_stream);
   g_clear_object (&conn->cancellable);
-  g_clear_pointer (&conn->stderr_tail, g_byte_array_unref);
   g_free (conn->cwd);
   g_free (conn->load_id);
   g_free (conn);
@@ -145,16 +135,7 @@ mend_acp_connection_close (MendAcpConnection *conn)
    * every call still in its table, the finishing one too. */
   g_idle_add_full (G_PRIORITY_DEFAULT, close_client,
                    g_object_ref (conn->client), g_object_unref);
-  if (!conn->exited)
-    g_subprocess_force_exit (conn->subprocess);
-  conn->exited = TRUE;
   conn_unref (conn);
-}
-
-const char *
-mend_acp_connection_get_identifier (MendAcpConnection *conn)
-{
-  return conn->exited ? NULL : g_subprocess_get_identifier (conn->subprocess);
 }
 
 /* JSON-RPC errors. jsonrpc-glib hands an error answer to the caller as
@@ -432,53 +413,6 @@ on_client_failed (JsonrpcClient     *client,
   run_ended (conn, NULL);
 }
 
-static void
-on_waited (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
-{
-  g_autoptr(MendAcpConnection) conn = user_data;
-
-  /* Not the end of the run yet: what the agent wrote before it exited
-   * (an update, the prompt's answer) is still to be read. The end of its
-   * output, where the JSON-RPC client fails, is. Its requests cannot be
-   * answered any more. */
-  if (!g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL))
-    return;
-  conn->exited = TRUE;
-  if (conn->requests != NULL)
-    mend_acp_requests_forget_client (conn->requests, conn->client);
-}
-
-static void read_stderr (MendAcpConnection *conn);
-
-static void
-on_stderr (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
-{
-  g_autoptr(MendAcpConnection) conn = user_data;
-  g_autoptr(GBytes) bytes = NULL;
-  const guint8 *data;
-  gsize size;
-
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0 || !is_open (conn))
-    return;
-
-  data = g_bytes_get_data (bytes, &size);
-  mend_stderr_tail_append (conn->stderr_tail, data, size);
-
-  read_stderr (conn);
-}
-
-static void
-read_stderr (MendAcpConnection *conn)
-{
-  g_input_stream_read_bytes_async (conn->stderr_stream, STDERR_READ_SIZE, MEND_AGENT_STDERR_PRIORITY,
-                                   conn->cancellable, on_stderr, conn_ref (conn));
-}
-
 static char *
 absolute_cwd (const char *cwd)
 {
@@ -488,22 +422,18 @@ absolute_cwd (const char *cwd)
 }
 
 MendAcpConnection *
-mend_acp_connection_start (const char * const            *argv,
-                           const char * const            *environ_,
+mend_acp_connection_start (GInputStream                  *output,
+                           GOutputStream                 *input,
                            const char                    *cwd,
                            const char                    *session_id,
                            MendAcpRequests               *requests,
-                           GByteArray                    *stderr_tail,
                            const MendAcpConnectionEvents *events,
                            gpointer                       user_data,
                            GError                       **error)
 {
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSocketConnection) stdin_connection = NULL;
   g_autoptr(GIOStream) stream = NULL;
   g_autofree char *session_cwd = absolute_cwd (cwd);
   MendAcpConnection *conn;
-  GSubprocess *subprocess;
 
   g_assert (user_data != NULL);
 
@@ -518,42 +448,20 @@ mend_acp_connection_start (const char * const            *argv,
   if (session_id != NULL && !g_utf8_validate (session_id, -1, NULL))
     session_id = NULL;
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  /* A socket, not a pipe: see mend_agent_stdin_socket (). */
-  stdin_connection = mend_agent_stdin_socket (launcher, error);
-  if (stdin_connection == NULL)
-    return NULL;
-  if (environ_ != NULL)
-    g_subprocess_launcher_set_environ (launcher, (char **) environ_);
-  if (cwd != NULL)
-    g_subprocess_launcher_set_cwd (launcher, cwd);
-
-  subprocess = g_subprocess_launcher_spawnv (launcher, argv, error);
-  if (subprocess == NULL)
-    return NULL;
-
   conn = g_new0 (MendAcpConnection, 1);
   g_atomic_ref_count_init (&conn->ref_count);
   conn->events = events;
   conn->user_data = user_data;
   conn->requests = requests;
-  conn->stderr_tail = g_byte_array_ref (stderr_tail);
-  conn->subprocess = subprocess;
   conn->cancellable = g_cancellable_new ();
   conn->cwd = g_steal_pointer (&session_cwd);
   conn->load_id = g_strdup (session_id);
-  conn->stdin_connection = g_steal_pointer (&stdin_connection);
-  conn->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));
-  stream = mend_acp_framing_wrap (g_subprocess_get_stdout_pipe (subprocess),
-                                  g_io_stream_get_output_stream (G_IO_STREAM (conn->stdin_connection)));
+  stream = mend_acp_framing_wrap (output, input);
   conn->client = jsonrpc_client_new (stream);
   g_signal_connect (conn->client, "notification", G_CALLBACK (on_notification), conn);
   g_signal_connect (conn->client, "handle-call", G_CALLBACK (on_handle_call), conn);
   g_signal_connect (conn->client, "failed", G_CALLBACK (on_client_failed), conn);
 
-  g_subprocess_wait_async (subprocess, conn->cancellable, on_waited, conn_ref (conn));
-  read_stderr (conn);
   jsonrpc_client_start_listening (conn->client);
 
   rpc_call (conn, "initialize",

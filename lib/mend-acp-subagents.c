@@ -13,7 +13,6 @@
 #include "mend-acp-agent-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
-#include "mend-subagent-retry.h"
 
 /* The most Task calls remembered; past that the table starts again. */
 #define MAX_TASK_CALLS 256
@@ -151,9 +150,10 @@ api_error_text (JsonObject *response)
 /* Claude Code through claude-code-acp: tool calls whose
  * _meta.claudeCode.toolName is Task (a subagent) or SendMessage (a resume). */
 static void
-feed_claude_code (MendAcpSubagents  *self,
-                  MendSubagentRetry *retry,
-                  JsonObject        *update)
+feed_claude_code (MendAcpSubagents    *self,
+                  const MendAgentHost *host,
+                  gpointer             chat,
+                  JsonObject          *update)
 {
   JsonObject *meta = mend_json_get_object (update, "_meta");
   JsonObject *claude = meta ? mend_json_get_object (meta, "claudeCode") : NULL;
@@ -175,7 +175,7 @@ feed_claude_code (MendAcpSubagents  *self,
       const char *to = input ? mend_json_get_string (input, "to") : NULL;
 
       if (to != NULL)
-        mend_subagent_retry_resumed (retry, to);
+        host->subagent_resumed (chat, to);
       return;
     }
 
@@ -211,7 +211,7 @@ feed_claude_code (MendAcpSubagents  *self,
 
   agent_id = response ? mend_json_get_string (response, "agentId") : NULL;
   if (agent_id != NULL)
-    mend_subagent_retry_started (retry, id, agent_id, call->description);
+    host->subagent_started (chat, id, agent_id, call->description);
 
   if (agent_id != NULL && !call->background)
     {
@@ -222,7 +222,7 @@ feed_claude_code (MendAcpSubagents  *self,
           g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
           call->failed = TRUE;
-          mend_subagent_retry_failed (retry, id, failure);
+          host->subagent_failed (chat, id, failure);
         }
     }
 
@@ -232,22 +232,23 @@ feed_claude_code (MendAcpSubagents  *self,
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
       call->failed = TRUE;
-      mend_subagent_retry_failed (retry, id, failure);
+      host->subagent_failed (chat, id, failure);
     }
   else if (g_strcmp0 (status, "completed") == 0 && !call->background && !call->failed &&
-           mend_subagent_retry_lookup (retry, id) != NULL)
+           host->subagent_known (chat, id))
     {
       /* A background launch completes at once; only a subagent that ran
        * in the foreground is done when its call is. */
-      mend_subagent_retry_ended (retry, id, MEND_SUBAGENT_COMPLETED);
+      host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
     }
 }
 
 /* A hub's extension: _meta.acpmux.subagents, entries {subagentId,
  * agentId, name, state, error}. */
 static void
-feed_acpmux (MendSubagentRetry *retry,
-             JsonObject        *holder)
+feed_acpmux (const MendAgentHost *host,
+             gpointer             chat,
+             JsonObject          *holder)
 {
   JsonObject *meta = mend_json_get_object (holder, "_meta");
   JsonObject *mux = meta ? mend_json_get_object (meta, "acpmux") : NULL;
@@ -270,38 +271,35 @@ feed_acpmux (MendSubagentRetry *retry,
         continue;
 
       if (g_str_equal (state, "running"))
-        mend_subagent_retry_started (retry, id, agent_id, mend_json_get_string (entry, "name"));
+        host->subagent_started (chat, id, agent_id, mend_json_get_string (entry, "name"));
       else if (g_str_equal (state, "failed"))
         {
           const char *error = mend_json_get_string (entry, "error");
           g_autoptr(MendFailure) failure = mend_failure_new_from_text (error ? error : _("The subagent failed"));
 
-          if (mend_subagent_retry_lookup (retry, id) == NULL)
-            mend_subagent_retry_started (retry, id, agent_id, mend_json_get_string (entry, "name"));
-          mend_subagent_retry_failed (retry, id, failure);
+          if (!host->subagent_known (chat, id))
+            host->subagent_started (chat, id, agent_id, mend_json_get_string (entry, "name"));
+          host->subagent_failed (chat, id, failure);
         }
       else if (g_str_equal (state, "completed"))
-        mend_subagent_retry_ended (retry, id, MEND_SUBAGENT_COMPLETED);
+        host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
       else if (g_str_equal (state, "cancelled"))
-        mend_subagent_retry_ended (retry, id, MEND_SUBAGENT_CANCELLED);
+        host->subagent_ended (chat, id, MEND_SUBAGENT_CANCELLED);
     }
 }
 
 void
-mend_acp_subagents_feed (MendAcpSubagents *self,
-                         MendChat         *chat,
-                         JsonObject       *params,
-                         JsonObject       *update)
+mend_acp_subagents_feed (MendAcpSubagents    *self,
+                         const MendAgentHost *host,
+                         gpointer             chat,
+                         JsonObject          *params,
+                         JsonObject          *update)
 {
-  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   const char *kind = mend_json_get_string (update, "sessionUpdate");
 
-  if (retry == NULL)
-    return;
-
   if (g_strcmp0 (kind, "tool_call") == 0 || g_strcmp0 (kind, "tool_call_update") == 0)
-    feed_claude_code (self, retry, update);
+    feed_claude_code (self, host, chat, update);
 
-  feed_acpmux (retry, params);
-  feed_acpmux (retry, update);
+  feed_acpmux (host, chat, params);
+  feed_acpmux (host, chat, update);
 }

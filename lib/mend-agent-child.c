@@ -1,16 +1,31 @@
-/* mend-agent-child.c — the agent's child process: spawn, standard error, exit
+/* mend-agent-child.c — one run of an agent's child process: spawn, output, standard error, exit, end
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
 #include "config.h"
 
-#include <gio/gio.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+#include <unistd.h>
 
+#include <gio/gio.h>
+#include <gio/gunixinputstream.h>
+
+#include "mend-agent-child-private.h"
 #include "mend-agent-common-private.h"
-#include "mend-agent-process-private.h"
 
 #define STDERR_READ_SIZE 4096
+/* What is drained of standard error at the end, at most: a process left
+ * behind may write it without end. */
+#define STDERR_DRAIN_READS 16
+/* After the agent exited, how often what it wrote and nobody read yet is
+ * looked at, and for how long at most: a process left behind may write
+ * its output without end. */
+#define EXIT_DRAIN_TICK_MS 25
+#define EXIT_DRAIN_MAX_MS  2000
 
 struct _MendAgentChild
 {
@@ -18,20 +33,29 @@ struct _MendAgentChild
   const MendAgentChildCallbacks *callbacks;
   gpointer                       user_data;   /* NULL once closed */
   GSubprocess                   *subprocess;
+  pid_t                          pgid;        /* the agent's pid, and its group's */
   GDataInputStream              *stdout_lines;
+  GInputStream                  *stdout_stream;
   GInputStream                  *stderr_stream;
   GSource                       *stderr_source;
+  GByteArray                    *stderr_tail;
   GSocketConnection             *stdin_connection;
   GOutputStream                 *stdin_stream;
   GCancellable                  *cancellable;
   GQueue                         writes;      /* GBytes */
   GBytes                        *writing;     /* kept while the stream reads it */
+  GSource                       *drain;       /* after the exit, what was written is read first */
+  guint                          drain_ms;
+  GSource                       *kill;        /* the end of a close's grace period */
   gboolean                       stdout_done;
   gboolean                       stderr_done;
   gboolean                       exited;
   gboolean                       ended;
+  gboolean                       closing;
   guint64                        n_lines;
 };
+
+static guint n_closing;
 
 static void maybe_end (MendAgentChild *child);
 
@@ -48,11 +72,15 @@ child_unref (MendAgentChild *child)
   if (!g_atomic_ref_count_dec (&child->ref_count))
     return;
 
+  g_assert (child->drain == NULL && child->kill == NULL);
+
   g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
   g_clear_pointer (&child->writing, g_bytes_unref);
   g_clear_pointer (&child->stderr_source, g_source_unref);
+  g_clear_pointer (&child->stderr_tail, g_byte_array_unref);
   g_clear_object (&child->subprocess);
   g_clear_object (&child->stdout_lines);
+  g_clear_object (&child->stdout_stream);
   g_clear_object (&child->stderr_stream);
   g_clear_object (&child->stdin_stream);
   g_clear_object (&child->stdin_connection);
@@ -61,6 +89,21 @@ child_unref (MendAgentChild *child)
 }
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAgentChild, child_unref)
+
+static gboolean
+is_open (MendAgentChild *child)
+{
+  return child->user_data != NULL;
+}
+
+static void
+clear_source (GSource **source)
+{
+  if (*source == NULL)
+    return;
+  g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
 
 /* Writing */
 
@@ -77,7 +120,7 @@ on_written (GObject      *source,
   g_clear_pointer (&child->writing, g_bytes_unref);
   if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
     {
-      /* The agent is gone; that is seen where its output ends. */
+      /* The agent is gone; that is seen where it exits. */
       g_debug ("Could not write to the agent: %s", error->message);
       g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
       return;
@@ -89,7 +132,7 @@ on_written (GObject      *source,
 static void
 write_next (MendAgentChild *child)
 {
-  if (child->writing != NULL || g_queue_is_empty (&child->writes))
+  if (child->writing != NULL || g_queue_is_empty (&child->writes) || !is_open (child))
     return;
 
   child->writing = g_queue_pop_head (&child->writes);
@@ -123,7 +166,7 @@ on_line (GObject      *source,
   gsize length = 0;
 
   line = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
-  if (child->user_data == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  if (!is_open (child) || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
 
   if (line == NULL)
@@ -139,7 +182,7 @@ on_line (GObject      *source,
 
   child->n_lines++;
   child->callbacks->line (child, line, length, child->user_data);
-  if (child->user_data != NULL)
+  if (is_open (child))
     read_next_line (child);
 }
 
@@ -151,14 +194,16 @@ read_next_line (MendAgentChild *child)
 }
 
 /* Standard error is read without an operation pending, so that what the
- * agent wrote just before it exited can be drained at once. */
+ * agent wrote just before it exited can be drained at once; at most
+ * @max_reads reads, or until it would block when @max_reads is 0. */
 static gboolean
-read_stderr (MendAgentChild *child)
+read_stderr (MendAgentChild *child,
+             guint           max_reads)
 {
   GPollableInputStream *stream = G_POLLABLE_INPUT_STREAM (child->stderr_stream);
   guint8 buffer[STDERR_READ_SIZE];
 
-  while (!child->stderr_done && child->user_data != NULL)
+  for (guint i = 0; !child->stderr_done && is_open (child) && (max_reads == 0 || i < max_reads); i++)
     {
       g_autoptr(GError) error = NULL;
       gssize n = g_pollable_input_stream_read_nonblocking (stream, buffer, sizeof buffer, NULL, &error);
@@ -170,10 +215,10 @@ read_stderr (MendAgentChild *child)
           child->stderr_done = TRUE;
           break;
         }
-      child->callbacks->error (child, buffer, (gsize) n, child->user_data);
+      mend_stderr_tail_append (child->stderr_tail, buffer, (gsize) n);
     }
 
-  return G_SOURCE_REMOVE;
+  return child->stderr_done ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
 }
 
 static gboolean
@@ -182,11 +227,91 @@ on_stderr_ready (GObject  *stream,
 {
   MendAgentChild *child = user_data;
 
-  if (read_stderr (child) == G_SOURCE_CONTINUE)
+  if (read_stderr (child, 0) == G_SOURCE_CONTINUE)
     return G_SOURCE_CONTINUE;
 
   maybe_end (child);
   return G_SOURCE_REMOVE;
+}
+
+/* The end of a run */
+
+static gboolean
+group_is_gone (MendAgentChild *child)
+{
+  return kill (-child->pgid, 0) != 0 && errno == ESRCH;
+}
+
+static void
+closing_done (MendAgentChild *child)
+{
+  if (!child->closing)
+    return;
+
+  child->closing = FALSE;
+  n_closing--;
+  clear_source (&child->kill);
+  child_unref (child);
+}
+
+static void
+arm_drain (MendAgentChild *child,
+           GSource        *source);
+
+/* Bytes the agent wrote that are still in its output pipe. */
+static gsize
+unread_output (MendAgentChild *child)
+{
+  int n = 0;
+
+  if (!G_IS_UNIX_INPUT_STREAM (child->stdout_stream) ||
+      ioctl (g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (child->stdout_stream)), FIONREAD, &n) != 0)
+    return 0;
+  return n > 0 ? (gsize) n : 0;
+}
+
+static gboolean
+on_drained (gpointer user_data)
+{
+  MendAgentChild *child = user_data;
+
+  g_clear_pointer (&child->drain, g_source_unref);
+  child->stdout_done = TRUE;
+  maybe_end (child);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_drain_tick (gpointer user_data)
+{
+  MendAgentChild *child = user_data;
+
+  g_clear_pointer (&child->drain, g_source_unref);
+  child->drain_ms += EXIT_DRAIN_TICK_MS;
+  if (unread_output (child) > 0 && child->drain_ms < EXIT_DRAIN_MAX_MS)
+    arm_drain (child, g_timeout_source_new (EXIT_DRAIN_TICK_MS));
+  else
+    {
+      /* Below the output's own sources: what was read is handled first. */
+      GSource *idle = g_idle_source_new ();
+
+      g_source_set_priority (idle, G_PRIORITY_DEFAULT_IDLE);
+      arm_drain (child, idle);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+static void
+arm_drain (MendAgentChild *child,
+           GSource        *source)
+{
+  gboolean last = g_source_get_priority (source) == G_PRIORITY_DEFAULT_IDLE;
+
+  child->drain = source;
+  g_source_set_callback (source, last ? on_drained : on_drain_tick,
+                         child_ref (child), (GDestroyNotify) child_unref);
+  g_source_set_static_name (source, "[mend] agent exit");
+  g_source_attach (source, g_main_context_get_thread_default ());
 }
 
 static void
@@ -196,33 +321,55 @@ on_wait (GObject      *source,
 {
   g_autoptr(MendAgentChild) child = user_data;
 
-  if (!g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL) || child->user_data == NULL)
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  child->exited = TRUE;
+
+  if (child->closing)
+    {
+      /* Ended, and nothing of its group left: the close is over early. */
+      if (group_is_gone (child))
+        closing_done (child);
+      return;
+    }
+  if (!is_open (child) || child->ended)
     return;
 
-  child->exited = TRUE;
-  maybe_end (child);
+  /* The agent is gone, whoever holds its output: what it wrote before it
+   * exited is read first, then the run is over. */
+  arm_drain (child, g_timeout_source_new (EXIT_DRAIN_TICK_MS));
 }
 
-/* The agent is gone once its output ended and either its standard error
- * ended too or it exited (then what it wrote there is all in the pipe; a
- * process it left behind may hold the pipe open for long). */
+/* The agent is gone once it exited and its output is read, or once its
+ * output ended and either its standard error ended too or it exited. */
 static void
 maybe_end (MendAgentChild *child)
 {
-  if (child->ended || child->user_data == NULL || !child->stdout_done)
+  if (child->ended || !is_open (child))
+    return;
+  if (!child->stdout_done)
     return;
   if (!child->stderr_done && !child->exited)
     return;
 
-  read_stderr (child);
+  read_stderr (child, STDERR_DRAIN_READS);
   child->ended = TRUE;
+  child_ref (child);
   child->callbacks->ended (child, child->user_data);
+  child_unref (child);
+}
+
+static void
+child_setup (gpointer user_data)
+{
+  /* A group of its own, so that the tools it starts end with it. */
+  setpgid (0, 0);
 }
 
 MendAgentChild *
 mend_agent_child_spawn (const char * const            *argv,
                         const char * const            *envp,
                         const char                    *cwd,
+                        GByteArray                    *stderr_tail,
                         const MendAgentChildCallbacks *callbacks,
                         gpointer                       user_data,
                         GError                       **error)
@@ -233,6 +380,7 @@ mend_agent_child_spawn (const char * const            *argv,
   GSubprocess *subprocess;
 
   g_assert (user_data != NULL);
+  g_assert (stderr_tail != NULL);
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                         G_SUBPROCESS_FLAGS_STDERR_PIPE);
@@ -245,6 +393,7 @@ mend_agent_child_spawn (const char * const            *argv,
     g_subprocess_launcher_set_environ (launcher, (char **) envp);
   if (cwd != NULL)
     g_subprocess_launcher_set_cwd (launcher, cwd);
+  g_subprocess_launcher_set_child_setup (launcher, child_setup, NULL, NULL);
 
   subprocess = g_subprocess_launcher_spawnv (launcher, argv, error);
   if (subprocess == NULL)
@@ -255,29 +404,48 @@ mend_agent_child_spawn (const char * const            *argv,
   child->callbacks = callbacks;
   child->user_data = user_data;
   child->subprocess = subprocess;
+  child->pgid = (pid_t) g_ascii_strtoll (g_subprocess_get_identifier (subprocess), NULL, 10);
   child->cancellable = g_cancellable_new ();
+  child->stderr_tail = g_byte_array_ref (stderr_tail);
   child->stdin_connection = g_steal_pointer (&stdin_connection);
   child->stdin_stream = g_object_ref (g_io_stream_get_output_stream (G_IO_STREAM (child->stdin_connection)));
-  child->stdout_lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (subprocess));
+  child->stdout_stream = g_object_ref (g_subprocess_get_stdout_pipe (subprocess));
   child->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (subprocess));
   g_queue_init (&child->writes);
 
-  read_next_line (child);
+  if (callbacks->line != NULL)
+    {
+      child->stdout_lines = g_data_input_stream_new (child->stdout_stream);
+      read_next_line (child);
+    }
   child->stderr_source = g_pollable_input_stream_create_source (G_POLLABLE_INPUT_STREAM (child->stderr_stream),
                                                                 child->cancellable);
   g_source_set_callback (child->stderr_source, G_SOURCE_FUNC (on_stderr_ready),
                          child_ref (child), (GDestroyNotify) child_unref);
   g_source_set_priority (child->stderr_source, MEND_AGENT_STDERR_PRIORITY);
   g_source_attach (child->stderr_source, g_main_context_get_thread_default ());
-  g_subprocess_wait_async (subprocess, child->cancellable, on_wait, child_ref (child));
+  /* Not cancelled by a close: the exit still tells when the close is over. */
+  g_subprocess_wait_async (subprocess, NULL, on_wait, child_ref (child));
 
   return child;
+}
+
+GInputStream *
+mend_agent_child_get_stdout (MendAgentChild *child)
+{
+  return child->stdout_stream;
+}
+
+GOutputStream *
+mend_agent_child_get_stdin (MendAgentChild *child)
+{
+  return child->stdin_stream;
 }
 
 const char *
 mend_agent_child_get_identifier (MendAgentChild *child)
 {
-  return child->ended ? NULL : g_subprocess_get_identifier (child->subprocess);
+  return child->ended || child->exited ? NULL : g_subprocess_get_identifier (child->subprocess);
 }
 
 guint64
@@ -286,16 +454,55 @@ mend_agent_child_get_n_lines (MendAgentChild *child)
   return child->n_lines;
 }
 
-/* Kills the agent, detaches the owner and drops the owner's reference;
- * the async calls in flight end, cancelled, and drop theirs. */
+static gboolean
+on_grace_over (gpointer user_data)
+{
+  MendAgentChild *child = user_data;
+
+  if (!group_is_gone (child))
+    {
+      g_debug ("Agent %d: its group outlived SIGTERM, killing it", (int) child->pgid);
+      kill (-child->pgid, SIGKILL);
+    }
+  /* The agent itself is dead now; its reaping ends nothing more. */
+  g_clear_pointer (&child->kill, g_source_unref);
+  closing_done (child);
+  return G_SOURCE_REMOVE;
+}
+
 void
-mend_agent_child_close (MendAgentChild *child)
+mend_agent_child_close (MendAgentChild *child,
+                        guint           grace_ms)
 {
   child->user_data = NULL;
+  clear_source (&child->drain);
   g_source_destroy (child->stderr_source);
   g_cancellable_cancel (child->cancellable);
-  g_subprocess_force_exit (child->subprocess);
-  /* A child that ignores the kill still sees its input end. */
+  /* An agent that ignores every signal still sees its input end. */
   g_socket_shutdown (g_socket_connection_get_socket (child->stdin_connection), FALSE, TRUE, NULL);
-  child_unref (child);
+
+  /* The owner's reference is the close's until the group is gone. */
+  child->closing = TRUE;
+  n_closing++;
+
+  if (kill (-child->pgid, grace_ms > 0 ? SIGTERM : SIGKILL) != 0 && errno == ESRCH && !child->exited)
+    /* Not in its own group yet: it was just started. */
+    kill (child->pgid, grace_ms > 0 ? SIGTERM : SIGKILL);
+
+  if (child->exited && group_is_gone (child))
+    {
+      closing_done (child);
+      return;
+    }
+
+  child->kill = g_timeout_source_new (grace_ms);
+  g_source_set_callback (child->kill, on_grace_over, child, NULL);
+  g_source_set_static_name (child->kill, "[mend] agent grace");
+  g_source_attach (child->kill, g_main_context_get_thread_default ());
+}
+
+guint
+mend_agent_child_get_n_closing (void)
+{
+  return n_closing;
 }

@@ -15,15 +15,12 @@
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
 
-#include "mend-agent-common-private.h"
+#include "mend-agent-private.h"
 #include "mend-agent-process.h"
-#include "mend-agent-process-private.h"
-#include "mend-chat.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
-#include "mend-sender.h"
 #include "mend-stream-observer-private.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendAgentProcess:
@@ -31,141 +28,70 @@
  * Runs an agent command-line program, such as the Claude Code CLI, as a
  * [iface@Mend.Sender] for a [class@Mend.Chat].
  *
- * The agent runs as one long-lived [class@Gio.Subprocess] that speaks
- * stream-json on its standard input and output (for Claude Code, `claude
- * -p --input-format stream-json --output-format stream-json --verbose`;
- * see [ctor@Mend.AgentProcess.new_claude_code]):
+ * The agent runs as one long-lived child process (see [class@Mend.Agent])
+ * that speaks stream-json on its standard input and output (for Claude
+ * Code, `claude -p --input-format stream-json --output-format stream-json
+ * --verbose`; see [ctor@Mend.AgentProcess.new_claude_code]):
  *
  * - Each attempt of a turn writes the turn's prompt as one user message,
  *   `{"type":"user","message":{"role":"user","content":…}}`.
- * - The agent's output feeds the chat through the process's own
- *   [class@Mend.StreamObserver]: subagents, the agent's own turns and its
- *   own retries reach the chat as they happen, and the `result` of the
- *   turn finishes the attempt, as a success or with the failure read from
- *   it.
+ * - The agent's output feeds the chat whose sender the process is through
+ *   the process's own [class@Mend.StreamObserver]: subagents, the agent's
+ *   own turns and its own retries reach the chat as they happen, and the
+ *   `result` of the turn finishes the attempt, as a success or with the
+ *   failure read from it.
  * - A Stop (the attempt's cancellable) interrupts the agent's current turn
  *   with a stream-json control request; the session and the process stay,
  *   and the interrupted turn's result is not taken for the next one's.
  * - An agent that exits or crashes during an attempt fails it as a
  *   dropped connection, a transient failure, with the end of its standard
- *   error in the failure's text. The next attempt starts it again on the
- *   same session, with [property@Mend.AgentProcess:resume-option] and the
- *   session id the agent reported in its `system`/`init` line.
+ *   error in the failure's text — at its exit, even while a process it
+ *   started holds its output open. The next attempt starts it again on
+ *   the same session, with [property@Mend.AgentProcess:resume-option] and
+ *   the session id the agent reported in its `system`/`init` line.
  * - The agent's standard input is a socket, not a pipe: writing to an
- *   agent that stopped reading or exited fails the write, seen where its
- *   output ends, and never raises `SIGPIPE` in the app, whether or not
- *   the app ignores that signal.
+ *   agent that stopped reading or exited fails the write, and never
+ *   raises `SIGPIPE` in the app, whether or not the app ignores that
+ *   signal.
  *
- * Set the process as the chat's [property@Mend.Chat:sender], and the chat
- * as the process's [property@Mend.AgentProcess:chat]:
+ * Make the process the chat's sender; that is all the wiring there is:
  *
  * ```c
  * g_autoptr(MendAgentProcess) agent = mend_agent_process_new_claude_code (NULL);
- * g_autoptr(MendChat) chat = g_object_new (MEND_TYPE_CHAT, "sender", agent, NULL);
+ * g_autoptr(MendChat) chat = mend_chat_new_with_sender (MEND_SENDER (agent), NULL);
+ * g_autoptr(GError) error = NULL;
  *
- * mend_agent_process_set_chat (agent, chat);
  * mend_chat_submit (chat, "Review the diff", NULL, &error);
  * ```
  *
  * The process starts with the first attempt and runs until
- * [method@Mend.AgentProcess.terminate] or the object's end.
+ * [method@Mend.Agent.terminate] or the object's end.
  */
 
 struct _MendAgentProcess
 {
-  GObject             parent_instance;
+  MendAgent           parent_instance;
 
-  GStrv               argv;
-  GStrv               environ_;
-  char               *cwd;
   char               *resume_option;
-  char               *session_id;
-  MendChat           *chat;      /* weak */
   MendStreamObserver *observer;
-  guint               n_starts;
   guint               request_counter;
-
-  MendAgentChild     *child;
   gboolean            child_resumed;  /* started on a session of before */
-  GByteArray         *stderr_tail;
-
-  GTask              *task;      /* the attempt in flight */
-  MendTurn           *task_turn;
-  gulong              cancelled_id;
-  GBytes             *held;      /* a prompt held until an interrupted turn's result */
+  GBytes             *held;           /* a prompt held until an interrupted turn's result */
   guint               skip_results;
 };
 
 enum {
   PROP_0,
-  PROP_ARGV,
-  PROP_ENVIRON,
-  PROP_CWD,
   PROP_RESUME_OPTION,
-  PROP_CHAT,
   PROP_OBSERVER,
-  PROP_SESSION_ID,
-  PROP_RUNNING,
-  PROP_N_STARTS,
   N_PROPS
 };
 
-static void mend_agent_process_sender_init (MendSenderInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (MendAgentProcess, mend_agent_process, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (MEND_TYPE_SENDER, mend_agent_process_sender_init))
+G_DEFINE_FINAL_TYPE (MendAgentProcess, mend_agent_process, MEND_TYPE_AGENT)
 
 static GParamSpec *properties[N_PROPS];
 
-static gboolean
-set_str (char       **field,
-         const char  *value)
-{
-  if (g_strcmp0 (*field, value) == 0)
-    return FALSE;
-
-  g_free (*field);
-  *field = g_strdup (value);
-  return TRUE;
-}
-
-/* The attempt in flight */
-
-static void
-on_task_cancelled (GCancellable     *cancellable,
-                   MendAgentProcess *self);
-
-static void
-clear_task_handler (MendAgentProcess *self)
-{
-  GCancellable *cancellable = self->task ? g_task_get_cancellable (self->task) : NULL;
-
-  if (cancellable != NULL && self->cancelled_id != 0)
-    g_signal_handler_disconnect (cancellable, self->cancelled_id);
-  self->cancelled_id = 0;
-}
-
-/* Finishes the attempt in flight: with @failure (NULL for a success), or
- * with @error when it could not be made. */
-static void
-finish_task (MendAgentProcess *self,
-             MendFailure      *failure,
-             GError           *error)
-{
-  g_autoptr(GTask) task = NULL;
-
-  if (self->task == NULL)
-    return;
-
-  clear_task_handler (self);
-  task = g_steal_pointer (&self->task);
-  g_clear_object (&self->task_turn);
-
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, failure ? g_object_ref (failure) : NULL, g_object_unref);
-}
+#define AGENT(self) MEND_AGENT (self)
 
 /* Writing to the agent */
 
@@ -229,62 +155,97 @@ interrupt_request (MendAgentProcess *self)
   return json_line (root);
 }
 
-/* Reading from the agent */
+/* The host of a process that no chat attached: the attempt's turn only. */
 
-/* The end of standard error, redacted, for a failure's text. */
-static char *
-stderr_text (MendAgentProcess *self)
+static MendTurn *
+lone_get_turn (gpointer self)
 {
-  return mend_stderr_tail_text (self->stderr_tail);
+  return mend_agent_get_turn (self);
 }
 
-/* The agent is gone, or is made to go: the attempt in flight fails as a
- * dropped connection. */
 static void
-child_ended (MendAgentProcess *self)
+lone_output_seen (gpointer self)
 {
-  MendAgentChild *child = g_steal_pointer (&self->child);
-  g_autoptr(GError) error = NULL;
-  g_autofree char *text = NULL;
+  MendTurn *turn = mend_agent_get_turn (self);
 
-  if (child == NULL)
-    return;
-
-  g_object_ref (self);
-
-  /* A resumed agent that ended before it wrote anything could not take
-   * up its session (Claude Code writes its transcript a moment after a
-   * turn starts, so a crash right at the start leaves none): the next
-   * start begins a new one rather than fail the same way again. */
-  if (self->child_resumed && mend_agent_child_get_n_lines (child) == 0)
-    mend_agent_process_set_session_id (self, NULL);
-
-  text = stderr_text (self);
-  if (text != NULL)
-    error = g_error_new (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
-                         _("The agent exited before the turn's result: %s"), text);
-  else
-    error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
-                                 _("The agent exited before the turn's result"));
-
-  mend_agent_child_close (child);
-  g_clear_pointer (&self->held, g_bytes_unref);
-  self->skip_results = 0;
-
-  if (self->task != NULL)
-    {
-      g_autoptr(MendFailure) failure = mend_failure_new_from_error (error);
-
-      finish_task (self, failure, NULL);
-    }
-
-  /* The agent's own turn, if one ran, is over too. */
-  if (self->observer != NULL)
-    mend_stream_observer_end_of_output (self->observer);
-
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
-  g_object_unref (self);
+  if (turn != NULL)
+    mend_turn_note_output (turn);
 }
+
+static void
+lone_agent_status (gpointer    self,
+                   const char *text)
+{
+  MendTurn *turn = mend_agent_get_turn (self);
+
+  if (turn != NULL)
+    mend_turn_set_agent_status (turn, text);
+}
+
+static gboolean
+lone_false (gpointer self)
+{
+  return FALSE;
+}
+
+static void
+lone_nothing (gpointer self)
+{
+}
+
+static gboolean
+lone_no_subagent (gpointer    self,
+                  const char *id)
+{
+  return FALSE;
+}
+
+static gboolean
+lone_subagent_started (gpointer    self,
+                       const char *id,
+                       const char *agent_id,
+                       const char *name)
+{
+  return FALSE;
+}
+
+static gboolean
+lone_subagent_failed (gpointer     self,
+                      const char  *id,
+                      MendFailure *failure)
+{
+  return FALSE;
+}
+
+static gboolean
+lone_subagent_ended (gpointer           self,
+                     const char        *id,
+                     MendSubagentState  state)
+{
+  return FALSE;
+}
+
+static void
+lone_subagent_resumed (gpointer    self,
+                       const char *agent_id)
+{
+}
+
+static const MendAgentHost lone_host = {
+  .get_turn = lone_get_turn,
+  .output_seen = lone_output_seen,
+  .agent_status = lone_agent_status,
+  .get_own_turn = lone_false,
+  .own_turn_began = lone_nothing,
+  .own_turn_ended = lone_nothing,
+  .subagent_known = lone_no_subagent,
+  .subagent_started = lone_subagent_started,
+  .subagent_failed = lone_subagent_failed,
+  .subagent_ended = lone_subagent_ended,
+  .subagent_resumed = lone_subagent_resumed,
+};
+
+/* Reading from the agent */
 
 static void
 note_session (MendAgentProcess *self,
@@ -294,14 +255,15 @@ note_session (MendAgentProcess *self,
 
   if (node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
       json_node_get_value_type (node) == G_TYPE_STRING)
-    mend_agent_process_set_session_id (self, json_node_get_string (node));
+    mend_agent_set_session_id (AGENT (self), json_node_get_string (node));
 }
 
 static void
-handle_line (MendAgentProcess *self,
-             const char       *line,
-             gsize             length)
+mend_agent_process_line (MendAgent  *agent,
+                         const char *line,
+                         gsize       length)
 {
+  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
   gboolean is_result = memmem (line, length, "\"type\":\"result\"", 15) != NULL;
   gboolean is_init = !is_result && memmem (line, length, "\"subtype\":\"init\"", 16) != NULL;
 
@@ -317,85 +279,60 @@ handle_line (MendAgentProcess *self,
       if (is_result && object != NULL && self->skip_results > 0 &&
           !mend_stream_observer_is_own_turn_result (object))
         {
+          MendAgentChild *child = mend_agent_get_child (agent);
+
           self->skip_results--;
-          if (self->skip_results == 0 && self->held != NULL && self->child != NULL)
+          if (self->skip_results == 0 && self->held != NULL && child != NULL)
             {
               g_autoptr(GBytes) held = g_steal_pointer (&self->held);
 
-              mend_agent_child_write (self->child, held);
+              mend_agent_child_write (child, held);
             }
           return;
         }
     }
 
-  if (self->observer != NULL)
-    mend_stream_observer_feed_line (self->observer, line, length);
+  mend_stream_observer_feed_line (self->observer, line, length);
 }
 
+/* The agent is gone, or was made to go: the attempt in flight fails as a
+ * dropped connection. */
 static void
-on_child_line (MendAgentChild *child,
-               const char     *line,
-               gsize           length,
-               gpointer        user_data)
+mend_agent_process_ended (MendAgent *agent)
 {
-  MendAgentProcess *self = user_data;
+  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
 
-  g_object_ref (self);
-  handle_line (self, line, length);
-  g_object_unref (self);
+  /* A resumed agent that ended before it wrote anything could not take
+   * up its session (Claude Code writes its transcript a moment after a
+   * turn starts, so a crash right at the start leaves none): the next
+   * start begins a new one rather than fail the same way again. */
+  if (self->child_resumed && mend_agent_get_last_n_lines (agent) == 0)
+    mend_agent_set_session_id (agent, NULL);
+
+  g_clear_pointer (&self->held, g_bytes_unref);
+  self->skip_results = 0;
+
+  if (mend_agent_get_turn (agent) != NULL)
+    {
+      g_autoptr(MendFailure) failure = mend_agent_new_exit_failure (agent);
+
+      mend_agent_finish_attempt (agent, failure, NULL);
+    }
+
+  /* The agent's own turn, if one ran, is over too. */
+  mend_stream_observer_end_of_output (self->observer);
 }
-
-static void
-on_child_error (MendAgentChild *child,
-                const guint8   *data,
-                gsize           size,
-                gpointer        user_data)
-{
-  MendAgentProcess *self = user_data;
-
-  mend_stderr_tail_append (self->stderr_tail, data, size);
-}
-
-static void
-on_child_ended (MendAgentChild *child,
-                gpointer        user_data)
-{
-  child_ended (user_data);
-}
-
-static const MendAgentChildCallbacks child_callbacks = {
-  on_child_line,
-  on_child_error,
-  on_child_ended,
-};
 
 static gboolean
-start_child (MendAgentProcess  *self,
-             GError           **error)
+mend_agent_process_start (MendAgent  *agent,
+                          GError    **error)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
+  const char *session_id = mend_agent_get_session_id (agent);
+  const char *resume[] = { self->resume_option, session_id, NULL };
 
-  for (guint i = 0; self->argv[i] != NULL; i++)
-    g_ptr_array_add (argv, self->argv[i]);
-  self->child_resumed = self->session_id != NULL && self->resume_option != NULL;
-  if (self->child_resumed)
-    {
-      g_ptr_array_add (argv, self->resume_option);
-      g_ptr_array_add (argv, self->session_id);
-    }
-  g_ptr_array_add (argv, NULL);
-
-  self->child = mend_agent_child_spawn ((const char * const *) argv->pdata,
-                                        (const char * const *) self->environ_,
-                                        self->cwd, &child_callbacks, self, error);
-  if (self->child == NULL)
-    return FALSE;
-
-  self->n_starts++;
-  g_byte_array_set_size (self->stderr_tail, 0);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_STARTS]);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
-  return TRUE;
+  self->child_resumed = session_id != NULL && self->resume_option != NULL;
+  return mend_agent_spawn (agent, self->child_resumed ? resume : NULL, error);
 }
 
 /* The observer ends the attempt */
@@ -406,9 +343,9 @@ on_attempt_ended (MendStreamObserver *observer,
                   MendFailure        *failure,
                   gpointer            user_data)
 {
-  MendAgentProcess *self = user_data;
+  MendAgent *agent = user_data;
 
-  if (self->task == NULL || turn != self->task_turn)
+  if (turn != mend_agent_get_turn (agent))
     {
       /* Not an attempt of ours (the app drove the turn itself). */
       if (failure != NULL)
@@ -418,95 +355,35 @@ on_attempt_ended (MendStreamObserver *observer,
       return;
     }
 
-  finish_task (self, failure, NULL);
+  mend_agent_finish_attempt (agent, failure, NULL);
 }
 
 /* Stop: interrupt the agent's turn, keep the session. The next prompt
  * waits for the interrupted turn's result, which is not its own. */
 static void
-interrupt_task (MendAgentProcess *self)
+mend_agent_process_cancelled (MendAgent *agent)
 {
-  if (self->task == NULL)
-    return;
+  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
+  MendAgentChild *child = mend_agent_get_child (agent);
 
   if (self->held != NULL)
     /* The prompt never reached the agent. */
     g_clear_pointer (&self->held, g_bytes_unref);
-  else if (self->child != NULL)
+  else if (child != NULL)
     {
       g_autoptr(GBytes) request = interrupt_request (self);
 
       self->skip_results++;
-      mend_agent_child_write (self->child, request);
+      mend_agent_child_write (child, request);
     }
-
-  finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                _("The turn was stopped")));
 }
 
 static void
-on_task_cancelled (GCancellable     *cancellable,
-                   MendAgentProcess *self)
+mend_agent_process_attempt (MendAgent *agent)
 {
-  g_object_ref (self);
-  interrupt_task (self);
-  g_object_unref (self);
-}
+  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
+  g_autoptr(GBytes) line = user_message (mend_turn_get_prompt (mend_agent_get_turn (agent)));
 
-/* MendSender */
-
-static void
-mend_agent_process_send_async (MendSender          *sender,
-                               MendTurn            *turn,
-                               guint                attempt,
-                               int                  io_priority,
-                               GCancellable        *cancellable,
-                               GAsyncReadyCallback  callback,
-                               gpointer             user_data)
-{
-  MendAgentProcess *self = MEND_AGENT_PROCESS (sender);
-  g_autoptr(GTask) task = NULL;
-  g_autoptr(GBytes) line = NULL;
-  GError *error = NULL;
-
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, mend_agent_process_send_async);
-  g_task_set_priority (task, io_priority);
-
-  if (g_task_return_error_if_cancelled (task))
-    return;
-
-  if (self->chat == NULL || self->observer == NULL)
-    {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED,
-                               _("The agent process has no chat to feed"));
-      return;
-    }
-
-  if (self->task != NULL)
-    {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING,
-                               _("The agent is already running an attempt"));
-      return;
-    }
-
-  self->task = g_object_ref (task);
-  self->task_turn = g_object_ref (turn);
-  if (cancellable != NULL)
-    self->cancelled_id = g_signal_connect (cancellable, "cancelled",
-                                           G_CALLBACK (on_task_cancelled), self);
-
-  /* The attempt is kept first: a handler of the start's notifications
-   * may stop it, or end the agent again, and it is over then. */
-  if (self->child == NULL && !start_child (self, &error))
-    {
-      finish_task (self, NULL, error);
-      return;
-    }
-  if (self->task != task)
-    return;
-
-  line = user_message (mend_turn_get_prompt (turn));
   if (self->skip_results > 0)
     {
       g_debug ("The prompt waits for the result of the turn that was interrupted");
@@ -514,59 +391,30 @@ mend_agent_process_send_async (MendSender          *sender,
       self->held = g_steal_pointer (&line);
     }
   else
-    mend_agent_child_write (self->child, line);
-}
-
-static MendFailure *
-mend_agent_process_send_finish (MendSender    *sender,
-                                GAsyncResult  *result,
-                                GError       **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, sender), NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
+    mend_agent_child_write (mend_agent_get_child (agent), line);
 }
 
 static void
-mend_agent_process_sender_init (MendSenderInterface *iface)
+mend_agent_process_attached (MendAgent *agent)
 {
-  iface->send_async = mend_agent_process_send_async;
-  iface->send_finish = mend_agent_process_send_finish;
+  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
+  gpointer chat = NULL;
+  const MendAgentHost *host = mend_agent_get_host (agent, &chat);
+
+  if (host != NULL)
+    mend_stream_observer_set_host (self->observer, host, chat);
+  else
+    mend_stream_observer_set_host (self->observer, &lone_host, self);
 }
 
 /* GObject */
-
-static void
-on_chat_gone (gpointer  data,
-              GObject  *where_the_object_was)
-{
-  MendAgentProcess *self = data;
-
-  self->chat = NULL;
-  if (self->observer != NULL)
-    {
-      mend_stream_observer_set_attempt_func (self->observer, NULL, NULL);
-      g_clear_object (&self->observer);
-    }
-}
 
 static void
 mend_agent_process_dispose (GObject *object)
 {
   MendAgentProcess *self = (MendAgentProcess *) object;
 
-  if (self->task != NULL)
-    finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
-                                                  _("The agent process was closed")));
-  if (self->child != NULL)
-    mend_agent_child_close (g_steal_pointer (&self->child));
   g_clear_pointer (&self->held, g_bytes_unref);
-
-  if (self->chat != NULL)
-    {
-      g_object_weak_unref (G_OBJECT (self->chat), on_chat_gone, self);
-      on_chat_gone (self, NULL);
-    }
 
   G_OBJECT_CLASS (mend_agent_process_parent_class)->dispose (object);
 }
@@ -576,25 +424,12 @@ mend_agent_process_finalize (GObject *object)
 {
   MendAgentProcess *self = (MendAgentProcess *) object;
 
-  g_clear_pointer (&self->argv, g_strfreev);
-  g_clear_pointer (&self->environ_, g_strfreev);
-  g_clear_pointer (&self->cwd, g_free);
   g_clear_pointer (&self->resume_option, g_free);
-  g_clear_pointer (&self->session_id, g_free);
-  g_clear_pointer (&self->stderr_tail, g_byte_array_unref);
+  if (self->observer != NULL)
+    mend_stream_observer_set_attempt_func (self->observer, NULL, NULL);
+  g_clear_object (&self->observer);
 
   G_OBJECT_CLASS (mend_agent_process_parent_class)->finalize (object);
-}
-
-static void
-mend_agent_process_constructed (GObject *object)
-{
-  MendAgentProcess *self = (MendAgentProcess *) object;
-
-  G_OBJECT_CLASS (mend_agent_process_parent_class)->constructed (object);
-
-  if (self->argv == NULL || self->argv[0] == NULL)
-    g_critical ("A MendAgentProcess needs a command line");
 }
 
 static void
@@ -607,32 +442,11 @@ mend_agent_process_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_ARGV:
-      g_value_set_boxed (value, self->argv);
-      break;
-    case PROP_ENVIRON:
-      g_value_set_boxed (value, self->environ_);
-      break;
-    case PROP_CWD:
-      g_value_set_string (value, self->cwd);
-      break;
     case PROP_RESUME_OPTION:
       g_value_set_string (value, self->resume_option);
       break;
-    case PROP_CHAT:
-      g_value_set_object (value, self->chat);
-      break;
     case PROP_OBSERVER:
       g_value_set_object (value, self->observer);
-      break;
-    case PROP_SESSION_ID:
-      g_value_set_string (value, self->session_id);
-      break;
-    case PROP_RUNNING:
-      g_value_set_boolean (value, self->child != NULL);
-      break;
-    case PROP_N_STARTS:
-      g_value_set_uint (value, self->n_starts);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -649,23 +463,8 @@ mend_agent_process_set_property (GObject      *object,
 
   switch (prop_id)
     {
-    case PROP_ARGV:
-      self->argv = g_value_dup_boxed (value);
-      break;
-    case PROP_ENVIRON:
-      mend_agent_process_set_environ (self, g_value_get_boxed (value));
-      break;
-    case PROP_CWD:
-      mend_agent_process_set_cwd (self, g_value_get_string (value));
-      break;
     case PROP_RESUME_OPTION:
       mend_agent_process_set_resume_option (self, g_value_get_string (value));
-      break;
-    case PROP_CHAT:
-      mend_agent_process_set_chat (self, g_value_get_object (value));
-      break;
-    case PROP_SESSION_ID:
-      mend_agent_process_set_session_id (self, g_value_get_string (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -676,44 +475,19 @@ static void
 mend_agent_process_class_init (MendAgentProcessClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  MendAgentClass *agent_class = MEND_AGENT_CLASS (klass);
 
-  object_class->constructed = mend_agent_process_constructed;
   object_class->dispose = mend_agent_process_dispose;
   object_class->finalize = mend_agent_process_finalize;
   object_class->get_property = mend_agent_process_get_property;
   object_class->set_property = mend_agent_process_set_property;
 
-  /**
-   * MendAgentProcess:argv:
-   *
-   * The agent's command line, program first (looked up in `PATH` when it
-   * has no slash).
-   */
-  properties[PROP_ARGV] =
-    g_param_spec_boxed ("argv", NULL, NULL,
-                        G_TYPE_STRV,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAgentProcess:environ:
-   *
-   * The agent's environment, as `NAME=VALUE` strings, or %NULL to inherit
-   * this process's. Used from the next start of the agent.
-   */
-  properties[PROP_ENVIRON] =
-    g_param_spec_boxed ("environ", NULL, NULL,
-                        G_TYPE_STRV,
-                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAgentProcess:cwd:
-   *
-   * The agent's working directory, or %NULL for this process's.
-   */
-  properties[PROP_CWD] =
-    g_param_spec_string ("cwd", NULL, NULL,
-                         NULL,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  agent_class->start = mend_agent_process_start;
+  agent_class->attempt = mend_agent_process_attempt;
+  agent_class->cancelled = mend_agent_process_cancelled;
+  agent_class->attached = mend_agent_process_attached;
+  agent_class->line = mend_agent_process_line;
+  agent_class->ended = mend_agent_process_ended;
 
   /**
    * MendAgentProcess:resume-option:
@@ -728,60 +502,15 @@ mend_agent_process_class_init (MendAgentProcessClass *klass)
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   /**
-   * MendAgentProcess:chat:
-   *
-   * The chat that the agent's output feeds: the chat whose
-   * [property@Mend.Chat:sender] this process is. Not a reference: the
-   * chat holds the process.
-   */
-  properties[PROP_CHAT] =
-    g_param_spec_object ("chat", NULL, NULL,
-                         MEND_TYPE_CHAT,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
    * MendAgentProcess:observer:
    *
    * The observer that reads the agent's output into the chat, for
-   * [signal@Mend.StreamObserver::agent-retry] and its counters; %NULL
-   * while there is no chat.
+   * [signal@Mend.StreamObserver::agent-retry] and its counters.
    */
   properties[PROP_OBSERVER] =
     g_param_spec_object ("observer", NULL, NULL,
                          MEND_TYPE_STREAM_OBSERVER,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAgentProcess:session-id:
-   *
-   * The agent's session, as its `system`/`init` line reported it, or as
-   * set to resume a session from before. A restarted agent resumes it.
-   */
-  properties[PROP_SESSION_ID] =
-    g_param_spec_string ("session-id", NULL, NULL,
-                         NULL,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAgentProcess:running:
-   *
-   * Whether the agent runs now.
-   */
-  properties[PROP_RUNNING] =
-    g_param_spec_boolean ("running", NULL, NULL,
-                          FALSE,
-                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendAgentProcess:n-starts:
-   *
-   * How many times the agent was started: more than one after it died
-   * and was started again.
-   */
-  properties[PROP_N_STARTS] =
-    g_param_spec_uint ("n-starts", NULL, NULL,
-                       0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -789,7 +518,8 @@ mend_agent_process_class_init (MendAgentProcessClass *klass)
 static void
 mend_agent_process_init (MendAgentProcess *self)
 {
-  self->stderr_tail = g_byte_array_new ();
+  self->observer = mend_stream_observer_new_for_host (&lone_host, self);
+  mend_stream_observer_set_attempt_func (self->observer, on_attempt_ended, self);
 }
 
 /**
@@ -839,115 +569,6 @@ mend_agent_process_new_claude_code (const char *path)
 }
 
 /**
- * mend_agent_process_get_argv:
- * @self: an agent process
- *
- * Gets the agent's command line.
- *
- * Returns: (transfer none) (array zero-terminated=1): the command line
- */
-const char * const *
-mend_agent_process_get_argv (MendAgentProcess *self)
-{
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return (const char * const *) self->argv;
-}
-
-/**
- * mend_agent_process_get_environ:
- * @self: an agent process
- *
- * Gets the agent's environment.
- *
- * Returns: (transfer none) (nullable) (array zero-terminated=1): the
- *   environment, or %NULL when the agent inherits this process's
- */
-const char * const *
-mend_agent_process_get_environ (MendAgentProcess *self)
-{
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return (const char * const *) self->environ_;
-}
-
-/**
- * mend_agent_process_set_environ:
- * @self: an agent process
- * @environ_: (nullable) (array zero-terminated=1): `NAME=VALUE` strings,
- *   or %NULL to inherit this process's environment
- *
- * Sets the agent's environment, from its next start.
- */
-void
-mend_agent_process_set_environ (MendAgentProcess   *self,
-                                const char * const *environ_)
-{
-  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
-
-  if (mend_environ_replace (&self->environ_, environ_))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
-}
-
-/**
- * mend_agent_process_setenv:
- * @self: an agent process
- * @name: a variable's name
- * @value: (nullable): its value, or %NULL to remove it
- *
- * Sets one variable of the agent's environment, from its next start. The
- * first change starts from this process's environment.
- */
-void
-mend_agent_process_setenv (MendAgentProcess *self,
-                           const char       *name,
-                           const char       *value)
-{
-  char **env;
-
-  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
-  g_return_if_fail (name != NULL && name[0] != '\0' && strchr (name, '=') == NULL);
-
-  env = mend_environ_with (self->environ_, name, value);
-  mend_agent_process_set_environ (self, (const char * const *) env);
-  g_strfreev (env);
-}
-
-/**
- * mend_agent_process_get_cwd:
- * @self: an agent process
- *
- * Gets the agent's working directory.
- *
- * Returns: (nullable) (type filename): the directory, or %NULL
- */
-const char *
-mend_agent_process_get_cwd (MendAgentProcess *self)
-{
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return self->cwd;
-}
-
-/**
- * mend_agent_process_set_cwd:
- * @self: an agent process
- * @cwd: (nullable) (type filename): a directory, or %NULL for this
- *   process's
- *
- * Sets the agent's working directory, from its next start.
- */
-void
-mend_agent_process_set_cwd (MendAgentProcess *self,
-                            const char       *cwd)
-{
-  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
-
-  if (set_str (&self->cwd, cwd))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CWD]);
-}
-
-/**
  * mend_agent_process_get_resume_option:
  * @self: an agent process
  *
@@ -977,62 +598,12 @@ mend_agent_process_set_resume_option (MendAgentProcess *self,
 {
   g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
 
-  if (set_str (&self->resume_option, option))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RESUME_OPTION]);
-}
-
-/**
- * mend_agent_process_get_chat:
- * @self: an agent process
- *
- * Gets the chat the agent's output feeds.
- *
- * Returns: (transfer none) (nullable): the chat, or %NULL
- */
-MendChat *
-mend_agent_process_get_chat (MendAgentProcess *self)
-{
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return self->chat;
-}
-
-/**
- * mend_agent_process_set_chat:
- * @self: an agent process
- * @chat: (nullable): the chat whose sender @self is
- *
- * Sets the chat that the agent's output feeds. It must be set before the
- * first attempt; the process does not hold a reference on it.
- */
-void
-mend_agent_process_set_chat (MendAgentProcess *self,
-                             MendChat         *chat)
-{
-  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
-  g_return_if_fail (chat == NULL || MEND_IS_CHAT (chat));
-
-  if (self->chat == chat)
+  if (g_strcmp0 (self->resume_option, option) == 0)
     return;
 
-  if (self->chat != NULL)
-    {
-      g_object_weak_unref (G_OBJECT (self->chat), on_chat_gone, self);
-      on_chat_gone (self, NULL);
-    }
-
-  if (chat != NULL)
-    {
-      self->chat = chat;
-      g_object_weak_ref (G_OBJECT (chat), on_chat_gone, self);
-      self->observer = mend_stream_observer_new (chat);
-      /* The chat holds this process as its sender: no reference back. */
-      mend_stream_observer_hold_chat_weakly (self->observer);
-      mend_stream_observer_set_attempt_func (self->observer, on_attempt_ended, self);
-    }
-
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CHAT]);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OBSERVER]);
+  g_free (self->resume_option);
+  self->resume_option = g_strdup (option);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RESUME_OPTION]);
 }
 
 /**
@@ -1041,8 +612,7 @@ mend_agent_process_set_chat (MendAgentProcess *self,
  *
  * Gets the observer that reads the agent's output into the chat.
  *
- * Returns: (transfer none) (nullable): the observer, or %NULL without a
- *   chat
+ * Returns: (transfer none): the observer
  */
 MendStreamObserver *
 mend_agent_process_get_observer (MendAgentProcess *self)
@@ -1053,118 +623,244 @@ mend_agent_process_get_observer (MendAgentProcess *self)
 }
 
 /**
- * mend_agent_process_get_session_id:
+ * mend_agent_process_set_chat:
  * @self: an agent process
+ * @chat: (nullable): a chat
+ *
+ * Does nothing: the chat whose sender @self is attaches itself.
+ *
+ * Deprecated: 1.0: Make the process the chat's sender; nothing more is needed.
+ */
+void
+mend_agent_process_set_chat (MendAgentProcess *self,
+                             MendChat         *chat)
+{
+  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
+}
+
+/* Deprecated: the accessors that moved to MendAgent */
+
+/**
+ * mend_agent_process_get_argv:
+ * @self: an agent
+ *
+ * Gets the agent's command line.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the command line
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_argv] instead.
+ */
+const char * const *
+mend_agent_process_get_argv (MendAgentProcess *self)
+{
+  return mend_agent_get_argv (MEND_AGENT (self));
+}
+
+/**
+ * mend_agent_process_get_environ:
+ * @self: an agent
+ *
+ * Gets the agent's environment.
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): the environment
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_environ] instead.
+ */
+const char * const *
+mend_agent_process_get_environ (MendAgentProcess *self)
+{
+  return mend_agent_get_environ (MEND_AGENT (self));
+}
+
+/**
+ * mend_agent_process_set_environ:
+ * @self: an agent
+ * @environ_: (nullable) (array zero-terminated=1): `NAME=VALUE` strings, or %NULL
+ *
+ * Sets the agent's environment, from its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.set_environ] instead.
+ */
+void
+mend_agent_process_set_environ (MendAgentProcess *self,
+                                const char * const *environ_)
+{
+  mend_agent_set_environ (MEND_AGENT (self), environ_);
+}
+
+/**
+ * mend_agent_process_setenv:
+ * @self: an agent
+ * @name: a variable's name
+ * @value: (nullable): its value, or %NULL to remove it
+ *
+ * Sets one variable of the agent's environment, from its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.setenv] instead.
+ */
+void
+mend_agent_process_setenv (MendAgentProcess *self,
+                           const char *name,
+                           const char *value)
+{
+  mend_agent_setenv (MEND_AGENT (self), name, value);
+}
+
+/**
+ * mend_agent_process_get_cwd:
+ * @self: an agent
+ *
+ * Gets the agent's working directory.
+ *
+ * Returns: (nullable) (type filename): the directory, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_cwd] instead.
+ */
+const char *
+mend_agent_process_get_cwd (MendAgentProcess *self)
+{
+  return mend_agent_get_cwd (MEND_AGENT (self));
+}
+
+/**
+ * mend_agent_process_set_cwd:
+ * @self: an agent
+ * @cwd: (nullable) (type filename): a directory, or %NULL
+ *
+ * Sets the agent's working directory, from its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.set_cwd] instead.
+ */
+void
+mend_agent_process_set_cwd (MendAgentProcess *self,
+                            const char *cwd)
+{
+  mend_agent_set_cwd (MEND_AGENT (self), cwd);
+}
+
+/**
+ * mend_agent_process_get_chat:
+ * @self: an agent
+ *
+ * Gets the chat whose sender the agent is.
+ *
+ * Returns: (transfer none) (nullable): the chat, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_chat] instead.
+ */
+MendChat *
+mend_agent_process_get_chat (MendAgentProcess *self)
+{
+  return mend_agent_get_chat (MEND_AGENT (self));
+}
+
+/**
+ * mend_agent_process_get_session_id:
+ * @self: an agent
  *
  * Gets the agent's session id.
  *
- * Returns: (nullable): the session id, or %NULL before the agent said it
+ * Returns: (nullable): the session id, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_session_id] instead.
  */
 const char *
 mend_agent_process_get_session_id (MendAgentProcess *self)
 {
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return self->session_id;
+  return mend_agent_get_session_id (MEND_AGENT (self));
 }
 
 /**
  * mend_agent_process_set_session_id:
- * @self: an agent process
+ * @self: an agent
  * @session_id: (nullable): a session id, or %NULL
  *
- * Sets the session that the agent resumes at its next start, such as a
- * session of an earlier run of the app.
+ * Sets the session the agent goes on with at its next start.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.set_session_id] instead.
  */
 void
 mend_agent_process_set_session_id (MendAgentProcess *self,
-                                   const char       *session_id)
+                                   const char *session_id)
 {
-  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
-
-  if (set_str (&self->session_id, session_id))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SESSION_ID]);
+  mend_agent_set_session_id (MEND_AGENT (self), session_id);
 }
 
 /**
  * mend_agent_process_get_running:
- * @self: an agent process
+ * @self: an agent
  *
  * Gets whether the agent runs now.
  *
  * Returns: %TRUE while it runs
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_running] instead.
  */
 gboolean
 mend_agent_process_get_running (MendAgentProcess *self)
 {
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), FALSE);
-
-  return self->child != NULL;
+  return mend_agent_get_running (MEND_AGENT (self));
 }
 
 /**
  * mend_agent_process_get_identifier:
- * @self: an agent process
+ * @self: an agent
  *
- * Gets the running agent's process id, as
- * [method@Gio.Subprocess.get_identifier] gives it.
+ * Gets the running agent's process id.
  *
- * Returns: (nullable): the identifier, or %NULL when the agent does not run
+ * Returns: (nullable): the identifier, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_identifier] instead.
  */
 const char *
 mend_agent_process_get_identifier (MendAgentProcess *self)
 {
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return self->child ? mend_agent_child_get_identifier (self->child) : NULL;
+  return mend_agent_get_identifier (MEND_AGENT (self));
 }
 
 /**
  * mend_agent_process_get_n_starts:
- * @self: an agent process
+ * @self: an agent
  *
  * Gets how many times the agent was started.
  *
  * Returns: the number of starts
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.get_n_starts] instead.
  */
 guint
 mend_agent_process_get_n_starts (MendAgentProcess *self)
 {
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), 0);
-
-  return self->n_starts;
+  return mend_agent_get_n_starts (MEND_AGENT (self));
 }
 
 /**
  * mend_agent_process_dup_stderr:
- * @self: an agent process
+ * @self: an agent
  *
- * Gets the end of what the agent wrote on its standard error since it
- * last started, at most %MEND_AGENT_PROCESS_STDERR_MAX_BYTES, with
- * credentials redacted.
+ * Gets the end of the agent's standard error, redacted.
  *
- * Returns: (transfer full) (nullable): the text, or %NULL when there is
- *   none
+ * Returns: (transfer full) (nullable): the text, or %NULL
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.dup_stderr] instead.
  */
 char *
 mend_agent_process_dup_stderr (MendAgentProcess *self)
 {
-  g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
-
-  return stderr_text (self);
+  return mend_agent_dup_stderr (MEND_AGENT (self));
 }
 
 /**
  * mend_agent_process_terminate:
- * @self: an agent process
+ * @self: an agent
  *
- * Ends the agent: it is killed, and an attempt in flight fails as if it
- * had died. The next attempt starts it again, on the same session.
+ * Ends the agent, as [method@Mend.Agent.terminate] does.
+ *
+ * Deprecated: 1.0: Use [method@Mend.Agent.terminate] instead.
  */
 void
 mend_agent_process_terminate (MendAgentProcess *self)
 {
-  g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
-
-  child_ended (self);
+  mend_agent_terminate (MEND_AGENT (self));
 }
+

@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include "mend-agent-host-private.h"
 #include "mend-chat.h"
 
 G_BEGIN_DECLS
@@ -24,5 +25,8 @@ void mend_chat_restore_lifecycle (MendChat      *self,
 /* While held, nothing starts: a submission queues, as during a restore. */
 void mend_chat_hold_starts       (MendChat      *self,
                                   gboolean       hold);
+
+/* The table every chat lends its sender (mend-chat-host.c). */
+extern const MendAgentHost mend_chat_agent_host;
 
 G_END_DECLS

@@ -18,7 +18,7 @@
 #include "mend-queue-item-private.h"
 #include "mend-retry-wait.h"
 #include "mend-gate.h"
-#include "mend-sender.h"
+#include "mend-sender-private.h"
 #include "mend-subagent-retry-private.h"
 #include "mend-turn-private.h"
 
@@ -459,6 +459,8 @@ mend_chat_dispose (GObject *object)
   /* A disposed chat is closed, quietly: its methods refuse, and nothing
    * starts. The subagents stay until finalize, inert. */
   self->lifecycle = MEND_LIFECYCLE_CLOSED;
+  if (self->sender != NULL)
+    mend_sender_attach_host (self->sender, NULL, object);
   if (self->subagents != NULL)
     g_object_run_dispose (G_OBJECT (self->subagents));
 
@@ -538,6 +540,11 @@ mend_chat_constructed (GObject *object)
                                              self->resume_policy, self->id);
   /* One stream of records per chat: its subagents' too. */
   g_signal_connect (self->subagents, "record", G_CALLBACK (on_subagent_record), self);
+
+  /* What the sender's agent reports comes back through this table. */
+  mend_agent_host_install (object, &mend_chat_agent_host);
+  if (self->sender != NULL)
+    mend_sender_attach_host (self->sender, &mend_chat_agent_host, object);
 }
 
 static void

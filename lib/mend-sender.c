@@ -7,6 +7,7 @@
 
 #include "mend-failure.h"
 #include "mend-sender.h"
+#include "mend-sender-private.h"
 #include "mend-turn.h"
 
 /**
@@ -189,4 +190,34 @@ mend_sender_restore_state (MendSender  *self,
     return TRUE;
 
   return iface->restore_state (self, state, error);
+}
+
+void
+mend_sender_attach_host (MendSender          *sender,
+                         const MendAgentHost *host,
+                         GObject             *chat)
+{
+  MendSenderInterface *iface;
+
+  g_assert (MEND_IS_SENDER (sender));
+  g_assert (G_IS_OBJECT (chat));
+
+  iface = MEND_SENDER_GET_IFACE (sender);
+  if (iface->attach_host != NULL)
+    iface->attach_host (sender, host, chat);
+}
+
+G_DEFINE_QUARK (mend-agent-host, mend_agent_host)
+
+const MendAgentHost *
+mend_agent_host_lookup (GObject *chat)
+{
+  return g_object_get_qdata (chat, mend_agent_host_quark ());
+}
+
+void
+mend_agent_host_install (GObject             *chat,
+                         const MendAgentHost *host)
+{
+  g_object_set_qdata (chat, mend_agent_host_quark (), (gpointer) host);
 }

@@ -7,6 +7,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "mend-agent-host-private.h"
 #include "mend-failure.h"
 #include "mend-stream-observer.h"
 
@@ -30,10 +31,14 @@ void mend_stream_observer_set_attempt_func (MendStreamObserver            *self,
  * ending would, and the agent's own turn. */
 void mend_stream_observer_end_of_output    (MendStreamObserver            *self);
 
-/* The observer stops holding a reference on its chat, for an owner that
- * the chat holds (its sender). The owner watches the chat and drops the
- * observer when the chat goes. */
-void mend_stream_observer_hold_chat_weakly (MendStreamObserver        *self);
+/* An observer that tells @host, not a chat it holds: the agent sender's
+ * own, told the chat's table when the chat attaches (and its own again
+ * when the chat goes). @host_data is not a reference. */
+MendStreamObserver *mend_stream_observer_new_for_host (const MendAgentHost *host,
+                                                       gpointer             host_data);
+void                mend_stream_observer_set_host     (MendStreamObserver  *self,
+                                                       const MendAgentHost *host,
+                                                       gpointer             host_data);
 
 /* Whether a result line ends a turn the agent ran on its own (it names an
  * origin other than the user), not one the app asked for. */

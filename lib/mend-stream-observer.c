@@ -16,12 +16,11 @@
 
 #include "mend-chat.h"
 #include "mend-failure.h"
+#include "mend-sender-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 #include "mend-stream-observer-private.h"
-#include "mend-subagent.h"
-#include "mend-subagent-retry.h"
-#include "mend-turn-private.h"
+#include "mend-turn.h"
 
 /**
  * MendStreamObserver:
@@ -101,7 +100,9 @@ struct _MendStreamObserver
   GObject   parent_instance;
 
   MendChat *chat;
-  gboolean  weak_chat;
+  /* What the observer tells: the chat's table, or its owner's. */
+  const MendAgentHost *host;
+  gpointer             host_data;
   guint     max_line_bytes;
   guint64   n_lines;
   guint64   n_parsed;
@@ -230,7 +231,7 @@ note_output (MendStreamObserver *self,
              const char         *line,
              gsize               length)
 {
-  MendTurn *turn = mend_chat_get_turn (self->chat);
+  MendTurn *turn = self->host->get_turn (self->host_data);
 
   /* Once per attempt: after the first output, a delta costs no scan. */
   if (turn == NULL || mend_turn_get_output_seen (turn) ||
@@ -241,7 +242,7 @@ note_output (MendStreamObserver *self,
       memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
     {
       if (memmem (line, length, "\"content_block_", 15) != NULL)
-        mend_turn_note_output (turn);
+        self->host->output_seen (self->host_data);
       return;
     }
 
@@ -251,7 +252,7 @@ note_output (MendStreamObserver *self,
       memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0 &&
       memmem (line, length, SYNTHETIC_MODEL, strlen (SYNTHETIC_MODEL)) == NULL &&
       memmem (line, length, API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE)) == NULL)
-    mend_turn_note_output (turn);
+    self->host->output_seen (self->host_data);
 }
 
 /* The byte scan of the hot path: only lines naming "system" or "result"
@@ -411,7 +412,7 @@ handle_result (MendStreamObserver  *self,
            has_errors (object) ||
            g_strcmp0 (terminal_reason, "api_error") == 0;
 
-  turn = mend_chat_get_turn (self->chat);
+  turn = self->host->get_turn (self->host_data);
   if (turn != NULL && !mend_stream_observer_is_own_turn_result (object))
     {
       g_autoptr(MendFailure) failure = NULL;
@@ -446,9 +447,9 @@ handle_result (MendStreamObserver  *self,
 
   /* The agent's own turn ended, whether well or not: nothing to retry,
    * the app did not ask for it. */
-  if (mend_chat_get_external_turn (self->chat))
+  if (self->host->get_own_turn (self->host_data))
     {
-      mend_chat_end_external_turn (self->chat);
+      self->host->own_turn_ended (self->host_data);
       return TRUE;
     }
 
@@ -459,11 +460,12 @@ static gboolean
 handle_init (MendStreamObserver *self)
 {
   /* With an app turn in flight, this is that turn starting. */
-  if (mend_chat_get_turn (self->chat) != NULL || mend_chat_get_external_turn (self->chat))
+  if (self->host->get_turn (self->host_data) != NULL ||
+      self->host->get_own_turn (self->host_data))
     return FALSE;
 
-  mend_chat_begin_external_turn (self->chat);
-  return mend_chat_get_external_turn (self->chat);
+  self->host->own_turn_began (self->host_data);
+  return self->host->get_own_turn (self->host_data);
 }
 
 static gboolean
@@ -502,50 +504,7 @@ handle_task_started (MendStreamObserver  *self,
   if (tool_use_id == NULL || tool_use_id[0] == '\0')
     tool_use_id = task_id;
 
-  return mend_subagent_retry_started (mend_chat_get_subagents (self->chat),
-                                      tool_use_id, task_id, description) != NULL;
-}
-
-/* What a subagent looks like before a change, to tell whether it changed. */
-typedef struct
-{
-  MendSubagent      *subagent;
-  MendSubagentState  state;
-  MendRetryWait     *retry;
-  gboolean           retryable;
-} Snapshot;
-
-static void
-snapshot_take (Snapshot          *snapshot,
-               MendSubagentRetry *subagents,
-               const char        *id)
-{
-  MendSubagent *subagent = mend_subagent_retry_lookup (subagents, id);
-
-  snapshot->subagent = subagent ? g_object_ref (subagent) : NULL;
-  snapshot->state = subagent ? mend_subagent_get_state (subagent) : MEND_SUBAGENT_RUNNING;
-  snapshot->retry = subagent ? mend_subagent_get_retry (subagent) : NULL;
-  snapshot->retryable = subagent ? mend_subagent_get_retryable (subagent) : FALSE;
-}
-
-/* Compares with the subagent as it is now, and drops the snapshot. */
-static gboolean
-snapshot_changed (Snapshot          *snapshot,
-                  MendSubagentRetry *subagents,
-                  const char        *id)
-{
-  Snapshot now;
-  gboolean changed;
-
-  snapshot_take (&now, subagents, id);
-  changed = now.subagent != snapshot->subagent ||
-            now.state != snapshot->state ||
-            now.retry != snapshot->retry ||
-            now.retryable != snapshot->retryable;
-  g_clear_object (&now.subagent);
-  g_clear_object (&snapshot->subagent);
-
-  return changed;
+  return self->host->subagent_started (self->host_data, tool_use_id, task_id, description);
 }
 
 /* A subagent ended: failed with @failure_text, or @state. It is found by
@@ -558,27 +517,20 @@ end_subagent (MendStreamObserver *self,
               MendSubagentState   state,
               const char         *failure_text)
 {
-  MendSubagentRetry *subagents = mend_chat_get_subagents (self->chat);
-  Snapshot before;
-
-  if ((task_id == NULL || mend_subagent_retry_lookup (subagents, task_id) == NULL) &&
-      tool_use_id != NULL && mend_subagent_retry_lookup (subagents, tool_use_id) != NULL)
+  if ((task_id == NULL || !self->host->subagent_known (self->host_data, task_id)) &&
+      tool_use_id != NULL && self->host->subagent_known (self->host_data, tool_use_id))
     task_id = tool_use_id;
   if (task_id == NULL)
     return FALSE;
-
-  snapshot_take (&before, subagents, task_id);
 
   if (state == MEND_SUBAGENT_FAILED)
     {
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (failure_text);
 
-      mend_subagent_retry_failed (subagents, task_id, failure);
+      return self->host->subagent_failed (self->host_data, task_id, failure);
     }
-  else
-    mend_subagent_retry_ended (subagents, task_id, state);
 
-  return snapshot_changed (&before, subagents, task_id);
+  return self->host->subagent_ended (self->host_data, task_id, state);
 }
 
 static gboolean
@@ -682,7 +634,7 @@ handle_api_retry (MendStreamObserver  *self,
   if (get_string (object, "error", &error) == MEMBER_BAD)
     return (*bad = "error is not a string", FALSE);
 
-  turn = mend_chat_get_turn (self->chat);
+  turn = self->host->get_turn (self->host_data);
   if (turn != NULL && mend_turn_get_state (turn) != MEND_TURN_RUNNING)
     turn = NULL;
 
@@ -698,7 +650,7 @@ handle_api_retry (MendStreamObserver  *self,
                                 error ? error : _("error"), (guint) attempt, (guint) max_retries);
       else
         text = g_strdup (_("Claude Code is retrying"));
-      mend_turn_set_agent_status (turn, text);
+      self->host->agent_status (self->host_data, text);
     }
 
   g_signal_emit (self, signals[AGENT_RETRY], 0, turn,
@@ -783,8 +735,11 @@ mend_stream_observer_constructed (GObject *object)
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->constructed (object);
 
-  if (self->chat == NULL)
-    g_critical ("A MendStreamObserver needs a chat");
+  if (self->chat != NULL && self->host == NULL)
+    {
+      self->host = mend_agent_host_lookup (G_OBJECT (self->chat));
+      self->host_data = self->chat;
+    }
 }
 
 static void
@@ -792,10 +747,9 @@ mend_stream_observer_dispose (GObject *object)
 {
   MendStreamObserver *self = (MendStreamObserver *) object;
 
-  if (self->weak_chat)
-    self->chat = NULL;
-  else
-    g_clear_object (&self->chat);
+  g_clear_object (&self->chat);
+  self->host = NULL;
+  self->host_data = NULL;
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->dispose (object);
 }
@@ -973,9 +927,11 @@ mend_stream_observer_new (MendChat *chat)
  * mend_stream_observer_get_chat:
  * @self: an observer
  *
- * Gets the chat the observer feeds.
+ * Gets the chat the observer was made for with
+ * [ctor@Mend.StreamObserver.new]. The observer of a [class@Mend.AgentProcess]
+ * has none: it tells the chat whose sender the process is.
  *
- * Returns: (transfer none): the chat
+ * Returns: (transfer none) (nullable): the chat, or %NULL
  */
 MendChat *
 mend_stream_observer_get_chat (MendStreamObserver *self)
@@ -1072,32 +1028,39 @@ mend_stream_observer_get_n_ignored (MendStreamObserver *self)
   return self->n_ignored;
 }
 
-/* The agent's output ended, as when it crashed: the app's attempt in
- * flight can never get its result, so it fails as a dropped connection
- * (retried unless output was seen), and the agent's own turn is over. */
-void
-mend_stream_observer_hold_chat_weakly (MendStreamObserver *self)
+MendStreamObserver *
+mend_stream_observer_new_for_host (const MendAgentHost *host,
+                                   gpointer             host_data)
 {
-  MendChat *chat = self->chat;
+  MendStreamObserver *self = g_object_new (MEND_TYPE_STREAM_OBSERVER, NULL);
 
-  g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
-
-  if (self->weak_chat || chat == NULL)
-    return;
-
-  self->weak_chat = TRUE;
-  g_object_unref (chat);
+  mend_stream_observer_set_host (self, host, host_data);
+  return self;
 }
 
+void
+mend_stream_observer_set_host (MendStreamObserver  *self,
+                               const MendAgentHost *host,
+                               gpointer             host_data)
+{
+  g_assert (self->chat == NULL);
+
+  self->host = host;
+  self->host_data = host_data;
+}
+
+/* The app's attempt in flight can never get its result, as when the agent
+ * crashed: it fails as a dropped connection (retried unless output was
+ * seen), and the agent's own turn is over. */
 void
 mend_stream_observer_end_of_output (MendStreamObserver *self)
 {
   MendTurn *turn;
 
-  if (self->chat == NULL)
+  if (self->host == NULL)
     return;
 
-  turn = mend_chat_get_turn (self->chat);
+  turn = self->host->get_turn (self->host_data);
   g_object_ref (self);
 
   if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
@@ -1109,7 +1072,8 @@ mend_stream_observer_end_of_output (MendStreamObserver *self)
       end_attempt (self, turn, failure);
     }
 
-  mend_chat_end_external_turn (self->chat);
+  if (self->host != NULL)
+    self->host->own_turn_ended (self->host_data);
 
   g_object_unref (self);
 }
@@ -1169,7 +1133,7 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
 
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
   g_return_val_if_fail (line != NULL || length == 0, FALSE);
-  g_return_val_if_fail (self->chat != NULL, FALSE);
+  g_return_val_if_fail (self->host != NULL, FALSE);
 
   if (line == NULL)
     line = "";

@@ -150,17 +150,17 @@ claude_code_process_new (const char *cli,
   g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
 
   agent = mend_agent_process_new_claude_code (cli);
-  mend_agent_process_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_process_setenv (agent, "PATH", g_getenv ("PATH"));
-  mend_agent_process_setenv (agent, "HOME", home);
-  mend_agent_process_setenv (agent, "TMPDIR", home);
-  mend_agent_process_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
-  mend_agent_process_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_agent_process_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", retries);
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", retries);
   /* The tests may run as root, where the CLI wants to know it is boxed. */
-  mend_agent_process_setenv (agent, "IS_SANDBOX", "1");
-  mend_agent_process_set_cwd (agent, home);
+  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   return agent;
 }
@@ -175,17 +175,17 @@ claude_code_acp_agent_new (const char *adapter,
   g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
 
   agent = mend_acp_agent_new_claude_code (adapter);
-  mend_acp_agent_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_acp_agent_setenv (agent, "PATH", g_getenv ("PATH"));
-  mend_acp_agent_setenv (agent, "HOME", home);
-  mend_acp_agent_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
-  mend_acp_agent_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_acp_agent_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
   /* Without retries of its own, so that each attempt is one request. */
-  mend_acp_agent_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "0");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "0");
   /* As root, session/new fails without it (see REAL-AGENTS). */
-  mend_acp_agent_setenv (agent, "IS_SANDBOX", "1");
-  mend_acp_agent_set_cwd (agent, home);
+  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   return agent;
 }
@@ -194,9 +194,9 @@ char *
 real_agent_dup_stderr (MendSender *sender)
 {
   if (MEND_IS_AGENT_PROCESS (sender))
-    return mend_agent_process_dup_stderr (MEND_AGENT_PROCESS (sender));
+    return mend_agent_dup_stderr (MEND_AGENT (sender));
   if (MEND_IS_ACP_AGENT (sender))
-    return mend_acp_agent_dup_stderr (MEND_ACP_AGENT (sender));
+    return mend_agent_dup_stderr (MEND_AGENT (sender));
   return NULL;
 }
 

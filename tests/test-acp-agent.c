@@ -81,11 +81,10 @@ start_chat (Fixture    *f,
   g_assert_no_error (error);
 
   f->agent = mend_acp_agent_new (argv);
-  mend_acp_agent_setenv (f->agent, "MEND_FAKE_ACP_LOG", f->log);
-  mend_acp_agent_set_cwd (f->agent, g_get_home_dir ());
+  mend_agent_setenv (MEND_AGENT (f->agent), "MEND_FAKE_ACP_LOG", f->log);
+  mend_agent_set_cwd (MEND_AGENT (f->agent), g_get_home_dir ());
   g_signal_connect (f->agent, "update", G_CALLBACK (on_update), f);
   f->chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-acp", "clock", f->clock, "sender", f->agent, NULL);
-  mend_acp_agent_set_chat (f->agent, f->chat);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
 }
@@ -98,8 +97,8 @@ fixture_tear_down (Fixture       *f,
   if (f->chat != NULL)
     {
       mend_chat_close (f->chat);
-      mend_acp_agent_terminate (f->agent);
-      g_assert_false (mend_acp_agent_get_running (f->agent));
+      mend_agent_terminate (MEND_AGENT (f->agent));
+      g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
       g_signal_handlers_disconnect_by_data (f->chat, f);
       g_signal_handlers_disconnect_by_data (f->agent, f);
       g_assert_finalize_object (f->chat);
@@ -291,7 +290,7 @@ test_recorded_529_is_transient (Fixture       *f,
   g_assert_cmpstr (mend_failure_get_api_error_type (failure), ==, "overloaded_error");
   g_assert_true (mend_turn_get_output_seen (finished (f, 0)));
   g_assert_cmpuint (count_updates (f, "agent_message_chunk", "Hello."), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 static void
@@ -376,7 +375,7 @@ test_session_error_restarts_the_agent (Fixture       *f,
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (2));
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_FAILED);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
 /* An agent that no longer reads: the prompt's write fails (a pipe would
@@ -391,7 +390,7 @@ test_agent_that_stops_reading (Fixture       *f,
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
 
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (finished (f, 0))), ==, MEND_REASON_TRANSPORT);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), >=, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), >=, 2);
 }
 
 /* Requests of the agent */
@@ -560,7 +559,7 @@ test_stop_sends_cancel (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_true (log_has (f, "\"method\": \"session/cancel\"") || log_has (f, "\"method\":\"session/cancel\""));
   g_assert_true (stop_reason_is (f, "end_turn"));
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 /* The monotonic time of the agent's second start. */
@@ -569,7 +568,7 @@ on_n_starts (MendAcpAgent *agent,
              GParamSpec   *pspec,
              gint64       *restarted_at)
 {
-  if (mend_acp_agent_get_n_starts (agent) == 2)
+  if (mend_agent_get_n_starts (MEND_AGENT (agent)) == 2)
     *restarted_at = g_get_monotonic_time ();
 }
 
@@ -596,7 +595,7 @@ test_unanswered_cancel_restarts_after_grace (Fixture       *f,
   submit (f, "Fix the build");
   submit (f, "Post the release notes");
   run_until (f, prompt_sent, NULL);
-  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   stopped_at = g_get_monotonic_time ();
   mend_chat_stop (f->chat);
@@ -609,9 +608,9 @@ test_unanswered_cancel_restarts_after_grace (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
   g_assert_true (log_has (f, "session/cancel"));
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   /* Not before the grace period was over. */
   g_assert_cmpint (restarted_at - stopped_at, >=, TEST_GRACE_MS * 1000);
 }
@@ -629,7 +628,7 @@ test_exit_mid_turn_loads_the_session (Fixture       *f,
     "  [{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   submit (f, "Say hello");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   /* The fake starts over after a restart: its first prompt succeeds. */
   submit (f, "Fix the build");
@@ -645,9 +644,9 @@ test_exit_mid_turn_loads_the_session (Fixture       *f,
   submit (f, "Fix the build again");
   run_until (f, n_finished_is, GUINT_TO_POINTER (3));
   g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   /* What the load replays is not emitted. */
   g_assert_cmpuint (count_updates (f, "user_message_chunk", NULL), ==, 0);
 }
@@ -710,7 +709,7 @@ test_acpmux_failed_subagent_waits_to_resume (Fixture       *f,
   /* The resume prompt goes to the same session when the wait fires. */
   run_until (f, n_finished_is, GUINT_TO_POINTER (2));
   g_assert_nonnull (strstr (mend_turn_get_prompt (finished (f, 1)), "a1b2"));
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 static void

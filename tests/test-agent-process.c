@@ -47,7 +47,6 @@ start_chat (Fixture            *f,
 {
   f->agent = mend_agent_process_new (argv);
   f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "sender", f->agent, NULL);
-  mend_agent_process_set_chat (f->agent, f->chat);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
 }
 
@@ -58,7 +57,7 @@ fixture_tear_down (Fixture       *f,
   if (f->chat != NULL)
     {
       mend_chat_close (f->chat);
-      mend_agent_process_terminate (f->agent);
+      mend_agent_terminate (MEND_AGENT (f->agent));
       g_signal_handlers_disconnect_by_data (f->chat, f);
       g_assert_finalize_object (f->chat);
     }
@@ -116,13 +115,13 @@ test_dying_agent_fails_the_attempt_with_its_stderr (Fixture       *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TRANSPORT);
   g_assert_nonnull (strstr (mend_failure_get_message (failure), "fatal: the model is gone"));
-  g_assert_false (mend_agent_process_get_running (f->agent));
-  g_assert_null (mend_agent_process_get_identifier (f->agent));
+  g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
+  g_assert_null (mend_agent_get_identifier (MEND_AGENT (f->agent)));
 
   /* The retry starts the agent again. */
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   mend_chat_stop (f->chat);
 }
 
@@ -145,7 +144,7 @@ test_stderr_is_bounded_and_redacted (Fixture       *f,
   turn = submit (f, "Fix the build");
   run_attempt (f, turn);
 
-  text = mend_agent_process_dup_stderr (f->agent);
+  text = mend_agent_dup_stderr (MEND_AGENT (f->agent));
   g_assert_nonnull (text);
   g_assert_cmpuint (strlen (text), <=, MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
   g_assert_nonnull (strstr (text, "refused"));
@@ -169,7 +168,7 @@ test_missing_program_gives_up (Fixture       *f,
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 0);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 0);
 }
 
 /* The fake Claude Code answers in stream-json: the result ends the
@@ -191,35 +190,60 @@ test_fake_agent_turns_share_a_process (Fixture       *f,
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   run_attempt (f, turn);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_nonnull (mend_agent_process_get_session_id (f->agent));
+  g_assert_nonnull (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   turn = submit (f, "Then update the changelog");
   run_attempt (f, turn);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
-  g_assert_true (mend_agent_process_get_running (f->agent));
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
+  g_assert_true (mend_agent_get_running (MEND_AGENT (f->agent)));
 }
 
+/* The chat attaches itself to the agent it is given as its sender: no
+ * more wiring, and the agent lets go when the chat goes. */
 static void
-test_without_a_chat_nothing_runs (Fixture       *f,
-                                  gconstpointer  data)
+test_the_chat_attaches_itself (Fixture       *f,
+                               gconstpointer  data)
 {
-  g_autoptr(MendChat) chat = NULL;
-  const char *argv[] = { "/bin/cat", NULL };
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-agent.py", "turn-529", NULL };
+  MendChat *chat;
   MendTurn *turn;
 
-  f->agent = mend_agent_process_new (argv);
-  chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "sender", f->agent, NULL);
-  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
-  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  turn = mend_chat_get_turn (chat);
-  g_assert_nonnull (turn);
+  start_chat (f, argv);
+  g_assert_true (mend_agent_get_chat (MEND_AGENT (f->agent)) == f->chat);
+  turn = submit (f, "Fix the build");
   run_attempt (f, turn);
-  g_assert_cmpint (mend_turn_get_state (turn), !=, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 0);
+  /* The result line reached the chat's turn through the host alone. */
+  g_assert_cmpuint (mend_failure_get_status (mend_turn_get_last_failure (turn)), ==, 529);
+
+  chat = g_steal_pointer (&f->chat);
   mend_chat_close (chat);
+  mend_agent_terminate (MEND_AGENT (f->agent));
   g_signal_handlers_disconnect_by_data (chat, f);
-  g_assert_finalize_object (g_steal_pointer (&chat));
+  g_assert_finalize_object (chat);
+  g_assert_null (mend_agent_get_chat (MEND_AGENT (f->agent)));
+}
+
+/* A turn run by the agent with no chat at all still gets its result. */
+static void
+test_a_turn_without_a_chat_runs (Fixture       *f,
+                                 gconstpointer  data)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-agent.py", "turn-529", NULL };
+  g_autoptr(MendTurn) turn = NULL;
+
+  f->agent = mend_agent_process_new (argv);
+  turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build", "clock", f->clock,
+                       "sender", f->agent, NULL);
+  mend_turn_start (turn, NULL);
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpuint (mend_failure_get_status (mend_turn_get_last_failure (turn)), ==, 529);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  mend_agent_terminate (MEND_AGENT (f->agent));
+  g_assert_finalize_object (g_steal_pointer (&turn));
 }
 
 /* SIGPIPE's disposition now. */
@@ -286,17 +310,17 @@ test_agent_gone_before_the_next_write (Fixture       *f,
    * not to one started anew. */
   next = mend_chat_get_turn (f->chat);
   g_assert_nonnull (next);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   run_attempt (f, next);
   g_assert_true (sigpipe_is_default ());
   g_assert_cmpint (mend_turn_get_state (next), ==, MEND_TURN_WAITING);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (next)), ==, MEND_REASON_TRANSPORT);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   run_attempt (f, next);
   g_assert_cmpint (mend_turn_get_state (next), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
 static void
@@ -304,19 +328,19 @@ test_claude_code_preset (Fixture       *f,
                          gconstpointer  data)
 {
   g_autoptr(MendAgentProcess) agent = mend_agent_process_new_claude_code (NULL);
-  const char * const *argv = mend_agent_process_get_argv (agent);
+  const char * const *argv = mend_agent_get_argv (MEND_AGENT (agent));
   g_autofree char *joined = g_strjoinv (" ", (char **) argv);
 
   g_assert_cmpstr (joined, ==, "claude -p --input-format stream-json --output-format stream-json --verbose");
   g_assert_cmpstr (mend_agent_process_get_resume_option (agent), ==, "--resume");
-  g_assert_null (mend_agent_process_get_environ (agent));
-  g_assert_false (mend_agent_process_get_running (agent));
+  g_assert_null (mend_agent_get_environ (MEND_AGENT (agent)));
+  g_assert_false (mend_agent_get_running (MEND_AGENT (agent)));
 
-  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", "2");
-  g_assert_cmpstr (g_environ_getenv ((char **) mend_agent_process_get_environ (agent),
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "2");
+  g_assert_cmpstr (g_environ_getenv ((char **) mend_agent_get_environ (MEND_AGENT (agent)),
                                      "CLAUDE_CODE_MAX_RETRIES"), ==, "2");
-  mend_agent_process_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", NULL);
-  g_assert_null (g_environ_getenv ((char **) mend_agent_process_get_environ (agent),
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", NULL);
+  g_assert_null (g_environ_getenv ((char **) mend_agent_get_environ (MEND_AGENT (agent)),
                                    "CLAUDE_CODE_MAX_RETRIES"));
   g_assert_finalize_object (g_steal_pointer (&agent));
 }
@@ -334,7 +358,8 @@ main (int   argc,
   ADD ("stderr-is-bounded-and-redacted", test_stderr_is_bounded_and_redacted);
   ADD ("missing-program-gives-up", test_missing_program_gives_up);
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
-  ADD ("without-a-chat-nothing-runs", test_without_a_chat_nothing_runs);
+  ADD ("the-chat-attaches-itself", test_the_chat_attaches_itself);
+  ADD ("a-turn-without-a-chat-runs", test_a_turn_without_a_chat_runs);
   ADD ("claude-code-preset", test_claude_code_preset);
   ADD ("agent-gone-before-the-next-write-is-no-sigpipe", test_agent_gone_before_the_next_write);
 

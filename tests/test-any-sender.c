@@ -82,7 +82,6 @@ static void
 attach_agent_process (MendSender *sender,
                       MendChat   *chat)
 {
-  mend_agent_process_set_chat (MEND_AGENT_PROCESS (sender), chat);
 }
 
 static MendSender *
@@ -98,7 +97,6 @@ static void
 attach_acp_agent (MendSender *sender,
                   MendChat   *chat)
 {
-  mend_acp_agent_set_chat (MEND_ACP_AGENT (sender), chat);
 }
 
 static const SenderKind http_sender = { "http", make_http_sender, NULL };

@@ -120,14 +120,13 @@ start_chat (Fixture    *f,
 
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
   f->agent = mend_acp_agent_new (argv);
-  mend_acp_agent_setenv (f->agent, "MEND_HOSTILE_ACP_LOG", f->log);
-  mend_acp_agent_setenv (f->agent, "MEND_HOSTILE_ACP_COUNT", f->count);
-  mend_acp_agent_set_cwd (f->agent, g_get_home_dir ());
+  mend_agent_setenv (MEND_AGENT (f->agent), "MEND_HOSTILE_ACP_LOG", f->log);
+  mend_agent_setenv (MEND_AGENT (f->agent), "MEND_HOSTILE_ACP_COUNT", f->count);
+  mend_agent_set_cwd (MEND_AGENT (f->agent), g_get_home_dir ());
   mend_acp_agent_set_cancel_grace_ms (f->agent, GRACE_MS);
   g_signal_connect (f->agent, "update", G_CALLBACK (on_update), f);
   f->chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-attack-acp", "clock", f->clock,
                           "policy", policy, "sender", f->agent, NULL);
-  mend_acp_agent_set_chat (f->agent, f->chat);
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
 }
@@ -144,8 +143,8 @@ fixture_tear_down (Fixture       *f,
     }
   if (f->agent != NULL)
     {
-      mend_acp_agent_terminate (f->agent);
-      g_assert_false (mend_acp_agent_get_running (f->agent));
+      mend_agent_terminate (MEND_AGENT (f->agent));
+      g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
       g_signal_handlers_disconnect_by_data (f->agent, f);
     }
   if (f->chat != NULL)
@@ -193,7 +192,7 @@ static gboolean
 not_running (Fixture       *f,
              gconstpointer  data)
 {
-  return !mend_acp_agent_get_running (f->agent);
+  return !mend_agent_get_running (MEND_AGENT (f->agent));
 }
 
 static gboolean
@@ -270,7 +269,7 @@ assert_run_ended_and_retried (Fixture    *f,
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (f->failures->len, ==, 1);
   g_assert_cmpint (mend_failure_get_reason (g_ptr_array_index (f->failures, 0)), ==, MEND_REASON_TRANSPORT);
 }
@@ -353,7 +352,7 @@ test_second_answer (Fixture       *f,
   run_until (f, n_finished_is, GUINT_TO_POINTER (2));
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
 /* jsonrpc-glib logs an error answer to no call of ours, and a reply with
@@ -373,7 +372,7 @@ test_stray_error_is_logged (Fixture       *f,
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 static void
@@ -383,8 +382,8 @@ test_session_new_wrong_type (Fixture       *f,
   MendTurn *turn = run_one_turn (f, "{'runs': [{'session/new': [{'answer': 'hostile-session'}]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
-  g_assert_false (mend_acp_agent_get_running (f->agent));
-  g_assert_null (mend_acp_agent_get_session_id (f->agent));
+  g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
+  g_assert_null (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   g_assert_false (log_has (f, "session/prompt"));
 }
 
@@ -403,7 +402,7 @@ test_prompt_result_wrong_type (Fixture       *f,
   submit (f, "Try again");
   run_until (f, n_finished_is, GUINT_TO_POINTER (2));
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 static void
@@ -415,7 +414,7 @@ test_initialize_wrong_type (Fixture       *f,
   turn = run_one_turn (f, "{'runs': [{'initialize': [{'answer': [1, 'two', {'agentCapabilities': true}]}]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, "hostile-session");
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
 }
 
 /* A "request" with no id is a notification: nothing to answer. */
@@ -491,7 +490,7 @@ assert_exit_fails_the_attempt (Fixture    *f,
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (f->failures->len, ==, 1);
   failure = g_ptr_array_index (f->failures, 0);
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TRANSPORT);
@@ -534,7 +533,7 @@ test_never_answers (Fixture       *f,
   run_until (f, n_finished_is, GUINT_TO_POINTER (2));
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
 /* The agent exits instead of answering a cancelled prompt: it did not
@@ -559,14 +558,14 @@ test_exit_during_grace (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
   g_assert_cmpuint (f->failures->len, ==, 0);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
 static gboolean
 stderr_is_read (Fixture       *f,
                 gconstpointer  data)
 {
-  g_autofree char *tail = mend_acp_agent_dup_stderr (f->agent);
+  g_autofree char *tail = mend_agent_dup_stderr (MEND_AGENT (f->agent));
 
   return tail != NULL;
 }
@@ -584,7 +583,7 @@ test_stderr_without_end (Fixture       *f,
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   run_until (f, stderr_is_read, NULL);
-  tail = mend_acp_agent_dup_stderr (f->agent);
+  tail = mend_agent_dup_stderr (MEND_AGENT (f->agent));
   g_assert_nonnull (tail);
   g_assert_cmpuint (strlen (tail), <=, MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
 }
@@ -704,7 +703,7 @@ act (Fixture *f)
       mend_chat_close (f->chat);
       break;
     case ACT_TERMINATE:
-      mend_acp_agent_terminate (f->agent);
+      mend_agent_terminate (MEND_AGENT (f->agent));
       break;
     case ACT_UNREF:
       /* The test's are the last references: the turns it kept go too. */
@@ -776,7 +775,7 @@ on_running_act (MendAcpAgent *agent,
                 GParamSpec   *pspec,
                 Fixture      *f)
 {
-  if (mend_acp_agent_get_running (agent))
+  if (mend_agent_get_running (MEND_AGENT (agent)))
     act (f);
 }
 
@@ -881,7 +880,7 @@ test_reentrant (Fixture       *f,
        * retry starts it again. */
       g_assert_cmpint (state, ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
-      g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+      g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
     }
   else
     {
@@ -893,7 +892,7 @@ test_reentrant (Fixture       *f,
   if (r->action == ACT_CLOSE)
     g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_CLOSED);
   if (r->action == ACT_TERMINATE)
-    g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, r->hook == HOOK_WAITING || r->hook == HOOK_RUNNING ? 2 : 1);
+    g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, r->hook == HOOK_WAITING || r->hook == HOOK_RUNNING ? 2 : 1);
 }
 
 /* An error code no integer holds (1e300 is one in JSON) is still an
@@ -908,7 +907,7 @@ test_error_code_out_of_range (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
-  g_assert_true (mend_acp_agent_get_running (f->agent));
+  g_assert_true (mend_agent_get_running (MEND_AGENT (f->agent)));
 }
 
 /* A turn made by the app, not queued by a chat, whose prompt is not
@@ -954,14 +953,14 @@ test_cwd_not_utf8 (Fixture       *f,
 
   g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
   start_chat (f, "{'runs': [{}]}");
-  mend_acp_agent_set_cwd (f->agent, dir);
+  mend_agent_set_cwd (MEND_AGENT (f->agent), dir);
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
   turn = finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
-  g_assert_false (mend_acp_agent_get_running (f->agent));
+  g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
   g_assert_false (log_has (f, "session/new"));
 }
 
@@ -974,14 +973,14 @@ test_session_id_not_utf8 (Fixture       *f,
   MendTurn *turn;
 
   start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true}}}]}]}");
-  mend_acp_agent_set_session_id (f->agent, "saved-\xff");
+  mend_agent_set_session_id (MEND_AGENT (f->agent), "saved-\xff");
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
   turn = finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (log_has (f, "session/load"));
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, "hostile-session");
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
 }
 
 int

@@ -42,7 +42,6 @@ test_process_stderr_without_end (void)
   guint ticker = g_timeout_add (20, tick, NULL);
   MendTurn *turn;
 
-  mend_agent_process_set_chat (agent, chat);
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
   turn = g_object_ref (mend_chat_get_turn (chat));
   while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
@@ -54,7 +53,7 @@ test_process_stderr_without_end (void)
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
 
   mend_chat_close (chat);
-  mend_agent_process_terminate (agent);
+  mend_agent_terminate (MEND_AGENT (agent));
   g_assert_finalize_object (chat);
   while (g_main_context_iteration (NULL, FALSE))
     ;
@@ -71,10 +70,10 @@ on_process_running_terminate (MendAgentProcess *agent,
                               GParamSpec       *pspec,
                               gboolean         *done)
 {
-  if (!*done && mend_agent_process_get_running (agent))
+  if (!*done && mend_agent_get_running (MEND_AGENT (agent)))
     {
       *done = TRUE;
-      mend_agent_process_terminate (agent);
+      mend_agent_terminate (MEND_AGENT (agent));
     }
 }
 
@@ -101,7 +100,6 @@ test_process_running_handler_terminates (void)
 
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
   chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", agent, NULL);
-  mend_agent_process_set_chat (agent, chat);
   g_signal_connect (agent, "notify::running", G_CALLBACK (on_process_running_terminate), &done);
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
   turn = g_object_ref (mend_chat_get_turn (chat));
@@ -120,11 +118,11 @@ test_process_running_handler_terminates (void)
   g_assert_true (done);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (agent)), ==, 2);
 
   g_signal_handlers_disconnect_by_data (agent, &done);
   mend_chat_close (chat);
-  mend_agent_process_terminate (agent);
+  mend_agent_terminate (MEND_AGENT (agent));
   g_assert_finalize_object (chat);
   while (g_main_context_iteration (NULL, FALSE))
     ;

@@ -96,7 +96,6 @@ start_chat (Fixture    *f,
                           "clock", f->clock,
                           "sender", f->agent,
                           NULL);
-  mend_acp_agent_set_chat (f->agent, f->chat);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
 }
@@ -107,13 +106,13 @@ fixture_tear_down (Fixture       *f,
 {
   if (f->chat != NULL)
     {
-      g_autofree char *err = mend_acp_agent_dup_stderr (f->agent);
+      g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (f->agent));
 
       if (err != NULL)
         g_test_message ("The adapter's stderr: %s", err);
       mend_chat_close (f->chat);
-      mend_acp_agent_terminate (f->agent);
-      g_assert_false (mend_acp_agent_get_running (f->agent));
+      mend_agent_terminate (MEND_AGENT (f->agent));
+      g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
       g_signal_handlers_disconnect_by_data (f->chat, f);
       g_signal_handlers_disconnect_by_data (f->agent, f);
       g_assert_finalize_object (f->chat);
@@ -226,7 +225,7 @@ test_529_retried_in_the_same_session (Fixture       *f,
   g_assert_cmpuint (queue_length (f), ==, 1);
 
   run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the first turn");
-  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   g_assert_nonnull (session);
   run_until (f, n_finished_is, GUINT_TO_POINTER (2), "two turns");
 
@@ -254,8 +253,8 @@ test_529_retried_in_the_same_session (Fixture       *f,
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 3);
   g_assert_cmpuint (count_updates (f, "agent_message_chunk"), >=, 2);
   /* One adapter, one session, all along. */
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   g_assert_cmpstr (mend_acp_agent_get_stop_reason (f->agent), ==, "end_turn");
 }
 
@@ -316,8 +315,8 @@ test_stop_sends_session_cancel (Fixture       *f,
   submit (f, "Fix the build");
   submit (f, "Post the release notes");
   run_until (f, server_was_asked, GUINT_TO_POINTER (1), "the model request");
-  pid = g_strdup (mend_acp_agent_get_identifier (f->agent));
-  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  pid = g_strdup (mend_agent_get_identifier (MEND_AGENT (f->agent)));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   mend_chat_stop (f->chat);
   run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the Stop");
@@ -336,9 +335,9 @@ test_stop_sends_session_cancel (Fixture       *f,
   run_until (f, n_finished_is, GUINT_TO_POINTER (2), "the next turn");
   g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Post the release notes");
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpstr (mend_acp_agent_get_identifier (f->agent), ==, pid);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpstr (mend_agent_get_identifier (MEND_AGENT (f->agent)), ==, pid);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   g_assert_cmpuint (queue_length (f), ==, 0);
   g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
 }
@@ -349,7 +348,7 @@ static gboolean
 second_turn_hangs (Fixture       *f,
                    gconstpointer  data)
 {
-  const char *session = mend_acp_agent_get_session_id (f->agent);
+  const char *session = mend_agent_get_session_id (MEND_AGENT (f->agent));
 
   return session != NULL && f->finished->len == 1 &&
          server_was_asked (f, GUINT_TO_POINTER (2)) &&
@@ -381,8 +380,8 @@ test_killed_mid_turn_loads_the_session (Fixture       *f,
   /* The model hangs on the second turn: kill the adapter there. */
   f->auto_advance = FALSE;
   run_until (f, second_turn_hangs, NULL, "the second turn's request");
-  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
-  pid = mend_acp_agent_get_identifier (f->agent);
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
+  pid = mend_agent_get_identifier (MEND_AGENT (f->agent));
   g_assert_nonnull (pid);
   g_assert_cmpint (kill ((pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL), ==, 0);
 
@@ -400,9 +399,9 @@ test_killed_mid_turn_loads_the_session (Fixture       *f,
   g_assert_cmpuint (queue_length (f), ==, 0);
 
   /* Started again, and the same session loaded. */
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
 }
 
 /* Seed 003 over ACP */
@@ -488,14 +487,14 @@ test_foreground_task_503_is_resumed (Fixture       *f,
   s = the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
   g_assert_nonnull (mend_subagent_get_agent_id (s));
-  session = g_strdup (mend_acp_agent_get_session_id (f->agent));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
   g_assert_true (the_subagent (f) == s);
   g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
   g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 1);
-  g_assert_cmpstr (mend_acp_agent_get_session_id (f->agent), ==, session);
-  g_assert_cmpuint (mend_acp_agent_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 int

@@ -86,7 +86,6 @@ start_chat (Fixture    *f,
                           "clock", f->clock,
                           "sender", f->agent,
                           NULL);
-  mend_agent_process_set_chat (f->agent, f->chat);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
 }
@@ -97,13 +96,13 @@ fixture_tear_down (Fixture       *f,
 {
   if (f->chat != NULL)
     {
-      g_autofree char *err = mend_agent_process_dup_stderr (f->agent);
+      g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (f->agent));
 
       if (err != NULL)
         g_test_message ("The CLI's stderr: %s", err);
       mend_chat_close (f->chat);
-      mend_agent_process_terminate (f->agent);
-      g_assert_false (mend_agent_process_get_running (f->agent));
+      mend_agent_terminate (MEND_AGENT (f->agent));
+      g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
       g_signal_handlers_disconnect_by_data (f->chat, f);
       g_assert_finalize_object (f->chat);
     }
@@ -214,7 +213,7 @@ test_529_give_up_then_success (Fixture       *f,
   /* 2 requests for the CLI's give-up, 1 for the success, 1 for the follow-up. */
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 4);
   /* One CLI, one session, all along. */
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
 /* Five give-ups: the turn gives up, the chat is in ERROR, and "Continue
@@ -249,7 +248,7 @@ test_five_give_ups_continue_at_head (Fixture       *f,
   g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "exhausted"), ==, 1);
   /* With CLAUDE_CODE_MAX_RETRIES=0, one request per attempt. */
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 5);
-  g_assert_true (mend_agent_process_get_running (f->agent));
+  g_assert_true (mend_agent_get_running (MEND_AGENT (f->agent)));
 }
 
 static void
@@ -322,9 +321,9 @@ test_stop_during_the_cli_retries (Fixture       *f,
   head = real_agent_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Post the release notes");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
-  g_assert_true (mend_agent_process_get_running (f->agent));
-  pid = g_strdup (mend_agent_process_get_identifier (f->agent));
-  session = g_strdup (mend_agent_process_get_session_id (f->agent));
+  g_assert_true (mend_agent_get_running (MEND_AGENT (f->agent)));
+  pid = g_strdup (mend_agent_get_identifier (MEND_AGENT (f->agent)));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   g_assert_nonnull (session);
 
   /* The queue moves on the idle send; the interrupted turn's result is
@@ -335,9 +334,9 @@ test_stop_during_the_cli_retries (Fixture       *f,
   if (mend_turn_get_last_failure (finished (f, 1)))
     g_test_message ("failure: %s", mend_failure_get_message (mend_turn_get_last_failure (finished (f, 1))));
   g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpstr (mend_agent_process_get_identifier (f->agent), ==, pid);
-  g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpstr (mend_agent_get_identifier (MEND_AGENT (f->agent)), ==, pid);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "stopped"), <=, 1);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
 }
@@ -348,7 +347,7 @@ static gboolean
 server_was_asked (Fixture       *f,
                   gconstpointer  data)
 {
-  const char *session = mend_agent_process_get_session_id (f->agent);
+  const char *session = mend_agent_get_session_id (MEND_AGENT (f->agent));
 
   return session != NULL && model_server_n_requests (&f->server) >= 1 && claude_transcript_has (session, "Fix the build");
 }
@@ -374,8 +373,8 @@ test_killed_mid_turn_resumes_the_session (Fixture       *f,
   /* The model hangs on the request: kill the CLI there. */
   f->auto_advance = FALSE;
   run_until (f, server_was_asked, NULL, "the CLI's request");
-  session = g_strdup (mend_agent_process_get_session_id (f->agent));
-  pid = mend_agent_process_get_identifier (f->agent);
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
+  pid = mend_agent_get_identifier (MEND_AGENT (f->agent));
   g_assert_nonnull (pid);
   g_assert_cmpint (kill ((pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL), ==, 0);
 
@@ -393,8 +392,8 @@ test_killed_mid_turn_resumes_the_session (Fixture       *f,
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
 
   /* Started again, on the same session. */
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 2);
-  g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
 }
 
 /* Seed 003 through the real CLI */
@@ -457,7 +456,7 @@ test_subagent_503_is_resumed (Fixture       *f,
   run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
   s = the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
-  session = g_strdup (mend_agent_process_get_session_id (f->agent));
+  session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
   g_assert_true (the_subagent (f) == s);
@@ -468,8 +467,8 @@ test_subagent_503_is_resumed (Fixture       *f,
   /* It completes, in the same session, with the same CLI. */
   run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_COMPLETED), "the subagent to complete");
   run_until (f, idle_chat, NULL, "the chat to settle");
-  g_assert_cmpstr (mend_agent_process_get_session_id (f->agent), ==, session);
-  g_assert_cmpuint (mend_agent_process_get_n_starts (f->agent), ==, 1);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   for (guint i = 0; i < f->finished->len; i++)
     g_assert_cmpint (mend_turn_get_state (finished (f, i)), ==, MEND_TURN_SUCCEEDED);
 }

@@ -48,7 +48,6 @@ class AcpAgentTests(unittest.TestCase):
         self.agent.props.cwd = self.home.name
         self.clock = manual_clock()
         self.chat = Mend.Chat(clock=self.clock, sender=self.agent)
-        self.agent.props.chat = self.chat
         self.finished = []
         self.updates = []
         self.chat.connect("turn-finished", lambda chat, turn: self.finished.append(turn))

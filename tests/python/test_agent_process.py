@@ -53,7 +53,6 @@ class AgentProcessTests(unittest.TestCase):
         self.agent.props.cwd = self.home.name
         self.clock = manual_clock()
         self.chat = Mend.Chat(clock=self.clock, sender=self.agent)
-        self.agent.props.chat = self.chat
 
     def tearDown(self):
         self.chat.close()

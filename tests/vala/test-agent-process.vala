@@ -49,7 +49,6 @@ void test_529_then_success () {
         agent.cwd = home;
         var clock = new Mend.ManualClock (WALL_START);
         var chat = (Mend.Chat) Object.new (typeof (Mend.Chat), "clock", clock, "sender", agent);
-        agent.chat = chat;
 
         Mend.Turn? done = null;
         chat.turn_finished.connect ((turn) => { done = turn; });
@@ -73,7 +72,7 @@ void test_529_then_success () {
         assert (agent.session_id != null);
 
         chat.close ();
-        agent.terminate ();
+        ((Mend.Agent) agent).terminate ();
         server.get_stdin_pipe ().close ();
         server.wait ();
         /* The CLI's private home, with its settings and transcripts. */

@@ -1,0 +1,53 @@
+/* mend-agent-host-private.h — what a chat lends its sender: the table an agent's parsers call
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "mend-enums.h"
+#include "mend-failure.h"
+#include "mend-turn.h"
+
+G_BEGIN_DECLS
+
+/* What a chat lends the sender that runs its agent, and the parsers of
+ * that agent's output (MendStreamObserver, the ACP subagent reader): they
+ * call nothing of the chat's, or of its subagent retry's, but these. The
+ * chat owns the flow; @chat is the chat itself, for the table's calls. */
+typedef struct
+{
+  /* The app's turn whose attempt runs now, or %NULL. */
+  MendTurn *(*get_turn)         (gpointer           chat);
+  /* Output of the running app turn was seen: a later failure of the
+   * attempt is partial. */
+  void      (*output_seen)      (gpointer           chat);
+  /* The agent's status line for the running app turn (its own retries),
+   * or %NULL to clear it. */
+  void      (*agent_status)     (gpointer           chat,
+                                 const char        *text);
+
+  /* The agent runs a turn of its own, not one the app asked for. */
+  gboolean  (*get_own_turn)     (gpointer           chat);
+  void      (*own_turn_began)   (gpointer           chat);
+  void      (*own_turn_ended)   (gpointer           chat);
+
+  /* Subagents, by their id or agent id. Each change returns whether the
+   * chat's subagents changed. */
+  gboolean  (*subagent_known)   (gpointer           chat,
+                                 const char        *id);
+  gboolean  (*subagent_started) (gpointer           chat,
+                                 const char        *id,
+                                 const char        *agent_id,
+                                 const char        *name);
+  gboolean  (*subagent_failed)  (gpointer           chat,
+                                 const char        *id,
+                                 MendFailure       *failure);
+  gboolean  (*subagent_ended)   (gpointer           chat,
+                                 const char        *id,
+                                 MendSubagentState  state);
+  void      (*subagent_resumed) (gpointer           chat,
+                                 const char        *agent_id);
+} MendAgentHost;
+
+G_END_DECLS
