@@ -6,6 +6,8 @@
 #pragma once
 
 #include "mend-gate.h"
+#include "mend-retry-wait.h"
+#include "mend-verdict-private.h"
 
 G_BEGIN_DECLS
 
@@ -29,5 +31,48 @@ void   mend_gate_report (MendGate        *self,
                          MendFailure     *failure,
                          MendFailureKind  kind,
                          gboolean         probe);
+
+/* The link of one member (a turn) to its gate. None of it calls into the
+ * member; it calls back through the functions given. */
+/* A turn's membership of a gate. */
+typedef struct
+{
+  MendGate  *gate;         /* shared with the chat's other turns, or NULL */
+  char      *key;          /* the member's key: its chat's id */
+  gulong     released_id;
+  gboolean   admitted;     /* the running attempt was let through */
+  gboolean   probing;      /* ...as the gate's probe */
+} MendGateLink;
+
+void           mend_gate_link_join      (MendGateLink       *self,
+                                         MendGate           *gate,
+                                         const char         *key,
+                                         GCallback           on_released,
+                                         gpointer            data);
+void           mend_gate_link_leave     (MendGateLink       *self);
+void           mend_gate_link_clear     (MendGateLink       *self);
+
+/* MEND_GATE_GO when the attempt may start (it is then admitted), else the
+ * hold in milliseconds or MEND_GATE_UNTIL_RELEASED. */
+gint64         mend_gate_link_admit     (MendGateLink       *self,
+                                         gboolean            retry);
+
+/* Tells the gate how the admitted attempt ended (%NULL: a success). */
+void           mend_gate_link_report    (MendGateLink       *self,
+                                         MendFailure        *failure,
+                                         MendFailureKind     kind);
+
+/* Hands the admitted attempt's gate over to @context, which reports it. */
+void           mend_gate_link_hand_over (MendGateLink       *self,
+                                         MendAttemptContext *context);
+
+/* The wait of an attempt the gate holds, spending nothing: @attempt is
+ * the number of the retries made so far. */
+MendRetryWait *mend_gate_link_new_hold  (MendGateLink       *self,
+                                         MendClock          *clock,
+                                         gint64              hold_ms,
+                                         guint               attempt,
+                                         guint               of,
+                                         MendFailure        *failure);
 
 G_END_DECLS

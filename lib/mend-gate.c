@@ -889,3 +889,109 @@ mend_gate_get_next_check_ms (MendGate *self)
 
   return MAX (0, (self->open_until_us - now_us (self) + 999) / 1000);
 }
+
+/* A member's link to its gate: see mend-gate-private.h. */
+
+void
+mend_gate_link_join (MendGateLink *self,
+                     MendGate     *gate,
+                     const char   *key,
+                     GCallback     on_released,
+                     gpointer      data)
+{
+  g_assert (self->gate == NULL);
+  g_assert (MEND_IS_GATE (gate));
+
+  self->gate = g_object_ref (gate);
+  self->key = g_strdup (key);
+  self->released_id = g_signal_connect (gate, "released", on_released, data);
+}
+
+void
+mend_gate_link_leave (MendGateLink *self)
+{
+  if (self->gate != NULL)
+    g_clear_signal_handler (&self->released_id, self->gate);
+}
+
+void
+mend_gate_link_clear (MendGateLink *self)
+{
+  g_assert (self->released_id == 0);
+
+  g_clear_object (&self->gate);
+  g_clear_pointer (&self->key, g_free);
+}
+
+gint64
+mend_gate_link_admit (MendGateLink *self,
+                      gboolean      retry)
+{
+  gboolean probe = FALSE;
+  gint64 hold;
+
+  g_assert (!self->admitted);
+
+  if (self->gate == NULL)
+    return MEND_GATE_GO;
+
+  hold = mend_gate_admit (self->gate, self->key, retry, &probe);
+  if (hold == MEND_GATE_GO)
+    {
+      self->admitted = TRUE;
+      self->probing = probe;
+    }
+
+  return hold;
+}
+
+void
+mend_gate_link_report (MendGateLink    *self,
+                       MendFailure     *failure,
+                       MendFailureKind  kind)
+{
+  if (self->gate == NULL || !self->admitted)
+    return;
+
+  self->admitted = FALSE;
+  mend_gate_report (self->gate, self->key, failure, kind, self->probing);
+  self->probing = FALSE;
+}
+
+void
+mend_gate_link_hand_over (MendGateLink       *self,
+                          MendAttemptContext *context)
+{
+  g_assert (!self->probing || self->admitted);
+
+  context->gate = self->gate;
+  context->gate_key = self->key;
+  context->admitted = self->gate != NULL && self->admitted;
+  context->probe = context->admitted && self->probing;
+  self->admitted = FALSE;
+  self->probing = FALSE;
+}
+
+MendRetryWait *
+mend_gate_link_new_hold (MendGateLink *self,
+                         MendClock    *clock,
+                         gint64        hold_ms,
+                         guint         attempt,
+                         guint         of,
+                         MendFailure  *failure)
+{
+  g_assert (self->gate != NULL);
+
+  return g_object_new (MEND_TYPE_RETRY_WAIT,
+                       "clock", clock,
+                       /* Until released: the gate's signal ends it; an hour
+                        * bounds a gate that never says. */
+                       "delay-ms", (guint64) (hold_ms > 0 ? hold_ms : 3600 * 1000),
+                       "attempt", attempt,
+                       "of", of,
+                       "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
+                       "failure", failure,
+                       "held", TRUE,
+                       "gate-state", mend_gate_get_state (self->gate),
+                       NULL);
+}

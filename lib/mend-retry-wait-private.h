@@ -1,4 +1,4 @@
-/* mend-retry-wait-private.h — MendRetryWait's JSON, for records and saved state
+/* mend-retry-wait-private.h — MendRetryWait from a verdict, and its JSON for records and saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-retry-wait.h"
+#include "mend-verdict.h"
 
 G_BEGIN_DECLS
 
@@ -15,5 +16,12 @@ G_BEGIN_DECLS
  * value of @builder, for the records and entries that embed it. */
 void mend_retry_wait_build_json (MendRetryWait *self,
                                  JsonBuilder   *builder);
+
+/* The wait a retry verdict asks for, before retry number @attempt of @of:
+ * its delay, failure, reason and server hint are the verdict's. */
+MendRetryWait *mend_retry_wait_new_for_verdict (MendVerdict *verdict,
+                                                MendClock   *clock,
+                                                guint        attempt,
+                                                guint        of);
 
 G_END_DECLS

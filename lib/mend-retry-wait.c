@@ -1189,3 +1189,24 @@ mend_retry_wait_run_finish (MendRetryWait  *self,
 
   return g_task_propagate_boolean (G_TASK (result), error);
 }
+
+MendRetryWait *
+mend_retry_wait_new_for_verdict (MendVerdict *verdict,
+                                 MendClock   *clock,
+                                 guint        attempt,
+                                 guint        of)
+{
+  MendFailure *failure = mend_verdict_get_failure (verdict);
+
+  g_assert (mend_verdict_get_delay_ms (verdict) >= 0);
+
+  return g_object_new (MEND_TYPE_RETRY_WAIT,
+                       "clock", clock,
+                       "delay-ms", (guint64) mend_verdict_get_delay_ms (verdict),
+                       "attempt", attempt,
+                       "of", of,
+                       "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
+                       "failure", failure,
+                       "server-hint", mend_verdict_get_server_hint (verdict),
+                       NULL);
+}

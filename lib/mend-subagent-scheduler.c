@@ -22,6 +22,7 @@
 #include "mend-retry-wait-private.h"
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
+#include "mend-verdict-private.h"
 
 void
 mend_subagent_scheduler_init (MendSubagentScheduler *self,
@@ -298,35 +299,27 @@ mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
   MendFailure *failure = mend_subagent_get_failure (entry->subagent);
   guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
   guint of = mend_error_policy_get_max_retries (self->policy);
-  gboolean server_hint = FALSE;
+  MendAttemptContext context = {
+    .attempt = attempt,
+    .max_retries = of,
+    .delay_offset_ms = mend_error_policy_get_stagger_for (self->policy, self->chat_id),
+  };
+  g_autoptr(MendVerdict) verdict = NULL;
+  MendVerdictStep step;
   MendRetryWait *wait;
-  gint64 delay;
 
   entry->stopped = FALSE;
 
-  if (attempt > of)
+  /* The same decision as a turn's: the schedule, the server's hint and
+   * its horizon, the stagger. */
+  verdict = mend_verdict_decide (self->policy, failure, MEND_FAILURE_TRANSIENT, &context, &step);
+  if (step != MEND_VERDICT_RETRY)
     {
       exhaust (self, entry);
       return;
     }
 
-  delay = mend_error_policy_delay_for (self->policy, attempt, failure, &server_hint);
-  if (delay < 0)
-    {
-      exhaust (self, entry);
-      return;
-    }
-
-  delay += mend_error_policy_get_stagger_for (self->policy, self->chat_id);
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT,
-                       "clock", self->clock,
-                       "delay-ms", (guint64) delay,
-                       "attempt", attempt,
-                       "of", of,
-                       "reason", mend_failure_get_reason (failure),
-                       "failure", failure,
-                       "server-hint", server_hint,
-                       NULL);
+  wait = mend_retry_wait_new_for_verdict (verdict, self->clock, attempt, of);
   mend_subagent_scheduler_connect_wait (entry, wait);
   mend_subagent_set_retry (entry->subagent, wait);
 

@@ -22,6 +22,7 @@
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
 #include "mend-subagent-state-private.h"
+#include "mend-verdict-private.h"
 
 void
 mend_subagent_state_save (MendSubagentScheduler *self,
@@ -272,14 +273,12 @@ mend_subagent_state_restore (MendSubagentScheduler  *self,
           gint64 now_ms = mend_clock_get_real_time (self->clock) / 1000;
           /* Never longer than the policy could have asked for. */
           gint64 longest = mend_subagent_scheduler_longest_delay_ms (self);
-          MendRetryWait *wait = g_object_new (MEND_TYPE_RETRY_WAIT,
-                                              "clock", self->clock,
-                                              "delay-ms", (guint64) CLAMP (saved[i].next_at_ms - now_ms, 0, longest),
-                                              "attempt", saved[i].retry_attempt,
-                                              "of", mend_error_policy_get_max_retries (self->policy),
-                                              "reason", mend_failure_get_reason (saved[i].failure),
-                                              "failure", saved[i].failure,
-                                              NULL);
+          g_autoptr(MendVerdict) verdict = mend_verdict_new (saved[i].failure, MEND_FAILURE_TRANSIENT,
+                                                             saved[i].retry_attempt,
+                                                             CLAMP (saved[i].next_at_ms - now_ms, 0, longest),
+                                                             FALSE);
+          MendRetryWait *wait = mend_retry_wait_new_for_verdict (verdict, self->clock, saved[i].retry_attempt,
+                                                                 mend_error_policy_get_max_retries (self->policy));
 
           /* The attempt runs at its time; none is burnt by the restart. */
           mend_subagent_set_attempts (sub, saved[i].retry_attempt - 1);

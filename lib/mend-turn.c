@@ -9,7 +9,9 @@
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
-#include "mend-turn-attempt-private.h"
+#include "mend-gate-private.h"
+#include "mend-retry-wait-private.h"
+#include "mend-sender.h"
 #include "mend-turn-private.h"
 
 /**
@@ -123,6 +125,150 @@ G_DEFINE_FINAL_TYPE (MendTurn, mend_turn, G_TYPE_OBJECT)
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
+/* Sending an attempt and watching the app's cancellable */
+
+/* Called once an attempt sent through a sender ended: @failure is %NULL
+ * for a success, and a cancelled or failed send is a failure. */
+typedef void (*MendAttemptSent) (MendTurn    *turn,
+                                 guint        attempt,
+                                 MendFailure *failure);
+
+typedef struct
+{
+  MendTurn        *turn;
+  guint            attempt;
+  MendAttemptSent  sent;
+} SendData;
+
+static void
+on_send_done (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  SendData *data = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MendFailure) failure = mend_sender_send_finish (MEND_SENDER (object), result, &error);
+
+  /* An attempt that could not be made, or was cancelled, failed: a
+   * cancellation reads as a Stop, never as a success. */
+  if (error != NULL)
+    failure = mend_failure_new_from_error (error);
+
+  data->sent (data->turn, data->attempt, failure);
+
+  g_object_unref (data->turn);
+  g_free (data);
+}
+
+static void
+send_attempt (MendSender      *sender,
+              MendTurn        *turn,
+              guint            attempt,
+              GCancellable    *cancellable,
+              MendAttemptSent  sent)
+{
+  SendData *data = g_new0 (SendData, 1);
+
+  g_assert (MEND_IS_SENDER (sender));
+  g_assert (MEND_IS_TURN (turn));
+  g_assert (sent != NULL);
+
+  data->turn = g_object_ref (turn);
+  data->attempt = attempt;
+  data->sent = sent;
+  mend_sender_send_async (sender, turn, attempt, G_PRIORITY_DEFAULT, cancellable, on_send_done, data);
+}
+
+typedef struct
+{
+  GWeakRef       turn;
+  GMainContext  *context;
+  void         (*stop) (MendTurn *turn);
+} Watch;
+
+typedef struct
+{
+  MendTurn  *turn;
+  void     (*stop) (MendTurn *turn);
+} Stop;
+
+static gboolean
+stop_in_context (gpointer data)
+{
+  Stop *stop = data;
+
+  stop->stop (stop->turn);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+stop_free (gpointer data)
+{
+  Stop *stop = data;
+
+  g_object_unref (stop->turn);
+  g_free (stop);
+}
+
+static void
+on_cancelled (GCancellable *cancellable,
+              Watch        *watch)
+{
+  MendTurn *turn = g_weak_ref_get (&watch->turn);
+  Stop *stop;
+
+  if (turn == NULL)
+    return;
+
+  stop = g_new0 (Stop, 1);
+  stop->turn = turn;
+  stop->stop = watch->stop;
+  g_main_context_invoke_full (watch->context, G_PRIORITY_DEFAULT,
+                              stop_in_context, stop, stop_free);
+}
+
+static void
+watch_free (gpointer data)
+{
+  Watch *watch = data;
+
+  g_weak_ref_clear (&watch->turn);
+  g_main_context_unref (watch->context);
+  g_free (watch);
+}
+
+static gulong
+watch_cancellable (GCancellable  *cancellable,
+                   MendTurn      *turn,
+                   GMainContext  *context,
+                   void         (*stop) (MendTurn *turn))
+{
+  Watch *watch = g_new0 (Watch, 1);
+
+  g_assert (G_IS_CANCELLABLE (cancellable));
+  g_assert (context != NULL);
+
+  g_weak_ref_init (&watch->turn, turn);
+  watch->context = g_main_context_ref (context);
+  watch->stop = stop;
+
+  return g_cancellable_connect (cancellable, G_CALLBACK (on_cancelled), watch, watch_free);
+}
+
+/* GCancellable waits, in g_cancellable_disconnect(), for a running
+ * emission to end: from inside one (our handler, or another handler of
+ * the same cancellable) it would wait for ever. A cancelled cancellable
+ * has run its handlers, or is running them; ours holds only a weak
+ * reference, so it may stay, and goes with the cancellable. */
+static void
+unwatch_cancellable (GCancellable *cancellable,
+                     gulong       *handler_id)
+{
+  if (*handler_id != 0 && !g_cancellable_is_cancelled (cancellable))
+    g_cancellable_disconnect (cancellable, *handler_id);
+  *handler_id = 0;
+}
+
 static void run_attempt (MendTurn *self);
 static void begin_attempt (MendTurn *self);
 
@@ -180,7 +326,7 @@ finish (MendTurn      *self,
   if (state == MEND_TURN_STOPPED && self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
 
-  mend_turn_attempt_unwatch (self->start_cancellable, &self->start_cancelled_id);
+  unwatch_cancellable (self->start_cancellable, &self->start_cancelled_id);
   g_clear_object (&self->start_cancellable);
 
   g_object_thaw_notify (G_OBJECT (self));
@@ -295,7 +441,7 @@ run_attempt (MendTurn *self)
     }
 
   if (self->sender != NULL)
-    mend_turn_attempt_send (self->sender, self, self->attempt, self->attempt_cancellable, on_sent);
+    send_attempt (self->sender, self, self->attempt, self->attempt_cancellable, on_sent);
   else
     {
       g_signal_emit (self, signals[ATTEMPT], 0, self->attempt, self->attempt_cancellable);
@@ -324,7 +470,7 @@ mend_turn_dispose (GObject *object)
   if (self->attempt_cancellable != NULL)
     g_cancellable_cancel (self->attempt_cancellable);
   mend_gate_link_leave (&self->gate);
-  mend_turn_attempt_unwatch (self->start_cancellable, &self->start_cancelled_id);
+  unwatch_cancellable (self->start_cancellable, &self->start_cancelled_id);
 
   G_OBJECT_CLASS (mend_turn_parent_class)->dispose (object);
 }
@@ -1070,7 +1216,7 @@ mend_turn_start (MendTurn     *self,
         }
 
       self->start_cancellable = g_object_ref (cancellable);
-      self->start_cancelled_id = mend_turn_attempt_watch (cancellable, self, self->context,
+      self->start_cancelled_id = watch_cancellable (cancellable, self, self->context,
                                                           mend_turn_stop);
     }
 
@@ -1150,7 +1296,7 @@ wait_before_retry (MendTurn    *self,
   g_assert (MEND_IS_VERDICT (verdict));
   g_assert (!mend_turn_is_finished (self));
 
-  enter_wait (self, mend_turn_attempt_new_wait (verdict, self->clock, self->attempt, self->max_retries));
+  enter_wait (self, mend_retry_wait_new_for_verdict (verdict, self->clock, self->attempt, self->max_retries));
 }
 
 /* The gate holds the attempt about to run: wait without spending it,
