@@ -42,8 +42,11 @@
  * - `system`/`task_started`, `task_notification` and `task_updated` lines
  *   of top-level subagents reach [class@Mend.SubagentRetry], which resumes
  *   the ones a transient upstream error failed. Tasks that are not agents
- *   (a background shell command, `task_type` `local_bash`) are not
- *   subagents.
+ *   (a shell command, `task_type` `local_bash`) are not subagents, however
+ *   they end: their type is taken from their start, from the
+ *   `background_tasks_changed` list or from the end itself. A subagent
+ *   whose failure comes without its start having been seen is the
+ *   subagent of its `tool_use_id`, with its `task_id` as its agent id.
  * - `system`/`api_retry` lines, the agent retrying on its own before it
  *   gives up, set the running turn's [property@Mend.Turn:agent-status] and
  *   emit [signal@Mend.StreamObserver::agent-retry].
@@ -111,7 +114,13 @@ struct _MendStreamObserver
 
   MendStreamObserverAttemptFunc attempt_func;
   gpointer                      attempt_data;
+
+  /* Tasks that are not subagents (shell commands), by task id: their
+   * later lines are not a subagent's. Bounded. */
+  GHashTable                   *other_tasks;
 };
+
+#define MAX_OTHER_TASKS 256
 
 enum {
   PROP_0,
@@ -468,6 +477,52 @@ handle_init (MendStreamObserver *self)
   return self->host->get_own_turn (self->host_data);
 }
 
+static void
+remember_other_task (MendStreamObserver *self,
+                     const char         *task_id)
+{
+  if (task_id == NULL || task_id[0] == '\0')
+    return;
+  if (g_hash_table_size (self->other_tasks) >= MAX_OTHER_TASKS)
+    g_hash_table_remove_all (self->other_tasks);
+  g_hash_table_add (self->other_tasks, g_strdup (task_id));
+}
+
+static gboolean
+is_other_task (MendStreamObserver *self,
+               const char         *task_id)
+{
+  return task_id != NULL && g_hash_table_contains (self->other_tasks, task_id);
+}
+
+/* system/background_tasks_changed lists the tasks that run, with their
+ * types: the shell commands among them are not subagents. */
+static void
+handle_background_tasks (MendStreamObserver *self,
+                         JsonObject         *object)
+{
+  JsonNode *tasks = json_object_get_member (object, "tasks");
+  JsonArray *array;
+
+  if (tasks == NULL || !JSON_NODE_HOLDS_ARRAY (tasks))
+    return;
+
+  array = json_node_get_array (tasks);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *node = json_array_get_element (array, i);
+      const char *task_id = NULL;
+      const char *task_type = NULL;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        continue;
+      if (get_string (json_node_get_object (node), "task_id", &task_id) == MEMBER_OK &&
+          get_string (json_node_get_object (node), "task_type", &task_type) == MEMBER_OK &&
+          strstr (task_type, "agent") == NULL)
+        remember_other_task (self, task_id);
+    }
+}
+
 static gboolean
 handle_task_started (MendStreamObserver  *self,
                      JsonObject          *object,
@@ -488,7 +543,10 @@ handle_task_started (MendStreamObserver  *self,
   /* A background shell command (local_bash) is a task, not a subagent;
    * agents are local_agent, remote_agent and the like. */
   if (task_type != NULL && strstr (task_type, "agent") == NULL)
-    return FALSE;
+    {
+      remember_other_task (self, task_id);
+      return FALSE;
+    }
   if (get_string (object, "tool_use_id", &tool_use_id) == MEMBER_BAD)
     return (*bad = "tool_use_id is not a string", FALSE);
   if (get_string (object, "description", &description) == MEMBER_BAD)
@@ -542,6 +600,7 @@ handle_task_notification (MendStreamObserver  *self,
   const char *tool_use_id = NULL;
   const char *status = NULL;
   const char *summary = NULL;
+  const char *task_type = NULL;
 
   if (get_string (object, "task_id", &task_id) == MEMBER_BAD ||
       get_string (object, "tool_use_id", &tool_use_id) == MEMBER_BAD ||
@@ -555,10 +614,29 @@ handle_task_notification (MendStreamObserver  *self,
     return (*bad = "task_notification without a status string", FALSE);
   if (get_string (object, "summary", &summary) == MEMBER_BAD)
     return (*bad = "summary is not a string", FALSE);
+  if (get_string (object, "task_type", &task_type) == MEMBER_BAD)
+    return (*bad = "task_type is not a string", FALSE);
+
+  /* A shell command's end is not a subagent's. */
+  if (task_type != NULL && strstr (task_type, "agent") == NULL)
+    {
+      remember_other_task (self, task_id);
+      return FALSE;
+    }
+  if (is_other_task (self, task_id))
+    return FALSE;
 
   if (g_str_equal (status, "failed"))
-    return end_subagent (self, task_id ? task_id : tool_use_id, tool_use_id,
-                         MEND_SUBAGENT_FAILED, summary);
+    {
+      /* A subagent whose start was not seen: its id is the call that
+       * spawned it, its agent id the task's. */
+      if (task_id != NULL && tool_use_id != NULL &&
+          !self->host->subagent_known (self->host_data, task_id) &&
+          !self->host->subagent_known (self->host_data, tool_use_id))
+        self->host->subagent_started (self->host_data, tool_use_id, task_id, NULL);
+      return end_subagent (self, task_id ? task_id : tool_use_id, tool_use_id,
+                           MEND_SUBAGENT_FAILED, summary);
+    }
   if (g_str_equal (status, "completed"))
     return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_COMPLETED, NULL);
   if (g_str_equal (status, "stopped") || g_str_equal (status, "killed"))
@@ -581,6 +659,8 @@ handle_task_updated (MendStreamObserver  *self,
 
   if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
     return (*bad = "task_updated without a task_id string", FALSE);
+  if (is_other_task (self, task_id))
+    return FALSE;
 
   patch_node = json_object_get_member (object, "patch");
   if (patch_node == NULL || !JSON_NODE_HOLDS_OBJECT (patch_node))
@@ -718,6 +798,8 @@ handle_line (MendStreamObserver *self,
         changed = handle_task_updated (self, object, &bad);
       else if (g_str_equal (subtype, "api_retry"))
         changed = handle_api_retry (self, object, &bad);
+      else if (g_str_equal (subtype, "background_tasks_changed"))
+        handle_background_tasks (self, object);
     }
 
   if (bad != NULL)
@@ -750,6 +832,7 @@ mend_stream_observer_dispose (GObject *object)
   g_clear_object (&self->chat);
   self->host = NULL;
   self->host_data = NULL;
+  g_clear_pointer (&self->other_tasks, g_hash_table_unref);
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->dispose (object);
 }
@@ -904,6 +987,7 @@ static void
 mend_stream_observer_init (MendStreamObserver *self)
 {
   self->max_line_bytes = MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES;
+  self->other_tasks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 /**

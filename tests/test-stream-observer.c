@@ -431,6 +431,67 @@ test_notifications_end_subagents (Fixture       *f,
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
+/* Lines in the shape Claude Code 2.1.328 writes for a background shell
+ * command (tests/data/claude-code-2.1.328/background-bash.jsonl), with the
+ * command failing (exit code 7) instead of completing: a shell task is not
+ * a subagent, whether its start, its list entry or its end says so, and a
+ * Retry must never ask the model to SendMessage a shell. */
+static void
+test_failed_shell_task_is_not_a_subagent (Fixture       *f,
+                                          gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"background_tasks_changed\","
+                           "\"tasks\":[{\"task_id\":\"bn7mv7tae\",\"run_id\":\"0mx3nr5cz-3b5b3ac9\","
+                           "\"task_type\":\"local_bash\",\"description\":\"Run the slow check\"}]}"));
+  g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"bn7mv7tae\","
+                           "\"tool_use_id\":\"toolu_scripted0001\",\"description\":\"Run the slow check\","
+                           "\"is_backgrounded\":true,\"task_type\":\"local_bash\"}"));
+  g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_updated\",\"task_id\":\"bn7mv7tae\","
+                           "\"patch\":{\"status\":\"failed\",\"end_time\":1796066724588}}"));
+  g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"bn7mv7tae\","
+                           "\"tool_use_id\":\"toolu_scripted0001\",\"status\":\"failed\","
+                           "\"summary\":\"Background command \\\"Run the slow check\\\" failed (exit code 7)\"}"));
+  g_assert_cmpuint (n_subagents (f), ==, 0);
+  g_assert_false (mend_subagent_retry_retry (mend_chat_get_subagents (f->chat), "bn7mv7tae", &error));
+  g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_UNKNOWN_SUBAGENT);
+  g_clear_error (&error);
+
+  /* Its end names its type itself, with no start seen before. */
+  g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"bq2\","
+                           "\"tool_use_id\":\"toolu_9\",\"task_type\":\"local_bash\",\"status\":\"failed\","
+                           "\"summary\":\"exit code 7\"}"));
+  g_assert_cmpuint (n_subagents (f), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
+}
+
+/* A subagent's failure whose start was not seen (the observer came late):
+ * it is the subagent of its tool_use_id, with the task's id as its agent
+ * id, so that a later line by either id finds it. */
+static void
+test_failure_of_an_unseen_subagent_is_found_by_its_call (Fixture       *f,
+                                                         gconstpointer  data)
+{
+  MendSubagent *subagent;
+
+  g_assert_true (feed (f, "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"ad8531770753b2b68\","
+                          "\"tool_use_id\":\"toolu_scripted0001\",\"status\":\"failed\",\"summary\":\"" SUMMARY_503 "\"}"));
+  subagent = lookup (f, "toolu_scripted0001");
+  g_assert_nonnull (subagent);
+  g_assert_cmpstr (mend_subagent_get_id (subagent), ==, "toolu_scripted0001");
+  g_assert_cmpstr (mend_subagent_get_agent_id (subagent), ==, "ad8531770753b2b68");
+  g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_FAILED);
+  g_assert_nonnull (mend_subagent_get_retry (subagent));
+  g_assert_cmpuint (n_subagents (f), ==, 1);
+
+  /* Its resume, by the agent id, finds the same subagent. */
+  g_assert_true (feed (f, "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"ad8531770753b2b68\","
+                          "\"tool_use_id\":\"toolu_scripted0002\",\"description\":\"Survey\",\"task_type\":\"local_agent\"}"));
+  g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_RUNNING);
+  g_assert_cmpuint (n_subagents (f), ==, 1);
+}
+
 static void
 test_task_updated_ends_subagents (Fixture       *f,
                                   gconstpointer  data)
@@ -1028,6 +1089,8 @@ main (int   argc,
   ADD ("failed-notification-schedules-a-resume", test_failed_notification_schedules_a_resume);
   ADD ("notifications-end-subagents", test_notifications_end_subagents);
   ADD ("task-updated-ends-subagents", test_task_updated_ends_subagents);
+  ADD ("failed-shell-task-is-not-a-subagent", test_failed_shell_task_is_not_a_subagent);
+  ADD ("failure-of-an-unseen-subagent-is-found-by-its-call", test_failure_of_an_unseen_subagent_is_found_by_its_call);
   ADD ("token-deltas-cost-no-parse", test_token_deltas_cost_no_parse);
   ADD ("bad-input-is-ignored", test_bad_input_is_ignored);
   ADD ("bad-subagent-lines-change-nothing", test_bad_subagent_lines_change_nothing);
