@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# count.py — reads route-trace's entries, maps them to functions and files,
+# and counts the calls that cross from one file of the library to another,
+# and of those the ones that go back into a file the route visited already.
+import os
+import subprocess
+import sys
+
+exe, trace = sys.argv[1], sys.argv[2]
+entries = [line.split() for line in open(trace)]
+addrs = sorted({a for _, a in entries})
+out = subprocess.run(["addr2line", "-f", "-e", exe] + addrs, capture_output=True, text=True, check=True).stdout.split("\n")
+where = {}
+for i, a in enumerate(addrs):
+    fn, loc = out[2 * i], out[2 * i + 1]
+    where[a] = (fn, os.path.basename(loc.split(":")[0]))
+
+def counted(fn, f):
+    """A function of the library's own .c files, not a type check."""
+    return f.endswith(".c") and not fn.endswith("_get_type")
+
+
+def accessor(fn):
+    return any(part in fn for part in ("_get_", "_is_", "_ref", "_unref", "_dup_")) or \
+        fn.endswith(("_dispose", "_finalize", "_get_property", "_set_property"))
+
+
+stack = []          # (depth, file) of counted functions
+stack_all = []
+visited = []
+calls = back = 0
+route = []
+calls_no_acc = back_no_acc = 0
+for d, a in entries:
+    d = int(d)
+    fn, f = where[a]
+    if not counted(fn, f):
+        continue
+    while stack and stack[-1][0] >= d:
+        stack.pop()
+    caller = stack[-1][1] if stack else None
+    if caller is not None and caller != f:
+        again = f in visited
+        calls += 1
+        back += again
+        if not accessor(fn):
+            calls_no_acc += 1
+            back_no_acc += again
+            route.append(f"{'  ' * min(d - 1, 20)}{caller} → {f}: {fn}{'  (back)' if again else ''}")
+    if f not in visited:
+        visited.append(f)
+    stack.append((d, f))
+
+print("\n".join(route))
+print(f"\n{len(visited)} files of lib/ on the route.")
+print(f"calls from one .c file of lib/ to another: {calls}, {back} of them back into a file already visited")
+print(f"the same without accessors (get/is/ref/unref/dup, dispose, finalize, properties): "
+      f"{calls_no_acc}, {back_no_acc} back")
