@@ -52,6 +52,7 @@ struct _MendAgentChild
   gboolean                       exited;
   gboolean                       ended;
   gboolean                       closing;
+  gboolean                       group_gone;  /* never signalled again */
   guint64                        n_lines;
 };
 
@@ -239,7 +240,29 @@ on_stderr_ready (GObject  *stream,
 static gboolean
 group_is_gone (MendAgentChild *child)
 {
-  return kill (-child->pgid, 0) != 0 && errno == ESRCH;
+  if (child->group_gone)
+    return TRUE;
+  /* Once the agent is reaped its number is free when its group is empty:
+   * a process that has it now is someone else's, and so is any group of
+   * that number. The agent's own group never has another process of the
+   * leader's number. */
+  if ((kill (-child->pgid, 0) != 0 && errno == ESRCH) ||
+      (child->exited && kill (child->pgid, 0) == 0))
+    child->group_gone = TRUE;
+  return child->group_gone;
+}
+
+/* Signals what is left of the agent's group, never a group that took its
+ * number since. */
+static void
+signal_group (MendAgentChild *child,
+              int             signum)
+{
+  if (group_is_gone (child))
+    return;
+  if (kill (-child->pgid, signum) != 0 && errno == ESRCH && !child->exited)
+    /* Not in its own group yet: it was just started. */
+    kill (child->pgid, signum);
 }
 
 static void
@@ -323,6 +346,8 @@ on_wait (GObject      *source,
 
   g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
   child->exited = TRUE;
+  /* Seen at once: an empty group's number is free from now on. */
+  group_is_gone (child);
 
   if (child->closing)
     {
@@ -462,7 +487,7 @@ on_grace_over (gpointer user_data)
   if (!group_is_gone (child))
     {
       g_debug ("Agent %d: its group outlived SIGTERM, killing it", (int) child->pgid);
-      kill (-child->pgid, SIGKILL);
+      signal_group (child, SIGKILL);
     }
   /* The agent itself is dead now; its reaping ends nothing more. */
   g_clear_pointer (&child->kill, g_source_unref);
@@ -485,9 +510,7 @@ mend_agent_child_close (MendAgentChild *child,
   child->closing = TRUE;
   n_closing++;
 
-  if (kill (-child->pgid, grace_ms > 0 ? SIGTERM : SIGKILL) != 0 && errno == ESRCH && !child->exited)
-    /* Not in its own group yet: it was just started. */
-    kill (child->pgid, grace_ms > 0 ? SIGTERM : SIGKILL);
+  signal_group (child, grace_ms > 0 ? SIGTERM : SIGKILL);
 
   if (child->exited && group_is_gone (child))
     {

@@ -319,8 +319,10 @@ mend_agent_process_ended (MendAgent *agent)
       mend_agent_finish_attempt (agent, failure, NULL);
     }
 
-  /* The agent's own turn, if one ran, is over too. */
-  mend_stream_observer_end_of_output (self->observer);
+  /* The agent's own turn, if one ran, is over too. Not the app's: its
+   * attempt was ours, ended above, and a turn its handlers started since
+   * is another agent's to answer. */
+  mend_stream_observer_end_own_turn (self->observer);
 }
 
 static gboolean

@@ -30,6 +30,9 @@
  * - The agent is a [iface@Mend.Sender]. Make it the chat's sender and
  *   nothing more: the chat attaches itself, so that what the agent reports
  *   of its own turns, its subagents and its own retries reaches that chat.
+ *   An agent is the sender of one chat at a time (a second chat made with
+ *   it is a programming error, refused with a critical warning); once its
+ *   chat is gone, another may have it.
  * - The agent runs in a process group of its own. It has ended when its
  *   process exited, even while a process it started still holds its
  *   output open: the attempt in flight then fails as a dropped connection
@@ -399,8 +402,14 @@ mend_agent_attach_host (MendSender    *sender,
   if (chat == priv->chat)
     return;
 
+  /* Its output can feed one chat only: a second one would take over the
+   * first chat's attempt in flight. */
   if (priv->chat != NULL)
-    g_object_weak_unref (priv->chat, on_chat_gone, self);
+    {
+      g_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
+                  G_OBJECT_TYPE_NAME (self));
+      return;
+    }
   priv->chat = chat;
   priv->host = host;
   g_object_weak_ref (chat, on_chat_gone, self);

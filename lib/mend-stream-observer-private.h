@@ -30,6 +30,9 @@ void mend_stream_observer_set_attempt_func (MendStreamObserver            *self,
 /* Ends the app turn's attempt in flight, if any, as the agent's output
  * ending would, and the agent's own turn. */
 void mend_stream_observer_end_of_output    (MendStreamObserver            *self);
+/* Ends only the agent's own turn, if one runs: for an owner that ended the
+ * app's attempt itself. */
+void mend_stream_observer_end_own_turn     (MendStreamObserver            *self);
 
 /* An observer that tells @host, not a chat it holds: the agent sender's
  * own, told the chat's table when the chat attaches (and its own again

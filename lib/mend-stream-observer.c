@@ -1156,10 +1156,16 @@ mend_stream_observer_end_of_output (MendStreamObserver *self)
       end_attempt (self, turn, failure);
     }
 
-  if (self->host != NULL)
-    self->host->own_turn_ended (self->host_data);
+  mend_stream_observer_end_own_turn (self);
 
   g_object_unref (self);
+}
+
+void
+mend_stream_observer_end_own_turn (MendStreamObserver *self)
+{
+  if (self->host != NULL)
+    self->host->own_turn_ended (self->host_data);
 }
 
 void

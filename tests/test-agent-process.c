@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
 #include <libmend.h>
 
 #define WALL_START 1764500000000000
@@ -246,6 +247,71 @@ test_a_turn_without_a_chat_runs (Fixture       *f,
   g_assert_finalize_object (g_steal_pointer (&turn));
 }
 
+/* The agent dies at the first prompt; a handler of the turn's end (it gave
+ * up: no retries) submits the next turn at once, which the agent started
+ * again answers. The end of the first agent's output is not that turn's. */
+static void
+on_finished_submit_again (MendChat *chat,
+                          MendTurn *turn,
+                          Fixture  *f)
+{
+  if (f->finished->len == 1)
+    g_assert_true (mend_chat_submit (chat, "Then the changelog", NULL, NULL));
+}
+
+static void
+test_turn_started_from_the_exit_failure_is_not_failed_by_it (Fixture       *f,
+                                                            gconstpointer  data)
+{
+  g_autofree char *dir = g_dir_make_tmp ("mend-agent-process-XXXXXX", NULL);
+  g_autofree char *script = g_strdup_printf (
+    "n=$(cat '%s/n' 2>/dev/null || echo 0); echo $((n + 1)) > '%s/n';"
+    "if [ \"$n\" = 0 ]; then read line; exit 3; fi;"
+    "while read line; do echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\"}'; done",
+    dir, dir);
+  const char *argv[] = { "/bin/sh", "-c", script, NULL };
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autofree char *counter = g_build_filename (dir, "n", NULL);
+  MendTurn *second;
+
+  mend_error_policy_set_max_retries (policy, 0);
+  f->agent = mend_agent_process_new (argv);
+  f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "sender", f->agent, "policy", policy, NULL);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  g_signal_connect_after (f->chat, "turn-finished", G_CALLBACK (on_finished_submit_again), f);
+
+  run_attempt (f, submit (f, "Fix the build"));
+  g_assert_cmpuint (f->finished->len, ==, 1);
+  g_assert_cmpint (mend_turn_get_state (g_ptr_array_index (f->finished, 0)), ==, MEND_TURN_FAILED);
+  second = mend_chat_get_turn (f->chat);
+  g_assert_nonnull (second);
+  run_attempt (f, second);
+  g_assert_cmpuint (f->finished->len, ==, 2);
+  g_assert_cmpint (mend_turn_get_state (second), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+
+  g_unlink (counter);
+  g_rmdir (dir);
+}
+
+/* An agent's output feeds one chat: a second chat made with it is refused,
+ * and the first keeps it. */
+static void
+test_second_chat_is_refused (Fixture       *f,
+                             gconstpointer  data)
+{
+  const char *argv[] = { "/bin/cat", NULL };
+  MendChat *other;
+
+  start_chat (f, argv);
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*one chat at a time*");
+  other = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "sender", f->agent, NULL);
+  g_test_assert_expected_messages ();
+  g_assert_true (mend_agent_get_chat (MEND_AGENT (f->agent)) == f->chat);
+  g_assert_finalize_object (other);
+  g_assert_true (mend_agent_get_chat (MEND_AGENT (f->agent)) == f->chat);
+}
+
 /* SIGPIPE's disposition now. */
 static gboolean
 sigpipe_is_default (void)
@@ -360,6 +426,8 @@ main (int   argc,
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
   ADD ("the-chat-attaches-itself", test_the_chat_attaches_itself);
   ADD ("a-turn-without-a-chat-runs", test_a_turn_without_a_chat_runs);
+  ADD ("turn-started-from-the-exit-failure-is-not-failed-by-it", test_turn_started_from_the_exit_failure_is_not_failed_by_it);
+  ADD ("second-chat-is-refused", test_second_chat_is_refused);
   ADD ("claude-code-preset", test_claude_code_preset);
   ADD ("agent-gone-before-the-next-write-is-no-sigpipe", test_agent_gone_before_the_next_write);
 

@@ -244,8 +244,10 @@ test_sender_without_state_saves_none (void)
 {
   static const char *const argv[] = { "/bin/false", NULL };
   MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendAgentProcess *other = mend_agent_process_new (argv);
   MendChat *chat = mend_chat_new_with_sender (MEND_SENDER (agent), NULL);
-  MendChat *restored = mend_chat_new_with_sender (MEND_SENDER (agent), NULL);
+  /* An agent feeds one chat: the restored chat has its own. */
+  MendChat *restored = mend_chat_new_with_sender (MEND_SENDER (other), NULL);
   g_autofree char *state = mend_chat_save_state (chat);
   g_autofree char *with_sender_state = NULL;
 
@@ -260,6 +262,7 @@ test_sender_without_state_saves_none (void)
   g_assert_finalize_object (chat);
   g_assert_finalize_object (restored);
   g_assert_finalize_object (agent);
+  g_assert_finalize_object (other);
 }
 
 static void
