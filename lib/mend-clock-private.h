@@ -1,4 +1,4 @@
-/* mend-clock-private.h — MendClock's internals for tests that count its sources
+/* mend-clock-private.h — MendClock's internals: its sources, for tests, and the countdowns' hook
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -12,5 +12,16 @@ G_BEGIN_DECLS
 /* How many GSources the real clock keeps for its timers: one per
  * GMainContext that has a pending timer. For tests. */
 guint mend_clock_get_n_sources (MendClock *self);
+
+/* Whether @self keeps GLib's time, with the default timers: its timers
+ * wake the main loop. */
+gboolean mend_clock_is_real       (MendClock *self);
+
+/* What a virtual clock calls before it runs its timers (the countdowns'
+ * look for new watchers); a real clock's main loop does it on its own. */
+void     mend_clock_set_poll_func (MendClock *self,
+                                   void     (*poll) (gpointer data),
+                                   gpointer   data);
+void     mend_clock_poll          (MendClock *self);
 
 G_END_DECLS

@@ -112,6 +112,8 @@ typedef struct
   GMutex      mutex;
   GHashTable *sources;   /* GMainContext* → TimerSource* (ref held) */
   guint       last_id;
+  void      (*poll) (gpointer data);  /* before a virtual clock's timers run */
+  gpointer    poll_data;
 } MendClockPrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE (MendClock, mend_clock, G_TYPE_OBJECT)
@@ -468,4 +470,30 @@ mend_clock_get_n_sources (MendClock *self)
   g_mutex_unlock (&priv->mutex);
 
   return n;
+}
+
+gboolean
+mend_clock_is_real (MendClock *self)
+{
+  return MEND_CLOCK_GET_CLASS (self)->add_timer == mend_clock_real_add_timer;
+}
+
+void
+mend_clock_set_poll_func (MendClock *self,
+                          void     (*poll) (gpointer data),
+                          gpointer   data)
+{
+  MendClockPrivate *priv = mend_clock_get_instance_private (self);
+
+  priv->poll = poll;
+  priv->poll_data = data;
+}
+
+void
+mend_clock_poll (MendClock *self)
+{
+  MendClockPrivate *priv = mend_clock_get_instance_private (self);
+
+  if (priv->poll != NULL)
+    priv->poll (priv->poll_data);
 }

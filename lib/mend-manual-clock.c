@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "mend-clock-private.h"
 #include "mend-manual-clock.h"
 #include "mend-timer-queue-private.h"
 
@@ -151,6 +152,8 @@ run_next_due (MendManualClock *self,
   MendTimerCall call;
   gint64 deadline;
 
+  /* A countdown that someone started to watch since ticks from now on. */
+  mend_clock_poll (MEND_CLOCK (self));
   if (!mend_timer_queue_pop_due (self->queue, limit_us, &deadline, &call))
     return FALSE;
 
@@ -205,6 +208,7 @@ mend_manual_clock_advance_to_next (MendManualClock *self)
 
   g_return_val_if_fail (MEND_IS_MANUAL_CLOCK (self), FALSE);
 
+  mend_clock_poll (MEND_CLOCK (self));
   earliest = mend_timer_queue_get_earliest (self->queue);
   if (earliest == G_MAXINT64)
     return FALSE;

@@ -12,6 +12,7 @@
 #include "mend-failure.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
+#include "mend-countdown-private.h"
 #include "mend-retry-wait-private.h"
 
 /**
@@ -73,7 +74,7 @@ struct _MendRetryWait
   MendRetryWaitState  state;
   gboolean            held;
   MendGateState       gate_state;
-  guint               tick_id;      /* remaining-seconds, while watched */
+  gboolean            counting;     /* on its clock's countdown board */
   struct _WaitCell   *cell;
   guint               shown_seconds;
 };
@@ -93,6 +94,7 @@ enum {
   PROP_REMAINING_SECONDS,
   PROP_HELD,
   PROP_GATE_STATE,
+  PROP_DESCRIPTION,
   N_PROPS
 };
 
@@ -142,6 +144,7 @@ finish (MendRetryWait      *self,
 
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DESCRIPTION]);
   if (self->shown_seconds != 0)
     {
       self->shown_seconds = 0;
@@ -201,61 +204,29 @@ on_timer (gpointer user_data)
 }
 
 
-static void
-stop_ticking (MendRetryWait *self)
-{
-  if (self->tick_id != 0)
-    {
-      mend_clock_remove_timeout (self->clock, self->tick_id);
-      self->tick_id = 0;
-    }
-}
-
 static gboolean
-is_watched (MendRetryWait *self)
+is_watched (GObject *object)
 {
   static guint notify_id;
 
   if (notify_id == 0)
     notify_id = g_signal_lookup ("notify", G_TYPE_OBJECT);
 
-  return g_signal_has_handler_pending (self, notify_id,
+  return g_signal_has_handler_pending (object, notify_id,
                                        g_param_spec_get_name_quark (properties[PROP_REMAINING_SECONDS]),
+                                       FALSE) ||
+         g_signal_has_handler_pending (object, notify_id,
+                                       g_param_spec_get_name_quark (properties[PROP_DESCRIPTION]),
                                        FALSE);
 }
 
-static void on_tick (gpointer user_data);
-
-/* Schedules the next change of remaining-seconds: one timer at the
- * moment the shown number drops, nothing in between. */
+/* A whole second of the clock: the countdown drops. */
 static void
-schedule_tick (MendRetryWait *self)
+on_tick (GObject *object)
 {
-  gint64 left = mend_retry_wait_get_remaining_ms (self);
-  guint seconds = whole_seconds (left);
-  gint64 next;
-
-  g_assert (self->tick_id == 0);
-
-  /* 1 stays 1 until the wait ends; the end notifies 0. */
-  if (seconds <= 1)
-    return;
-
-  next = left - ((gint64) seconds * 1000 - 500) + 1;
-  self->tick_id = mend_clock_add_timeout (self->clock, (guint64) MAX (next, 1), on_tick,
-                                          cell_ref (self->cell), cell_unref);
-}
-
-static void
-on_tick (gpointer user_data)
-{
-  g_autoptr(MendRetryWait) self = cell_get (user_data);
+  MendRetryWait *self = MEND_RETRY_WAIT (object);
   guint seconds;
 
-  if (self == NULL)
-    return;
-
-  self->tick_id = 0;
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return;
 
@@ -263,12 +234,26 @@ on_tick (gpointer user_data)
   if (seconds != self->shown_seconds)
     {
       self->shown_seconds = seconds;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_REMAINING_SECONDS]);
+      g_object_freeze_notify (object);
+      g_object_notify_by_pspec (object, properties[PROP_REMAINING_SECONDS]);
+      g_object_notify_by_pspec (object, properties[PROP_DESCRIPTION]);
+      g_object_thaw_notify (object);
     }
+}
 
-  /* Nobody listens any more: no more wakeups until someone reads it. */
-  if (self->tick_id == 0 && self->state == MEND_RETRY_WAIT_PENDING && is_watched (self))
-    schedule_tick (self);
+static const MendCountdownFuncs countdown_funcs = {
+  .watched = is_watched,
+  .tick = on_tick,
+};
+
+static void
+stop_ticking (MendRetryWait *self)
+{
+  if (self->counting)
+    {
+      self->counting = FALSE;
+      mend_countdown_remove (self->clock, G_OBJECT (self));
+    }
 }
 
 static void
@@ -291,6 +276,9 @@ mend_retry_wait_constructed (GObject *object)
    * remove it, it cannot reach a freed wait. */
   self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer,
                                            cell_ref (self->cell), cell_unref);
+  self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
+  mend_countdown_add (self->clock, object, &countdown_funcs);
+  self->counting = TRUE;
 }
 
 static void
@@ -374,6 +362,9 @@ mend_retry_wait_get_property (GObject    *object,
       break;
     case PROP_GATE_STATE:
       g_value_set_enum (value, self->gate_state);
+      break;
+    case PROP_DESCRIPTION:
+      g_value_take_string (value, mend_retry_wait_describe (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -544,10 +535,13 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
    * The whole seconds left before the wait fires, as
    * [method@Mend.RetryWait.describe] shows them (to the nearest second, at
    * least 1 while pending), and 0 once it ended: bind a countdown label to
-   * it. It is notified each time the number drops, but only while a
-   * handler of its notification is connected and after it was read once
-   * (see [method@Mend.RetryWait.get_remaining_seconds]), so a wait nobody
-   * draws wakes nothing but its deadline.
+   * it. It is notified at every whole second of the clock while the wait
+   * is pending and a handler of its notification (or of
+   * [property@Mend.RetryWait:description]'s) is connected, whenever that
+   * handler was connected. All the waits of a clock tick on the same
+   * second boundaries, so that any number of countdowns on screen cost
+   * one wakeup a second; a wait nobody watches wakes nothing but its
+   * deadline.
    */
   properties[PROP_REMAINING_SECONDS] =
     g_param_spec_uint ("remaining-seconds", NULL, NULL,
@@ -576,6 +570,18 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
     g_param_spec_enum ("gate-state", NULL, NULL,
                        MEND_TYPE_GATE_STATE, MEND_GATE_CLOSED,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:description:
+   *
+   * What [method@Mend.RetryWait.describe] returns, such as "Retrying in
+   * 4 s (retry 2 of 4)": notified each time it changes, so that a label
+   * or a banner can be bound to it with [method@GObject.Object.bind_property].
+   */
+  properties[PROP_DESCRIPTION] =
+    g_param_spec_string ("description", NULL, NULL,
+                         NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -862,10 +868,7 @@ mend_retry_wait_get_held (MendRetryWait *self)
  * @self: a wait
  *
  * Gets [property@Mend.RetryWait:remaining-seconds], the countdown a UI
- * shows. Reading it while a handler of `notify::remaining-seconds` is
- * connected (as a property binding does: it connects, then reads) starts
- * its notifications, one each time the number drops, for as long as such
- * a handler stays connected; nobody listening costs no wakeup.
+ * shows.
  *
  * Returns: the whole seconds left, as [method@Mend.RetryWait.describe]
  *   shows them; 0 once the wait has ended
@@ -878,11 +881,7 @@ mend_retry_wait_get_remaining_seconds (MendRetryWait *self)
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return 0;
 
-  self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
-  if (self->tick_id == 0 && is_watched (self))
-    schedule_tick (self);
-
-  return self->shown_seconds;
+  return whole_seconds (mend_retry_wait_get_remaining_ms (self));
 }
 
 /**

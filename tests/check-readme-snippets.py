@@ -8,8 +8,9 @@
 # languages"), built against the build tree (pkg-config's uninstalled file
 # for C; the build's vapi for Vala; GI_TYPELIB_PATH and LD_LIBRARY_PATH for
 # Python) and run against tests/model-server.py on loopback, whose first
-# answer is a 429 with Retry-After: 1. It must stream the answer, show the
-# countdown, show the final answer and exit 0. With "overview", checks that
+# answer is a 429 with Retry-After: 3. It must stream the answer, print at
+# least three lines of the wait's countdown (Retrying in 3, 2, 1 s), show
+# the final answer and exit 0. With "overview", checks that
 # docs/overview.md shows the same three blocks.
 #
 # usage: check-readme-snippets.py LANG SRCDIR BUILDDIR [COMPILER]
@@ -110,7 +111,8 @@ else:
     fail("no language %r" % lang)
 
 rules = [
-    {"match": "Fix the failing build", "times": 1, "answer": {"kind": "status", "status": 429}},
+    {"match": "Fix the failing build", "times": 1,
+     "answer": {"kind": "status", "status": 429, "retry_after": 3}},
     {"match": "Fix the failing build", "answer": {"kind": "text", "text": "Done: the build is green."}},
     {"match": "Then update the changelog", "answer": {"kind": "text", "text": "The changelog is updated."}},
 ]
@@ -133,6 +135,8 @@ for expected in ["→ Fix the failing build", "(retry 1 of 4)", "Done: the build
                  "→ Then update the changelog", "The changelog is updated.\n✓ The changelog is updated."]:
     if expected not in out:
         problems.append("the output lacks %r" % expected)
-if not re.search(r"^Retrying in [12] s \(retry 1 of 4\)$", out, re.M):
-    problems.append("no countdown line for the 429's wait")
+# The countdown counts: the program prints each drop of the 3 s wait.
+countdown = sorted(set(re.findall(r"^Retrying in (\d+) s \(retry 1 of 4\)$", out, re.M)), reverse=True)
+if len(countdown) < 3:
+    problems.append("the countdown shows %d distinct lines, not 3 or more: %s" % (len(countdown), countdown))
 fail("\n".join(problems + ["output:", out, p.stderr]) if problems else None)

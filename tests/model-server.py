@@ -19,7 +19,8 @@
 # Answers:
 #   {"kind": "text", "text": T}              a streamed text answer
 #   {"kind": "status", "status": S}          an error: 529 overloaded, 503 no
-#                                            accounts, 429 (retry-after 1),
+#                                            accounts, 429 (retry-after 1, or
+#                                            "retry_after": N),
 #                                            401 bad key, 400, 500
 #   {"kind": "error_after_content"}          text streams, then an SSE error
 #   {"kind": "drop"}                         text starts, then the connection
@@ -205,7 +206,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "status":
             status = answer["status"]
             error_type, message = ERRORS.get(status, ("api_error", "Error"))
-            headers = [("retry-after", "1")] if status == 429 else []
+            retry_after = str(answer.get("retry_after", 1))
+            headers = [("retry-after", retry_after)] if status == 429 else []
             self.reply(status, json.dumps({"type": "error", "error": {
                 "type": error_type, "message": message}}).encode(), headers=headers)
         elif kind == "text":

@@ -402,34 +402,56 @@ test_default_clock_when_null (void)
   g_assert_finalize_object (wait);
 }
 
+/* As the README's programs do: the text, from describe (), at each
+ * notification; the property itself is never read. */
 static void
 on_remaining (MendRetryWait *wait,
               GParamSpec    *pspec,
               GString       *seen)
 {
-  g_string_append_printf (seen, "%u ", mend_retry_wait_get_remaining_seconds (wait));
+  g_autofree char *text = mend_retry_wait_describe (wait);
+
+  g_string_append_printf (seen, "%s|", text);
 }
 
 static void
-test_remaining_seconds_counts_down_while_watched (Fixture       *f,
-                                                  gconstpointer  data)
+test_remaining_seconds_counts_down_for_a_handler_that_never_reads (Fixture       *f,
+                                                                   gconstpointer  data)
 {
   MendRetryWait *wait = new_wait (f, 4000);
   g_autoptr(GString) seen = g_string_new (NULL);
   gulong id;
 
-  /* As a binding does: connect, then read. */
   id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
-  g_assert_cmpuint (mend_retry_wait_get_remaining_seconds (wait), ==, 4);
-
-  /* One wakeup per change, at the change, and none between. */
-  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 2);
   for (guint i = 0; i < 40; i++)
     advance (f, 100);
-  g_assert_cmpstr (seen->str, ==, "3 2 1 0 ");
+  g_assert_cmpstr (seen->str, ==,
+                   "Retrying in 3 s (retry 2 of 4)|Retrying in 2 s (retry 2 of 4)|"
+                   "Retrying in 1 s (retry 2 of 4)|Retrying now (retry 2 of 4)|");
   g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_FIRED);
 
   g_signal_handler_disconnect (wait, id);
+  g_assert_finalize_object (wait);
+}
+
+/* The description property: read, then notified at each change, as a
+ * binding to a label's text is. */
+static void
+test_description_is_bindable (Fixture       *f,
+                              gconstpointer  data)
+{
+  MendRetryWait *wait = new_wait (f, 2500);
+  g_autoptr(GString) seen = g_string_new (NULL);
+  g_autofree char *text = NULL;
+
+  g_object_get (wait, "description", &text, NULL);
+  g_assert_cmpstr (text, ==, "Retrying in 3 s (retry 2 of 4)");
+  g_signal_connect (wait, "notify::description", G_CALLBACK (on_remaining), seen);
+  advance (f, 1000);
+  advance (f, 1000);
+  advance (f, 1000);
+  g_assert_cmpstr (seen->str, ==,
+                   "Retrying in 2 s (retry 2 of 4)|Retrying in 1 s (retry 2 of 4)|Retrying now (retry 2 of 4)|");
   g_assert_finalize_object (wait);
 }
 
@@ -441,21 +463,112 @@ test_remaining_seconds_unwatched_costs_no_wakeup (Fixture       *f,
   g_autoptr(GString) seen = g_string_new (NULL);
   gulong id;
 
-  /* Read with nobody listening: the deadline is the only timer. */
+  /* Nobody listening: the deadline is the only timer, read or not. */
   g_assert_cmpuint (mend_retry_wait_get_remaining_seconds (wait), ==, 10);
+  advance (f, 1500);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
 
-  /* A listener that goes away stops the ticks at the next one. */
+  /* A listener connected later is seen at the next step of time, and one
+   * that goes away stops the ticks at the next one. */
   id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
-  mend_retry_wait_get_remaining_seconds (wait);
   advance (f, 600);
-  g_assert_cmpstr (seen->str, ==, "9 ");
+  g_assert_cmpstr (seen->str, ==, "Retrying in 8 s (retry 2 of 4)|");
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 2);
   g_signal_handler_disconnect (wait, id);
   advance (f, 1000);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
-  g_assert_cmpstr (seen->str, ==, "9 ");
+  g_assert_cmpstr (seen->str, ==, "Retrying in 8 s (retry 2 of 4)|");
 
   mend_retry_wait_cancel (wait);
+  g_assert_finalize_object (wait);
+}
+
+typedef struct
+{
+  MendClock *clock;
+  GArray    *at;       /* gint64: monotonic times of the notifications */
+} Ticks;
+
+static void
+on_tick_seen (MendRetryWait *wait,
+              GParamSpec    *pspec,
+              Ticks         *ticks)
+{
+  gint64 now = mend_clock_get_monotonic_time (ticks->clock);
+
+  if (mend_retry_wait_get_state (wait) == MEND_RETRY_WAIT_PENDING)
+    g_array_append_val (ticks->at, now);
+}
+
+/* Ten countdowns with unrelated deadlines drop at the same instants: the
+ * clock's whole seconds, one timer for all. */
+static void
+test_countdowns_share_second_boundaries (Fixture       *f,
+                                         gconstpointer  data)
+{
+  MendRetryWait *waits[10];
+  Ticks ticks = { f->clock, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+
+  advance (f, 137);
+  for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
+    {
+      waits[i] = new_wait (f, 3000 + 731 * i);
+      g_signal_connect (waits[i], "notify::remaining-seconds", G_CALLBACK (on_tick_seen), &ticks);
+    }
+  /* Ten deadlines and one tick. */
+  advance (f, 1);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 11);
+  for (guint i = 0; i < 12000; i += 50)
+    advance (f, 50);
+
+  g_assert_cmpuint (ticks.at->len, >=, 20);
+  for (guint i = 0; i < ticks.at->len; i++)
+    g_assert_cmpint (g_array_index (ticks.at, gint64, i) % G_USEC_PER_SEC, ==, 0);
+
+  for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
+    {
+      g_signal_handlers_disconnect_by_data (waits[i], &ticks);
+      g_assert_finalize_object (waits[i]);
+    }
+  g_array_unref (ticks.at);
+}
+
+/* On the real clock, as an app runs it: a handler connected after the
+ * wait was made sees the countdown drop, with the main loop asleep
+ * between the ticks. */
+static gboolean
+quit_loop (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_real_fired (MendRetryWait *wait,
+               GMainLoop     *loop)
+{
+  g_main_loop_quit (loop);
+}
+
+static void
+test_real_clock_counts_down (void)
+{
+  MendRetryWait *wait = mend_retry_wait_new (NULL, 2600, 1, 4, MEND_REASON_CAPACITY);
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autoptr(GString) seen = g_string_new (NULL);
+  guint watchdog = g_timeout_add_seconds (20, quit_loop, loop);
+
+  g_signal_connect (wait, "fired", G_CALLBACK (on_real_fired), loop);
+  g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
+  g_main_loop_run (loop);
+  g_source_remove (watchdog);
+
+  g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_FIRED);
+  /* Two whole seconds pass in 2.6 s: two drops, then the end. */
+  g_assert_nonnull (strstr (seen->str, "Retrying in 2 s"));
+  g_assert_nonnull (strstr (seen->str, "Retrying in 1 s"));
+  g_assert_nonnull (strstr (seen->str, "Retrying now"));
+  g_signal_handlers_disconnect_by_data (wait, seen);
   g_assert_finalize_object (wait);
 }
 
@@ -501,7 +614,11 @@ main (int   argc,
 #define ADD(path, func) \
   g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
-  ADD ("/Mend/RetryWait/remaining-seconds-counts-down-while-watched", test_remaining_seconds_counts_down_while_watched);
+  ADD ("/Mend/RetryWait/remaining-seconds-counts-down-for-a-handler-that-never-reads",
+       test_remaining_seconds_counts_down_for_a_handler_that_never_reads);
+  ADD ("/Mend/RetryWait/description-is-bindable", test_description_is_bindable);
+  ADD ("/Mend/RetryWait/countdowns-share-second-boundaries", test_countdowns_share_second_boundaries);
+  g_test_add_func ("/Mend/RetryWait/real-clock-counts-down", test_real_clock_counts_down);
   ADD ("/Mend/RetryWait/remaining-seconds-unwatched-costs-no-wakeup", test_remaining_seconds_unwatched_costs_no_wakeup);
   ADD ("/Mend/RetryWait/server-hint-is-described-as-given", test_server_hint_is_described_as_given);
   ADD ("/Mend/RetryWait/properties", test_properties);
