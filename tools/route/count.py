@@ -56,3 +56,50 @@ print(f"\n{len(visited)} files of lib/ on the route.")
 print(f"calls from one .c file of lib/ to another: {calls}, {back} of them back into a file already visited")
 print(f"the same without accessors (get/is/ref/unref/dup, dispose, finalize, properties): "
       f"{calls_no_acc}, {back_no_acc} back")
+
+# The same by part of the library: the files of one class and its helpers
+# count as one place; the JSON and translation helpers count as none.
+PARTS = {
+    "failure": ("mend-failure.c", "mend-reason.c", "mend-classifier.c", "mend-redact.c"),
+    "policy": ("mend-error-policy.c", "mend-verdict.c"),
+    "clock": ("mend-clock.c", "mend-manual-clock.c", "mend-timer-queue.c"),
+    "subagents": ("mend-subagent-retry.c", "mend-subagent-scheduler.c", "mend-subagent-list.c",
+                  "mend-subagent.c", "mend-subagent-state.c"),
+    "chat": ("mend-chat.c", "mend-chat-host.c", "mend-chat-state.c"),
+    "queue": ("mend-queue.c", "mend-queue-item.c"),
+}
+HELPERS = ("mend-json.c", "mend-i18n.c")
+
+
+def part(f):
+    for name, files in PARTS.items():
+        if f in files:
+            return name
+    return f
+
+
+stack = []
+visited = []
+calls = back = 0
+lines = []
+for d, a in entries:
+    d = int(d)
+    fn, f = where[a]
+    if not counted(fn, f) or f in HELPERS:
+        continue
+    p = part(f)
+    while stack and stack[-1][0] >= d:
+        stack.pop()
+    caller = stack[-1][1] if stack else None
+    if caller is not None and caller != p and not accessor(fn):
+        again = p in visited
+        calls += 1
+        back += again
+        lines.append(f"  {caller} → {p}: {fn}{'  (back)' if again else ''}")
+    if p not in visited:
+        visited.append(p)
+    stack.append((d, p))
+
+print("\nBy part (" + ", ".join(f"{k}: {len(v)} files" for k, v in PARTS.items()) + "):")
+print("\n".join(lines))
+print(f"calls from one part to another, without accessors: {calls}, {back} of them back into a part already visited")
