@@ -35,9 +35,13 @@ guint     model_server_n_answered   (ModelServer *server,
 char     *real_agent_path           (const char  *env_name,
                                      const char  *default_path);
 
+/* Whether a missing agent fails a test (MEND_REQUIRE_AGENTS=1, as CI
+ * sets) rather than skips it. */
+gboolean  real_agents_required      (void);
+
 /* The Claude Code CLI and its ACP adapter that tools/setup.sh installs
- * (or MEND_CLAUDE, MEND_CLAUDE_CODE_ACP); NULL, with the test failed,
- * when it is not there. */
+ * (or MEND_CLAUDE, MEND_CLAUDE_CODE_ACP); NULL when it is not there, with
+ * the test skipped (failed when agents are required). */
 char     *claude_code_cli_find      (void);
 char     *claude_code_acp_find      (void);
 

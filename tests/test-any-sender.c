@@ -51,14 +51,13 @@ typedef struct
   guint        n_kept;          /* retry steps that found the follow-up queued */
 } Fixture;
 
-/* What differs between the senders: how each is made, and told its chat. */
+/* What differs between the senders: how each is made. Nothing else: the
+ * chat attaches itself to any of them. */
 
 typedef struct
 {
   const char  *name;
   MendSender *(*make)   (const char *base_url);
-  void        (*attach) (MendSender *sender,
-                         MendChat   *chat);
 } SenderKind;
 
 static MendSender *
@@ -77,13 +76,6 @@ make_agent_process (const char *base_url)
   return cli != NULL ? MEND_SENDER (claude_code_process_new (cli, base_url, 0)) : NULL;
 }
 
-/* Its output feeds the chat's turns: without its chat it runs no attempt. */
-static void
-attach_agent_process (MendSender *sender,
-                      MendChat   *chat)
-{
-}
-
 static MendSender *
 make_acp_agent (const char *base_url)
 {
@@ -92,16 +84,9 @@ make_acp_agent (const char *base_url)
   return adapter != NULL ? MEND_SENDER (claude_code_acp_agent_new (adapter, base_url)) : NULL;
 }
 
-/* Its updates feed the chat's subagents. */
-static void
-attach_acp_agent (MendSender *sender,
-                  MendChat   *chat)
-{
-}
-
-static const SenderKind http_sender = { "http", make_http_sender, NULL };
-static const SenderKind agent_process = { "agent-process", make_agent_process, attach_agent_process };
-static const SenderKind acp_agent = { "acp", make_acp_agent, attach_acp_agent };
+static const SenderKind http_sender = { "http", make_http_sender };
+static const SenderKind agent_process = { "agent-process", make_agent_process };
+static const SenderKind acp_agent = { "acp", make_acp_agent };
 
 /* The fixture: the same for every sender */
 
@@ -133,8 +118,6 @@ start_chat (Fixture          *f,
                           "clock", f->clock,
                           "sender", f->sender,
                           NULL);
-  if (kind->attach != NULL)
-    kind->attach (f->sender, f->chat);
   return TRUE;
 }
 
