@@ -13,16 +13,29 @@ typedef struct
 {
   MendClock                *clock;   /* weak: the board is the clock's */
   const MendCountdownFuncs *funcs;
-  GPtrArray                *waits;   /* GObject*, not referenced */
+  GQueue                    waits;   /* GObject*, not referenced */
+  GQueue                    fresh;   /* added since the loop last looked */
   guint                     tick_id;
   GSource                  *look;    /* a real clock's: new watchers, at no wakeup */
+  gint64                    looked_all_us;
 } Board;
+
+struct _MendCountdownEntry
+{
+  GList  link;
+  Board *board;
+  GQueue *queue;                     /* the board's waits or fresh */
+};
 
 typedef struct
 {
   GSource  source;
   Board   *board;
 } LookSource;
+
+/* How often, at most, the main loop's look goes over every wait; waits
+ * added since are looked at each time it runs. */
+#define LOOK_ALL_US G_USEC_PER_SEC
 
 static GQuark
 board_quark (void)
@@ -33,12 +46,37 @@ board_quark (void)
 static void arm (Board *board);
 
 static gboolean
-any_watched (Board *board)
+queue_watched (Board  *board,
+               GQueue *queue)
 {
-  for (guint i = 0; i < board->waits->len; i++)
-    if (board->funcs->watched (g_ptr_array_index (board->waits, i)))
+  for (GList *l = queue->head; l != NULL; l = l->next)
+    if (board->funcs->watched (l->data))
       return TRUE;
   return FALSE;
+}
+
+/* The fresh waits join the others once looked at. */
+static void
+settle_fresh (Board *board)
+{
+  GList *l;
+
+  while ((l = g_queue_pop_head_link (&board->fresh)) != NULL)
+    {
+      ((MendCountdownEntry *) l)->queue = &board->waits;
+      g_queue_push_tail_link (&board->waits, l);
+    }
+}
+
+static gboolean
+any_watched (Board    *board,
+             gboolean  all)
+{
+  gboolean watched = queue_watched (board, &board->fresh) ||
+                     (all && queue_watched (board, &board->waits));
+
+  settle_fresh (board);
+  return watched;
 }
 
 static void
@@ -48,17 +86,18 @@ on_tick (gpointer data)
   g_autoptr(GPtrArray) waits = NULL;
 
   board->tick_id = 0;
+  settle_fresh (board);
 
-  /* A handler may end or add waits, or drop the last reference to one. */
-  waits = g_ptr_array_new_full (board->waits->len, g_object_unref);
-  for (guint i = 0; i < board->waits->len; i++)
-    g_ptr_array_add (waits, g_object_ref (g_ptr_array_index (board->waits, i)));
+  /* A handler may end or add waits, or drop the last reference to one:
+   * each is held, and ticked only while it is still on the board. */
+  waits = g_ptr_array_new_full (board->waits.length, g_object_unref);
+  for (GList *l = board->waits.head; l != NULL; l = l->next)
+    g_ptr_array_add (waits, g_object_ref (l->data));
   for (guint i = 0; i < waits->len; i++)
     {
       GObject *wait = g_ptr_array_index (waits, i);
-      guint index;
 
-      if (g_ptr_array_find (board->waits, wait, &index))
+      if (board->funcs->on_board (wait))
         board->funcs->tick (wait);
     }
 
@@ -73,7 +112,7 @@ arm (Board *board)
   gint64 now;
   gint64 next;
 
-  if (board->tick_id != 0 || board->waits->len == 0 || !any_watched (board))
+  if (board->tick_id != 0 || !any_watched (board, TRUE))
     return;
 
   now = mend_clock_get_monotonic_time (board->clock);
@@ -89,15 +128,26 @@ board_poll (gpointer data)
 }
 
 /* Looks for new watchers each time the main loop runs, and never wakes
- * it: ready at once only when a tick is to be armed. */
+ * it: ready at once only when a tick is to be armed. The new waits each
+ * time, all of them once a second at most, so that a loop with a hundred
+ * thousand waits pending does not pay for each at every turn. */
 static gboolean
 look_prepare (GSource *source,
               int     *timeout)
 {
   Board *board = ((LookSource *) source)->board;
+  gint64 now;
+  gboolean all;
 
   *timeout = -1;
-  return board->tick_id == 0 && any_watched (board);
+  if (board->tick_id != 0)
+    return FALSE;
+
+  now = g_source_get_time (source);
+  all = now - board->looked_all_us >= LOOK_ALL_US;
+  if (all)
+    board->looked_all_us = now;
+  return any_watched (board, all);
 }
 
 static gboolean
@@ -130,30 +180,37 @@ board_free (gpointer data)
 {
   Board *board = data;
 
+  g_assert (board->waits.length == 0 && board->fresh.length == 0);
+
   stop (board);
-  g_ptr_array_unref (board->waits);
   g_free (board);
 }
 
-void
+MendCountdownEntry *
 mend_countdown_add (MendClock                *clock,
                     GObject                  *wait,
                     const MendCountdownFuncs *funcs)
 {
   Board *board = g_object_get_qdata (G_OBJECT (clock), board_quark ());
+  MendCountdownEntry *entry;
 
   if (board == NULL)
     {
       board = g_new0 (Board, 1);
       board->clock = clock;
       board->funcs = funcs;
-      board->waits = g_ptr_array_new ();
+      g_queue_init (&board->waits);
+      g_queue_init (&board->fresh);
       g_object_set_qdata_full (G_OBJECT (clock), board_quark (), board, board_free);
       if (!mend_clock_is_real (clock))
         mend_clock_set_poll_func (clock, board_poll, board);
     }
 
-  g_ptr_array_add (board->waits, wait);
+  entry = g_new0 (MendCountdownEntry, 1);
+  entry->link.data = wait;
+  entry->board = board;
+  entry->queue = &board->fresh;
+  g_queue_push_tail_link (&board->fresh, &entry->link);
 
   if (board->look == NULL && mend_clock_is_real (clock))
     {
@@ -163,18 +220,19 @@ mend_countdown_add (MendClock                *clock,
       g_source_set_static_name (board->look, "[mend] countdowns");
       g_source_attach (board->look, g_main_context_get_thread_default ());
     }
+
+  return entry;
 }
 
 void
-mend_countdown_remove (MendClock *clock,
-                       GObject   *wait)
+mend_countdown_remove (MendCountdownEntry *entry)
 {
-  Board *board = g_object_get_qdata (G_OBJECT (clock), board_quark ());
+  Board *board = entry->board;
 
-  if (board == NULL || !g_ptr_array_remove (board->waits, wait))
-    return;
+  g_queue_unlink (entry->queue, &entry->link);
+  g_free (entry);
 
   /* Nothing pending: no tick, nothing to look at. */
-  if (board->waits->len == 0)
+  if (board->waits.length == 0 && board->fresh.length == 0)
     stop (board);
 }

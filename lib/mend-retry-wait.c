@@ -74,7 +74,7 @@ struct _MendRetryWait
   MendRetryWaitState  state;
   gboolean            held;
   MendGateState       gate_state;
-  gboolean            counting;     /* on its clock's countdown board */
+  struct _MendCountdownEntry *countdown;  /* on its clock's board, while pending */
   struct _WaitCell   *cell;
   guint               shown_seconds;
 };
@@ -241,7 +241,14 @@ on_tick (GObject *object)
     }
 }
 
+static gboolean
+on_board (GObject *object)
+{
+  return MEND_RETRY_WAIT (object)->countdown != NULL;
+}
+
 static const MendCountdownFuncs countdown_funcs = {
+  .on_board = on_board,
   .watched = is_watched,
   .tick = on_tick,
 };
@@ -249,11 +256,8 @@ static const MendCountdownFuncs countdown_funcs = {
 static void
 stop_ticking (MendRetryWait *self)
 {
-  if (self->counting)
-    {
-      self->counting = FALSE;
-      mend_countdown_remove (self->clock, G_OBJECT (self));
-    }
+  if (self->countdown != NULL)
+    mend_countdown_remove (g_steal_pointer (&self->countdown));
 }
 
 static void
@@ -277,8 +281,7 @@ mend_retry_wait_constructed (GObject *object)
   self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer,
                                            cell_ref (self->cell), cell_unref);
   self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
-  mend_countdown_add (self->clock, object, &countdown_funcs);
-  self->counting = TRUE;
+  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs);
 }
 
 static void
