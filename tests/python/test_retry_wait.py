@@ -9,6 +9,7 @@ import weakref
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from gi.repository import GObject  # noqa: E402
 from mendtest import WALL_START_US, Gio, GLib, Mend, manual_clock  # noqa: E402
 
 
@@ -28,6 +29,31 @@ class RetryWaitTests(unittest.TestCase):
         self.assertEqual(fired, [2])
         self.assertFalse(wait.fire_now())
         self.assertEqual(wait.props.state, Mend.RetryWaitState.FIRED)
+
+    def test_countdown_notifies_a_handler_that_never_reads(self):
+        wait = Mend.RetryWait.new(self.clock, 3000, 1, 4, Mend.Reason.RATE_LIMIT)
+        seen = []
+        wait.connect("notify::remaining-seconds", lambda w, _: seen.append(w.describe()))
+        for _ in range(30):
+            self.clock.advance(100)
+        self.assertEqual(seen, ["Retrying in 2 s (retry 1 of 4)", "Retrying in 1 s (retry 1 of 4)",
+                                "Retrying now (retry 1 of 4)"])
+
+    def test_description_binds_to_a_label(self):
+        wait = Mend.RetryWait.new(self.clock, 2000, 1, 4, Mend.Reason.CAPACITY)
+        # Any writable string property stands for a label's text here.
+        label = Mend.Chat(clock=self.clock)
+        texts = []
+        label.connect("notify::continue-prompt", lambda c, _: texts.append(c.props.continue_prompt))
+        binding = wait.bind_property("description", label, "continue-prompt",
+                                     GObject.BindingFlags.SYNC_CREATE)
+        self.assertEqual(label.props.continue_prompt, "Retrying in 2 s (retry 1 of 4)")
+        self.clock.advance(1000)
+        self.clock.advance(1000)
+        self.assertEqual(texts, ["Retrying in 2 s (retry 1 of 4)", "Retrying in 1 s (retry 1 of 4)",
+                                 "Retrying now (retry 1 of 4)"])
+        binding.unbind()
+        label.close()
 
     def test_to_json_uses_wall_clock_ms(self):
         wait = Mend.RetryWait.new(self.clock, 4000, 2, 4, Mend.Reason.CAPACITY)
