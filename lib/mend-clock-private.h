@@ -13,12 +13,8 @@ G_BEGIN_DECLS
  * GMainContext that has a pending timer. For tests. */
 guint mend_clock_get_n_sources (MendClock *self);
 
-/* Whether @self keeps GLib's time, with the default timers: its timers
- * wake the main loop. */
-gboolean mend_clock_is_real       (MendClock *self);
-
 /* What a virtual clock calls before it runs its timers (the countdowns'
- * look for new watchers); a real clock's main loop does it on its own. */
+ * look for new watchers), as a main loop does each time it runs. */
 void     mend_clock_set_poll_func (MendClock *self,
                                    void     (*poll) (gpointer data),
                                    gpointer   data);

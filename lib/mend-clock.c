@@ -472,12 +472,6 @@ mend_clock_get_n_sources (MendClock *self)
   return n;
 }
 
-gboolean
-mend_clock_is_real (MendClock *self)
-{
-  return MEND_CLOCK_GET_CLASS (self)->add_timer == mend_clock_real_add_timer;
-}
-
 void
 mend_clock_set_poll_func (MendClock *self,
                           void     (*poll) (gpointer data),

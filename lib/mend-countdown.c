@@ -8,10 +8,12 @@
 #include "mend-clock-private.h"
 #include "mend-countdown-private.h"
 
-/* See mend-countdown-private.h. One board per clock, kept on the clock. */
+/* See mend-countdown-private.h. One board per clock and main context,
+ * kept on the clock; each is used on its context's thread only. */
 typedef struct
 {
   MendClock                *clock;   /* weak: the board is the clock's */
+  GMainContext             *context; /* not referenced: a key */
   const MendCountdownFuncs *funcs;
   GQueue                    waits;   /* GObject*, not referenced */
   GQueue                    fresh;   /* added since the loop last looked */
@@ -33,14 +35,22 @@ typedef struct
   Board   *board;
 } LookSource;
 
-/* How often, at most, the main loop's look goes over every wait; waits
- * added since are looked at each time it runs. */
-#define LOOK_ALL_US G_USEC_PER_SEC
+typedef struct
+{
+  GMutex      lock;
+  GHashTable *boards;                /* GMainContext* → Board* */
+} Boards;
+
+/* Up to this many waits, the main loop's look goes over all of them each
+ * time it runs; beyond, over all of them once a second at most, and over
+ * those added since each time. */
+#define LOOK_ALL_MAX 1024
+#define LOOK_ALL_US  G_USEC_PER_SEC
 
 static GQuark
-board_quark (void)
+boards_quark (void)
 {
-  return g_quark_from_static_string ("mend-countdown-board");
+  return g_quark_from_static_string ("mend-countdown-boards");
 }
 
 static void arm (Board *board);
@@ -121,10 +131,21 @@ arm (Board *board)
                                            on_tick, board, NULL);
 }
 
+static Board *board_lookup (MendClock    *clock,
+                            GMainContext *context,
+                            gboolean      create);
+
+/* A virtual clock is about to run its timers: the board of the thread
+ * that advances it looks for new watchers. */
 static void
 board_poll (gpointer data)
 {
-  arm (data);
+  GMainContext *context = g_main_context_ref_thread_default ();
+  Board *board = board_lookup (data, context, FALSE);
+
+  if (board != NULL)
+    arm (board);
+  g_main_context_unref (context);
 }
 
 /* Looks for new watchers each time the main loop runs, and never wakes
@@ -143,10 +164,18 @@ look_prepare (GSource *source,
   if (board->tick_id != 0)
     return FALSE;
 
-  now = g_source_get_time (source);
-  all = now - board->looked_all_us >= LOOK_ALL_US;
-  if (all)
-    board->looked_all_us = now;
+  all = board->waits.length <= LOOK_ALL_MAX;
+  if (!all)
+    {
+      now = g_source_get_time (source);
+      all = now - board->looked_all_us >= LOOK_ALL_US;
+      if (all)
+        board->looked_all_us = now;
+      else
+        /* Once more when the second is over, so that a watcher connected
+         * meanwhile is not missed; nothing after, if the loop sleeps. */
+        *timeout = (int) ((board->looked_all_us + LOOK_ALL_US - now + 999) / 1000);
+    }
   return any_watched (board, all);
 }
 
@@ -186,41 +215,89 @@ board_free (gpointer data)
   g_free (board);
 }
 
+static void
+boards_free (gpointer data)
+{
+  Boards *boards = data;
+
+  g_hash_table_unref (boards->boards);
+  g_mutex_clear (&boards->lock);
+  g_free (boards);
+}
+
+/* The board of @clock for @context; the clock's real timers are shared by
+ * threads, its boards are not. */
+static Board *
+board_lookup (MendClock    *clock,
+              GMainContext *context,
+              gboolean      create)
+{
+  static GMutex init_lock;
+  Boards *boards;
+  Board *board;
+
+  g_mutex_lock (&init_lock);
+  boards = g_object_get_qdata (G_OBJECT (clock), boards_quark ());
+  if (boards == NULL && create)
+    {
+      boards = g_new0 (Boards, 1);
+      g_mutex_init (&boards->lock);
+      boards->boards = g_hash_table_new_full (NULL, NULL, NULL, board_free);
+      g_object_set_qdata_full (G_OBJECT (clock), boards_quark (), boards, boards_free);
+      mend_clock_set_poll_func (clock, board_poll, clock);
+    }
+  g_mutex_unlock (&init_lock);
+  if (boards == NULL)
+    return NULL;
+
+  g_mutex_lock (&boards->lock);
+  board = g_hash_table_lookup (boards->boards, context);
+  if (board == NULL && create)
+    {
+      board = g_new0 (Board, 1);
+      board->clock = clock;
+      board->context = context;
+      g_queue_init (&board->waits);
+      g_queue_init (&board->fresh);
+      g_hash_table_insert (boards->boards, context, board);
+    }
+  g_mutex_unlock (&boards->lock);
+
+  return board;
+}
+
 MendCountdownEntry *
 mend_countdown_add (MendClock                *clock,
                     GObject                  *wait,
                     const MendCountdownFuncs *funcs)
 {
-  Board *board = g_object_get_qdata (G_OBJECT (clock), board_quark ());
+  GMainContext *context = g_main_context_ref_thread_default ();
+  Board *board = board_lookup (clock, context, TRUE);
   MendCountdownEntry *entry;
 
-  if (board == NULL)
-    {
-      board = g_new0 (Board, 1);
-      board->clock = clock;
-      board->funcs = funcs;
-      g_queue_init (&board->waits);
-      g_queue_init (&board->fresh);
-      g_object_set_qdata_full (G_OBJECT (clock), board_quark (), board, board_free);
-      if (!mend_clock_is_real (clock))
-        mend_clock_set_poll_func (clock, board_poll, board);
-    }
-
+  board->funcs = funcs;
   entry = g_new0 (MendCountdownEntry, 1);
   entry->link.data = wait;
   entry->board = board;
   entry->queue = &board->fresh;
   g_queue_push_tail_link (&board->fresh, &entry->link);
 
-  if (board->look == NULL && mend_clock_is_real (clock))
+  /* The loop of the context looks for new watchers: any clock's, as a
+   * clock of the app's may keep time its own way; a virtual clock also
+   * looks before it runs its timers. A context that went away took its
+   * look with it. */
+  if (board->look != NULL && g_source_is_destroyed (board->look))
+    g_clear_pointer (&board->look, g_source_unref);
+  if (board->look == NULL)
     {
       board->look = g_source_new (&look_funcs, sizeof (LookSource));
       ((LookSource *) board->look)->board = board;
       g_source_set_priority (board->look, G_PRIORITY_DEFAULT_IDLE);
       g_source_set_static_name (board->look, "[mend] countdowns");
-      g_source_attach (board->look, g_main_context_get_thread_default ());
+      g_source_attach (board->look, context);
     }
 
+  g_main_context_unref (context);
   return entry;
 }
 

@@ -572,6 +572,146 @@ test_real_clock_counts_down (void)
   g_assert_finalize_object (wait);
 }
 
+/* The waits of three clocks the app may have, watched the ways an app
+ * watches: a handler connected from a later callback, on the default
+ * clock after a wait made on another context, and on a clock of the
+ * app's own. Each counts down. */
+typedef struct
+{
+  MendRetryWait *late;
+  guint          n_late;
+} Late;
+
+static void
+on_count (MendRetryWait *wait,
+          GParamSpec    *pspec,
+          guint         *n)
+{
+  if (mend_retry_wait_get_state (wait) == MEND_RETRY_WAIT_PENDING)
+    (*n)++;
+}
+
+static gboolean
+connect_late (gpointer data)
+{
+  Late *late = data;
+
+  g_signal_connect (late->late, "notify::remaining-seconds", G_CALLBACK (on_count), &late->n_late);
+  return G_SOURCE_REMOVE;
+}
+
+typedef struct { MendClock parent_instance; } AppClock;
+typedef struct { MendClockClass parent_class; } AppClockClass;
+
+static GType app_clock_get_type (void);
+G_DEFINE_TYPE (AppClock, app_clock, MEND_TYPE_CLOCK)
+
+static guint
+app_clock_add_timer (MendClock      *clock,
+                     gint64          deadline_us,
+                     MendClockFunc   func,
+                     gpointer        user_data,
+                     GDestroyNotify  notify)
+{
+  return MEND_CLOCK_CLASS (app_clock_parent_class)->add_timer (clock, deadline_us, func, user_data, notify);
+}
+
+static void
+app_clock_class_init (AppClockClass *klass)
+{
+  MEND_CLOCK_CLASS (klass)->add_timer = app_clock_add_timer;
+}
+
+static void
+app_clock_init (AppClock *self)
+{
+}
+
+static void
+test_real_clock_counts_down_however_watched (void)
+{
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  GMainContext *other = g_main_context_new ();
+  MendClock *app_clock = g_object_new (app_clock_get_type (), NULL);
+  MendRetryWait *elsewhere;
+  MendRetryWait *after;
+  MendRetryWait *own;
+  Late late = { NULL, 0 };
+  guint n_after = 0;
+  guint n_own = 0;
+
+  /* A wait made on another context first, still pending. */
+  g_main_context_push_thread_default (other);
+  elsewhere = mend_retry_wait_new (NULL, 60000, 1, 4, MEND_REASON_CAPACITY);
+  g_main_context_pop_thread_default (other);
+
+  late.late = mend_retry_wait_new (NULL, 2400, 1, 4, MEND_REASON_CAPACITY);
+  after = mend_retry_wait_new (NULL, 2400, 1, 4, MEND_REASON_CAPACITY);
+  g_signal_connect (after, "notify::remaining-seconds", G_CALLBACK (on_count), &n_after);
+  own = mend_retry_wait_new (app_clock, 2400, 1, 4, MEND_REASON_CAPACITY);
+  g_signal_connect (own, "notify::remaining-seconds", G_CALLBACK (on_count), &n_own);
+  /* Connected from a callback of the loop, after a first turn of it. */
+  g_timeout_add (150, connect_late, &late);
+  g_timeout_add (2300, quit_loop, loop);
+  g_main_loop_run (loop);
+
+  g_assert_cmpuint (late.n_late, >=, 1);
+  g_assert_cmpuint (n_after, >=, 1);
+  g_assert_cmpuint (n_own, >=, 1);
+
+  g_signal_handlers_disconnect_by_data (late.late, &late.n_late);
+  g_signal_handlers_disconnect_by_data (after, &n_after);
+  g_signal_handlers_disconnect_by_data (own, &n_own);
+  mend_retry_wait_cancel (late.late);
+  mend_retry_wait_cancel (after);
+  mend_retry_wait_cancel (own);
+  g_assert_finalize_object (late.late);
+  g_assert_finalize_object (after);
+  g_assert_finalize_object (own);
+  g_main_context_push_thread_default (other);
+  mend_retry_wait_cancel (elsewhere);
+  g_assert_finalize_object (elsewhere);
+  g_main_context_pop_thread_default (other);
+  g_main_context_unref (other);
+  g_assert_finalize_object (app_clock);
+}
+
+/* Threads with main contexts of their own make and watch waits on the
+ * default clock at once: each context's countdowns are its own. */
+static gpointer
+churn (gpointer data)
+{
+  GMainContext *context = g_main_context_new ();
+  guint n = 0;
+
+  g_main_context_push_thread_default (context);
+  for (guint i = 0; i < 20000; i++)
+    {
+      MendRetryWait *wait = mend_retry_wait_new (NULL, 5000 + i % 7, 1, 4, MEND_REASON_CAPACITY);
+
+      if (i % 3 == 0)
+        g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_count), &n);
+      g_main_context_iteration (context, FALSE);
+      mend_retry_wait_cancel (wait);
+      g_object_unref (wait);
+    }
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return NULL;
+}
+
+static void
+test_threads_count_down_apart (void)
+{
+  GThread *a = g_thread_new ("churn-a", churn, NULL);
+  GThread *b = g_thread_new ("churn-b", churn, NULL);
+
+  g_thread_join (a);
+  g_thread_join (b);
+}
+
 static void
 test_server_hint_is_described_as_given (Fixture       *f,
                                         gconstpointer  data)
@@ -619,6 +759,9 @@ main (int   argc,
   ADD ("/Mend/RetryWait/description-is-bindable", test_description_is_bindable);
   ADD ("/Mend/RetryWait/countdowns-share-second-boundaries", test_countdowns_share_second_boundaries);
   g_test_add_func ("/Mend/RetryWait/real-clock-counts-down", test_real_clock_counts_down);
+  g_test_add_func ("/Mend/RetryWait/real-clock-counts-down-however-watched",
+                   test_real_clock_counts_down_however_watched);
+  g_test_add_func ("/Mend/RetryWait/threads-count-down-apart", test_threads_count_down_apart);
   ADD ("/Mend/RetryWait/remaining-seconds-unwatched-costs-no-wakeup", test_remaining_seconds_unwatched_costs_no_wakeup);
   ADD ("/Mend/RetryWait/server-hint-is-described-as-given", test_server_hint_is_described_as_given);
   ADD ("/Mend/RetryWait/properties", test_properties);
