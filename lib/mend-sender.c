@@ -56,6 +56,23 @@
  *   iface->send_finish = my_sender_send_finish;
  * }
  * ```
+ *
+ * In Python, make the task with `(self, cancellable, callback)`: the
+ * callback PyGObject hands the method already carries its data, and given
+ * `user_data` again it is called with one argument too many. Return
+ * %NULL (`None`) for a success, a [class@Mend.Failure], or raise the
+ * task's error (`tests/python/test_sender.py`):
+ *
+ * ```python
+ * class MySender(GObject.Object, Mend.Sender):
+ *     def do_send_async(self, turn, attempt, io_priority, cancellable, callback, user_data):
+ *         task = Gio.Task.new(self, cancellable, callback)
+ *         task.return_value(Mend.Failure.new_from_http(529, None, None))
+ *
+ *     def do_send_finish(self, result):
+ *         ok, failure = result.propagate_value()
+ *         return failure
+ * ```
  */
 
 G_DEFINE_INTERFACE (MendSender, mend_sender, G_TYPE_OBJECT)

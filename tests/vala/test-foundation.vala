@@ -158,6 +158,99 @@ void test_chat () {
     chat.close ();
 }
 
+/* A sender written in Vala: each attempt answered from a script — "ok",
+ * "reset" (a dropped connection, thrown), "401" (a failure returned) or
+ * "hang" (until the Stop cancels it). */
+class ScriptedSender : Object, Mend.Sender {
+    public string[] script;
+    public uint n_sent = 0;
+
+    public ScriptedSender (string[] script) {
+        this.script = script;
+    }
+
+    public async Mend.Failure? send_async (Mend.Turn turn, uint attempt, int io_priority,
+                                           Cancellable? cancellable) throws Error {
+        var step = script[n_sent++];
+        /* An answer comes from the loop, as a real one does. */
+        Idle.add (send_async.callback);
+        yield;
+        if (step == "reset")
+            throw new IOError.CONNECTION_CLOSED ("Connection reset by peer");
+        if (step == "401")
+            return new Mend.Failure.from_http (401, null, null);
+        if (step == "hang") {
+            var id = cancellable.connect (() => { Idle.add (send_async.callback); });
+            yield;
+            cancellable.disconnect (id);
+            throw new IOError.CANCELLED ("The turn was stopped");
+        }
+        return null;
+    }
+
+    public string? save_state () {
+        return null;
+    }
+
+    public bool restore_state (string state) throws Error {
+        return true;
+    }
+}
+
+void run_loop () {
+    while (MainContext.default ().iteration (false));
+}
+
+void test_vala_sender () {
+    var clock = (Mend.ManualClock) new Mend.ManualClock (WALL_START);
+    Mend.Turn[] finished = {};
+
+    /* Success, and a transient error retried with the same prompt. */
+    var sender = new ScriptedSender ({ "ok", "reset", "ok" });
+    var chat = (Mend.Chat) Object.new (typeof (Mend.Chat), "clock", clock, "sender", sender);
+    chat.turn_finished.connect ((turn) => { finished += turn; });
+    try {
+        chat.submit ("Fix the build", null);
+        run_loop ();
+        assert (finished.length == 1 && finished[0].state == Mend.TurnState.SUCCEEDED);
+        chat.submit ("Then the changelog", null);
+        run_loop ();
+        assert (chat.turn.state == Mend.TurnState.WAITING);
+        assert (chat.turn.last_failure.reason == Mend.Reason.TRANSPORT);
+        clock.advance_to_next ();
+        run_loop ();
+        assert (finished.length == 2 && finished[1].state == Mend.TurnState.SUCCEEDED);
+        assert (finished[1].attempt == 2 && sender.n_sent == 3);
+    } catch (Error e) {
+        assert_not_reached ();
+    }
+    chat.close ();
+
+    /* A permanent failure gives up and keeps the follow-up; a Stop ends
+     * an attempt that hangs. */
+    var other = new ScriptedSender ({ "401", "hang" });
+    var second = (Mend.Chat) Object.new (typeof (Mend.Chat), "clock", clock, "sender", other);
+    finished = {};
+    second.turn_finished.connect ((turn) => { finished += turn; });
+    try {
+        second.submit ("Deploy", null);
+        second.submit ("Post the notes", null);
+        run_loop ();
+        assert (finished.length == 1 && finished[0].state == Mend.TurnState.FAILED);
+        assert (finished[0].last_failure.reason == Mend.Reason.AUTH);
+        assert (second.lifecycle == Mend.Lifecycle.ERROR);
+        assert (second.queue.get_n_items () == 2);
+        second.send_next ();
+        run_loop ();
+        second.stop ();
+        run_loop ();
+        assert (finished.length == 2 && finished[1].state == Mend.TurnState.STOPPED);
+    } catch (Error e) {
+        assert_not_reached ();
+    }
+    second.close ();
+}
+
 int main (string[] args) {
     Test.init (ref args);
     Test.add_func ("/Mend/Vala/failure-from-text", test_failure_from_text);
@@ -167,5 +260,6 @@ int main (string[] args) {
     Test.add_func ("/Mend/Vala/wait-async-fires-and-cancels", test_wait_async);
     Test.add_func ("/Mend/Vala/chat-retries-and-keeps-the-queue", test_chat);
     Test.add_func ("/Mend/Vala/chat-with-sender-constructor", test_chat_with_sender);
+    Test.add_func ("/Mend/Vala/sender-written-in-vala", test_vala_sender);
     return Test.run ();
 }
