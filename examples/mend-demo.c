@@ -548,15 +548,14 @@ add_headers (MendHttpSender *sender)
   return TRUE;
 }
 
-/* The demo speaks libmend's language: its strings are in libmend's domain,
- * whose catalogue libmend binds when its first class is made. Binding after
- * that lets MEND_DEMO_LOCALEDIR point an uninstalled build at its own. */
+/* The demo's strings are in a domain of its own; MEND_DEMO_LOCALEDIR
+ * points an uninstalled build at its catalogue (and MEND_LOCALEDIR at
+ * libmend's, which libmend binds itself). */
 static void
 bind_text_domain (void)
 {
   const char *dir = g_getenv ("MEND_DEMO_LOCALEDIR");
 
-  g_type_class_unref (g_type_class_ref (MEND_TYPE_RETRY_WAIT));
   bindtextdomain (GETTEXT_PACKAGE, dir != NULL && dir[0] != '\0' ? dir : LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);

@@ -16,7 +16,10 @@ mend_i18n_init (void)
 
   if (g_once_init_enter (&initialized))
     {
-      bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+      /* An uninstalled build's catalogue, for its tests and demo. */
+      const char *dir = g_getenv ("MEND_LOCALEDIR");
+
+      bindtextdomain (GETTEXT_PACKAGE, dir != NULL && dir[0] != '\0' ? dir : LOCALEDIR);
       bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
       g_once_init_leave (&initialized, 1);
     }

@@ -7,7 +7,7 @@
 # other output), --url against a loopback model server (tests/model-server.py)
 # and its German. TAP on standard output.
 #
-# usage: check-demo-cli.py MEND-DEMO LOCALEDIR MODEL-SERVER
+# usage: check-demo-cli.py MEND-DEMO LOCALEDIR DEMO-LOCALEDIR MODEL-SERVER
 
 import json
 import os
@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-demo, localedir, model_server = sys.argv[1:4]
+demo, localedir, demo_localedir, model_server = sys.argv[1:5]
 results = []
 
 
@@ -166,7 +166,8 @@ def _():
 
 @check("/Mend/Demo/speaks-german-with-LANGUAGE-de")
 def _():
-    env = {"LANGUAGE": "de", "MEND_DEMO_LOCALEDIR": localedir}
+    # libmend's catalogue and the demo's own, both built in the tree.
+    env = {"LANGUAGE": "de", "MEND_LOCALEDIR": localedir, "MEND_DEMO_LOCALEDIR": demo_localedir}
     p, _ = run("-s", "retry", "--speed", "50", env=env)
     # "Neuer Versuch in 1 s (Versuch 1 von 4)" is libmend's own
     # mend_retry_wait_describe (); the rest is the demo's.
