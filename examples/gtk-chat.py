@@ -852,6 +852,8 @@ def main():
         parser.error("--screenshot runs against the embedded server; drop --url")
     if opts.screenshot and (opts.acp or opts.one_turn):
         parser.error("--screenshot drives the test server's story; drop --acp and --one-turn")
+    if opts.acp and not hasattr(Mend, "AcpAgent"):
+        parser.error("this libmend was built without the Agent Client Protocol (-Dacp=disabled)")
     if opts.acp and not adapter_found(opts.acp_adapter):
         parser.error(f"no claude-code-acp at {opts.acp_adapter}: run tools/setup.sh, "
                      "or give --acp-adapter PATH")

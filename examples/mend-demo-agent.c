@@ -551,6 +551,7 @@ run_agent_demo (Demo       *demo,
 /* mend-demo --acp: the same story through Claude Code's Agent Client
  * Protocol adapter (MendAcpAgent), against the same model server. */
 
+#if MEND_HAS_ACP
 static gboolean acp_stop_armed;
 
 static void
@@ -697,3 +698,14 @@ run_acp_demo (Demo       *demo,
   g_clear_object (&demo->chat);
   return demo->off_script ? 1 : 0;
 }
+#else
+int
+run_acp_demo (Demo       *demo,
+              MendClock  *clock,
+              const char *adapter,
+              const char *scenario)
+{
+  g_printerr (_("mend-demo: this libmend was built without the Agent Client Protocol (-Dacp=disabled)\n"));
+  return 2;
+}
+#endif

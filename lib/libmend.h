@@ -12,6 +12,7 @@ G_BEGIN_DECLS
 #define MEND_INSIDE
 # include "mend-version.h"
 # include "mend-version-macros.h"
+# include "mend-features.h"
 # include "mend-types.h"
 # include "mend-error.h"
 # include "mend-enums.h"
@@ -35,7 +36,9 @@ G_BEGIN_DECLS
 # include "mend-stream-observer.h"
 # include "mend-agent.h"
 # include "mend-agent-process.h"
-# include "mend-acp-agent.h"
+# if MEND_HAS_ACP
+#  include "mend-acp-agent.h"
+# endif
 #undef MEND_INSIDE
 
 G_END_DECLS

@@ -185,6 +185,7 @@ claude_code_process_new (const char *cli,
   return agent;
 }
 
+#if MEND_HAS_ACP
 MendAcpAgent *
 claude_code_acp_agent_new (const char *adapter,
                            const char *base_url)
@@ -209,13 +210,12 @@ claude_code_acp_agent_new (const char *adapter,
 
   return agent;
 }
+#endif
 
 char *
 real_agent_dup_stderr (MendSender *sender)
 {
-  if (MEND_IS_AGENT_PROCESS (sender))
-    return mend_agent_dup_stderr (MEND_AGENT (sender));
-  if (MEND_IS_ACP_AGENT (sender))
+  if (MEND_IS_AGENT (sender))
     return mend_agent_dup_stderr (MEND_AGENT (sender));
   return NULL;
 }

@@ -52,8 +52,10 @@ char     *claude_code_acp_find      (void);
 MendAgentProcess *claude_code_process_new   (const char *cli,
                                              const char *base_url,
                                              guint       max_retries);
+#if MEND_HAS_ACP
 MendAcpAgent     *claude_code_acp_agent_new (const char *adapter,
                                              const char *base_url);
+#endif
 
 /* What an agent sender wrote on its stderr, or NULL (also for a sender
  * that runs no process). */

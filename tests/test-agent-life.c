@@ -198,7 +198,7 @@ start_chat (Fixture    *f,
 {
   const char *argv[] = {
     MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-child-agent.py",
-    type == MEND_TYPE_ACP_AGENT ? "acp" : "stream-json", behaviour, f->dir, NULL
+    type == MEND_TYPE_AGENT_PROCESS ? "stream-json" : "acp", behaviour, f->dir, NULL
   };
   g_autoptr(GError) error = NULL;
 
@@ -365,7 +365,9 @@ main (int   argc,
     GType     (*get_type) (void);
   } senders[] = {
     { "stream-json", mend_agent_process_get_type },
+#if MEND_HAS_ACP
     { "acp", mend_acp_agent_get_type },
+#endif
   };
 
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);

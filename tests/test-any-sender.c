@@ -76,6 +76,7 @@ make_agent_process (const char *base_url)
   return cli != NULL ? MEND_SENDER (claude_code_process_new (cli, base_url, 0)) : NULL;
 }
 
+#if MEND_HAS_ACP
 static MendSender *
 make_acp_agent (const char *base_url)
 {
@@ -83,10 +84,13 @@ make_acp_agent (const char *base_url)
 
   return adapter != NULL ? MEND_SENDER (claude_code_acp_agent_new (adapter, base_url)) : NULL;
 }
+#endif
 
 static const SenderKind http_sender = { "http", make_http_sender };
 static const SenderKind agent_process = { "agent-process", make_agent_process };
+#if MEND_HAS_ACP
 static const SenderKind acp_agent = { "acp", make_acp_agent };
+#endif
 
 /* The fixture: the same for every sender */
 
@@ -369,7 +373,12 @@ int
 main (int   argc,
       char *argv[])
 {
-  const SenderKind *kinds[] = { &http_sender, &agent_process, &acp_agent };
+  const SenderKind *kinds[] = {
+    &http_sender, &agent_process,
+#if MEND_HAS_ACP
+    &acp_agent,
+#endif
+  };
 
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
   /* The senders and the request counts go over loopback: no proxy. */

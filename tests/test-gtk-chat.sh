@@ -137,6 +137,11 @@ PY
 # not installed, unless CI requires it.
 srcdir=$(dirname "$0")/..
 adapter=${MEND_CLAUDE_CODE_ACP:-$srcdir/.agents/claude-code-acp/node_modules/.bin/claude-code-acp}
+if ! "$python" -c \
+     "import gi; gi.require_version('Mend', '1'); from gi.repository import Mend; Mend.AcpAgent" 2>/dev/null; then
+  echo "PASS: $light, $dark; no ACP turn: this libmend was built with -Dacp=disabled"
+  exit 0
+fi
 if [ ! -x "$adapter" ] && [ "${MEND_REQUIRE_AGENTS:-0}" != 1 ]; then
   echo "PASS: $light, $dark; the ACP turn is skipped: no claude-code-acp at $adapter (run tools/setup.sh)"
   exit 0
