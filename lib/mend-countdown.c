@@ -137,15 +137,15 @@ static Board *board_lookup (MendClock    *clock,
 
 /* A virtual clock is about to run its timers: the board of the thread
  * that advances it looks for new watchers. */
+static GMainContext *thread_context (void);
+
 static void
 board_poll (gpointer data)
 {
-  GMainContext *context = g_main_context_ref_thread_default ();
-  Board *board = board_lookup (data, context, FALSE);
+  Board *board = board_lookup (data, thread_context (), FALSE);
 
   if (board != NULL)
     arm (board);
-  g_main_context_unref (context);
 }
 
 /* Looks for new watchers each time the main loop runs, and never wakes
@@ -215,10 +215,26 @@ board_free (gpointer data)
   g_free (board);
 }
 
+/* The board a thread used last, so that making a wait takes no lock:
+ * valid while no clock's boards were freed since (any clock's finalize
+ * bumps the generation). */
+typedef struct
+{
+  MendClock    *clock;
+  GMainContext *context;
+  Board        *board;
+  guint         generation;
+} LastBoard;
+
+static GPrivate last_board = G_PRIVATE_INIT (g_free);
+static guint boards_generation;
+
 static void
 boards_free (gpointer data)
 {
   Boards *boards = data;
+
+  g_atomic_int_inc (&boards_generation);
 
   g_hash_table_unref (boards->boards);
   g_mutex_clear (&boards->lock);
@@ -266,14 +282,42 @@ board_lookup (MendClock    *clock,
   return board;
 }
 
+/* The context waits are made on: the thread-default one, as timers are. */
+static GMainContext *
+thread_context (void)
+{
+  GMainContext *context = g_main_context_get_thread_default ();
+
+  return context != NULL ? context : g_main_context_default ();
+}
+
 MendCountdownEntry *
 mend_countdown_add (MendClock                *clock,
                     GObject                  *wait,
                     const MendCountdownFuncs *funcs)
 {
-  GMainContext *context = g_main_context_ref_thread_default ();
-  Board *board = board_lookup (clock, context, TRUE);
+  GMainContext *context = thread_context ();
+  LastBoard *last = g_private_get (&last_board);
+  guint generation = (guint) g_atomic_int_get (&boards_generation);
   MendCountdownEntry *entry;
+  Board *board;
+
+  if (last == NULL)
+    {
+      last = g_new0 (LastBoard, 1);
+      g_private_set (&last_board, last);
+    }
+  if (last->clock == clock && last->context == context && last->generation == generation &&
+      last->board != NULL)
+    board = last->board;
+  else
+    {
+      board = board_lookup (clock, context, TRUE);
+      last->clock = clock;
+      last->context = context;
+      last->board = board;
+      last->generation = generation;
+    }
 
   board->funcs = funcs;
   entry = g_new0 (MendCountdownEntry, 1);
@@ -297,7 +341,6 @@ mend_countdown_add (MendClock                *clock,
       g_source_attach (board->look, context);
     }
 
-  g_main_context_unref (context);
   return entry;
 }
 
