@@ -44,7 +44,7 @@ typedef struct
 /* Up to this many waits, the main loop's look goes over all of them each
  * time it runs; beyond, over all of them once a second at most, and over
  * those added since each time. */
-#define LOOK_ALL_MAX 1024
+#define LOOK_ALL_MAX 64
 #define LOOK_ALL_US  G_USEC_PER_SEC
 
 static GQuark

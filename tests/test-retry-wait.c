@@ -637,8 +637,14 @@ test_real_clock_counts_down_however_watched (void)
   MendRetryWait *after;
   MendRetryWait *own;
   Late late = { NULL, 0 };
+  MendRetryWait *crowd[100];
   guint n_after = 0;
   guint n_own = 0;
+
+  /* More waits than the loop looks over at each turn: a watcher
+   * connected late is still seen, at the next whole second of looking. */
+  for (guint i = 0; i < G_N_ELEMENTS (crowd); i++)
+    crowd[i] = mend_retry_wait_new (NULL, 60000, 1, 4, MEND_REASON_CAPACITY);
 
   /* A wait made on another context first, still pending. */
   g_main_context_push_thread_default (other);
@@ -668,6 +674,11 @@ test_real_clock_counts_down_however_watched (void)
   g_assert_finalize_object (late.late);
   g_assert_finalize_object (after);
   g_assert_finalize_object (own);
+  for (guint i = 0; i < G_N_ELEMENTS (crowd); i++)
+    {
+      mend_retry_wait_cancel (crowd[i]);
+      g_assert_finalize_object (crowd[i]);
+    }
   g_main_context_push_thread_default (other);
   mend_retry_wait_cancel (elsewhere);
   g_assert_finalize_object (elsewhere);
