@@ -464,11 +464,6 @@ mend_acp_agent_attempt (MendAgent *agent)
   maybe_prompt (self);
 }
 
-static void
-mend_acp_agent_attached (MendAgent *agent)
-{
-}
-
 /* GObject */
 
 static void
@@ -551,7 +546,6 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
   agent_class->start = mend_acp_agent_start;
   agent_class->attempt = mend_acp_agent_attempt;
   agent_class->cancelled = mend_acp_agent_cancelled;
-  agent_class->attached = mend_acp_agent_attached;
   agent_class->ended = mend_acp_agent_ended;
 
   /**

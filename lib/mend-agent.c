@@ -302,6 +302,15 @@ mend_agent_get_host (MendAgent *self,
 }
 
 static void
+notify_attached (MendAgent *self)
+{
+  MendAgentClass *klass = MEND_AGENT_GET_CLASS (self);
+
+  if (klass->attached != NULL)
+    klass->attached (self);
+}
+
+static void
 on_chat_gone (gpointer  data,
               GObject  *where_the_object_was)
 {
@@ -310,7 +319,7 @@ on_chat_gone (gpointer  data,
 
   priv->chat = NULL;
   priv->host = NULL;
-  MEND_AGENT_GET_CLASS (self)->attached (self);
+  notify_attached (self);
 }
 
 static void
@@ -413,7 +422,7 @@ mend_agent_attach_host (MendSender    *sender,
   priv->chat = chat;
   priv->host = host;
   g_object_weak_ref (chat, on_chat_gone, self);
-  MEND_AGENT_GET_CLASS (self)->attached (self);
+  notify_attached (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CHAT]);
 }
 

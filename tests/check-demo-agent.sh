@@ -3,18 +3,8 @@
 # scenario shows what it promises.
 # usage: check-demo-agent.sh MEND-DEMO
 set -eu
-err=$(mktemp)
-trap 'rm -f "$err"' EXIT
-if ! out=$("$1" --agent --speed 50 2>"$err"); then
-  # An agent that is not installed skips the test, unless CI requires it.
-  if grep -q "run tools/setup.sh" "$err" && [ "${MEND_REQUIRE_AGENTS:-0}" != 1 ]; then
-    echo "SKIP: $(cat "$err")"
-    exit 77
-  fi
-  cat "$err" >&2
-  [ -n "${out:-}" ] && printf '%s\n' "$out" >&2
-  exit 1
-fi
+. "$(dirname "$0")/check-demo-common.sh"
+run_demo "$1" --agent --speed 50
 status=0
 for expected in \
   "Claude Code is retrying (529, 1 of 1)" \

@@ -68,3 +68,18 @@ bench_read_all (int      fd,
 
   return TRUE;
 }
+
+/* A poll function that counts the polls that could sleep (timeout ≠ 0):
+ * the main loop's wakeups. */
+static guint bench_n_wakeups;
+
+static inline gint
+bench_counting_poll (GPollFD *fds,
+                     guint    n_fds,
+                     gint     timeout)
+{
+  if (timeout != 0)
+    bench_n_wakeups++;
+
+  return g_poll (fds, n_fds, timeout);
+}

@@ -20,18 +20,8 @@
 
 #include <libmend.h>
 
-static guint n_wakeups;
+#include "bench-common.h"
 
-static gint
-counting_poll (GPollFD *fds,
-               guint    n_fds,
-               gint     timeout)
-{
-  if (timeout != 0)
-    n_wakeups++;
-
-  return g_poll (fds, n_fds, timeout);
-}
 
 static void
 on_remaining (MendRetryWait *wait,
@@ -86,7 +76,7 @@ run (gboolean  naive,
 
   g_timeout_add (ms, quit_loop, loop);
   start = g_get_monotonic_time ();
-  n_wakeups = 0;
+  bench_n_wakeups = 0;
   g_main_loop_run (loop);
 
   for (guint i = 0; i < timers->len; i++)
@@ -100,7 +90,7 @@ run (gboolean  naive,
     ;
 
   /* Not counted: the wakeup of the timer that ends the run. */
-  return (n_wakeups - 1) * 60.0 * G_USEC_PER_SEC / (double) (g_get_monotonic_time () - start);
+  return (bench_n_wakeups - 1) * 60.0 * G_USEC_PER_SEC / (double) (g_get_monotonic_time () - start);
 }
 
 int
@@ -130,7 +120,7 @@ main (int    argc,
       return 2;
     }
 
-  g_main_context_set_poll_func (NULL, counting_poll);
+  g_main_context_set_poll_func (NULL, bench_counting_poll);
   for (int i = 1; i < argc; i++)
     {
       guint n = (guint) g_ascii_strtoull (argv[i], NULL, 10);

@@ -82,18 +82,6 @@ typedef struct
   guint      done;
 } Run;
 
-static guint n_sleeps;
-
-static gint
-counting_poll (GPollFD *fds,
-               guint    n_fds,
-               gint     timeout)
-{
-  if (timeout != 0)
-    n_sleeps++;
-
-  return g_poll (fds, n_fds, timeout);
-}
 
 /* A "VmRSS:"-style field of /proc/self/status, in bytes; -1 if unknown. */
 static gint64
@@ -250,7 +238,7 @@ run_job (const Job *job,
   gulong hook_id = 0;
   guint fired_id;
 
-  g_main_context_set_poll_func (NULL, counting_poll);
+  g_main_context_set_poll_func (NULL, bench_counting_poll);
   warm_up ();
   fired_id = g_signal_lookup ("fired", MEND_TYPE_RETRY_WAIT);
 
@@ -262,7 +250,7 @@ run_job (const Job *job,
     hook_id = g_signal_add_emission_hook (fired_id, 0, on_fired_hook, &run, NULL);
 
   rss_before = read_status_bytes ("VmRSS:");
-  n_sleeps = 0;
+  bench_n_wakeups = 0;
   wall_start = g_get_monotonic_time ();
   cpu_start = bench_cpu_time_us ();
 
@@ -304,7 +292,7 @@ run_job (const Job *job,
 
   out->cpu_us = bench_cpu_time_us () - cpu_start;
   out->wall_us = g_get_monotonic_time () - wall_start;
-  out->sleeps = n_sleeps;
+  out->sleeps = bench_n_wakeups;
   out->done = run.done;
   out->ok = run.done == job->n;
 
