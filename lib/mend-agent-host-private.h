@@ -26,6 +26,11 @@ typedef struct
    * or %NULL to clear it. */
   void      (*agent_status)     (gpointer           chat,
                                  const char        *text);
+  /* A reader of the agent's output that the app runs itself (a stream
+   * observer made for the chat) came or went: while one reads, a turn
+   * with no sender is ended by what it reads. */
+  void      (*reader_attached)  (gpointer           chat,
+                                 gboolean           attached);
 
   /* The agent runs a turn of its own, not one the app asked for. */
   gboolean  (*get_own_turn)     (gpointer           chat);

@@ -47,6 +47,13 @@ host_agent_status (gpointer    chat,
     mend_turn_set_agent_status (turn, text);
 }
 
+static void
+host_reader_attached (gpointer chat,
+                      gboolean attached)
+{
+  mend_chat_reader_attached (chat, attached);
+}
+
 static gboolean
 host_get_own_turn (gpointer chat)
 {
@@ -160,6 +167,7 @@ const MendAgentHost mend_chat_agent_host = {
   .get_turn = host_get_turn,
   .output_seen = host_output_seen,
   .agent_status = host_agent_status,
+  .reader_attached = host_reader_attached,
   .get_own_turn = host_get_own_turn,
   .own_turn_began = host_own_turn_began,
   .own_turn_ended = host_own_turn_ended,

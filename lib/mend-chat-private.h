@@ -23,6 +23,11 @@ void mend_chat_restore_turn      (MendChat      *self,
 void mend_chat_restore_lifecycle (MendChat      *self,
                                   MendLifecycle  lifecycle);
 /* While held, nothing starts: a submission queues, as during a restore. */
+/* The chat's stream observers: while one reads, a turn with no sender
+ * is ended by what it reads, with no MendTurn::attempt handler. */
+void mend_chat_reader_attached   (MendChat      *self,
+                                  gboolean       attached);
+
 void mend_chat_hold_starts       (MendChat      *self,
                                   gboolean       hold);
 

@@ -89,6 +89,7 @@ struct _MendChat
   gboolean         turn_exhausted;
   MendLifecycle    lifecycle;
   gboolean         external_turn;
+  guint            n_readers;     /* stream observers the app made for the chat */
   char            *continue_prompt;
   gboolean         advancing;     /* the queue moves in a loop, never by recursion */
   guint            holding;       /* while > 0, nothing starts: submissions queue */
@@ -349,6 +350,7 @@ adopt_turn (MendChat      *self,
                        "delay-offset-ms", mend_error_policy_get_stagger_for (self->policy, self->id),
                        NULL);
   mend_turn_set_gate (turn, self->gate, self->id);
+  mend_turn_set_read (turn, self->n_readers > 0);
 
   /* The chat holds the turn until it finishes. */
   self->turn = turn;
@@ -414,6 +416,21 @@ mend_chat_restore_turn (MendChat    *self,
   turn = adopt_turn (self, id, prompt, provenance, NULL);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
+}
+
+void
+mend_chat_reader_attached (MendChat *self,
+                           gboolean  attached)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+  g_return_if_fail (attached || self->n_readers > 0);
+
+  if (attached)
+    self->n_readers++;
+  else
+    self->n_readers--;
+  if (self->turn != NULL)
+    mend_turn_set_read (self->turn, self->n_readers > 0);
 }
 
 void
@@ -786,7 +803,9 @@ mend_chat_class_init (MendChatClass *klass)
    *
    * A turn starts; its first attempt follows when handlers return. Connect
    * to the turn's [signal@Mend.Turn::attempt] here, unless the chat has a
-   * [property@Mend.Chat:sender].
+   * [property@Mend.Chat:sender] (or a [class@Mend.StreamObserver] reads
+   * its agent's output). With none of them the turn gives up at once, its
+   * queue kept, its failure's error %MEND_RETRY_ERROR_NO_SENDER.
    */
   signals[TURN_STARTED] =
     g_signal_new ("turn-started",

@@ -53,6 +53,9 @@ GQuark mend_queue_error_quark (void);
  * @MEND_RETRY_ERROR_NOT_RETRYABLE: the work cannot be retried now
  * @MEND_RETRY_ERROR_UNKNOWN_SUBAGENT: no subagent has that id
  * @MEND_RETRY_ERROR_CLOSED: the chat is closed
+ * @MEND_RETRY_ERROR_NO_SENDER: a turn started with nothing to run its
+ *   attempts: no [iface@Mend.Sender] and no handler of
+ *   [signal@Mend.Turn::attempt]
  *
  * Errors in the %MEND_RETRY_ERROR domain.
  */
@@ -62,6 +65,7 @@ typedef enum
   MEND_RETRY_ERROR_NOT_RETRYABLE,
   MEND_RETRY_ERROR_UNKNOWN_SUBAGENT,
   MEND_RETRY_ERROR_CLOSED,
+  MEND_RETRY_ERROR_NO_SENDER,
 } MendRetryError;
 
 /**

@@ -30,6 +30,8 @@ MendFailureKind mend_failure_default_kind (MendReason reason,
  * partial, and classified as such. @self is not changed. */
 MendFailure *mend_failure_new_partial_copy (MendFailure *self);
 
+MendFailure *mend_failure_new_no_sender     (void);
+
 /* Saved state: a failure's facts as a JSON object ({reason, status,
  * retryAfterMs, partial, message}), and back, classified by the default
  * policy; NULL, with *ok cleared, when the object is not one. */

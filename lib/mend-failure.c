@@ -12,6 +12,7 @@
 #include "mend-classifier-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
+#include "mend-error.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-reason-private.h"
@@ -451,6 +452,22 @@ mend_failure_new_stopped (void)
                                    g_strdup (_("the user's Stop")));
 
   classify_default (self);
+  return self;
+}
+
+/* The failure of a turn that nothing runs: no sender and no handler of
+ * MendTurn::attempt. Permanent: another attempt would meet the same
+ * nothing. */
+MendFailure *
+mend_failure_new_no_sender (void)
+{
+  const char *text = _("Nothing runs this turn: the chat has no sender "
+                       "and nothing is connected to the turn’s “attempt” signal");
+  MendFailure *self = failure_new (MEND_REASON_BAD_REQUEST, text,
+                                   g_strdup (_("a turn with nothing to run it")));
+
+  classify_default (self);
+  self->error = g_error_new_literal (MEND_RETRY_ERROR, MEND_RETRY_ERROR_NO_SENDER, text);
   return self;
 }
 

@@ -106,6 +106,7 @@ struct _MendStreamObserver
   /* What the observer tells: the chat's table, or its owner's. */
   const MendAgentHost *host;
   gpointer             host_data;
+  gboolean             reads_for_chat; /* told the chat it reads for it */
   guint     max_line_bytes;
   guint64   n_lines;
   guint64   n_parsed;
@@ -821,6 +822,11 @@ mend_stream_observer_constructed (GObject *object)
     {
       self->host = mend_agent_host_lookup (G_OBJECT (self->chat));
       self->host_data = self->chat;
+      if (self->host != NULL && self->host->reader_attached != NULL)
+        {
+          self->host->reader_attached (self->host_data, TRUE);
+          self->reads_for_chat = TRUE;
+        }
     }
 }
 
@@ -829,6 +835,11 @@ mend_stream_observer_dispose (GObject *object)
 {
   MendStreamObserver *self = (MendStreamObserver *) object;
 
+  if (self->reads_for_chat)
+    {
+      self->reads_for_chat = FALSE;
+      self->host->reader_attached (self->host_data, FALSE);
+    }
   g_clear_object (&self->chat);
   self->host = NULL;
   self->host_data = NULL;

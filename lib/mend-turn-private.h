@@ -24,6 +24,11 @@ void mend_turn_set_gate       (MendTurn    *self,
                                MendGate    *gate,
                                const char  *key);
 
+/* A reader of the agent's output (a stream observer) ends the attempts:
+ * with no sender and no MendTurn::attempt handler the turn still runs. */
+void mend_turn_set_read       (MendTurn    *self,
+                               gboolean     read);
+
 /* Set by the stream observer from the agent's own retry notices. */
 void mend_turn_set_agent_status (MendTurn   *self,
                                  const char *status);

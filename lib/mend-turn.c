@@ -22,7 +22,9 @@
  * A turn sends the same prompt, with the same provenance, on every attempt.
  * Each attempt runs through the turn's [iface@Mend.Sender] when one is set,
  * or through the [signal@Mend.Turn::attempt] signal, after which the app
- * calls [method@Mend.Turn.succeed] or [method@Mend.Turn.fail].
+ * calls [method@Mend.Turn.succeed] or [method@Mend.Turn.fail]. A turn with
+ * neither fails at once (%MEND_RETRY_ERROR_NO_SENDER) rather than wait for
+ * ever.
  *
  * A failure is judged by the turn's [class@Mend.ErrorPolicy], in the
  * turn's context (the attempt, whether output was seen); the judgement is
@@ -80,6 +82,7 @@ struct _MendTurn
   MendFailure      *last_failure;
   MendVerdict      *last_verdict;
   gboolean          output_seen;
+  gboolean          read;          /* a stream observer ends the attempts */
   char             *agent_status;
 
   GCancellable     *attempt_cancellable;
@@ -425,6 +428,26 @@ begin_attempt (MendTurn *self)
     run_attempt (self);
 }
 
+/* Nothing would ever end the attempt: the turn gives up at once, so that
+ * its chat keeps the queue and says why, instead of staying busy. */
+static void
+fail_with_nothing_to_run (MendTurn *self)
+{
+  static gsize warned = 0;
+  g_autoptr(MendFailure) failure = mend_failure_new_no_sender ();
+
+  if (g_once_init_enter (&warned))
+    {
+      g_warning ("MendTurn: %s. Give the chat (or the turn) a MendSender, or connect "
+                 "to MendTurn::attempt (in MendChat::turn-started) and end each "
+                 "attempt with mend_turn_succeed() or mend_turn_fail(). "
+                 "This is said once.",
+                 mend_failure_get_message (failure));
+      g_once_init_leave (&warned, 1);
+    }
+  mend_turn_fail (self, failure);
+}
+
 static void
 run_attempt (MendTurn *self)
 {
@@ -442,10 +465,10 @@ run_attempt (MendTurn *self)
 
   if (self->sender != NULL)
     send_attempt (self->sender, self, self->attempt, self->attempt_cancellable, on_sent);
+  else if (self->read || g_signal_has_handler_pending (self, signals[ATTEMPT], 0, FALSE))
+    g_signal_emit (self, signals[ATTEMPT], 0, self->attempt, self->attempt_cancellable);
   else
-    {
-      g_signal_emit (self, signals[ATTEMPT], 0, self->attempt, self->attempt_cancellable);
-    }
+    fail_with_nothing_to_run (self);
 }
 
 static void
@@ -797,6 +820,12 @@ mend_turn_class_init (MendTurnClass *klass)
    * Run attempt @n now, then call [method@Mend.Turn.succeed] or
    * [method@Mend.Turn.fail]. Not emitted when [property@Mend.Turn:sender]
    * is set: the sender runs the attempt.
+   *
+   * A turn with no sender and no handler of this signal (and no
+   * [class@Mend.StreamObserver] reading for its chat) has nothing that
+   * would ever end its attempts: it fails at once, permanently, with a
+   * %MEND_RETRY_ERROR_NO_SENDER error in its
+   * [property@Mend.Turn:last-failure], and libmend warns once per process.
    */
   signals[ATTEMPT] =
     g_signal_new ("attempt",
@@ -1120,6 +1149,15 @@ mend_turn_get_agent_status (MendTurn *self)
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
 
   return self->agent_status;
+}
+
+void
+mend_turn_set_read (MendTurn *self,
+                    gboolean  read)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+
+  self->read = !!read;
 }
 
 void

@@ -14,6 +14,8 @@
 
 #include <json-glib/json-glib.h>
 #include <libmend.h>
+
+#include "test-util.h"
 #include <libsoup/soup.h>
 
 #define WALL_START 1764500000000000
@@ -27,8 +29,12 @@ new_chat (MendClock *clock)
 {
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
 
+  MendChat *chat;
+
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  return g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+  mend_test_run_turns_by_hand (chat);
+  return chat;
 }
 
 static gboolean

@@ -23,8 +23,12 @@ new_chat (MendClock *clock)
 {
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
 
+  MendChat *chat;
+
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  return g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+  mend_test_run_turns_by_hand (chat);
+  return chat;
 }
 
 typedef struct

@@ -15,6 +15,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
@@ -65,8 +67,12 @@ new_chat (MendClock *clock)
 {
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
 
+  MendChat *chat;
+
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  return g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
+  mend_test_run_turns_by_hand (chat);
+  return chat;
 }
 
 /* Runs the current test again in a child whose freed memory is scribbled
@@ -195,6 +201,7 @@ turn_stopped_by_other_cancel_handler_child (void)
   MendTurn *turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build", "clock", clock, NULL);
   GCancellable *cancellable = g_cancellable_new ();
 
+  mend_test_run_by_hand (turn);
   g_cancellable_connect (cancellable, G_CALLBACK (stop_turn_on_cancel), turn, NULL);
   mend_turn_start (turn, cancellable);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
@@ -237,6 +244,7 @@ turn_dropped_by_cancel_handler_child (void)
   gpointer weak = turn;
 
   g_object_add_weak_pointer (G_OBJECT (turn), &weak);
+  mend_test_run_by_hand (turn);
   g_cancellable_connect (cancellable, G_CALLBACK (drop_turn_on_cancel), &turn, NULL);
   mend_turn_start (turn, cancellable);
 
@@ -355,6 +363,7 @@ test_subagent_replaced_while_its_failure_is_classified_is_not_resumed (void)
 
   mend_error_policy_set_jitter (MEND_ERROR_POLICY (policy), MEND_JITTER_NONE);
   chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "resume-policy", policy, NULL);
+  mend_test_run_turns_by_hand (chat);
   retry = mend_chat_get_subagents (chat);
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompts_for_agent_a), &a);
   g_signal_connect (retry, "waiting", G_CALLBACK (on_subagent_waiting), &a);
@@ -657,6 +666,7 @@ test_turn_failed_from_inside_classify_keeps_the_deciding_failure (void)
   g_autoptr(MendFailure) inner = mend_failure_new_from_http (401, NULL, NULL);
   InnerFail f = { turn, inner };
 
+  mend_test_run_by_hand (turn);
   mend_turn_start (turn, NULL);
   policy->hook = fail_again;
   policy->hook_data = &f;

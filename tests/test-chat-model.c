@@ -16,6 +16,8 @@
 
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define MAX_ITEMS 16
 #define CONTINUE "Continue the current turn"
 
@@ -348,6 +350,7 @@ run_sequence (guint32 seed,
 
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
   m.chat = g_object_new (MEND_TYPE_CHAT, "clock", m.clock, "policy", policy, NULL);
+  mend_test_run_turns_by_hand (m.chat);
   g_object_unref (policy);
   g_signal_connect (m.chat, "turn-started", G_CALLBACK (on_turn_started), &m);
 

@@ -56,6 +56,7 @@ new_chat (MendClock *clock,
 
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
   chat = g_object_new (MEND_TYPE_CHAT, "id", "saved-chat", "clock", clock, "policy", policy, NULL);
+  mend_test_run_turns_by_hand (chat);
   g_object_unref (policy);
   if (seen != NULL)
     g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started), seen);

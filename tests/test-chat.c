@@ -7,6 +7,7 @@
  */
 
 #include <stdint.h>
+#include <string.h>
 
 #include <json-glib/json-glib.h>
 #include <libmend.h>
@@ -591,6 +592,80 @@ test_queue_drains_by_loop_not_recursion (Fixture       *f,
   g_assert_cmpuint (depth.highest - depth.lowest, <, 16 * 1024);
 }
 
+static void
+on_nothing_ran (MendChat  *chat,
+                MendTurn  *turn,
+                GPtrArray *ended)
+{
+  g_ptr_array_add (ended, g_object_ref (turn));
+}
+
+/* A chat that nothing runs: no sender, nothing connected to its turns'
+ * "attempt". In a child, where the warning is not fatal. */
+static void
+nothing_runs_the_turn_child (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GPtrArray) ended = g_ptr_array_new_with_free_func (g_object_unref);
+  const GError *error;
+  MendFailure *failure;
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  f.clock = mend_manual_clock_new (WALL_START);
+  f.chat = g_object_new (MEND_TYPE_CHAT, "clock", f.clock, NULL);
+  f.prompts = g_ptr_array_new_with_free_func (g_free);
+  f.records = g_ptr_array_new_with_free_func (g_free);
+  f.lifecycles = g_array_new (FALSE, FALSE, sizeof (MendLifecycle));
+  g_signal_connect (f.chat, "turn-finished", G_CALLBACK (on_nothing_ran), ended);
+  g_signal_connect (f.chat, "record", G_CALLBACK (on_record), &f);
+
+  /* The follow-ups wait behind the agent's own turn; then the first runs. */
+  mend_chat_begin_external_turn (f.chat);
+  submit (&f, "first");
+  submit (&f, "A");
+  submit (&f, "B");
+  mend_chat_end_external_turn (f.chat);
+
+  /* It failed at once, saying why, and the queue is whole. */
+  g_assert_cmpuint (ended->len, ==, 1);
+  g_assert_cmpint (mend_turn_get_state (ended->pdata[0]), ==, MEND_TURN_FAILED);
+  failure = mend_turn_get_last_failure (ended->pdata[0]);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+  error = mend_failure_get_error (failure);
+  g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NO_SENDER);
+  g_assert_nonnull (strstr (error->message, "no sender"));
+  g_assert_cmpint (mend_chat_get_lifecycle (f.chat), ==, MEND_LIFECYCLE_ERROR);
+  assert_queue (&f, "Continue the current turn|A|B");
+  g_assert_cmpuint (f.records->len, ==, 1);
+  g_assert_nonnull (strstr (f.records->pdata[0], "\"outcome\":\"gave_up\""));
+
+  /* The user sends the head: it fails again at once, the follow-ups
+   * kept, with no second warning. */
+  g_assert_true (mend_chat_send_next (f.chat));
+  g_assert_cmpuint (ended->len, ==, 2);
+  g_assert_cmpint (mend_turn_get_state (ended->pdata[1]), ==, MEND_TURN_FAILED);
+  g_assert_cmpstr (mend_turn_get_prompt (ended->pdata[1]), ==, "Continue the current turn");
+  assert_queue (&f, "Continue the current turn|A|B");
+
+  g_ptr_array_set_size (ended, 0);
+  fixture_tear_down (&f, NULL);
+}
+
+static void
+test_nothing_runs_the_turn_fails_at_once (void)
+{
+  if (g_test_subprocess ())
+    {
+      nothing_runs_the_turn_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*WARNING*Nothing runs this turn: the chat has no sender*MendSender*");
+  g_test_trap_assert_stderr_unmatched ("*Nothing runs this turn*Nothing runs this turn*");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -618,6 +693,8 @@ main (int   argc,
   ADD ("/Mend/Chat/queue-drains-by-loop-not-recursion", test_queue_drains_by_loop_not_recursion);
 
 #undef ADD
+  g_test_add_func ("/Mend/Chat/nothing-runs-the-turn-fails-at-once-keeping-the-queue",
+                   test_nothing_runs_the_turn_fails_at_once);
 
   return g_test_run ();
 }

@@ -20,6 +20,8 @@
 #include <glib/gstdio.h>
 #include <libmend.h>
 
+#include "test-util.h"
+
 #include "hostile-server.h"
 
 #define WALL_START 1764500000000000
@@ -223,6 +225,7 @@ busy_chat (MendClock *clock)
   MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, NULL);
   g_autofree char *text = g_strnfill (200000, 'q');
 
+  mend_test_run_turns_by_hand (chat);
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
   for (guint i = 0; i < mend_queue_get_max_items (mend_chat_get_queue (chat)); i++)
     {
@@ -333,6 +336,7 @@ test_killed_save_leaves_no_stray_file (void)
 
       /* Whatever moment it died, the file is a whole state. */
       chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, NULL);
+      mend_test_run_turns_by_hand (chat);
       g_assert_true (mend_chat_restore_state_from_file (chat, path, &error));
       g_assert_no_error (error);
       g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 16);

@@ -9,6 +9,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
@@ -77,6 +79,7 @@ new_chat (Fixture    *f,
                        "clock", f->clock,
                        "resume-policy", resume,
                        NULL);
+  mend_test_run_turns_by_hand (chat);
   g_object_unref (resume);
   return chat;
 }

@@ -5,6 +5,8 @@
 
 #include <libmend.h>
 
+#include "test-util.h"
+
 #define WALL_START 1764500000000000
 
 typedef struct
@@ -721,6 +723,7 @@ test_stagger_offset_is_added (Fixture       *f,
                                  "delay-offset-ms", 123,
                                  NULL);
 
+  mend_test_run_by_hand (turn);
   mend_turn_start (turn, NULL);
   fail_http (turn, 503);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (mend_turn_get_wait (turn)), ==, 250 + 123);

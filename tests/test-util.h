@@ -11,6 +11,39 @@
 /* The gateway's words for a subagent's 503, from Claude Code's output. */
 #define MEND_TEST_GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available"
 
+/* The app's MendTurn::attempt handler when the test itself ends each
+ * attempt (mend_turn_succeed (), mend_turn_fail ()), as an app that sends
+ * the prompt its own way does. A turn with no sender and no handler fails
+ * at once: nothing would ever end its attempts. */
+static inline void
+mend_test_on_attempt_by_hand (MendTurn     *turn,
+                              guint         attempt,
+                              GCancellable *cancellable,
+                              gpointer      data)
+{
+}
+
+static inline void
+mend_test_run_by_hand (MendTurn *turn)
+{
+  g_signal_connect (turn, "attempt", G_CALLBACK (mend_test_on_attempt_by_hand), NULL);
+}
+
+static inline void
+mend_test_on_turn_started_by_hand (MendChat *chat,
+                                   MendTurn *turn,
+                                   gpointer  data)
+{
+  mend_test_run_by_hand (turn);
+}
+
+/* Every turn of @chat, a chat with no sender, is run by the test. */
+static inline void
+mend_test_run_turns_by_hand (MendChat *chat)
+{
+  g_signal_connect (chat, "turn-started", G_CALLBACK (mend_test_on_turn_started_by_hand), NULL);
+}
+
 static inline gboolean
 mend_test_watchdog (gpointer data)
 {

@@ -9,7 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from mendtest import GLib, Mend, Soup, manual_clock  # noqa: E402
+from mendtest import GLib, Mend, Soup, manual_clock, run_by_hand, run_turns_by_hand  # noqa: E402
 
 
 class RetryAuthPolicy(Mend.ErrorPolicy):
@@ -95,6 +95,7 @@ class ChatTests(unittest.TestCase):
 
     def test_do_classify_changes_what_the_turn_retries(self):
         chat = Mend.Chat(clock=self.clock, policy=RetryAuthPolicy(jitter=Mend.Jitter.NONE))
+        run_turns_by_hand(chat)
         chat.submit("first", None)
         chat.props.turn.fail(Mend.Failure.new_from_http(401, None, None))
         self.assertEqual(chat.props.turn.props.state, Mend.TurnState.WAITING)
@@ -118,6 +119,7 @@ class TurnTests(unittest.TestCase):
     def test_finished_once_and_late_answers_ignored(self):
         clock = manual_clock()
         turn = Mend.Turn(prompt="hi", clock=clock)
+        run_by_hand(turn)
         finished = []
         turn.connect("finished", lambda t, state: finished.append(state))
         turn.start(None)
@@ -125,6 +127,34 @@ class TurnTests(unittest.TestCase):
         turn.succeed()
         turn.fail(Mend.Failure.new_from_http(503, None, None))
         self.assertEqual(finished, [Mend.TurnState.STOPPED])
+
+
+class NothingRunsTests(unittest.TestCase):
+    def test_a_turn_with_nothing_to_run_it_fails_at_once(self):
+        # No sender and no "attempt" handler: the turn gives up at once,
+        # saying why, and keeps the queue. Its warning (said once) is not
+        # fatal here.
+        fatal = GLib.log_set_always_fatal(GLib.LogLevelFlags.LEVEL_ERROR)
+        try:
+            chat = Mend.Chat(clock=manual_clock())
+            ended = []
+            chat.connect("turn-finished", lambda chat, turn: ended.append(turn))
+            chat.begin_external_turn()
+            chat.submit("first", None)
+            chat.submit("A", None)
+            chat.end_external_turn()
+        finally:
+            GLib.log_set_always_fatal(fatal)
+        self.assertEqual(len(ended), 1)
+        self.assertEqual(ended[0].props.state, Mend.TurnState.FAILED)
+        error = ended[0].props.last_failure.get_error()
+        self.assertTrue(error.matches(Mend.retry_error_quark(), Mend.RetryError.NO_SENDER))
+        self.assertIn("no sender", error.message)
+        self.assertEqual(chat.props.lifecycle, Mend.Lifecycle.ERROR)
+        queue = chat.props.queue
+        self.assertEqual([queue.get_item(i).props.text for i in range(queue.get_n_items())],
+                         ["Continue the current turn", "A"])
+        chat.close()
 
 
 if __name__ == "__main__":

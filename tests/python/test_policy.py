@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from mendtest import Gio, GLib, Mend, Soup  # noqa: E402
+from mendtest import Gio, GLib, Mend, Soup, run_by_hand  # noqa: E402
 from gi.repository import GObject  # noqa: E402
 
 
@@ -137,6 +137,7 @@ class VerdictTests(unittest.TestCase):
         policy.props.jitter = Mend.Jitter.NONE
         clock = Mend.ManualClock.new(1764500000000000)
         turn = Mend.Turn(prompt="hi", policy=policy, clock=clock)
+        run_by_hand(turn)
         failure = Mend.Failure.new_from_http(401, None, None)
         turn.start(None)
         turn.fail(failure)
@@ -154,6 +155,7 @@ class VerdictTests(unittest.TestCase):
     def test_output_seen_is_the_verdicts_not_the_failures(self):
         clock = Mend.ManualClock.new(1764500000000000)
         turn = Mend.Turn(prompt="hi", clock=clock)
+        run_by_hand(turn)
         failure = Mend.Failure.new_from_http(529, None, None)
         turn.start(None)
         turn.note_output()

@@ -9,7 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from mendtest import GLib, Mend, manual_clock  # noqa: E402
+from mendtest import GLib, Mend, manual_clock, run_turns_by_hand  # noqa: E402
 
 GATEWAY_503 = ("API Error: 503 no non-exhausted claude accounts available "
                "(error type server_error, HTTP 503)")
@@ -21,6 +21,7 @@ class SubagentTests(unittest.TestCase):
         resume = Mend.ErrorPolicy.new_for_resume()
         resume.props.stagger_ms = 0
         self.chat = Mend.Chat(clock=self.clock, resume_policy=resume, id="py")
+        run_turns_by_hand(self.chat)
         self.retry = self.chat.props.subagents
         self.records = []
         self.prompts = []
