@@ -57,16 +57,21 @@
  * }
  * ```
  *
- * In Python, make the task with `(self, cancellable, callback)`: the
- * callback PyGObject hands the method already carries its data, and given
- * `user_data` again it is called with one argument too many. Return
- * %NULL (`None`) for a success, a [class@Mend.Failure], or raise the
- * task's error (`tests/python/test_sender.py`):
+ * In Python, make the task as for any asynchronous method, with
+ * `(self, cancellable, callback, user_data)`, and return %NULL (`None`)
+ * for a success, a [class@Mend.Failure], or raise the task's error
+ * (`tests/python/test_sender.py`). libmend's PyGObject override makes the
+ * four-argument form work: without it (an override not installed), the
+ * callback PyGObject hands the method already carries its data, so make
+ * the task with `(self, cancellable, callback)`, which works either way.
+ * Implement `do_send_async` in one class of a hierarchy: PyGObject 3.42
+ * calls a subclass's implementation of an interface method for instances
+ * of its parent too.
  *
  * ```python
  * class MySender(GObject.Object, Mend.Sender):
  *     def do_send_async(self, turn, attempt, io_priority, cancellable, callback, user_data):
- *         task = Gio.Task.new(self, cancellable, callback)
+ *         task = Gio.Task.new(self, cancellable, callback, user_data)
  *         task.return_value(Mend.Failure.new_from_http(529, None, None))
  *
  *     def do_send_finish(self, result):

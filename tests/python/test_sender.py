@@ -3,11 +3,12 @@
 """A Mend.Sender written in Python: success, a transient GError (retried),
 a permanent failure (not retried) and a Stop, through Mend.Chat.
 
-The pattern: do_send_async makes a Gio.Task with (self, cancellable,
-callback) — PyGObject hands the vfunc a callback that already carries its
-data, so user_data is not passed again — and do_send_finish returns None
-for a success, a Mend.Failure for a failure the turn's policy reads, or
-raises the task's GError."""
+The pattern is Python's usual one: do_send_async makes a Gio.Task with
+(self, cancellable, callback, user_data) — libmend's PyGObject override
+(bindings/python/gi/overrides/Mend.py) makes that work — and
+do_send_finish returns None for a success, a Mend.Failure for a failure
+the turn's policy reads, or raises the task's GError. The form without
+user_data works too."""
 
 import os
 import sys
@@ -28,8 +29,11 @@ class ScriptedSender(GObject.Object, Mend.Sender):
         self.script = list(script)
         self.prompts = []
 
+    def new_task(self, cancellable, callback, user_data):
+        return Gio.Task.new(self, cancellable, callback, user_data)
+
     def do_send_async(self, turn, attempt, io_priority, cancellable, callback, user_data):
-        task = Gio.Task.new(self, cancellable, callback)
+        task = self.new_task(cancellable, callback, user_data)
         task.set_return_on_cancel(True)
         self.prompts.append((turn.props.prompt, attempt))
         step = self.script.pop(0)
@@ -45,6 +49,13 @@ class ScriptedSender(GObject.Object, Mend.Sender):
     def do_send_finish(self, result):
         ok, value = result.propagate_value()
         return value
+
+
+class TwoArgumentSender(ScriptedSender):
+    """The task made without user_data, as before the override."""
+
+    def new_task(self, cancellable, callback, user_data):
+        return Gio.Task.new(self, cancellable, callback)
 
 
 class SenderTests(unittest.TestCase):
@@ -98,6 +109,17 @@ class SenderTests(unittest.TestCase):
         queue = chat.props.queue
         self.assertEqual([queue.get_item(i).props.text for i in range(queue.get_n_items())],
                          ["Continue the current turn", "Then the changelog"])
+        chat.close()
+
+    def test_the_task_without_user_data_works_too(self):
+        sender = TwoArgumentSender(["reset", "ok"])
+        chat = self.chat(sender)
+        chat.submit("Fix the build", None)
+        self.run_loop()
+        self.clock.advance_to_next()
+        self.run_loop()
+        self.assertEqual(self.finished[0].props.state, Mend.TurnState.SUCCEEDED)
+        self.assertEqual(len(sender.prompts), 2)
         chat.close()
 
     def test_stop_cancels_the_attempt(self):
