@@ -19,6 +19,7 @@
 
 #include "mend-demo.h"
 
+#if MEND_HAS_AGENTS
 #define SURVEY_PROMPT "Survey the source tree and list the modules"
 
 /* One scripted answer: to requests whose last user message contains
@@ -709,3 +710,30 @@ run_acp_demo (Demo       *demo,
   return 2;
 }
 #endif
+
+#else /* !MEND_HAS_AGENTS */
+static int
+built_without_agents (void)
+{
+  g_printerr (_("mend-demo: this libmend was built without its agent senders (-Dagents=disabled)\n"));
+  return 2;
+}
+
+int
+run_agent_demo (Demo       *demo,
+                MendClock  *clock,
+                const char *cli,
+                const char *scenario)
+{
+  return built_without_agents ();
+}
+
+int
+run_acp_demo (Demo       *demo,
+              MendClock  *clock,
+              const char *adapter,
+              const char *scenario)
+{
+  return built_without_agents ();
+}
+#endif /* MEND_HAS_AGENTS */

@@ -34,8 +34,10 @@ G_BEGIN_DECLS
 # include "mend-subagent.h"
 # include "mend-subagent-retry.h"
 # include "mend-stream-observer.h"
-# include "mend-agent.h"
-# include "mend-agent-process.h"
+# if MEND_HAS_AGENTS
+#  include "mend-agent.h"
+#  include "mend-agent-process.h"
+# endif
 # if MEND_HAS_ACP
 #  include "mend-acp-agent.h"
 # endif

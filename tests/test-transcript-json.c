@@ -237,6 +237,7 @@ test_what_is_kept_can_be_saved_and_restored (void)
   g_assert_finalize_object (other);
 }
 
+#if MEND_HAS_AGENTS
 /* A sender that keeps nothing (an agent process keeps its session in the
  * agent): its chat saves no sender state, and ignores one it is given. */
 static void
@@ -264,6 +265,7 @@ test_sender_without_state_saves_none (void)
   g_assert_finalize_object (agent);
   g_assert_finalize_object (other);
 }
+#endif
 
 static void
 test_http_sender_state_is_its_transcript (void)
@@ -297,7 +299,9 @@ main (int   argc,
                    test_load_json_refuses_bad_input_and_keeps_the_old);
   g_test_add_func ("/Mend/Transcript/what-is-kept-can-be-saved-and-restored",
                    test_what_is_kept_can_be_saved_and_restored);
+#if MEND_HAS_AGENTS
   g_test_add_func ("/Mend/Transcript/sender-without-state-saves-none", test_sender_without_state_saves_none);
+#endif
   g_test_add_func ("/Mend/Transcript/http-sender-state-is-its-transcript", test_http_sender_state_is_its_transcript);
 
   return g_test_run ();
