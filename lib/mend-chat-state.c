@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -487,6 +488,133 @@ set_file_error (GError     **error,
   return FALSE;
 }
 
+/* A save's own file beside @path is `@path.XXXXXX.saving`, locked (flock)
+ * by its save until after the rename: a file of that shape that nobody
+ * holds locked is the file of a save that died. */
+
+/* Makes a new file of this save's own beside @path and locks it. Returns
+ * its name and *@fd_out, or NULL with errno set. */
+static char *
+open_beside (const char *path,
+             int        *fd_out)
+{
+  for (guint tries = 0; tries < 100; tries++)
+    {
+      char *name = g_strconcat (path, ".XXXXXX.saving", NULL);
+      struct stat by_fd, by_name;
+      int saved_errno;
+      int fd;
+
+      /* O_EXCL: never a file that another save writes or has renamed
+       * into place. */
+      fd = g_mkstemp_full (name, O_WRONLY | O_CLOEXEC, 0600);
+      if (fd < 0)
+        {
+          saved_errno = errno;
+          g_free (name);
+          errno = saved_errno;
+          return NULL;
+        }
+      if (flock (fd, LOCK_EX) != 0 || fstat (fd, &by_fd) != 0)
+        {
+          saved_errno = errno;
+          close (fd);
+          g_unlink (name);
+          g_free (name);
+          errno = saved_errno;
+          return NULL;
+        }
+      /* Another save may have taken it for a dead one's before the lock:
+       * then the name is gone, and this save takes another. */
+      if (stat (name, &by_name) == 0 &&
+          by_name.st_dev == by_fd.st_dev && by_name.st_ino == by_fd.st_ino)
+        {
+          *fd_out = fd;
+          return name;
+        }
+      close (fd);
+      g_free (name);
+    }
+
+  errno = EEXIST;
+  return NULL;
+}
+
+/* Writes @json to a new file of this save's own beside @path, flushed to
+ * disk, and locked through *@fd_out (open until the rename). Returns its
+ * name, or NULL with errno set and nothing left behind. */
+static char *
+write_beside (const char *path,
+              const char *json,
+              int        *fd_out)
+{
+  char *name = open_beside (path, fd_out);
+  int saved_errno;
+
+  if (name == NULL)
+    return NULL;
+  if (!write_all (*fd_out, json, strlen (json)) || fsync (*fd_out) != 0)
+    {
+      saved_errno = errno ? errno : EIO;
+      g_unlink (name);
+      close (*fd_out);
+      g_free (name);
+      errno = saved_errno;
+      return NULL;
+    }
+  return name;
+}
+
+/* Whether @name is the shape of a save's own file beside @base:
+ * `@base.XXXXXX.saving`, six letters or digits. */
+static gboolean
+is_save_file (const char *name,
+              const char *base)
+{
+  gsize base_len = strlen (base);
+
+  if (strlen (name) != base_len + strlen (".XXXXXX.saving") ||
+      strncmp (name, base, base_len) != 0 || name[base_len] != '.' ||
+      !g_str_has_suffix (name, ".saving"))
+    return FALSE;
+  for (guint i = 1; i <= 6; i++)
+    if (!g_ascii_isalnum (name[base_len + i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* Removes the files that saves to @path left when they died between
+ * naming their file and the rename: those no save holds locked. */
+static void
+remove_dead_saves (const char *path)
+{
+  g_autofree char *dir_path = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autoptr(GDir) dir = g_dir_open (dir_path, 0, NULL);
+  const char *name;
+
+  if (dir == NULL)
+    return;
+
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *file = NULL;
+      int fd;
+
+      if (!is_save_file (name, base))
+        continue;
+      file = g_build_filename (dir_path, name, NULL);
+      fd = open (file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      /* Unlocked: its save died (or has just renamed it, and then the
+       * name is gone already). */
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+        g_unlink (file);
+      close (fd);
+    }
+}
+
 /**
  * mend_chat_save_state_to_file:
  * @self: a chat
@@ -494,11 +622,16 @@ set_file_error (GError     **error,
  * @error: return location for a file error
  *
  * Writes [method@Mend.Chat.save_state] to @path atomically: the state is
- * written to a file with no name (or, where the file system has none, to
- * `@path.saving`), flushed to disk, then renamed over the old one, so a
- * crash or a failed save never leaves a half-written state, the previous
- * good file stays, and a save killed half-way leaves no stray file behind
- * (the next save reuses `@path.saving`). The file is readable by its owner
+ * written to a new file of this save's own in the same directory, flushed
+ * to disk, then renamed over the old one. A reader of @path sees the previous
+ * state or the new one, whole, never an empty or a half-written file, and
+ * a crash or a failed save leaves the previous good file.
+ *
+ * Saves to one path from several threads or processes do not mix: each
+ * renames a whole file of its own (`@path.XXXXXX.saving`) into place and the
+ * last rename wins. A save that fails is a %G_IO_ERROR naming @path and
+ * removes its own file; the file of a save killed before its rename is
+ * removed by the next save to @path. The file is readable by its owner
  * only.
  *
  * Returns: %TRUE if the state was written
@@ -511,7 +644,6 @@ mend_chat_save_state_to_file (MendChat    *self,
   g_autofree char *json = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *saving = NULL;
-  gboolean anonymous = FALSE;
   int saved_errno;
   int fd = -1;
 
@@ -519,56 +651,29 @@ mend_chat_save_state_to_file (MendChat    *self,
   g_return_val_if_fail (path != NULL, FALSE);
 
   json = mend_chat_save_state (self);
-  dir = g_path_get_dirname (path);
-  saving = g_strconcat (path, ".saving", NULL);
-
-#ifdef O_TMPFILE
-  fd = open (dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd >= 0)
-    {
-      g_autofree char *proc = g_strdup_printf ("/proc/self/fd/%d", fd);
-
-      /* A name for the written file, for the rename: the only moment a
-       * crash could leave it, under a name the next save takes back. */
-      if (write_all (fd, json, strlen (json)) && fsync (fd) == 0)
-        {
-          g_unlink (saving);
-          anonymous = linkat (AT_FDCWD, proc, AT_FDCWD, saving, AT_SYMLINK_FOLLOW) == 0;
-        }
-      close (fd);
-    }
-#endif
-
-  /* No unnamed files here (or no /proc): the fixed name, from the start. */
-  if (!anonymous)
-    {
-      fd = open (saving, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-      if (fd < 0)
-        return set_file_error (error, errno, TRUE, path);
-      if (!write_all (fd, json, strlen (json)) || fsync (fd) != 0)
-        {
-          saved_errno = errno ? errno : EIO;
-          close (fd);
-          g_unlink (saving);
-          return set_file_error (error, saved_errno, TRUE, path);
-        }
-      close (fd);
-    }
+  saving = write_beside (path, json, &fd);
+  if (saving == NULL)
+    return set_file_error (error, errno, TRUE, path);
 
   if (g_rename (saving, path) != 0)
     {
       saved_errno = errno;
       g_unlink (saving);
+      close (fd);
       return set_file_error (error, saved_errno, TRUE, path);
     }
+  close (fd);
 
   /* The rename itself reaches the disk. */
+  dir = g_path_get_dirname (path);
   fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0)
     {
       fsync (fd);
       close (fd);
     }
+
+  remove_dead_saves (path);
 
   return TRUE;
 }

@@ -326,7 +326,10 @@ mend_error_policy_class_init (MendErrorPolicyClass *klass)
    * The longest server hint that is waited out, in milliseconds. A failure
    * whose hint is longer gives up at once and keeps the hint, so that the
    * app can say when to come back instead of hanging; a rate limit whose
-   * hint is longer is classified %MEND_FAILURE_LIMIT.
+   * hint is longer is classified %MEND_FAILURE_LIMIT. A `Retry-After` date
+   * that only this machine's clock (no `Date` header to read it against)
+   * puts beyond it is no hint at all: see
+   * [ctor@Mend.Failure.new_from_http_at].
    */
   properties[PROP_RETRY_AFTER_MAX_MS] =
     g_param_spec_uint ("retry-after-max-ms", NULL, NULL,

@@ -26,6 +26,15 @@ MendFailureKind mend_failure_default_kind (MendReason reason,
                                            gint64     retry_after_ms,
                                            guint      retry_after_max_ms);
 
+/* mend_failure_new_from_http_at () for a policy whose horizon is
+ * @retry_after_max_ms: a `Retry-After` date without a `Date` header that
+ * lies further away than that is no hint. */
+MendFailure *mend_failure_new_from_http_within (guint               status,
+                                                SoupMessageHeaders *headers,
+                                                GBytes             *body,
+                                                MendClock          *clock,
+                                                guint               retry_after_max_ms);
+
 /* A new failure with the facts of @self, made after output was seen:
  * partial, and classified as such. @self is not changed. */
 MendFailure *mend_failure_new_partial_copy (MendFailure *self);

@@ -319,6 +319,14 @@ mend_failure_new_from_http (guint               status,
  * give [property@Mend.Failure:retry-after-ms]. A 2xx response with an empty
  * body is %MEND_REASON_EMPTY.
  *
+ * A `Retry-After` date is read against the response's `Date` header when it
+ * has one, so that a server whose clock is hours off this machine's still
+ * gets the wait it asked for. Without a `Date` header it is read against
+ * @clock's wall time, and a date further away than the turn default of
+ * [property@Mend.ErrorPolicy:retry-after-max-ms] (60 s) is taken for a
+ * clock set wrong rather than a limit's reset: the failure then has no hint
+ * (-1) and the policy's own backoff applies.
+ *
  * Returns: (transfer full): a new failure
  */
 MendFailure *
@@ -326,6 +334,19 @@ mend_failure_new_from_http_at (guint               status,
                                SoupMessageHeaders *headers,
                                GBytes             *body,
                                MendClock          *clock)
+{
+  g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
+
+  return mend_failure_new_from_http_within (status, headers, body, clock,
+                                            MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS);
+}
+
+MendFailure *
+mend_failure_new_from_http_within (guint               status,
+                                   SoupMessageHeaders *headers,
+                                   GBytes             *body,
+                                   MendClock          *clock,
+                                   guint               retry_after_max_ms)
 {
   g_autofree char *body_text = NULL;
   g_autofree char *message = NULL;
@@ -360,7 +381,7 @@ mend_failure_new_from_http_at (guint               status,
   self = failure_new (reason, message, rule);
   self->status = status;
   self->api_error_type = mend_redact_secrets (api.type, -1);
-  mend_reason_read_headers (headers, mend_clock_get_real_time (clock),
+  mend_reason_read_headers (headers, mend_clock_get_real_time (clock), retry_after_max_ms,
                             &self->should_retry, &self->retry_after_ms);
   if (self->retry_after_ms < 0)
     self->retry_after_ms = mend_failure_parse_text_hint (api.message ? api.message : body_text);

@@ -27,14 +27,17 @@ MendFailure *mend_http_failure_from_error    (const GError *error,
  * names the property that holds the cap. */
 MendFailure *mend_http_failure_over_cap      (MendHttpCap  cap,
                                               guint        limit);
-/* A response's status, headers and the head of its body. */
-MendFailure *mend_http_failure_from_response (SoupMessage *message,
-                                              const void  *data,
-                                              gsize        size,
-                                              MendClock   *clock);
+/* A response's status, headers and the head of its body, for a turn of
+ * @policy (whose horizon bounds a Retry-After date read on @clock). */
+MendFailure *mend_http_failure_from_response (SoupMessage     *message,
+                                              const void      *data,
+                                              gsize            size,
+                                              MendClock       *clock,
+                                              MendErrorPolicy *policy);
 /* A 3xx, which is never followed: the failure names only the other
  * origin. */
-MendFailure *mend_http_failure_from_redirect (SoupMessage *message,
-                                              MendClock   *clock);
+MendFailure *mend_http_failure_from_redirect (SoupMessage     *message,
+                                              MendClock       *clock,
+                                              MendErrorPolicy *policy);
 
 G_END_DECLS

@@ -11,6 +11,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-error-policy.h"
 #include "mend-failure-private.h"
 #include "mend-http-failures-private.h"
 
@@ -63,16 +64,18 @@ mend_http_failure_over_cap (MendHttpCap cap,
 }
 
 MendFailure *
-mend_http_failure_from_response (SoupMessage *message,
-                                 const void  *data,
-                                 gsize        size,
-                                 MendClock   *clock)
+mend_http_failure_from_response (SoupMessage     *message,
+                                 const void      *data,
+                                 gsize            size,
+                                 MendClock       *clock,
+                                 MendErrorPolicy *policy)
 {
   g_autoptr(GBytes) bytes = g_bytes_new (data, size);
 
-  return mend_failure_new_from_http_at (soup_message_get_status (message),
-                                        soup_message_get_response_headers (message),
-                                        bytes, clock);
+  return mend_failure_new_from_http_within (soup_message_get_status (message),
+                                            soup_message_get_response_headers (message),
+                                            bytes, clock,
+                                            mend_error_policy_get_retry_after_max_ms (policy));
 }
 
 static gboolean
@@ -87,8 +90,9 @@ uses_default_port (GUri *uri)
 /* Redirects of model requests are not followed, since the request carries
  * credentials and a body that another place must not receive. */
 MendFailure *
-mend_http_failure_from_redirect (SoupMessage *message,
-                                 MendClock   *clock)
+mend_http_failure_from_redirect (SoupMessage     *message,
+                                 MendClock       *clock,
+                                 MendErrorPolicy *policy)
 {
   SoupMessageHeaders *headers = soup_message_get_response_headers (message);
   const char *location = soup_message_headers_get_one (headers, "Location");
@@ -111,5 +115,5 @@ mend_http_failure_from_redirect (SoupMessage *message,
   else
     text = g_strdup (_("The server redirected the request; model requests are not redirected"));
 
-  return mend_http_failure_from_response (message, text, strlen (text), clock);
+  return mend_http_failure_from_response (message, text, strlen (text), clock, policy);
 }

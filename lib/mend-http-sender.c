@@ -53,6 +53,11 @@
  * text of the answer that succeeded is [property@Mend.HttpSender:answer].
  * A non-2xx response becomes a [class@Mend.Failure] with its status,
  * `Retry-After`, `retry-after-ms`, `x-should-retry` and JSON error body.
+ * A `Retry-After` date is read against the response's `Date` header, so a
+ * server whose clock is off this machine's gets the wait it asked for;
+ * without a `Date` header, a date beyond the turn policy's
+ * [property@Mend.ErrorPolicy:retry-after-max-ms] by this machine's clock is
+ * no hint (the policy's backoff applies), never a usage limit.
  *
  * [property@Mend.HttpSender:timeout-ms] bounds each attempt, measured on the
  * turn's clock. Header values are never logged.
@@ -214,7 +219,8 @@ failure_from_response (Attempt    *attempt,
                        const void *data,
                        gsize       size)
 {
-  return mend_http_failure_from_response (attempt->message, data, size, attempt->clock);
+  return mend_http_failure_from_response (attempt->message, data, size, attempt->clock,
+                                          mend_turn_get_policy (attempt->turn));
 }
 
 /* Reading the answer: a chunk at a time, every byte counted */
@@ -294,7 +300,8 @@ finish_body (GTask *task)
   guint status = soup_message_get_status (attempt->message);
 
   if (SOUP_STATUS_IS_REDIRECTION (status))
-    finish (task, mend_http_failure_from_redirect (attempt->message, attempt->clock));
+    finish (task, mend_http_failure_from_redirect (attempt->message, attempt->clock,
+                                                     mend_turn_get_policy (attempt->turn)));
   else if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
       guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);

@@ -42,9 +42,11 @@ MendReason mend_reason_from_http      (guint           status,
                                        char          **rule);
 
 /* The server's word on retrying: x-should-retry (-1 when it did not say),
- * and retry-after-ms, then Retry-After (left alone when neither is there). */
+ * and retry-after-ms, then Retry-After (left alone when neither is there);
+ * see mend_failure_parse_retry_after () for @now_wall_us and @horizon_ms. */
 void       mend_reason_read_headers   (SoupMessageHeaders *headers,
                                        gint64              now_wall_us,
+                                       gint64              horizon_ms,
                                        int                *should_retry,
                                        gint64             *retry_after_ms);
 
@@ -54,9 +56,14 @@ void       mend_reason_read_headers   (SoupMessageHeaders *headers,
  * across a terminal's line wraps. */
 gint64 mend_failure_parse_text_hint   (const char     *text);
 
-/* Reads a Retry-After value (seconds or an HTTP-date, relative to
- * @now_wall_us) in milliseconds, or -1. */
+/* Reads a Retry-After value (seconds or an HTTP-date) in milliseconds, or
+ * -1. An HTTP-date is measured against @date, the response's Date header,
+ * when it has one (both are the server's clock); else against
+ * @now_wall_us, and then a wait beyond @horizon_ms is taken for this
+ * clock's error and is no hint (-1). */
 gint64 mend_failure_parse_retry_after (const char     *value,
-                                       gint64          now_wall_us);
+                                       const char     *date,
+                                       gint64          now_wall_us,
+                                       gint64          horizon_ms);
 
 G_END_DECLS

@@ -168,12 +168,32 @@ mend_failure_parse_text_hint (const char *text)
   return -1;
 }
 
-gint64
-mend_failure_parse_retry_after (const char *value,
-                                gint64      now_wall_us)
+/* An HTTP-date in unix µs, or FALSE. */
+static gboolean
+parse_http_date (const char *value,
+                 gint64     *at_us)
 {
   g_autoptr(GDateTime) date = NULL;
+
+  if (value == NULL)
+    return FALSE;
+  date = soup_date_time_new_from_http_string (value);
+  if (date == NULL)
+    return FALSE;
+  *at_us = g_date_time_to_unix (date) * G_USEC_PER_SEC;
+  return TRUE;
+}
+
+gint64
+mend_failure_parse_retry_after (const char *value,
+                                const char *date,
+                                gint64      now_wall_us,
+                                gint64      horizon_ms)
+{
   const char *p;
+  gint64 at_us;
+  gint64 from_us;
+  gint64 delta;
 
   if (value == NULL)
     return -1;
@@ -200,16 +220,25 @@ mend_failure_parse_retry_after (const char *value,
       return (gint64) seconds * 1000;
     }
 
-  date = soup_date_time_new_from_http_string (value);
-  if (date == NULL)
+  if (!parse_http_date (value, &at_us))
     return -1;
 
-  {
-    gint64 at_us = g_date_time_to_unix (date) * G_USEC_PER_SEC;
-    gint64 delta = at_us - now_wall_us;
+  /* Against the server's own clock when it says what time it is: this
+   * machine's clock being off then changes nothing. */
+  if (parse_http_date (date, &from_us))
+    {
+      delta = at_us - from_us;
+      return delta <= 0 ? 0 : (delta + 999) / 1000;
+    }
 
-    return delta <= 0 ? 0 : (delta + 999) / 1000;
-  }
+  /* Against this machine's clock. A wait past the horizon is then more
+   * likely that clock's error than a reset to show as a limit: no hint. */
+  delta = at_us - now_wall_us;
+  if (delta <= 0)
+    return 0;
+  if ((delta + 999) / 1000 > horizon_ms)
+    return -1;
+  return (delta + 999) / 1000;
 }
 
 
@@ -395,6 +424,7 @@ mend_reason_from_http (guint          status,
 void
 mend_reason_read_headers (SoupMessageHeaders *headers,
                           gint64              now_wall_us,
+                          gint64              horizon_ms,
                           int                *should_retry,
                           gint64             *retry_after_ms)
 {
@@ -428,6 +458,8 @@ mend_reason_read_headers (SoupMessageHeaders *headers,
     {
       value = soup_message_headers_get_one (headers, "Retry-After");
       if (value != NULL)
-        *retry_after_ms = mend_failure_parse_retry_after (value, now_wall_us);
+        *retry_after_ms = mend_failure_parse_retry_after (value,
+                                                          soup_message_headers_get_one (headers, "Date"),
+                                                          now_wall_us, horizon_ms);
     }
 }

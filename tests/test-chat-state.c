@@ -5,8 +5,10 @@
  * Saved state: nothing queued and no pending retry is lost to a crash.
  */
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -470,12 +472,31 @@ test_restore_into_a_chat_in_use_is_refused (void)
   g_assert_finalize_object (clock);
 }
 
+/* Asserts that @dir_path holds @name and nothing else (nothing when @name
+ * is NULL). */
+static void
+assert_only_file (const char *dir_path,
+                  const char *name)
+{
+  g_autoptr(GDir) dir = g_dir_open (dir_path, 0, NULL);
+  const char *entry;
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while ((entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_assert_cmpstr (entry, ==, name);
+      n++;
+    }
+  g_assert_cmpuint (n, ==, name != NULL ? 1 : 0);
+}
+
 static void
 test_file_save_is_atomic_and_keeps_the_good_file (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
   g_autofree char *json = busy_state (clock);
-  g_autofree char *dir = g_build_filename (g_get_tmp_dir (), "state", NULL);
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "state", NULL);
   g_autofree char *path = g_build_filename (dir, "chat.json", NULL);
   g_autofree char *big = g_build_filename (dir, "big.json", NULL);
   g_autofree char *contents = NULL;
@@ -502,6 +523,7 @@ test_file_save_is_atomic_and_keeps_the_good_file (void)
     g_assert_no_error (error);
   }
   g_assert_cmpint (g_chmod (dir, 0700), ==, 0);
+  assert_only_file (dir, "chat.json");
   g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
   g_assert_nonnull (strstr (contents, "\"Fix the build\""));
 
@@ -557,7 +579,7 @@ child_main (const char *path)
 static void
 test_state_survives_sigkill_mid_wait (void)
 {
-  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "crash.json", NULL);
+  g_autofree char *path = g_build_filename (g_get_user_data_dir (), "crash.json", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) child = NULL;
   g_autoptr(GDataInputStream) out = NULL;
@@ -566,6 +588,7 @@ test_state_survives_sigkill_mid_wait (void)
   MendChat *chat;
   Seen seen;
 
+  g_assert_cmpint (g_mkdir_with_parents (g_get_user_data_dir (), 0700), ==, 0);
   child = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                             g_test_get_filename (G_TEST_BUILT, "test-chat-state", NULL),
                             "--child", path, NULL);
@@ -603,6 +626,241 @@ test_state_survives_sigkill_mid_wait (void)
   seen_clear (&seen);
 }
 
+/* Concurrent saves: processes that save to one path while this one reads
+ * it. Every read must be a whole state, and every save must succeed. */
+
+#define SAVER_ITEMS 12
+
+/* Saves a chat of its own, @n times, to @path. Exits with the number of
+ * saves that failed. */
+static int
+save_loop_main (const char *path,
+                const char *tag,
+                const char *count)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  guint64 n = g_ascii_strtoull (count, NULL, 10);
+  g_autofree char *padding = g_strnfill (8192, 'x');
+  guint failed = 0;
+
+  /* The first runs; the rest queue: a state of about 100 KB. */
+  for (guint i = 0; i <= SAVER_ITEMS; i++)
+    {
+      g_autofree char *text = g_strdup_printf ("%s item %u %s", tag, i, padding);
+
+      if (!mend_chat_submit (chat, text, NULL, NULL))
+        return 255;
+    }
+
+  for (guint64 i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!mend_chat_save_state_to_file (chat, path, &error))
+        {
+          if (failed++ == 0)
+            g_printerr ("%s: %s\n", tag, error->message);
+        }
+    }
+
+  mend_chat_close (chat);
+  g_object_unref (chat);
+  g_object_unref (clock);
+  return MIN (failed, 254);
+}
+
+static void
+on_saver_exited (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
+{
+  guint *running = data;
+
+  g_assert_true (g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL));
+  (*running)--;
+}
+
+static void
+test_concurrent_saves_never_show_a_partial_file (void)
+{
+  const char *tags[] = { "saver-a", "saver-b", "saver-c" };
+  g_autofree char *where = g_build_filename (g_get_user_data_dir (), "saves", NULL);
+  g_autofree char *path = g_build_filename (where, "shared.json", NULL);
+  GSubprocess *savers[G_N_ELEMENTS (tags)];
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autoptr(GError) error = NULL;
+  guint running = G_N_ELEMENTS (tags);
+  guint reads = 0, missing = 0, bad = 0;
+  guint id;
+
+  g_assert_cmpint (g_mkdir_with_parents (where, 0700), ==, 0);
+
+  /* A first state, so that the path always exists. */
+  {
+    MendChat *chat = new_chat (clock, NULL);
+
+    g_assert_true (mend_chat_save_state_to_file (chat, path, &error));
+    g_assert_no_error (error);
+    mend_chat_close (chat);
+    g_assert_finalize_object (chat);
+  }
+
+  for (guint i = 0; i < G_N_ELEMENTS (tags); i++)
+    {
+      savers[i] = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error,
+                                    g_test_get_filename (G_TEST_BUILT, "test-chat-state", NULL),
+                                    "--save-loop", path, tags[i], "150", NULL);
+      g_assert_no_error (error);
+      g_subprocess_wait_async (savers[i], NULL, on_saver_exited, &running);
+    }
+
+  id = g_timeout_add_seconds (60, mend_test_watchdog, (gpointer) g_test_get_path ());
+  while (running > 0)
+    {
+      MendChat *chat = new_chat (clock, NULL);
+      g_autoptr(GError) read_error = NULL;
+
+      if (!mend_chat_restore_state_from_file (chat, path, &read_error))
+        {
+          if (g_error_matches (read_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+            missing++;
+          else
+            bad++;
+          if (missing + bad == 1)
+            g_test_message ("read %u: %s", reads, read_error->message);
+        }
+      else if (mend_chat_get_turn (chat) != NULL)
+        {
+          /* A saver's state, not the first one: whole. */
+          g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, SAVER_ITEMS);
+        }
+      reads++;
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+    }
+  g_source_remove (id);
+
+  g_test_message ("%u reads: %u missing, %u not a whole state", reads, missing, bad);
+  for (guint i = 0; i < G_N_ELEMENTS (tags); i++)
+    {
+      g_assert_true (g_subprocess_get_if_exited (savers[i]));
+      g_test_message ("%s: %d saves of 150 failed", tags[i], g_subprocess_get_exit_status (savers[i]));
+    }
+  g_assert_cmpuint (missing, ==, 0);
+  g_assert_cmpuint (bad, ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (tags); i++)
+    {
+      g_assert_cmpint (g_subprocess_get_exit_status (savers[i]), ==, 0);
+      g_assert_finalize_object (savers[i]);
+    }
+
+  /* No save left a file behind. */
+  assert_only_file (where, "shared.json");
+
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_failed_saves_are_errors_and_leave_nothing (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "saves", NULL);
+  g_autofree char *missing = g_build_filename (dir, "no-such-dir", "chat.json", NULL);
+  g_autofree char *taken = g_build_filename (dir, "a-directory", NULL);
+  g_autofree char *inside = g_build_filename (taken, "kept", NULL);
+  g_autofree char *good = g_build_filename (dir, "chat.json", NULL);
+  g_autoptr(GError) error = NULL;
+  GStatBuf st;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (mend_chat_submit (chat, "Write the release notes", NULL, NULL));
+
+  /* A directory that is not there. */
+  g_assert_false (mend_chat_save_state_to_file (chat, missing, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_assert_nonnull (strstr (error->message, "chat.json"));
+  g_clear_error (&error);
+  assert_only_file (dir, NULL);
+
+  /* A path that is a directory (with something in it): refused, and the
+   * directory and what it holds are left as they were. */
+  g_assert_cmpint (g_mkdir (taken, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (inside, "mine", -1, NULL));
+  g_assert_false (mend_chat_save_state_to_file (chat, taken, &error));
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == G_IO_ERROR);
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  g_assert_true (g_file_test (inside, G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpint (g_remove (inside), ==, 0);
+  g_assert_cmpint (g_rmdir (taken), ==, 0);
+  assert_only_file (dir, NULL);
+
+  /* A save that works leaves the file alone, the owner's only. */
+  g_assert_true (mend_chat_save_state_to_file (chat, good, &error));
+  g_assert_no_error (error);
+  assert_only_file (dir, "chat.json");
+  g_assert_cmpint (g_stat (good, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0600);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* A save killed before its rename leaves its file; the next save removes
+ * it, and only it: not the file of a save that still runs (it holds a lock
+ * on it), nor a file of another shape. */
+static void
+test_save_removes_only_the_files_of_dead_saves (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock, NULL);
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "dead-saves", NULL);
+  g_autofree char *path = g_build_filename (dir, "chat.json", NULL);
+  g_autofree char *dead = g_build_filename (dir, "chat.json.a1B2c3.saving", NULL);
+  g_autofree char *live = g_build_filename (dir, "chat.json.Z9y8X7.saving", NULL);
+  g_autofree char *other_chat = g_build_filename (dir, "other.json.a1B2c3.saving", NULL);
+  g_autofree char *notes = g_build_filename (dir, "chat.json.notes.saving", NULL);
+  g_autoptr(GError) error = NULL;
+  int live_fd;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (dead, "{\"version\":1,", -1, NULL));
+  g_assert_true (g_file_set_contents (live, "{\"version\":1,", -1, NULL));
+  g_assert_true (g_file_set_contents (other_chat, "{}", -1, NULL));
+  g_assert_true (g_file_set_contents (notes, "mine", -1, NULL));
+  live_fd = open (live, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (live_fd, >=, 0);
+  g_assert_cmpint (flock (live_fd, LOCK_EX), ==, 0);
+
+  g_assert_true (mend_chat_save_state_to_file (chat, path, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (dead, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (other_chat, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (notes, G_FILE_TEST_EXISTS));
+
+  /* Once its save is gone, its file goes at the next save. */
+  close (live_fd);
+  g_assert_true (mend_chat_save_state_to_file (chat, path, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (live, G_FILE_TEST_EXISTS));
+
+  g_assert_cmpint (g_remove (other_chat), ==, 0);
+  g_assert_cmpint (g_remove (notes), ==, 0);
+  assert_only_file (dir, "chat.json");
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 /* Exits 0 if a save to @path fails as it must, leaving the file as it was. */
 static int
 unwritable_main (const char *path)
@@ -621,6 +879,8 @@ unwritable_main (const char *path)
   mend_chat_submit (chat, "a different state", NULL, NULL);
   if (mend_chat_save_state_to_file (chat, path, &error))
     return 4;
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED))
+    return 7;
   if (!g_file_get_contents (path, &after, NULL, NULL) && access (path, R_OK) == 0)
     return 5;
   if (after != NULL && g_strcmp0 (before, after) != 0)
@@ -638,6 +898,8 @@ main (int   argc,
 {
   if (argc == 3 && g_str_equal (argv[1], "--child"))
     return child_main (argv[2]);
+  if (argc == 5 && g_str_equal (argv[1], "--save-loop"))
+    return save_loop_main (argv[2], argv[3], argv[4]);
   if (argc == 3 && g_str_equal (argv[1], "--save-unwritable"))
     return unwritable_main (argv[2]);
 
@@ -657,6 +919,12 @@ main (int   argc,
   g_test_add_func ("/Mend/ChatState/restore-into-a-chat-in-use-is-refused", test_restore_into_a_chat_in_use_is_refused);
   g_test_add_func ("/Mend/ChatState/file-save-is-atomic-and-keeps-the-good-file", test_file_save_is_atomic_and_keeps_the_good_file);
   g_test_add_func ("/Mend/ChatState/state-survives-sigkill-mid-wait", test_state_survives_sigkill_mid_wait);
+  g_test_add_func ("/Mend/ChatState/concurrent-saves-never-show-a-partial-file",
+                   test_concurrent_saves_never_show_a_partial_file);
+  g_test_add_func ("/Mend/ChatState/failed-saves-are-errors-and-leave-nothing",
+                   test_failed_saves_are_errors_and_leave_nothing);
+  g_test_add_func ("/Mend/ChatState/save-removes-only-the-files-of-dead-saves",
+                   test_save_removes_only_the_files_of_dead_saves);
 
   return g_test_run ();
 }

@@ -943,6 +943,104 @@ test_http_retry_after_date_uses_the_clock (void)
   g_assert_finalize_object (clock);
 }
 
+/* A date is read against the response's Date header, not this clock. */
+static void
+test_http_retry_after_date_reads_the_date_header (void)
+{
+  const gint64 wall_s = G_GINT64_CONSTANT (1760000000);
+  static const gint64 skews[] = { -7200, 7200, 0 };
+  MendClock *clock = mend_manual_clock_new (wall_s * G_USEC_PER_SEC);
+  g_autoptr(SoupMessageHeaders) headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  MendFailure *failure;
+
+  for (guint i = 0; i < G_N_ELEMENTS (skews); i++)
+    {
+      g_autoptr(GDateTime) server_now = g_date_time_new_from_unix_utc (wall_s + skews[i]);
+      g_autoptr(GDateTime) retry_at = g_date_time_new_from_unix_utc (wall_s + skews[i] + 5);
+      g_autoptr(GDateTime) far_at = g_date_time_new_from_unix_utc (wall_s + skews[i] + 7200);
+      g_autofree char *server_now_text = soup_date_time_to_string (server_now, SOUP_DATE_HTTP);
+      g_autofree char *retry_at_text = soup_date_time_to_string (retry_at, SOUP_DATE_HTTP);
+      g_autofree char *far_at_text = soup_date_time_to_string (far_at, SOUP_DATE_HTTP);
+
+      g_test_message ("Date: %s, Retry-After: %s", server_now_text, retry_at_text);
+      soup_message_headers_replace (headers, "Date", server_now_text);
+      soup_message_headers_replace (headers, "Retry-After", retry_at_text);
+      failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+      g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 5000);
+      g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+      g_assert_finalize_object (failure);
+
+      /* Two hours by the server's own clock is a reset to show. */
+      soup_message_headers_replace (headers, "Retry-After", far_at_text);
+      failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+      g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 7200000);
+      g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
+      g_assert_finalize_object (failure);
+    }
+
+  /* A Date that is not a date: this clock, as without one. */
+  {
+    g_autoptr(GDateTime) retry_at = g_date_time_new_from_unix_utc (wall_s + 5);
+    g_autofree char *retry_at_text = soup_date_time_to_string (retry_at, SOUP_DATE_HTTP);
+
+    soup_message_headers_replace (headers, "Date", "yesterday");
+    soup_message_headers_replace (headers, "Retry-After", retry_at_text);
+    failure = mend_failure_new_from_http_at (503, headers, NULL, clock);
+    g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 5000);
+    g_assert_finalize_object (failure);
+  }
+
+  g_assert_finalize_object (clock);
+}
+
+/* Without a Date header, a date further than the horizon from this clock
+ * is taken for this clock's error: no hint, and not a limit. */
+static void
+test_http_retry_after_date_past_the_horizon_is_no_hint (void)
+{
+  const gint64 wall_s = G_GINT64_CONSTANT (1760000000);
+  MendClock *clock = mend_manual_clock_new (wall_s * G_USEC_PER_SEC);
+  g_autoptr(SoupMessageHeaders) headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  g_autoptr(GDateTime) edge = g_date_time_new_from_unix_utc (wall_s + 60);
+  g_autoptr(GDateTime) past_edge = g_date_time_new_from_unix_utc (wall_s + 61);
+  g_autoptr(GDateTime) far = g_date_time_new_from_unix_utc (wall_s + 7205);
+  g_autofree char *edge_text = soup_date_time_to_string (edge, SOUP_DATE_HTTP);
+  g_autofree char *past_edge_text = soup_date_time_to_string (past_edge, SOUP_DATE_HTTP);
+  g_autofree char *far_text = soup_date_time_to_string (far, SOUP_DATE_HTTP);
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  MendFailure *failure;
+
+  soup_message_headers_replace (headers, "Retry-After", edge_text);
+  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 60000);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_finalize_object (failure);
+
+  soup_message_headers_replace (headers, "Retry-After", past_edge_text);
+  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, -1);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_finalize_object (failure);
+
+  soup_message_headers_replace (headers, "Retry-After", far_text);
+  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, -1);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpint (mend_error_policy_classify (policy, failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_finalize_object (failure);
+
+  /* Seconds are the server's word whatever the clocks say. */
+  soup_message_headers_replace (headers, "Retry-After", "7205");
+  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 7205000);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
+  g_assert_finalize_object (failure);
+
+  g_assert_finalize_object (policy);
+  g_assert_finalize_object (clock);
+}
+
 static void
 test_http_malformed_body_keeps_raw_text (void)
 {
@@ -1349,6 +1447,10 @@ main (int   argc,
                    test_http_headers_win_over_status);
   g_test_add_func ("/Mend/Failure/http/retry-after-date-uses-the-clock",
                    test_http_retry_after_date_uses_the_clock);
+  g_test_add_func ("/Mend/Failure/http/retry-after-date-reads-the-date-header",
+                   test_http_retry_after_date_reads_the_date_header);
+  g_test_add_func ("/Mend/Failure/http/retry-after-date-past-the-horizon-without-date-is-no-hint",
+                   test_http_retry_after_date_past_the_horizon_is_no_hint);
   g_test_add_func ("/Mend/Failure/http/malformed-body-keeps-raw-text",
                    test_http_malformed_body_keeps_raw_text);
   g_test_add_func ("/Mend/Failure/error/domains-and-codes",

@@ -32,6 +32,7 @@ typedef struct
   const char *body;
   const char *header_name;
   const char *header_value;
+  const char *date;         /* the Date header: NULL for the server's own, "" for none */
 } Reply;
 
 typedef struct
@@ -158,6 +159,11 @@ server_callback (SoupServer        *server,
       if (reply->header_name != NULL)
         soup_message_headers_append (soup_server_message_get_response_headers (msg),
                                      reply->header_name, reply->header_value);
+      if (reply->date != NULL && *reply->date == '\0')
+        soup_message_headers_remove (soup_server_message_get_response_headers (msg), "Date");
+      else if (reply->date != NULL)
+        soup_message_headers_replace (soup_server_message_get_response_headers (msg),
+                                      "Date", reply->date);
       soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
                                         reply->body, reply->body ? strlen (reply->body) : 0);
       break;
@@ -374,6 +380,16 @@ test_429_with_retry_after_ms (Fixture       *f,
   run_until (f, MEND_TURN_SUCCEEDED, 2);
 }
 
+/* An HTTP-date in a script: @s seconds after the start of the virtual wall
+ * clock. */
+static char *
+http_date (gint64 s)
+{
+  g_autoptr(GDateTime) at = g_date_time_new_from_unix_utc (WALL_START_S + s);
+
+  return soup_date_time_to_string (at, SOUP_DATE_HTTP);
+}
+
 static void
 test_http_date_retry_after (Fixture       *f,
                             gconstpointer  data)
@@ -382,15 +398,83 @@ test_http_date_retry_after (Fixture       *f,
     { REPLY_BODY, 503, "text/plain", "busy", "Retry-After", NULL },
     { REPLY_BODY, 200, "text/event-stream", SSE_OK },
   };
-  g_autoptr(GDateTime) at = g_date_time_new_from_unix_utc (WALL_START_S + 3);
-  g_autofree char *date = soup_date_time_to_string (at, SOUP_DATE_HTTP);
+  g_autofree char *date = http_date (3);
+  g_autofree char *server_now = http_date (0);
 
+  /* The server's clock agrees with the virtual one. */
   script[0].header_value = date;
+  script[0].date = server_now;
   start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (current_wait (f)), ==, 3000);
   g_assert_true (mend_retry_wait_get_server_hint (current_wait (f)));
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 3000);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  script[0].header_value = NULL;
+  script[0].date = NULL;
+}
+
+/* A server whose clock is @skew_s seconds off this machine's asks for 5 s
+ * with a date: the wait is 5 s, whichever way the clock is off. */
+static void
+test_http_date_retry_after_reads_the_servers_date (Fixture       *f,
+                                                   gconstpointer  data)
+{
+  const gint64 skew_s = GPOINTER_TO_INT (data) * 7200;
+  static Reply script[] = {
+    { REPLY_BODY, 429, "application/json",
+      "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Rate limited\"}}",
+      "Retry-After", NULL, NULL },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  g_autofree char *retry_at = http_date (skew_s + 5);
+  g_autofree char *server_now = http_date (skew_s);
+  MendFailure *failure;
+
+  g_test_message ("Date: %s, Retry-After: %s", server_now, retry_at);
+  script[0].header_value = retry_at;
+  script[0].date = server_now;
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  failure = mend_turn_get_last_failure (mend_chat_get_turn (f->chat));
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 5000);
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (current_wait (f)), ==, 5000);
+  g_assert_true (mend_retry_wait_get_server_hint (current_wait (f)));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 4999);
+  g_assert_cmpuint (f->served, ==, 1);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1);
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
+  script[0].header_value = NULL;
+  script[0].date = NULL;
+}
+
+/* Without a Date header, a date two hours past this machine's clock is
+ * more likely this clock's error than a reset to wait for: not a usage
+ * limit, and the policy's own backoff. */
+static void
+test_http_date_retry_after_past_the_horizon_without_date_is_backoff (Fixture       *f,
+                                                                     gconstpointer  data)
+{
+  static Reply script[] = {
+    { REPLY_BODY, 429, "text/plain", "slow down", "Retry-After", NULL, "" },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+  g_autofree char *retry_at = http_date (7200 + 5);
+  MendFailure *failure;
+
+  script[0].header_value = retry_at;
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  failure = mend_turn_get_last_failure (mend_chat_get_turn (f->chat));
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, -1);
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (current_wait (f)), ==, 250);
+  g_assert_false (mend_retry_wait_get_server_hint (current_wait (f)));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 250);
   run_until (f, MEND_TURN_SUCCEEDED, 2);
   script[0].header_value = NULL;
 }
@@ -835,6 +919,14 @@ main (int   argc,
   ADD ("/Mend/HttpSender/529-overloaded-is-retried", test_529_overloaded_is_retried);
   ADD ("/Mend/HttpSender/429-with-retry-after-ms", test_429_with_retry_after_ms);
   ADD ("/Mend/HttpSender/http-date-retry-after", test_http_date_retry_after);
+  g_test_add ("/Mend/HttpSender/http-date-retry-after-reads-the-date-of-a-server-2h-ahead", Fixture,
+              GINT_TO_POINTER (1), fixture_set_up, test_http_date_retry_after_reads_the_servers_date,
+              fixture_tear_down);
+  g_test_add ("/Mend/HttpSender/http-date-retry-after-reads-the-date-of-a-server-2h-behind", Fixture,
+              GINT_TO_POINTER (-1), fixture_set_up, test_http_date_retry_after_reads_the_servers_date,
+              fixture_tear_down);
+  ADD ("/Mend/HttpSender/http-date-retry-after-past-the-horizon-without-date-is-backoff",
+       test_http_date_retry_after_past_the_horizon_without_date_is_backoff);
   ADD ("/Mend/HttpSender/stream-error-before-content-is-retried", test_stream_error_before_content_is_retried);
   ADD ("/Mend/HttpSender/stream-error-after-content-is-not-retried", test_stream_error_after_content_is_not_retried);
   ADD ("/Mend/HttpSender/connection-closed-mid-response-is-retried", test_connection_closed_mid_response_is_retried);
