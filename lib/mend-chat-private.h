@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include "mend-owner-private.h"
 #include "mend-agent-host-private.h"
 #include "mend-chat.h"
 
@@ -27,6 +28,9 @@ void mend_chat_restore_lifecycle (MendChat      *self,
  * is ended by what it reads, with no MendTurn::attempt handler. */
 void mend_chat_reader_attached   (MendChat      *self,
                                   gboolean       attached);
+
+/* The chat's thread, for the public functions of its other files. */
+const MendOwner *mend_chat_get_owner (MendChat *self);
 
 void mend_chat_hold_starts       (MendChat      *self,
                                   gboolean       hold);

@@ -56,6 +56,7 @@ mend_chat_save_state (MendChat *self)
   MendTurn *turn;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (mend_chat_get_owner (self), self, NULL);
 
   queue = mend_chat_get_queue (self);
   turn = mend_chat_get_turn (self);
@@ -224,6 +225,7 @@ mend_chat_restore_state (MendChat    *self,
   guint first;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (mend_chat_get_owner (self), self, FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -648,6 +650,7 @@ mend_chat_save_state_to_file (MendChat    *self,
   int fd = -1;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (mend_chat_get_owner (self), self, FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
   json = mend_chat_save_state (self);
@@ -703,6 +706,7 @@ mend_chat_restore_state_from_file (MendChat    *self,
   int fd;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (mend_chat_get_owner (self), self, FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
   /* Non-blocking, so that opening a FIFO does not wait for a writer. */

@@ -7,6 +7,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-chat-private.h"
 #include "mend-enum-types.h"
@@ -76,6 +77,7 @@
 struct _MendChat
 {
   GObject          parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   char            *id;
   MendClock       *clock;
@@ -407,6 +409,7 @@ mend_chat_restore_turn (MendChat    *self,
   g_autoptr(MendTurn) turn = NULL;
 
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (self->turn == NULL);
 
   /* A handler of what was restored before closed the chat. */
@@ -418,11 +421,18 @@ mend_chat_restore_turn (MendChat    *self,
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
 }
 
+const MendOwner *
+mend_chat_get_owner (MendChat *self)
+{
+  return &self->owner;
+}
+
 void
 mend_chat_reader_attached (MendChat *self,
                            gboolean  attached)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (attached || self->n_readers > 0);
 
   if (attached)
@@ -438,6 +448,7 @@ mend_chat_hold_starts (MendChat *self,
                        gboolean  hold)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (hold || self->holding > 0);
 
   if (hold)
@@ -451,6 +462,7 @@ mend_chat_restore_lifecycle (MendChat      *self,
                              MendLifecycle  lifecycle)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (lifecycle == MEND_LIFECYCLE_READY || lifecycle == MEND_LIFECYCLE_ERROR);
 
   /* A closed chat stays closed, even when a handler of the restore closed it. */
@@ -499,6 +511,7 @@ mend_chat_finalize (GObject *object)
   g_clear_object (&self->subagents);
   g_clear_object (&self->queue);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_chat_parent_class)->finalize (object);
 }
 
@@ -875,6 +888,7 @@ mend_chat_class_init (MendChatClass *klass)
 static void
 mend_chat_init (MendChat *self)
 {
+  mend_owner_init (&self->owner);
   self->lifecycle = MEND_LIFECYCLE_READY;
   self->continue_prompt = g_strdup (MEND_CHAT_DEFAULT_CONTINUE_PROMPT);
 }
@@ -932,6 +946,7 @@ const char *
 mend_chat_get_id (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->id;
 }
@@ -948,6 +963,7 @@ MendLifecycle
 mend_chat_get_lifecycle (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), MEND_LIFECYCLE_CLOSED);
+  mend_return_val_if_not_owner (&self->owner, self, MEND_LIFECYCLE_CLOSED);
 
   return self->lifecycle;
 }
@@ -964,6 +980,7 @@ MendQueue *
 mend_chat_get_queue (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->queue;
 }
@@ -980,6 +997,7 @@ MendSubagentRetry *
 mend_chat_get_subagents (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->subagents;
 }
@@ -996,6 +1014,7 @@ MendTurn *
 mend_chat_get_turn (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->turn;
 }
@@ -1012,6 +1031,7 @@ MendErrorPolicy *
 mend_chat_get_policy (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->policy;
 }
@@ -1028,6 +1048,7 @@ MendErrorPolicy *
 mend_chat_get_resume_policy (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->resume_policy;
 }
@@ -1044,6 +1065,7 @@ MendClock *
 mend_chat_get_clock (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->clock;
 }
@@ -1060,6 +1082,7 @@ MendGate *
 mend_chat_get_gate (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->gate;
 }
@@ -1076,6 +1099,7 @@ MendSender *
 mend_chat_get_sender (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->sender;
 }
@@ -1093,6 +1117,7 @@ gboolean
 mend_chat_get_external_turn (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return self->external_turn;
 }
@@ -1109,6 +1134,7 @@ const char *
 mend_chat_get_continue_prompt (MendChat *self)
 {
   g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->continue_prompt;
 }
@@ -1125,6 +1151,7 @@ mend_chat_set_continue_prompt (MendChat   *self,
                                const char *continue_prompt)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (continue_prompt == NULL)
     continue_prompt = MEND_CHAT_DEFAULT_CONTINUE_PROMPT;
@@ -1181,6 +1208,7 @@ mend_chat_submit (MendChat    *self,
   g_autofree char *normalized = NULL;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (!check_open (self, error))
@@ -1232,6 +1260,7 @@ mend_chat_send_next (MendChat *self)
   guint stops;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   if (!can_run_now (self))
     return FALSE;
@@ -1279,6 +1308,7 @@ void
 mend_chat_stop (MendChat *self)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (self->lifecycle == MEND_LIFECYCLE_CLOSED)
     return;
@@ -1304,6 +1334,7 @@ void
 mend_chat_close (MendChat *self)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (self->lifecycle == MEND_LIFECYCLE_CLOSED)
     return;
@@ -1326,6 +1357,7 @@ void
 mend_chat_begin_external_turn (MendChat *self)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (!self->external_turn)
     {
@@ -1346,6 +1378,7 @@ void
 mend_chat_end_external_turn (MendChat *self)
 {
   g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (!self->external_turn)
     return;

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-i18n-private.h"
 #include "mend-queue-private.h"
@@ -59,6 +60,7 @@
 struct _MendQueue
 {
   GObject     parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   MendClock  *clock;
   GPtrArray  *items;           /* MendQueueItem, head first */
@@ -136,6 +138,7 @@ mend_queue_finalize (GObject *object)
   g_clear_pointer (&self->items, g_ptr_array_unref);
   g_clear_object (&self->clock);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_queue_parent_class)->finalize (object);
 }
 
@@ -254,6 +257,7 @@ mend_queue_class_init (MendQueueClass *klass)
 static void
 mend_queue_init (MendQueue *self)
 {
+  mend_owner_init (&self->owner);
   self->items = g_ptr_array_new_with_free_func (g_object_unref);
   self->max_items = MEND_QUEUE_DEFAULT_MAX_ITEMS;
   self->max_item_bytes = MEND_QUEUE_DEFAULT_MAX_ITEM_BYTES;
@@ -622,6 +626,7 @@ mend_queue_normalize_text (MendQueue   *self,
                            GError     **error)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   return normalize_text (self, text, error);
@@ -652,6 +657,7 @@ mend_queue_push (MendQueue   *self,
                  GError     **error)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   return add_item (self, self->items->len, text, provenance, FALSE, error);
@@ -680,6 +686,7 @@ mend_queue_insert_front (MendQueue   *self,
                          GError     **error)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   return add_item (self, 0, text, provenance, FALSE, error);
@@ -705,6 +712,7 @@ mend_queue_remove (MendQueue   *self,
   guint position;
 
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (id != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -746,6 +754,7 @@ mend_queue_replace_text (MendQueue   *self,
   guint position;
 
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (id != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -779,6 +788,7 @@ MendQueueItem *
 mend_queue_peek (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   if (self->items->len == 0)
     return NULL;
@@ -799,6 +809,7 @@ MendQueueItem *
 mend_queue_pop (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   if (self->items->len == 0)
     return NULL;
@@ -823,6 +834,7 @@ mend_queue_find (MendQueue  *self,
   guint position;
 
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (id != NULL, NULL);
 
   if (!find_position (self, id, &position))
@@ -843,6 +855,7 @@ guint
 mend_queue_get_length (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->items->len;
 }
@@ -862,6 +875,7 @@ gboolean
 mend_queue_is_full (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return count_items (self, FALSE) >= self->max_items;
 }
@@ -878,6 +892,7 @@ guint
 mend_queue_get_max_items (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_items;
 }
@@ -896,6 +911,7 @@ mend_queue_set_max_items (MendQueue *self,
                           guint      max_items)
 {
   g_return_if_fail (MEND_IS_QUEUE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_items >= 1 && max_items <= MAX_ITEMS_LIMIT);
 
   if (self->max_items == max_items)
@@ -917,6 +933,7 @@ guint
 mend_queue_get_max_item_bytes (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_item_bytes;
 }
@@ -934,6 +951,7 @@ mend_queue_set_max_item_bytes (MendQueue *self,
                                guint      max_item_bytes)
 {
   g_return_if_fail (MEND_IS_QUEUE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_item_bytes >= 1 && max_item_bytes <= G_MAXINT);
 
   if (self->max_item_bytes == max_item_bytes)
@@ -958,6 +976,7 @@ mend_queue_restore_item (MendQueue   *self,
   gboolean full;
 
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (id != NULL, NULL);
 
   normalized = mend_queue_check_message (self, text, provenance, error);
@@ -991,6 +1010,7 @@ mend_queue_announce_restored (MendQueue *self,
                               guint      n)
 {
   g_return_if_fail (MEND_IS_QUEUE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (position + n == self->items->len);
 
   if (n > 0)
@@ -1006,6 +1026,7 @@ mend_queue_prepare_item (MendQueue   *self,
   g_autofree char *normalized = NULL;
 
   g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   normalized = mend_queue_check_message (self, text, provenance, error);
@@ -1021,6 +1042,7 @@ mend_queue_push_item (MendQueue      *self,
                       GError        **error)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (MEND_IS_QUEUE_ITEM (item), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -1037,6 +1059,7 @@ mend_queue_has_item (MendQueue     *self,
                      MendQueueItem *item)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return item != NULL && g_ptr_array_find (self->items, item, NULL);
 }
@@ -1045,6 +1068,7 @@ guint
 mend_queue_get_n_user (MendQueue *self)
 {
   g_return_val_if_fail (MEND_IS_QUEUE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return count_items (self, FALSE);
 }
@@ -1054,6 +1078,7 @@ mend_queue_put_back (MendQueue     *self,
                      MendQueueItem *item)
 {
   g_return_if_fail (MEND_IS_QUEUE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (MEND_IS_QUEUE_ITEM (item));
 
   g_ptr_array_insert (self->items, 0, g_object_ref (item));

@@ -7,6 +7,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
 #include "mend-failure.h"
@@ -58,6 +59,7 @@
 struct _MendRetryWait
 {
   GObject             parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   MendClock          *clock;
   MendFailure        *failure;
@@ -314,6 +316,7 @@ mend_retry_wait_finalize (GObject *object)
   g_clear_object (&self->failure);
   g_clear_pointer (&self->cell, cell_unref);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->finalize (object);
 }
 
@@ -619,6 +622,7 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
 static void
 mend_retry_wait_init (MendRetryWait *self)
 {
+  mend_owner_init (&self->owner);
   self->attempt = 1;
   self->reason = MEND_REASON_UNKNOWN;
   self->state = MEND_RETRY_WAIT_PENDING;
@@ -678,6 +682,7 @@ MendClock *
 mend_retry_wait_get_clock (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->clock;
 }
@@ -694,6 +699,7 @@ guint
 mend_retry_wait_get_attempt (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->attempt;
 }
@@ -710,6 +716,7 @@ guint
 mend_retry_wait_get_of (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->of;
 }
@@ -726,6 +733,7 @@ MendReason
 mend_retry_wait_get_reason (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), MEND_REASON_UNKNOWN);
+  mend_return_val_if_not_owner (&self->owner, self, MEND_REASON_UNKNOWN);
 
   return self->reason;
 }
@@ -742,6 +750,7 @@ MendFailure *
 mend_retry_wait_get_failure (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->failure;
 }
@@ -758,6 +767,7 @@ guint64
 mend_retry_wait_get_delay_ms (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->delay_ms;
 }
@@ -774,6 +784,7 @@ gint64
 mend_retry_wait_get_started_at (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->started_at;
 }
@@ -790,6 +801,7 @@ gint64
 mend_retry_wait_get_next_at (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->next_at;
 }
@@ -806,6 +818,7 @@ gboolean
 mend_retry_wait_get_server_hint (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return self->server_hint;
 }
@@ -822,6 +835,7 @@ MendRetryWaitState
 mend_retry_wait_get_state (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), MEND_RETRY_WAIT_CANCELLED);
+  mend_return_val_if_not_owner (&self->owner, self, MEND_RETRY_WAIT_CANCELLED);
 
   return self->state;
 }
@@ -841,6 +855,7 @@ mend_retry_wait_get_remaining_ms (MendRetryWait *self)
   gint64 left;
 
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return 0;
@@ -862,6 +877,7 @@ gboolean
 mend_retry_wait_get_held (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return self->held;
 }
@@ -880,6 +896,7 @@ guint
 mend_retry_wait_get_remaining_seconds (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return 0;
@@ -900,6 +917,7 @@ gboolean
 mend_retry_wait_fire_now (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return FALSE;
@@ -921,6 +939,7 @@ gboolean
 mend_retry_wait_cancel (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return FALSE;
@@ -982,6 +1001,7 @@ char *
 mend_retry_wait_describe (MendRetryWait *self)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   switch (self->state)
     {
@@ -1024,6 +1044,7 @@ mend_retry_wait_to_json (MendRetryWait *self)
   g_autoptr(JsonBuilder) builder = NULL;
 
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   builder = json_builder_new_immutable ();
   mend_retry_wait_build_json (self, builder);
@@ -1137,6 +1158,7 @@ mend_retry_wait_run_async (MendRetryWait       *self,
   RunData *data;
 
   g_return_if_fail (MEND_IS_RETRY_WAIT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
   task = g_task_new (self, cancellable, callback, user_data);
@@ -1186,6 +1208,7 @@ mend_retry_wait_run_finish (MendRetryWait  *self,
                             GError        **error)
 {
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == mend_retry_wait_run_async, FALSE);
 

@@ -14,6 +14,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-chat.h"
 #include "mend-failure.h"
 #include "mend-sender-private.h"
@@ -101,6 +102,7 @@
 struct _MendStreamObserver
 {
   GObject   parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   MendChat *chat;
   /* What the observer tells: the chat's table, or its owner's. */
@@ -849,6 +851,16 @@ mend_stream_observer_dispose (GObject *object)
 }
 
 static void
+mend_stream_observer_finalize (GObject *object)
+{
+  MendStreamObserver *self = (MendStreamObserver *) object;
+
+  mend_owner_clear (&self->owner);
+
+  G_OBJECT_CLASS (mend_stream_observer_parent_class)->finalize (object);
+}
+
+static void
 mend_stream_observer_get_property (GObject    *object,
                                    guint       prop_id,
                                    GValue     *value,
@@ -906,6 +918,7 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
 
   object_class->constructed = mend_stream_observer_constructed;
   object_class->dispose = mend_stream_observer_dispose;
+  object_class->finalize = mend_stream_observer_finalize;
   object_class->get_property = mend_stream_observer_get_property;
   object_class->set_property = mend_stream_observer_set_property;
 
@@ -997,6 +1010,7 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
 static void
 mend_stream_observer_init (MendStreamObserver *self)
 {
+  mend_owner_init (&self->owner);
   self->max_line_bytes = MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES;
   self->other_tasks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
@@ -1032,6 +1046,7 @@ MendChat *
 mend_stream_observer_get_chat (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->chat;
 }
@@ -1048,6 +1063,7 @@ guint
 mend_stream_observer_get_max_line_bytes (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_line_bytes;
 }
@@ -1065,6 +1081,7 @@ mend_stream_observer_set_max_line_bytes (MendStreamObserver *self,
                                          guint               max_line_bytes)
 {
   g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_line_bytes >= 1 && max_line_bytes <= G_MAXINT);
 
   if (self->max_line_bytes != max_line_bytes)
@@ -1086,6 +1103,7 @@ guint64
 mend_stream_observer_get_n_lines (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->n_lines;
 }
@@ -1102,6 +1120,7 @@ guint64
 mend_stream_observer_get_n_parsed (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->n_parsed;
 }
@@ -1119,6 +1138,7 @@ guint64
 mend_stream_observer_get_n_ignored (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->n_ignored;
 }
@@ -1185,6 +1205,7 @@ mend_stream_observer_set_attempt_func (MendStreamObserver            *self,
                                        gpointer                       user_data)
 {
   g_return_if_fail (MEND_IS_STREAM_OBSERVER (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   self->attempt_func = func;
   self->attempt_data = user_data;
@@ -1233,6 +1254,7 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
   gsize len;
 
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (line != NULL || length == 0, FALSE);
   g_return_val_if_fail (self->host != NULL, FALSE);
 

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-chat.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
@@ -76,6 +77,7 @@
 struct _MendSubagentRetry
 {
   GObject               parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   MendSubagentScheduler sched;
 };
@@ -381,6 +383,7 @@ mend_subagent_retry_finalize (GObject *object)
 
   mend_subagent_scheduler_clear (&self->sched);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_subagent_retry_parent_class)->finalize (object);
 }
 
@@ -559,6 +562,7 @@ mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
 static void
 mend_subagent_retry_init (MendSubagentRetry *self)
 {
+  mend_owner_init (&self->owner);
   mend_subagent_scheduler_init (&self->sched, G_OBJECT (self), signals);
 }
 
@@ -595,6 +599,7 @@ MendChat *
 mend_subagent_retry_get_chat (MendSubagentRetry *self)
 {
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->sched.chat;
 }
@@ -615,6 +620,7 @@ mend_subagent_retry_lookup (MendSubagentRetry *self,
   MendSubagentEntry *entry;
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (id != NULL, NULL);
 
   entry = mend_subagent_list_find (&self->sched.list, id);
@@ -647,6 +653,7 @@ mend_subagent_retry_started (MendSubagentRetry *self,
   MendSubagentEntry *entry;
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (id != NULL, NULL);
 
   if (!ids_fit (id, agent_id))
@@ -727,6 +734,7 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   gboolean open;
 
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (id != NULL);
   g_return_if_fail (MEND_IS_FAILURE (failure));
 
@@ -786,6 +794,7 @@ mend_subagent_retry_resumed (MendSubagentRetry *self,
   MendSubagentEntry *entry;
 
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (agent_id != NULL);
 
   entry = mend_subagent_list_find_by_agent_id (&self->sched.list, agent_id);
@@ -811,6 +820,7 @@ mend_subagent_retry_ended (MendSubagentRetry *self,
   MendSubagentEntry *entry;
 
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (id != NULL);
   g_return_if_fail (state != MEND_SUBAGENT_RUNNING);
 
@@ -855,6 +865,7 @@ mend_subagent_retry_retry (MendSubagentRetry  *self,
   MendSubagentEntry *entry;
 
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (id != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -909,6 +920,7 @@ guint
 mend_subagent_retry_get_max_failed (MendSubagentRetry *self)
 {
   g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->sched.max_failed;
 }
@@ -926,6 +938,7 @@ mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
                                     guint              max_failed)
 {
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_failed >= 1);
 
   if (self->sched.max_failed != max_failed)

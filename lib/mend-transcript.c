@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-transcript-private.h"
@@ -95,6 +96,7 @@
 struct _MendTranscript
 {
   GObject    parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   GPtrArray *messages;     /* JsonNode*, each a sealed message object */
   GArray    *costs;        /* Cost: of each message */
@@ -408,6 +410,7 @@ mend_transcript_request_for (MendTranscript *self,
   JsonNode *request;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
   if (followed == turn && self->request != NULL)
@@ -448,6 +451,7 @@ mend_transcript_answered (MendTranscript *self,
   g_autoptr(MendTurn) followed = NULL;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   followed = g_weak_ref_get (&self->turn);
   if (followed != turn)
@@ -646,6 +650,7 @@ mend_transcript_save (MendTranscript *self)
   g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "messages");
@@ -673,6 +678,7 @@ mend_transcript_restore (MendTranscript  *self,
   JsonNode *pending;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
 
   root = mend_json_parse (json, -1, error);
@@ -722,6 +728,7 @@ mend_transcript_finalize (GObject *object)
   g_clear_pointer (&self->costs, g_array_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_transcript_parent_class)->finalize (object);
 }
 
@@ -844,6 +851,7 @@ mend_transcript_class_init (MendTranscriptClass *klass)
 static void
 mend_transcript_init (MendTranscript *self)
 {
+  mend_owner_init (&self->owner);
   self->messages = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
   self->costs = g_array_new (FALSE, FALSE, sizeof (Cost));
   self->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
@@ -878,6 +886,7 @@ guint
 mend_transcript_get_n_messages (MendTranscript *self)
 {
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->messages->len;
 }
@@ -894,6 +903,7 @@ guint
 mend_transcript_get_n_pending (MendTranscript *self)
 {
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->pending->len;
 }
@@ -910,6 +920,7 @@ guint
 mend_transcript_get_max_messages (MendTranscript *self)
 {
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_messages;
 }
@@ -929,6 +940,7 @@ mend_transcript_set_max_messages (MendTranscript *self,
   guint old_n;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_messages >= 2);
 
   if (self->max_messages == max_messages)
@@ -954,6 +966,7 @@ guint
 mend_transcript_get_max_bytes (MendTranscript *self)
 {
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_bytes;
 }
@@ -974,6 +987,7 @@ mend_transcript_set_max_bytes (MendTranscript *self,
   guint old_n;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_bytes >= 2 && max_bytes <= MAX_MAX_BYTES);
 
   if (self->max_bytes == max_bytes)
@@ -1004,6 +1018,7 @@ mend_transcript_to_json (MendTranscript *self)
   g_autoptr(JsonBuilder) builder = NULL;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   builder = json_builder_new_immutable ();
   json_builder_begin_array (builder);
@@ -1046,6 +1061,7 @@ mend_transcript_load_json (MendTranscript  *self,
   gsize last_turn = 0;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (json != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -1101,6 +1117,7 @@ mend_transcript_trim (MendTranscript *self,
   guint old_n;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   old_n = self->messages->len;
   for (guint i = 0; i < self->messages->len; i++)
@@ -1131,6 +1148,7 @@ mend_transcript_clear (MendTranscript *self)
   guint old_pending;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   old_n = self->messages->len;
   old_pending = self->pending->len;

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
@@ -66,6 +67,7 @@
 struct _MendTurn
 {
   GObject           parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   char             *id;
   char             *prompt;
@@ -517,6 +519,7 @@ mend_turn_finalize (GObject *object)
   g_clear_object (&self->start_cancellable);
   g_clear_pointer (&self->context, g_main_context_unref);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_turn_parent_class)->finalize (object);
 }
 
@@ -895,6 +898,7 @@ mend_turn_class_init (MendTurnClass *klass)
 static void
 mend_turn_init (MendTurn *self)
 {
+  mend_owner_init (&self->owner);
   self->state = MEND_TURN_IDLE;
 }
 
@@ -933,6 +937,7 @@ const char *
 mend_turn_get_id (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->id;
 }
@@ -949,6 +954,7 @@ const char *
 mend_turn_get_prompt (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->prompt;
 }
@@ -965,6 +971,7 @@ const char *
 mend_turn_get_provenance (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->provenance;
 }
@@ -981,6 +988,7 @@ MendErrorPolicy *
 mend_turn_get_policy (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->policy;
 }
@@ -997,6 +1005,7 @@ MendClock *
 mend_turn_get_clock (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->clock;
 }
@@ -1013,6 +1022,7 @@ MendTurnState
 mend_turn_get_state (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), MEND_TURN_IDLE);
+  mend_return_val_if_not_owner (&self->owner, self, MEND_TURN_IDLE);
 
   return self->state;
 }
@@ -1029,6 +1039,7 @@ gboolean
 mend_turn_is_finished (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), TRUE);
+  mend_return_val_if_not_owner (&self->owner, self, TRUE);
 
   return self->state == MEND_TURN_SUCCEEDED ||
          self->state == MEND_TURN_FAILED ||
@@ -1047,6 +1058,7 @@ guint
 mend_turn_get_attempt (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->attempt;
 }
@@ -1063,6 +1075,7 @@ guint
 mend_turn_get_max_attempts (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), 1);
+  mend_return_val_if_not_owner (&self->owner, self, 1);
 
   if (self->state == MEND_TURN_IDLE)
     return mend_error_policy_get_max_retries (self->policy) + 1;
@@ -1082,6 +1095,7 @@ MendRetryWait *
 mend_turn_get_wait (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->wait;
 }
@@ -1098,6 +1112,7 @@ MendFailure *
 mend_turn_get_last_failure (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->last_failure;
 }
@@ -1115,6 +1130,7 @@ MendVerdict *
 mend_turn_get_last_verdict (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->last_verdict;
 }
@@ -1131,6 +1147,7 @@ gboolean
 mend_turn_get_output_seen (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return self->output_seen;
 }
@@ -1147,6 +1164,7 @@ const char *
 mend_turn_get_agent_status (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->agent_status;
 }
@@ -1156,6 +1174,7 @@ mend_turn_set_read (MendTurn *self,
                     gboolean  read)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   self->read = !!read;
 }
@@ -1165,6 +1184,7 @@ mend_turn_set_agent_status (MendTurn   *self,
                             const char *status)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (g_strcmp0 (self->agent_status, status) == 0)
     return;
@@ -1186,6 +1206,7 @@ MendSender *
 mend_turn_get_sender (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->sender;
 }
@@ -1203,6 +1224,7 @@ mend_turn_set_sender (MendTurn   *self,
                       MendSender *sender)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (sender == NULL || MEND_IS_SENDER (sender));
 
   if (g_set_object (&self->sender, sender))
@@ -1221,6 +1243,7 @@ guint
 mend_turn_get_delay_offset_ms (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->delay_offset_ms;
 }
@@ -1239,6 +1262,7 @@ mend_turn_start (MendTurn     *self,
                  GCancellable *cancellable)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
   g_return_if_fail (self->state == MEND_TURN_IDLE);
 
@@ -1281,6 +1305,7 @@ void
 mend_turn_succeed (MendTurn *self)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (self->state != MEND_TURN_RUNNING)
     return;
@@ -1358,6 +1383,7 @@ mend_turn_start_restored (MendTurn    *self,
                           MendFailure *failure)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (self->state == MEND_TURN_IDLE);
   g_return_if_fail (attempt >= 1);
 
@@ -1417,6 +1443,7 @@ mend_turn_fail (MendTurn    *self,
   MendFailureKind kind;
 
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (MEND_IS_FAILURE (failure));
 
   if (self->state != MEND_TURN_RUNNING)
@@ -1484,6 +1511,7 @@ void
 mend_turn_note_output (MendTurn *self)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (self->state != MEND_TURN_RUNNING || self->output_seen)
     return;
@@ -1504,6 +1532,7 @@ void
 mend_turn_stop (MendTurn *self)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   finish (self, MEND_TURN_STOPPED);
 }
@@ -1520,6 +1549,7 @@ gboolean
 mend_turn_retry_now (MendTurn *self)
 {
   g_return_val_if_fail (MEND_IS_TURN (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   if (self->state != MEND_TURN_WAITING || self->wait == NULL)
     return FALSE;
@@ -1533,6 +1563,7 @@ mend_turn_set_gate (MendTurn   *self,
                     const char *key)
 {
   g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (gate == NULL || MEND_IS_GATE (gate));
   g_return_if_fail (self->state == MEND_TURN_IDLE);
   g_return_if_fail (self->gate.gate == NULL);

@@ -1,0 +1,44 @@
+/* mend-owner-private.h — the thread rule of libmend's objects
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* A libmend object lives on one thread: the one that made it, or the one
+ * that runs the main context it was made for (the thread-default context
+ * then). Its signals, waits and I/O are dispatched there; a call from any
+ * other thread is refused with a critical that names the rule, before it
+ * touches anything. */
+typedef struct
+{
+  GThread      *thread;
+  GMainContext *context;
+} MendOwner;
+
+void     mend_owner_init        (MendOwner       *owner);
+void     mend_owner_clear       (MendOwner       *owner);
+gboolean mend_owner_check_slow  (const MendOwner *owner,
+                                 gconstpointer    object,
+                                 const char      *function);
+
+/* TRUE on the owner's thread: one comparison, the common case. */
+#define mend_owner_check(owner, object) \
+  (G_LIKELY ((owner)->thread == g_thread_self ()) || \
+   mend_owner_check_slow ((owner), (object), G_STRFUNC))
+
+#define mend_return_if_not_owner(owner, object) G_STMT_START { \
+  if (!mend_owner_check ((owner), (object))) \
+    return; \
+} G_STMT_END
+
+#define mend_return_val_if_not_owner(owner, object, val) G_STMT_START { \
+  if (!mend_owner_check ((owner), (object))) \
+    return (val); \
+} G_STMT_END
+
+G_END_DECLS
