@@ -42,6 +42,9 @@ capture_log (const char     *domain,
              gpointer        data)
 {
   g_string_append_printf (logged, "%s: %s\n", domain ? domain : "", message);
+  /* What ends the test is shown. */
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+    g_printerr ("%s: %s\n", domain ? domain : "", message);
 }
 
 static void
@@ -310,6 +313,85 @@ test_keys_never_leave_through_any_output (void)
   hostile_server_free (server);
 }
 
+/* The app's own credentials outlive any number of per-request ones */
+
+/* No known prefix: only its registration catches it. */
+#define K_PINNED "SEEDEDpinnedAPIkey0123456789"
+
+static void
+echo_pinned_key (HostileServer *server,
+                 GSocket       *connection,
+                 const char    *request)
+{
+  hostile_write_str (server, connection,
+                     "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+                     "the key " K_PINNED " is not valid");
+}
+
+static void
+on_build_message_session (MendHttpSender *sender,
+                          SoupMessage    *message,
+                          MendTurn       *turn,
+                          guint           attempt)
+{
+  g_autofree char *id = g_strdup_printf ("session-%s-%u", mend_turn_get_id (turn), attempt);
+
+  soup_message_headers_replace (soup_message_get_request_headers (message), "x-session-id", id);
+}
+
+#define N_ROTATION_TURNS 130
+
+static void
+test_app_key_outlives_per_request_credentials (void)
+{
+  HostileServer *server = hostile_server_new (echo_pinned_key, NULL, N_ROTATION_TURNS);
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/v1/messages", server->port);
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  g_autoptr(MendTurn) finished = NULL;
+  MendHttpSender *sender;
+  MendChat *chat;
+
+  sender = mend_http_sender_new (uri);
+  g_assert_true (mend_http_sender_set_header (sender, "x-api-key", K_PINNED, NULL));
+  g_signal_connect (sender, "build-message", G_CALLBACK (on_build_message_session), NULL);
+
+  mend_error_policy_set_max_retries (policy, 0);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", sender, NULL);
+  g_object_unref (policy);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+
+  /* Each turn sends a session id of its own, named like a credential. */
+  for (guint i = 0; i < N_ROTATION_TURNS; i++)
+    {
+      const char *message;
+
+      g_assert_true (mend_chat_submit (chat, "Summarize the build logs", NULL, NULL));
+      run_until (chat, MEND_TURN_SUCCEEDED);
+      g_assert_nonnull (finished);
+      g_assert_cmpint (mend_turn_get_state (finished), ==, MEND_TURN_FAILED);
+      message = mend_failure_get_message (mend_turn_get_last_failure (finished));
+      if (strstr (message, K_PINNED) != NULL)
+        g_error ("turn %u shows the key: %s", i + 1, message);
+      g_assert_nonnull (strstr (message, "[redacted]"));
+      g_clear_object (&finished);
+    }
+  {
+    g_autofree char *saved = mend_chat_save_state (chat);
+
+    g_assert_null (strstr (saved, K_PINNED));
+  }
+  g_assert_null (strstr (logged->str, K_PINNED));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  hostile_server_free (server);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -326,6 +408,8 @@ main (int   argc,
   g_test_add_func ("/Mend/Secrets/every-echo-shape-is-redacted", test_every_echo_shape_is_redacted);
   g_test_add_func ("/Mend/Secrets/what-is-not-a-key-stays-readable", test_what_is_not_a_key_stays_readable);
   g_test_add_func ("/Mend/Secrets/keys-never-leave-through-any-output", test_keys_never_leave_through_any_output);
+  g_test_add_func ("/Mend/Secrets/app-key-outlives-per-request-credentials",
+                   test_app_key_outlives_per_request_credentials);
 
   return g_test_run ();
 }
