@@ -429,7 +429,12 @@ mend_agent_child_spawn (const char * const            *argv,
   child->callbacks = callbacks;
   child->user_data = user_data;
   child->subprocess = subprocess;
-  child->pgid = (pid_t) g_ascii_strtoll (g_subprocess_get_identifier (subprocess), NULL, 10);
+  /* An agent that exited at once may be reaped already: it has no number
+   * then, and its group is never signalled (kill (0, …) would signal
+   * this process's own group). */
+  if (g_subprocess_get_identifier (subprocess) != NULL)
+    child->pgid = (pid_t) g_ascii_strtoll (g_subprocess_get_identifier (subprocess), NULL, 10);
+  child->group_gone = child->pgid <= 0;
   child->cancellable = g_cancellable_new ();
   child->stderr_tail = g_byte_array_ref (stderr_tail);
   child->stdin_connection = g_steal_pointer (&stdin_connection);
