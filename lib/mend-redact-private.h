@@ -34,4 +34,11 @@ void  mend_redact_remove_secret (const char *value);
  * "client_secret", "Cookie"… */
 gboolean mend_redact_is_credential_name (const char *name);
 
+/* Whether an environment variable or a command-line flag of this name
+ * holds a credential: its name says KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+ * AUTH, CREDENTIAL or COOKIE, in any case ("ANTHROPIC_API_KEY",
+ * "GITHUB_TOKEN", "--api-key", "--auth-token"), but not a count
+ * ("MAX_TOKENS") or a socket ("SSH_AUTH_SOCK", "XAUTHORITY"). */
+gboolean mend_redact_is_credential_variable (const char *name);
+
 G_END_DECLS

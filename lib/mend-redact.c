@@ -124,6 +124,31 @@ mend_redact_is_credential_name (const char *name)
   return name != NULL && is_credential_label (name, name + strlen (name), TRUE);
 }
 
+gboolean
+mend_redact_is_credential_variable (const char *name)
+{
+  static const char * const words[] = {
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE", NULL
+  };
+  static const char * const not_credentials[] = {
+    "TOKENS",           /* MAX_TOKENS, --max-tokens: a count */
+    "_SOCK", "XAUTHORITY", "KEYBOARD", NULL
+  };
+  g_autofree char *upper = NULL;
+
+  if (name == NULL)
+    return FALSE;
+
+  upper = g_ascii_strup (name, -1);
+  for (guint i = 0; not_credentials[i] != NULL; i++)
+    if (strstr (upper, not_credentials[i]) != NULL)
+      return FALSE;
+  for (guint i = 0; words[i] != NULL; i++)
+    if (strstr (upper, words[i]) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 /* The end of a value that starts at @p: a quoted value runs to its closing
  * quote, a bare one to the first byte that ends a header, parameter or
  * word. */

@@ -38,6 +38,18 @@ void           mend_secret_set_unpin        (MendSecretSet *set,
 void           mend_secret_set_add_rotating (MendSecretSet *set,
                                              const char    *value);
 
+/* The credentials in `NAME=VALUE` strings (the values of variables named
+ * like credentials: mend_redact_is_credential_variable ()), pinned or let
+ * go. */
+void           mend_secret_set_pin_environ   (MendSecretSet      *set,
+                                              const char * const *environ_);
+void           mend_secret_set_unpin_environ (MendSecretSet      *set,
+                                              const char * const *environ_);
+/* The credentials on a command line, pinned: the value of each flag named
+ * like one ("--api-key VALUE", "--token=VALUE"). */
+void           mend_secret_set_pin_argv      (MendSecretSet      *set,
+                                              const char * const *argv);
+
 /* For tests: how many values are pinned, and how many rotate. */
 guint          mend_secret_set_get_n_pinned   (MendSecretSet *set);
 guint          mend_secret_set_get_n_rotating (MendSecretSet *set);

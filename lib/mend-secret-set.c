@@ -181,6 +181,76 @@ mend_secret_set_add_rotating (MendSecretSet *set,
   add_rotating_one (set, value);
 }
 
+/* A value that is all digits is a number (a port, a limit), not taken
+ * for a credential: blanking it would hide what a message says. */
+static gboolean
+is_number (const char *value)
+{
+  for (const char *p = value; *p != '\0'; p++)
+    if (!g_ascii_isdigit (*p))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+walk_environ (MendSecretSet      *set,
+              const char * const *environ_,
+              void              (*apply) (MendSecretSet *, const char *))
+{
+  for (guint i = 0; environ_ != NULL && environ_[i] != NULL; i++)
+    {
+      const char *equals = strchr (environ_[i], '=');
+      g_autofree char *name = NULL;
+
+      if (equals == NULL || is_number (equals + 1))
+        continue;
+      name = g_strndup (environ_[i], equals - environ_[i]);
+      if (mend_redact_is_credential_variable (name))
+        apply (set, equals + 1);
+    }
+}
+
+void
+mend_secret_set_pin_environ (MendSecretSet      *set,
+                             const char * const *environ_)
+{
+  walk_environ (set, environ_, mend_secret_set_pin);
+}
+
+void
+mend_secret_set_unpin_environ (MendSecretSet      *set,
+                               const char * const *environ_)
+{
+  walk_environ (set, environ_, mend_secret_set_unpin);
+}
+
+void
+mend_secret_set_pin_argv (MendSecretSet      *set,
+                          const char * const *argv)
+{
+  /* argv[0] is the program. */
+  for (guint i = 1; argv != NULL && argv[i] != NULL; i++)
+    {
+      const char *arg = argv[i];
+      const char *equals;
+      g_autofree char *name = NULL;
+
+      if (arg[0] != '-' || g_str_equal (arg, "--"))
+        continue;
+      equals = strchr (arg, '=');
+      name = equals ? g_strndup (arg, equals - arg) : g_strdup (arg);
+      if (!mend_redact_is_credential_variable (name))
+        continue;
+      if (equals != NULL)
+        {
+          if (!is_number (equals + 1))
+            mend_secret_set_pin (set, equals + 1);
+        }
+      else if (argv[i + 1] != NULL && argv[i + 1][0] != '-' && !is_number (argv[i + 1]))
+        mend_secret_set_pin (set, argv[i + 1]);
+    }
+}
+
 guint
 mend_secret_set_get_n_pinned (MendSecretSet *set)
 {

@@ -11,9 +11,12 @@
  * lines at G_MESSAGES_DEBUG=all, saved state.
  */
 
+#include "config.h"
+
 #include <libmend.h>
 
 #include "hostile-server.h"
+#include "real-agent-common.h"
 
 #define WALL_START_S 1764500000
 
@@ -392,6 +395,131 @@ test_app_key_outlives_per_request_credentials (void)
   hostile_server_free (server);
 }
 
+/* Agents: what the app gives through the environment and the command line */
+
+/* No known prefix, no label in the echo: only registration catches them. */
+#define K_ENV     "SEEDEDenvTOKEN0123456789"
+#define K_ARGV    "SEEDEDargvKEY0123456789"
+#define K_ARGV_EQ "SEEDEDargvEQUALS0123456789"
+/* Shaped like keys: the failures are redacted by shape; the log must be too. */
+#define K_LOAD    "sk-ant-api03-SEEDEDsessionLOAD0123456789"
+#define K_PROMPT  "sk-ant-api03-SEEDEDpromptERROR0123456789"
+#define K_DATA    "sk-proj-SEEDEDerrorDATA0123456789"
+
+static const char * const agent_keys[] = { K_ENV, K_ARGV, K_ARGV_EQ, K_LOAD, K_PROMPT, K_DATA };
+
+static void
+assert_no_agent_key (const char *what,
+                     const char *text)
+{
+  if (text == NULL)
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (agent_keys); i++)
+    if (strstr (text, agent_keys[i]) != NULL)
+      g_error ("%s leaks %s: %s", what, agent_keys[i], text);
+}
+
+typedef struct
+{
+  MendChat  *chat;
+  MendTurn  *finished;
+  GString   *records;
+} AgentRun;
+
+static void
+on_agent_turn_finished (MendChat *chat,
+                        MendTurn *turn,
+                        AgentRun *run)
+{
+  g_set_object (&run->finished, turn);
+}
+
+static gboolean
+turn_finished (gpointer      fixture,
+               gconstpointer data)
+{
+  return ((AgentRun *) fixture)->finished != NULL;
+}
+
+static void
+assert_agent_failure_clean (MendFailure *failure)
+{
+  const GError *error = mend_failure_get_error (failure);
+
+  g_test_message ("%s", mend_failure_get_message (failure));
+  assert_no_agent_key ("a failure message", mend_failure_get_message (failure));
+  assert_no_agent_key ("a failure's API error type", mend_failure_get_api_error_type (failure));
+  if (error != NULL)
+    assert_no_agent_key ("a failure's GError", error->message);
+}
+
+/* One turn that fails, through the whole chat; every output searched. */
+static void
+run_failing_turn (MendClock  *clock,
+                  MendSender *sender)
+{
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autofree char *saved = NULL;
+  AgentRun run = { NULL, NULL, g_string_new (NULL) };
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  mend_error_policy_set_max_retries (policy, 1);
+  run.chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", sender, NULL);
+  g_signal_connect (run.chat, "record", G_CALLBACK (on_record), run.records);
+  g_signal_connect (run.chat, "turn-finished", G_CALLBACK (on_agent_turn_finished), &run);
+
+  g_assert_true (mend_chat_submit (run.chat, "Summarize the build logs", NULL, NULL));
+  real_agent_run_until (MEND_MANUAL_CLOCK (clock), real_agent_always, sender,
+                        turn_finished, &run, NULL, "the turn's end");
+
+  g_assert_cmpint (mend_turn_get_state (run.finished), ==, MEND_TURN_FAILED);
+  assert_agent_failure_clean (mend_turn_get_last_failure (run.finished));
+  g_assert_cmpuint (run.records->len, >, 0);
+  assert_no_agent_key ("a record", run.records->str);
+  saved = mend_chat_save_state (run.chat);
+  assert_no_agent_key ("saved state", saved);
+  {
+    g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (sender));
+
+    assert_no_agent_key ("the agent's stderr", err);
+  }
+  assert_no_agent_key ("a log line", logged->str);
+
+  mend_chat_close (run.chat);
+  g_clear_object (&run.finished);
+  g_assert_finalize_object (run.chat);
+  g_string_free (run.records, TRUE);
+}
+
+/* An agent that says back, on its stderr, every credential it was given. */
+static void
+test_agent_process_credentials_are_redacted (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "echo \"rejected: $MY_SERVICE_TOKEN, $2, ${3#--secret=}\" >&2; exit 1",
+    "sh", "--api-key", K_ARGV, "--secret=" K_ARGV_EQ, NULL
+  };
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+
+  mend_agent_setenv (MEND_AGENT (agent), "MY_SERVICE_TOKEN", K_ENV);
+  g_string_truncate (logged, 0);
+  run_failing_turn (clock, MEND_SENDER (agent));
+
+  /* The agent did say them: the test seeded what it meant to. */
+  {
+    g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (agent));
+
+    g_assert_nonnull (strstr (err, "rejected: [redacted], [redacted], [redacted]"));
+  }
+
+  mend_agent_terminate (MEND_AGENT (agent));
+  finalize_eventually (agent);
+  g_assert_finalize_object (clock);
+}
+
+
 int
 main (int   argc,
       char *argv[])
@@ -410,6 +538,9 @@ main (int   argc,
   g_test_add_func ("/Mend/Secrets/keys-never-leave-through-any-output", test_keys_never_leave_through_any_output);
   g_test_add_func ("/Mend/Secrets/app-key-outlives-per-request-credentials",
                    test_app_key_outlives_per_request_credentials);
+  g_test_add_func ("/Mend/Secrets/agent-process-credentials-are-redacted",
+                   test_agent_process_credentials_are_redacted);
+
 
   return g_test_run ();
 }
