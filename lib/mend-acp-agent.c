@@ -16,6 +16,7 @@
 #include "mend-agent-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 #include "mend-sender.h"
 #include "mend-turn.h"
 
@@ -209,8 +210,8 @@ on_grace_over (gpointer user_data)
   if (self->conn == NULL)
     return G_SOURCE_REMOVE;
 
-  g_debug ("The agent did not answer a cancelled prompt within %u ms: starting it again",
-           self->cancel_grace_ms);
+  mend_debug ("The agent did not answer a cancelled prompt within %u ms: starting it again",
+              self->cancel_grace_ms);
   g_object_ref (self);
   mend_acp_connection_close (g_steal_pointer (&self->conn));
   mend_agent_close_child (AGENT (self));

@@ -14,6 +14,7 @@
 
 #include "mend-acp-requests-private.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 
 /* JSON-RPC's "internal error": the answer to a request the client
  * refuses (ACP has no code of its own for it). */
@@ -99,7 +100,7 @@ send_reply (Request    *request,
     reply = json_gvariant_deserialize (node, NULL, &error);
   if (reply == NULL)
     {
-      g_debug ("Not an answer to %s: %s", request->method, error->message);
+      mend_debug ("Not an answer to %s: %s", request->method, error->message);
       return FALSE;
     }
   g_variant_take_ref (reply);

@@ -12,6 +12,7 @@
 #include "mend-agent-common-private.h"
 #include "mend-agent-private.h"
 #include "mend-chat.h"
+#include "mend-redact-private.h"
 #include "mend-secret-set-private.h"
 #include "mend-sender-private.h"
 #include "mend-turn-private.h"
@@ -425,8 +426,8 @@ mend_agent_attach_host (MendSender    *sender,
    * first chat's attempt in flight. */
   if (priv->chat != NULL)
     {
-      g_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
-                  G_OBJECT_TYPE_NAME (self));
+      mend_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
+                     G_OBJECT_TYPE_NAME (self));
       return;
     }
   priv->chat = chat;
@@ -454,7 +455,7 @@ mend_agent_constructed (GObject *object)
   G_OBJECT_CLASS (mend_agent_parent_class)->constructed (object);
 
   if (priv->argv == NULL || priv->argv[0] == NULL)
-    g_critical ("A %s needs a command line", G_OBJECT_TYPE_NAME (object));
+    mend_critical ("A %s needs a command line", G_OBJECT_TYPE_NAME (object));
 }
 
 static void

@@ -425,7 +425,7 @@ on_sent (GObject      *object,
   status = soup_message_get_status (attempt->message);
   content_type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
   shown_type = mend_redact_secrets (content_type ? content_type : "", -1);
-  g_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
+  mend_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
 
   attempt->body_stream = g_steal_pointer (&stream);
   attempt->body = g_byte_array_new ();

@@ -41,4 +41,17 @@ gboolean mend_redact_is_credential_name (const char *name);
  * ("MAX_TOKENS") or a socket ("SSH_AUTH_SOCK", "XAUTHORITY"). */
 gboolean mend_redact_is_credential_variable (const char *name);
 
+/* Every line libmend logs goes through the redaction of its failures:
+ * what it quotes (an agent's error, a server's answer) may hold a key.
+ * The library logs through these, never through g_debug () and its kin
+ * (tests/check-log-redacted.sh keeps it so). */
+void     mend_log_redacted              (GLogLevelFlags      level,
+                                         const char         *format,
+                                         ...) G_GNUC_PRINTF (2, 3);
+
+#define mend_debug(...)    mend_log_redacted (G_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define mend_message(...)  mend_log_redacted (G_LOG_LEVEL_MESSAGE, __VA_ARGS__)
+#define mend_warning(...)  mend_log_redacted (G_LOG_LEVEL_WARNING, __VA_ARGS__)
+#define mend_critical(...) mend_log_redacted (G_LOG_LEVEL_CRITICAL, __VA_ARGS__)
+
 G_END_DECLS

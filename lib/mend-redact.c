@@ -377,3 +377,20 @@ mend_redact_secrets (const char *text,
 
   return g_string_free (out, FALSE);
 }
+
+void
+mend_log_redacted (GLogLevelFlags  level,
+                   const char     *format,
+                   ...)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *redacted = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  redacted = mend_redact_secrets (text, -1);
+  g_log (G_LOG_DOMAIN, level, "%s", redacted);
+}

@@ -519,6 +519,52 @@ test_agent_process_credentials_are_redacted (void)
   g_assert_finalize_object (clock);
 }
 
+#if MEND_HAS_ACP
+/* An ACP agent whose errors quote keys: the session it was asked to load,
+ * and the prompt, whose error also says back the key in its environment. */
+static void
+test_acp_agent_errors_are_redacted_in_logs (void)
+{
+  g_autofree char *script_path = g_build_filename (g_get_home_dir (), "script.json", NULL);
+  g_autofree char *log = g_build_filename (g_get_home_dir (), "agent.log", NULL);
+  g_autofree char *count = g_build_filename (g_get_home_dir (), "agent.count", NULL);
+  const char *argv[] = {
+    MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-acp-agent.py", script_path, "--token", K_ARGV, NULL
+  };
+  static const char script[] =
+    "{\"runs\": [{"
+    "  \"initialize\": [{\"answer\": {\"protocolVersion\": 1, \"agentCapabilities\": {\"loadSession\": true}}}],"
+    "  \"session/load\": [{\"error\": {\"code\": -32603, \"message\": \"Internal error: key " K_LOAD " has no such session\"}}],"
+    "  \"session/prompt\": [[{\"error\": {\"code\": -32603,"
+    "     \"message\": \"Internal error: API Error: 401 invalid key " K_PROMPT "\","
+    "     \"data\": {\"detail\": \"the request carried " K_DATA " and " K_ENV " and " K_ARGV "\"}}}]]"
+    "}]}";
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  g_autoptr(GError) error = NULL;
+  MendAcpAgent *agent;
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  g_assert_true (g_file_set_contents (script_path, script, -1, &error));
+  g_assert_no_error (error);
+
+  agent = mend_acp_agent_new (argv);
+  mend_agent_setenv (MEND_AGENT (agent), "MEND_HOSTILE_ACP_LOG", log);
+  mend_agent_setenv (MEND_AGENT (agent), "MEND_HOSTILE_ACP_COUNT", count);
+  mend_agent_setenv (MEND_AGENT (agent), "UPSTREAM_AUTH_TOKEN", K_ENV);
+  mend_agent_set_cwd (MEND_AGENT (agent), g_get_home_dir ());
+  mend_agent_set_session_id (MEND_AGENT (agent), "an-old-session");
+  g_string_truncate (logged, 0);
+  run_failing_turn (clock, MEND_SENDER (agent));
+
+  /* The errors were logged, and the session load was tried. */
+  g_assert_nonnull (strstr (logged->str, "ACP error"));
+  g_assert_nonnull (strstr (logged->str, "could not load session"));
+
+  mend_agent_terminate (MEND_AGENT (agent));
+  finalize_eventually (agent);
+  g_assert_finalize_object (clock);
+}
+#endif
 
 int
 main (int   argc,
@@ -540,7 +586,10 @@ main (int   argc,
                    test_app_key_outlives_per_request_credentials);
   g_test_add_func ("/Mend/Secrets/agent-process-credentials-are-redacted",
                    test_agent_process_credentials_are_redacted);
-
+#if MEND_HAS_ACP
+  g_test_add_func ("/Mend/Secrets/acp-agent-errors-are-redacted-in-logs",
+                   test_acp_agent_errors_are_redacted_in_logs);
+#endif
 
   return g_test_run ();
 }
