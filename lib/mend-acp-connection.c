@@ -399,6 +399,9 @@ on_handle_call (JsonrpcClient     *client,
   node = params ? json_gvariant_serialize (params) : json_node_new (JSON_NODE_NULL);
   json = mend_json_to_string (node);
   serial = mend_acp_requests_add (conn->requests, client, id, method, json);
+  /* Past the bounds: answered already, or left unanswered. */
+  if (serial == 0)
+    return TRUE;
 
   conn_ref (conn);
   conn->events->request (conn->user_data, method, json, serial);
