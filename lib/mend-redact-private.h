@@ -41,6 +41,10 @@ gboolean mend_redact_is_credential_name (const char *name);
  * ("MAX_TOKENS") or a socket ("SSH_AUTH_SOCK", "XAUTHORITY"). */
 gboolean mend_redact_is_credential_variable (const char *name);
 
+/* Redacts @error's message in place (nothing when @error is %NULL): an
+ * error that quotes the text it was given leaves the library too. */
+void     mend_redact_error              (GError             *error);
+
 /* Every line libmend logs goes through the redaction of its failures:
  * what it quotes (an agent's error, a server's answer) may hold a key.
  * The library logs through these, never through g_debug () and its kin

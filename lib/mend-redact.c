@@ -379,6 +379,19 @@ mend_redact_secrets (const char *text,
 }
 
 void
+mend_redact_error (GError *error)
+{
+  char *redacted;
+
+  if (error == NULL || error->message == NULL)
+    return;
+
+  redacted = mend_redact_secrets (error->message, -1);
+  g_free (error->message);
+  error->message = redacted;
+}
+
+void
 mend_log_redacted (GLogLevelFlags  level,
                    const char     *format,
                    ...)
