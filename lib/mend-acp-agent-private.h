@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-acp-agent.h"
+#include "mend-acp-requests-private.h"
 #include "mend-agent-host-private.h"
 
 G_BEGIN_DECLS
@@ -26,6 +27,10 @@ void              mend_acp_subagents_feed (MendAcpSubagents    *subagents,
 
 /* Whether an update is the agent's output for the turn. */
 gboolean          mend_acp_update_is_output (JsonObject *update);
+
+/* For tests: what the agent's requests hold now. */
+void              mend_acp_agent_get_request_backlog (MendAcpAgent   *self,
+                                                      MendAcpBacklog *backlog);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAcpSubagents, mend_acp_subagents_free)
 

@@ -16,6 +16,7 @@
 #include "mend-agent-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 #include "mend-sender.h"
 #include "mend-turn.h"
 
@@ -60,7 +61,12 @@
  *   `fs/read_text_file`, `fs/write_text_file`, anything else) are emitted
  *   as [signal@Mend.AcpAgent::request]. Unhandled, they are denied: a
  *   permission request is answered with its reject option (or as
- *   cancelled), any other request with a JSON-RPC error.
+ *   cancelled), any other request with a JSON-RPC error. At most
+ *   %MEND_ACP_AGENT_MAX_REQUESTS requests (and
+ *   %MEND_ACP_AGENT_MAX_REQUEST_BYTES) are in flight at once, answers the
+ *   agent has not read yet included; past that a request is answered at
+ *   once with a JSON-RPC error, and an agent that reads none of those
+ *   either gets no answer, so that its memory here stays bounded.
  *
  * Make the agent the chat's sender; that is all the wiring there is:
  *
@@ -209,8 +215,8 @@ on_grace_over (gpointer user_data)
   if (self->conn == NULL)
     return G_SOURCE_REMOVE;
 
-  g_debug ("The agent did not answer a cancelled prompt within %u ms: starting it again",
-           self->cancel_grace_ms);
+  mend_debug ("The agent did not answer a cancelled prompt within %u ms: starting it again",
+              self->cancel_grace_ms);
   g_object_ref (self);
   mend_acp_connection_close (g_steal_pointer (&self->conn));
   mend_agent_close_child (AGENT (self));
@@ -750,6 +756,15 @@ mend_acp_agent_set_cancel_grace_ms (MendAcpAgent *self,
     return;
   self->cancel_grace_ms = cancel_grace_ms;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CANCEL_GRACE_MS]);
+}
+
+void
+mend_acp_agent_get_request_backlog (MendAcpAgent   *self,
+                                    MendAcpBacklog *backlog)
+{
+  g_assert (MEND_IS_ACP_AGENT (self));
+
+  mend_acp_requests_get_backlog (self->requests, backlog);
 }
 
 /**

@@ -33,6 +33,28 @@ G_BEGIN_DECLS
  */
 #define MEND_ACP_AGENT_CANCEL_GRACE_MS 10000
 
+/**
+ * MEND_ACP_AGENT_MAX_REQUESTS:
+ *
+ * How many requests of an agent's may be in flight at once: emitted as
+ * [signal@Mend.AcpAgent::request] and not answered yet, or answered and
+ * not yet taken by the agent. A request past it is answered at once with
+ * a JSON-RPC error, without a signal; when the agent reads none of those
+ * answers either, later requests go unanswered, so that an agent that
+ * floods requests and never reads holds a bounded amount of memory.
+ */
+#define MEND_ACP_AGENT_MAX_REQUESTS 64
+
+/**
+ * MEND_ACP_AGENT_MAX_REQUEST_BYTES:
+ *
+ * How many bytes the requests in flight (their parameters, and the
+ * answers the agent did not take yet) may hold at once; a request past
+ * it is answered at once with a JSON-RPC error, as past
+ * %MEND_ACP_AGENT_MAX_REQUESTS.
+ */
+#define MEND_ACP_AGENT_MAX_REQUEST_BYTES (1024 * 1024)
+
 #define MEND_TYPE_ACP_AGENT (mend_acp_agent_get_type ())
 
 MEND_AVAILABLE_IN_1_0

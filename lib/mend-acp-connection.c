@@ -24,6 +24,7 @@
 #include "mend-agent-common-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 
 /* The Agent Client Protocol's error code for a client that must log in. */
 #define ACP_AUTH_REQUIRED (-32000)
@@ -212,7 +213,7 @@ failure_from_rpc_error (const GError *error)
   if (!rpc_error_read (error, &code, &text))
     return NULL;
 
-  g_debug ("ACP error %" G_GINT64_FORMAT ": %s", code, text);
+  mend_debug ("ACP error %" G_GINT64_FORMAT ": %s", code, text);
   return mend_failure_new_from_text (text);
 }
 
@@ -226,7 +227,7 @@ call_failed (MendAcpConnection *conn,
   g_autoptr(MendFailure) failure = failure_from_rpc_error (error);
 
   if (failure == NULL)
-    g_debug ("The connection to the agent failed: %s", error->message);
+    mend_debug ("The connection to the agent failed: %s", error->message);
   run_ended (conn, failure);
 }
 
@@ -298,7 +299,7 @@ on_session_load (GObject      *source,
           return;
         }
       /* The agent could not take the session up: start a new one. */
-      g_debug ("The agent could not load session %s: %s", conn->load_id, error->message);
+      mend_debug ("The agent could not load session %s: %s", conn->load_id, error->message);
       conn->loading = FALSE;
       conn->events->session (conn->user_data, NULL);
       if (is_open (conn))
@@ -398,6 +399,9 @@ on_handle_call (JsonrpcClient     *client,
   node = params ? json_gvariant_serialize (params) : json_node_new (JSON_NODE_NULL);
   json = mend_json_to_string (node);
   serial = mend_acp_requests_add (conn->requests, client, id, method, json);
+  /* Past the bounds: answered already, or left unanswered. */
+  if (serial == 0)
+    return TRUE;
 
   conn_ref (conn);
   conn->events->request (conn->user_data, method, json, serial);

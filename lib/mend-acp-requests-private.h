@@ -19,8 +19,23 @@ typedef struct _MendAcpRequests MendAcpRequests;
 MendAcpRequests *mend_acp_requests_new                (void);
 void             mend_acp_requests_free               (MendAcpRequests *requests);
 
+/* What the requests hold: kept for the owner, answers not written to
+ * the agent yet, their bytes; and how many requests were answered at
+ * once (refused) or not at all (dropped) for being past the bounds. */
+typedef struct
+{
+  guint   n_kept;
+  guint   n_unwritten;
+  gsize   bytes;
+  guint64 n_refused;
+  guint64 n_dropped;
+} MendAcpBacklog;
+
 /* Keeps a request; @params is its parameters as JSON text. Returns its
- * number. */
+ * number; 0 when it is past MEND_ACP_AGENT_MAX_REQUESTS or
+ * MEND_ACP_AGENT_MAX_REQUEST_BYTES in flight: answered at once with a
+ * JSON-RPC error then, or, while the agent has not taken as many answers
+ * again, not at all. */
 guint            mend_acp_requests_add                (MendAcpRequests *requests,
                                                        JsonrpcClient   *client,
                                                        GVariant        *id,
@@ -46,6 +61,8 @@ void             mend_acp_requests_forget_client      (MendAcpRequests *requests
                                                        JsonrpcClient   *client);
 /* Forgets every request, unanswered. */
 void             mend_acp_requests_clear              (MendAcpRequests *requests);
+void             mend_acp_requests_get_backlog        (MendAcpRequests *requests,
+                                                       MendAcpBacklog  *backlog);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAcpRequests, mend_acp_requests_free)
 

@@ -8,16 +8,34 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
 #include <jsonrpc-glib.h>
 
+#include "mend-acp-agent.h"
 #include "mend-acp-requests-private.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
+#include "mend-redact-private.h"
 
 /* JSON-RPC's "internal error": the answer to a request the client
  * refuses (ACP has no code of its own for it). */
 #define RPC_INTERNAL_ERROR (-32603)
+
+/* What a request or an answer costs besides its text: its id, the
+ * JSON-RPC envelope, the bookkeeping. */
+#define MESSAGE_OVERHEAD 256
+
+/* Answers sent and not written to the agent yet. Shared with the write
+ * callbacks, which may come after the requests are freed. */
+typedef struct
+{
+  gatomicrefcount ref_count;
+  guint           n;
+  gsize           bytes;
+} Backlog;
 
 /* A request of the agent's, until it is answered. */
 typedef struct
@@ -26,13 +44,84 @@ typedef struct
   GVariant      *id;
   char          *method;
   char          *params;        /* JSON */
+  gsize          bytes;
 } Request;
 
 struct _MendAcpRequests
 {
   GHashTable *table;            /* serial → Request */
   guint       last_serial;
+  gsize       kept_bytes;
+  Backlog    *unwritten;
+  guint64     n_refused;
+  guint64     n_dropped;
 };
+
+static void
+backlog_unref (Backlog *backlog)
+{
+  if (g_atomic_ref_count_dec (&backlog->ref_count))
+    g_free (backlog);
+}
+
+typedef struct
+{
+  Backlog *backlog;
+  gsize    bytes;
+} Written;
+
+static void
+on_answer_written (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  Written *written = user_data;
+
+  /* Written, or never will be (the agent is gone): no longer held. */
+  jsonrpc_client_reply_finish (JSONRPC_CLIENT (source), result, NULL);
+  written->backlog->n--;
+  written->backlog->bytes -= written->bytes;
+  backlog_unref (written->backlog);
+  g_free (written);
+}
+
+/* Counts an answer until jsonrpc-glib has written it: an agent that reads
+ * none of its answers holds them all in the client's queue. */
+static Written *
+count_answer (MendAcpRequests *requests,
+              gsize            bytes)
+{
+  Written *written = g_new0 (Written, 1);
+
+  written->backlog = requests->unwritten;
+  g_atomic_ref_count_inc (&written->backlog->ref_count);
+  written->bytes = bytes + MESSAGE_OVERHEAD;
+  written->backlog->n++;
+  written->backlog->bytes += written->bytes;
+  return written;
+}
+
+static void
+reply_error (MendAcpRequests *requests,
+             JsonrpcClient   *client,
+             GVariant        *id,
+             const char      *message)
+{
+  jsonrpc_client_reply_error_async (client, id, RPC_INTERNAL_ERROR, message, NULL,
+                                    on_answer_written, count_answer (requests, strlen (message)));
+}
+
+static void
+remove_request (MendAcpRequests *requests,
+                guint            serial)
+{
+  Request *request = g_hash_table_lookup (requests->table, GUINT_TO_POINTER (serial));
+
+  if (request == NULL)
+    return;
+  requests->kept_bytes -= request->bytes;
+  g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
+}
 
 static void
 request_free (Request *request)
@@ -50,6 +139,8 @@ mend_acp_requests_new (void)
   MendAcpRequests *requests = g_new0 (MendAcpRequests, 1);
 
   requests->table = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) request_free);
+  requests->unwritten = g_new0 (Backlog, 1);
+  g_atomic_ref_count_init (&requests->unwritten->ref_count);
   return requests;
 }
 
@@ -57,6 +148,7 @@ void
 mend_acp_requests_free (MendAcpRequests *requests)
 {
   g_hash_table_unref (requests->table);
+  backlog_unref (requests->unwritten);
   g_free (requests);
 }
 
@@ -67,13 +159,40 @@ mend_acp_requests_add (MendAcpRequests *requests,
                        const char      *method,
                        const char      *params)
 {
-  Request *request = g_new0 (Request, 1);
+  gsize bytes = strlen (method) + strlen (params) + MESSAGE_OVERHEAD;
+  guint n_in_flight = g_hash_table_size (requests->table) + requests->unwritten->n;
+  gsize bytes_in_flight = requests->kept_bytes + requests->unwritten->bytes;
+  Request *request;
   guint serial;
 
+  if (n_in_flight >= MEND_ACP_AGENT_MAX_REQUESTS ||
+      bytes_in_flight + bytes > MEND_ACP_AGENT_MAX_REQUEST_BYTES)
+    {
+      /* Refused at once; and once as many refusals again wait to be
+       * read, the agent reads nothing: what it asks goes unanswered. */
+      if (requests->unwritten->n < 2 * MEND_ACP_AGENT_MAX_REQUESTS)
+        {
+          requests->n_refused++;
+          reply_error (requests, client, id,
+                       _("The agent has too many requests waiting for an answer"));
+        }
+      else
+        {
+          if (requests->n_dropped % 1024 == 0)
+            mend_debug ("The agent reads none of its answers: %" G_GUINT64_FORMAT
+                        " of its requests left unanswered", requests->n_dropped + 1);
+          requests->n_dropped++;
+        }
+      return 0;
+    }
+
+  request = g_new0 (Request, 1);
   request->client = g_object_ref (client);
   request->id = g_variant_ref (id);
   request->method = g_strdup (method);
   request->params = g_strdup (params);
+  request->bytes = bytes;
+  requests->kept_bytes += bytes;
 
   do
     serial = ++requests->last_serial;
@@ -84,8 +203,9 @@ mend_acp_requests_add (MendAcpRequests *requests,
 }
 
 static gboolean
-send_reply (Request    *request,
-            const char *json)
+send_reply (MendAcpRequests *requests,
+            Request         *request,
+            const char      *json)
 {
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GVariant) reply = NULL;
@@ -99,11 +219,12 @@ send_reply (Request    *request,
     reply = json_gvariant_deserialize (node, NULL, &error);
   if (reply == NULL)
     {
-      g_debug ("Not an answer to %s: %s", request->method, error->message);
+      mend_debug ("Not an answer to %s: %s", request->method, error->message);
       return FALSE;
     }
   g_variant_take_ref (reply);
-  jsonrpc_client_reply_async (request->client, request->id, reply, NULL, NULL, NULL);
+  jsonrpc_client_reply_async (request->client, request->id, reply, NULL,
+                              on_answer_written, count_answer (requests, strlen (json)));
   return TRUE;
 }
 
@@ -118,9 +239,9 @@ mend_acp_requests_reply (MendAcpRequests *requests,
   if (request == NULL)
     return FALSE;
 
-  sent = send_reply (request, result_json);
+  sent = send_reply (requests, request, result_json);
   if (sent)
-    g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
+    remove_request (requests, serial);
   return sent;
 }
 
@@ -181,14 +302,13 @@ mend_acp_requests_deny (MendAcpRequests *requests,
       g_autofree char *option = reject_option (request->params);
       g_autofree char *json = outcome_json (option);
 
-      send_reply (request, json);
+      send_reply (requests, request, json);
     }
   else
-    jsonrpc_client_reply_error_async (request->client, request->id, RPC_INTERNAL_ERROR,
-                                      _("The client does not allow this request"),
-                                      NULL, NULL, NULL);
+    reply_error (requests, request->client, request->id,
+                 _("The client does not allow this request"));
 
-  g_hash_table_remove (requests->table, GUINT_TO_POINTER (serial));
+  remove_request (requests, serial);
   return TRUE;
 }
 
@@ -208,7 +328,8 @@ mend_acp_requests_cancel_permissions (MendAcpRequests *requests)
 
       if (g_strcmp0 (request->method, "session/request_permission") != 0)
         continue;
-      send_reply (request, json);
+      send_reply (requests, request, json);
+      requests->kept_bytes -= request->bytes;
       g_hash_table_iter_remove (&iter);
     }
 }
@@ -223,11 +344,26 @@ mend_acp_requests_forget_client (MendAcpRequests *requests,
   g_hash_table_iter_init (&iter, requests->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     if (((Request *) value)->client == client)
-      g_hash_table_iter_remove (&iter);
+      {
+        requests->kept_bytes -= ((Request *) value)->bytes;
+        g_hash_table_iter_remove (&iter);
+      }
 }
 
 void
 mend_acp_requests_clear (MendAcpRequests *requests)
 {
   g_hash_table_remove_all (requests->table);
+  requests->kept_bytes = 0;
+}
+
+void
+mend_acp_requests_get_backlog (MendAcpRequests *requests,
+                               MendAcpBacklog  *backlog)
+{
+  backlog->n_kept = g_hash_table_size (requests->table);
+  backlog->n_unwritten = requests->unwritten->n;
+  backlog->bytes = requests->kept_bytes + requests->unwritten->bytes;
+  backlog->n_refused = requests->n_refused;
+  backlog->n_dropped = requests->n_dropped;
 }

@@ -16,6 +16,7 @@
 
 #include "mend-agent-child-private.h"
 #include "mend-agent-common-private.h"
+#include "mend-redact-private.h"
 
 #define STDERR_READ_SIZE 4096
 /* What is drained of standard error at the end, at most: a process left
@@ -122,7 +123,7 @@ on_written (GObject      *source,
   if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
     {
       /* The agent is gone; that is seen where it exits. */
-      g_debug ("Could not write to the agent: %s", error->message);
+      mend_debug ("Could not write to the agent: %s", error->message);
       g_queue_clear_full (&child->writes, (GDestroyNotify) g_bytes_unref);
       return;
     }
@@ -175,7 +176,7 @@ on_line (GObject      *source,
       /* The end of the output, or a read error: the agent cannot answer
        * any more either way. */
       if (error != NULL)
-        g_debug ("Could not read the agent's output: %s", error->message);
+        mend_debug ("Could not read the agent's output: %s", error->message);
       child->stdout_done = TRUE;
       maybe_end (child);
       return;
@@ -429,7 +430,12 @@ mend_agent_child_spawn (const char * const            *argv,
   child->callbacks = callbacks;
   child->user_data = user_data;
   child->subprocess = subprocess;
-  child->pgid = (pid_t) g_ascii_strtoll (g_subprocess_get_identifier (subprocess), NULL, 10);
+  /* An agent that exited at once may be reaped already: it has no number
+   * then, and its group is never signalled (kill (0, …) would signal
+   * this process's own group). */
+  if (g_subprocess_get_identifier (subprocess) != NULL)
+    child->pgid = (pid_t) g_ascii_strtoll (g_subprocess_get_identifier (subprocess), NULL, 10);
+  child->group_gone = child->pgid <= 0;
   child->cancellable = g_cancellable_new ();
   child->stderr_tail = g_byte_array_ref (stderr_tail);
   child->stdin_connection = g_steal_pointer (&stdin_connection);
@@ -486,7 +492,7 @@ on_grace_over (gpointer user_data)
 
   if (!group_is_gone (child))
     {
-      g_debug ("Agent %d: its group outlived SIGTERM, killing it", (int) child->pgid);
+      mend_debug ("Agent %d: its group outlived SIGTERM, killing it", (int) child->pgid);
       signal_group (child, SIGKILL);
     }
   /* The agent itself is dead now; its reaping ends nothing more. */

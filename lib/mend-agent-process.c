@@ -19,6 +19,7 @@
 #include "mend-agent-process.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 #include "mend-stream-observer-private.h"
 #include "mend-turn-private.h"
 
@@ -388,7 +389,7 @@ mend_agent_process_attempt (MendAgent *agent)
 
   if (self->skip_results > 0)
     {
-      g_debug ("The prompt waits for the result of the turn that was interrupted");
+      mend_debug ("The prompt waits for the result of the turn that was interrupted");
       g_clear_pointer (&self->held, g_bytes_unref);
       self->held = g_steal_pointer (&line);
     }

@@ -12,6 +12,8 @@
 #include "mend-agent-common-private.h"
 #include "mend-agent-private.h"
 #include "mend-chat.h"
+#include "mend-redact-private.h"
+#include "mend-secret-set-private.h"
 #include "mend-sender-private.h"
 #include "mend-turn-private.h"
 
@@ -63,6 +65,7 @@ typedef struct
   guint                n_starts;
   guint                terminate_grace_ms;
   GByteArray          *stderr_tail;
+  MendSecretSet       *secrets;    /* the credentials of argv and environ */
   MendAgentChild      *child;
   guint64              last_n_lines;
 
@@ -207,6 +210,14 @@ mend_agent_spawn (MendAgent           *self,
   for (guint i = 0; extra_args != NULL && extra_args[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) extra_args[i]);
   g_ptr_array_add (argv, NULL);
+
+  /* What the agent inherits holds credentials too. */
+  if (priv->environ_ == NULL)
+    {
+      g_auto(GStrv) inherited = g_get_environ ();
+
+      mend_secret_set_pin_environ (priv->secrets, (const char * const *) inherited);
+    }
 
   g_byte_array_set_size (priv->stderr_tail, 0);
   priv->child = mend_agent_child_spawn ((const char * const *) argv->pdata,
@@ -415,8 +426,8 @@ mend_agent_attach_host (MendSender    *sender,
    * first chat's attempt in flight. */
   if (priv->chat != NULL)
     {
-      g_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
-                  G_OBJECT_TYPE_NAME (self));
+      mend_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
+                     G_OBJECT_TYPE_NAME (self));
       return;
     }
   priv->chat = chat;
@@ -444,7 +455,7 @@ mend_agent_constructed (GObject *object)
   G_OBJECT_CLASS (mend_agent_parent_class)->constructed (object);
 
   if (priv->argv == NULL || priv->argv[0] == NULL)
-    g_critical ("A %s needs a command line", G_OBJECT_TYPE_NAME (object));
+    mend_critical ("A %s needs a command line", G_OBJECT_TYPE_NAME (object));
 }
 
 static void
@@ -470,6 +481,7 @@ mend_agent_finalize (GObject *object)
   g_clear_pointer (&priv->cwd, g_free);
   g_clear_pointer (&priv->session_id, g_free);
   g_clear_pointer (&priv->stderr_tail, g_byte_array_unref);
+  g_clear_pointer (&priv->secrets, mend_secret_set_free);
 
   G_OBJECT_CLASS (mend_agent_parent_class)->finalize (object);
 }
@@ -527,6 +539,7 @@ mend_agent_set_property (GObject      *object,
     {
     case PROP_ARGV:
       priv->argv = g_value_dup_boxed (value);
+      mend_secret_set_pin_argv (priv->secrets, (const char * const *) priv->argv);
       break;
     case PROP_ENVIRON:
       mend_agent_set_environ (self, g_value_get_boxed (value));
@@ -563,7 +576,9 @@ mend_agent_class_init (MendAgentClass *klass)
    * MendAgent:argv:
    *
    * The agent's command line, program first (looked up in `PATH` when it
-   * has no slash).
+   * has no slash). The value of a flag named like a credential
+   * (`--api-key VALUE`, `--token=VALUE`) is redacted from every failure
+   * message, record and log line while the agent lives.
    */
   properties[PROP_ARGV] =
     g_param_spec_boxed ("argv", NULL, NULL,
@@ -656,6 +671,7 @@ mend_agent_init (MendAgent *self)
   MendAgentPrivate *priv = PRIV (self);
 
   priv->stderr_tail = g_byte_array_new ();
+  priv->secrets = mend_secret_set_new ();
   priv->terminate_grace_ms = MEND_AGENT_TERMINATE_GRACE_MS;
 }
 
@@ -699,15 +715,32 @@ mend_agent_get_environ (MendAgent *self)
  *   or %NULL to inherit this process's environment
  *
  * Sets the agent's environment, from its next start.
+ *
+ * The value of every variable named like a credential (`*KEY*`,
+ * `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*AUTH*`…) is redacted from every
+ * failure message, record and log line while the agent lives, whatever
+ * its shape.
  */
 void
 mend_agent_set_environ (MendAgent          *self,
                         const char * const *environ_)
 {
+  MendAgentPrivate *priv;
+  g_auto(GStrv) old = NULL;
+
   g_return_if_fail (MEND_IS_AGENT (self));
 
-  if (mend_environ_replace (&PRIV (self)->environ_, environ_))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
+  priv = PRIV (self);
+  old = g_strdupv (priv->environ_);
+  if (!mend_environ_replace (&priv->environ_, environ_))
+    return;
+
+  /* A credential the agent is given is redacted for the agent's life; one
+   * taken back still for a while. Pinned after the old ones go, so that a
+   * value both hold stays. */
+  mend_secret_set_unpin_environ (priv->secrets, (const char * const *) old);
+  mend_secret_set_pin_environ (priv->secrets, (const char * const *) priv->environ_);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ENVIRON]);
 }
 
 /**
@@ -717,7 +750,8 @@ mend_agent_set_environ (MendAgent          *self,
  * @value: (nullable): its value, or %NULL to remove it
  *
  * Sets one variable of the agent's environment, from its next start. The
- * first change starts from this process's environment.
+ * first change starts from this process's environment. A variable named
+ * like a credential is redacted as [method@Mend.Agent.set_environ] says.
  */
 void
 mend_agent_setenv (MendAgent  *self,

@@ -17,6 +17,7 @@
 #include "mend-json-private.h"
 #include "mend-queue-private.h"
 #include "mend-queue-item-private.h"
+#include "mend-redact-private.h"
 #include "mend-retry-wait.h"
 #include "mend-gate.h"
 #include "mend-sender-private.h"
@@ -241,7 +242,7 @@ insert_continue (MendChat *self)
     return;
 
   if (mend_queue_insert_front (self->queue, self->continue_prompt, NULL, &error) == NULL && error != NULL)
-    g_debug ("Chat %s: no Continue item: %s", self->id, error->message);
+    mend_debug ("Chat %s: no Continue item: %s", self->id, error->message);
 }
 
 /* Runs the queue's head when the chat is ready and nothing runs. A turn

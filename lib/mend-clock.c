@@ -12,6 +12,7 @@
 #endif
 
 #include "mend-clock-private.h"
+#include "mend-redact-private.h"
 #include "mend-timer-queue-private.h"
 
 /**
@@ -100,7 +101,7 @@ arm (TimerSource *ts,
           ts->armed_us = at;
           return;
         }
-      g_warning ("Cannot arm the clock's timer: %s", g_strerror (errno));
+      mend_warning ("Cannot arm the clock's timer: %s", g_strerror (errno));
     }
 #endif
 

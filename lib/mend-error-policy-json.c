@@ -13,6 +13,7 @@
 #include "mend-enum-types.h"
 #include "mend-error-policy-private.h"
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 
 /* A policy's JSON: read through its properties, written through its
  * getters, so that this file only calls into the policy. */
@@ -58,6 +59,9 @@ invalid (GError     **error,
    * “maxRetries”; the second says what is wrong with it. */
   g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
                _("Invalid policy key “%s”: %s"), key, detail);
+  /* The key is the caller's text, whatever it holds. */
+  if (error != NULL)
+    mend_redact_error (*error);
   return FALSE;
 }
 
@@ -283,6 +287,8 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
         {
           g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
                        _("Unknown policy key “%s”"), member);
+          if (error != NULL)
+            mend_redact_error (*error);
           ok = FALSE;
           break;
         }

@@ -7,6 +7,8 @@
 
 #include <libsoup/soup.h>
 
+#include "mend-secret-set-private.h"
+
 G_BEGIN_DECLS
 
 /* RFC 9110: a name is a token; a value holds no control character but a
@@ -17,14 +19,11 @@ gboolean mend_http_header_value_is_valid    (const char         *value);
 /* Headers whose values are never credentials (Accept, anthropic-version…). */
 gboolean mend_http_header_is_public         (const char         *name);
 
-/* @secrets: the values one sender registered with the redactor, at most
- * 32; the oldest is let go first. */
-void     mend_http_secrets_remember         (GPtrArray          *secrets,
-                                             const char         *value);
-void     mend_http_secrets_remember_headers (GPtrArray          *secrets,
+/* The credentials of a request (headers named like credentials) rotate
+ * in @secrets; those of the endpoint are pinned. */
+void     mend_http_secrets_remember_headers (MendSecretSet      *secrets,
                                              SoupMessageHeaders *headers);
-void     mend_http_secrets_remember_uri     (GPtrArray          *secrets,
+void     mend_http_secrets_remember_uri     (MendSecretSet      *secrets,
                                              const char         *uri);
-void     mend_http_secrets_forget           (GPtrArray          *secrets);
 
 G_END_DECLS

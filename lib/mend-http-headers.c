@@ -39,8 +39,6 @@ mend_http_header_value_is_valid (const char *value)
  * with the redactor while the sender lives, so that no echo of it leaves
  * the library in text, whatever its shape. */
 
-#define MAX_SECRETS 32
-
 gboolean
 mend_http_header_is_public (const char *name)
 {
@@ -55,44 +53,11 @@ mend_http_header_is_public (const char *name)
   return FALSE;
 }
 
+/* Headers a build-message handler added, and the request's own
+ * Authorization: those named like credentials. They may change with each
+ * request, so they rotate. */
 void
-mend_http_secrets_remember (GPtrArray  *secrets,
-                            const char *value)
-{
-  const char *space;
-
-  if (value == NULL || strlen (value) < MEND_REDACT_MIN_SECRET_BYTES)
-    return;
-
-  /* "Bearer abc…": the token alone may be echoed too. */
-  space = strrchr (value, ' ');
-  if (space != NULL)
-    mend_http_secrets_remember (secrets, space + 1);
-
-  for (guint i = 0; i < secrets->len; i++)
-    if (g_str_equal (g_ptr_array_index (secrets, i), value))
-      return;
-
-  if (secrets->len >= MAX_SECRETS)
-    {
-      mend_redact_remove_secret (g_ptr_array_index (secrets, 0));
-      g_ptr_array_remove_index (secrets, 0);
-    }
-  mend_redact_add_secret (value);
-  g_ptr_array_add (secrets, g_strdup (value));
-}
-
-void
-mend_http_secrets_forget (GPtrArray *secrets)
-{
-  for (guint i = 0; i < secrets->len; i++)
-    mend_redact_remove_secret (g_ptr_array_index (secrets, i));
-  g_ptr_array_set_size (secrets, 0);
-}
-
-/* Headers a build-message handler added: those named like credentials. */
-void
-mend_http_secrets_remember_headers (GPtrArray          *secrets,
+mend_http_secrets_remember_headers (MendSecretSet      *secrets,
                                     SoupMessageHeaders *headers)
 {
   SoupMessageHeadersIter iter;
@@ -102,13 +67,13 @@ mend_http_secrets_remember_headers (GPtrArray          *secrets,
   soup_message_headers_iter_init (&iter, headers);
   while (soup_message_headers_iter_next (&iter, &name, &value))
     if (!mend_http_header_is_public (name) && mend_redact_is_credential_name (name))
-      mend_http_secrets_remember (secrets, value);
+      mend_secret_set_add_rotating (secrets, value);
 }
 
 /* A key in the endpoint: "https://user:key@host/…", "…?key=…". */
 void
-mend_http_secrets_remember_uri (GPtrArray  *secrets,
-                                const char *text)
+mend_http_secrets_remember_uri (MendSecretSet *secrets,
+                                const char    *text)
 {
   g_autoptr(GUri) uri = text ? g_uri_parse (text, SOUP_HTTP_URI_FLAGS, NULL) : NULL;
   GUriParamsIter iter;
@@ -118,7 +83,7 @@ mend_http_secrets_remember_uri (GPtrArray  *secrets,
   if (uri == NULL)
     return;
 
-  mend_http_secrets_remember (secrets, g_uri_get_password (uri));
+  mend_secret_set_pin (secrets, g_uri_get_password (uri));
   if (g_uri_get_query (uri) == NULL)
     return;
 
@@ -129,8 +94,8 @@ mend_http_secrets_remember_uri (GPtrArray  *secrets,
         {
           g_autofree char *escaped = g_uri_escape_string (value, NULL, FALSE);
 
-          mend_http_secrets_remember (secrets, value);
-          mend_http_secrets_remember (secrets, escaped);
+          mend_secret_set_pin (secrets, value);
+          mend_secret_set_pin (secrets, escaped);
         }
       g_free (name);
       g_free (value);

@@ -87,7 +87,7 @@ struct _MendHttpSender
   char        *model;
   guint        max_tokens;
   GPtrArray   *headers;   /* name, value, name, value… */
-  GPtrArray   *secrets;   /* values registered with the redactor */
+  MendSecretSet *secrets; /* values registered with the redactor */
   guint        max_body_bytes;
   guint        max_line_bytes;
   guint        max_event_bytes;
@@ -432,7 +432,7 @@ on_sent (GObject      *object,
   status = soup_message_get_status (attempt->message);
   content_type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
   shown_type = mend_redact_secrets (content_type ? content_type : "", -1);
-  g_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
+  mend_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
 
   attempt->body_stream = g_steal_pointer (&stream);
   attempt->body = g_byte_array_new ();
@@ -639,8 +639,7 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->answer, g_free);
   g_clear_object (&self->transcript);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
-  mend_http_secrets_forget (self->secrets);
-  g_clear_pointer (&self->secrets, g_ptr_array_unref);
+  g_clear_pointer (&self->secrets, mend_secret_set_free);
   g_clear_object (&self->session);
 
   G_OBJECT_CLASS (mend_http_sender_parent_class)->finalize (object);
@@ -941,7 +940,7 @@ mend_http_sender_init (MendHttpSender *self)
   self->model = g_strdup ("claude-sonnet-4-5");
   self->max_tokens = 4096;
   self->headers = g_ptr_array_new_with_free_func (g_free);
-  self->secrets = g_ptr_array_new_with_free_func (g_free);
+  self->secrets = mend_secret_set_new ();
   self->max_body_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES;
   self->max_line_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES;
   self->max_event_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES;
@@ -1180,17 +1179,25 @@ mend_http_sender_set_header (MendHttpSender  *self,
   for (guint i = 0; i + 1 < self->headers->len; i += 2)
     if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
       {
+        /* A replaced credential may still be echoed for a while. */
+        if (!mend_http_header_is_public (name))
+          mend_secret_set_unpin (self->secrets, g_ptr_array_index (self->headers, i + 1));
         g_ptr_array_remove_range (self->headers, i, 2);
         break;
       }
 
   if (value != NULL)
     {
-      if (!mend_http_header_is_public (name))
-        mend_http_secrets_remember (self->secrets, value);
       g_ptr_array_add (self->headers, g_strdup (name));
       g_ptr_array_add (self->headers, g_strdup (value));
     }
+
+  /* The app's own credentials stay registered for the sender's life,
+   * whatever a request brings (another header may hold the value that
+   * was let go). */
+  for (guint i = 0; i + 1 < self->headers->len; i += 2)
+    if (!mend_http_header_is_public (g_ptr_array_index (self->headers, i)))
+      mend_secret_set_pin (self->secrets, g_ptr_array_index (self->headers, i + 1));
 
   return TRUE;
 }

@@ -10,6 +10,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-json-private.h"
+#include "mend-redact-private.h"
 
 /* A byte scan, before any parse. json-glib's scanner recurses once per
  * level of nesting and reads more than JSON (comments, for one), so the
@@ -126,7 +127,12 @@ mend_json_parse (const char  *data,
 
   parser = json_parser_new_immutable ();
   if (!json_parser_load_from_data (parser, data, length, error))
-    return NULL;
+    {
+      /* json-glib quotes the token it could not read. */
+      if (error != NULL)
+        mend_redact_error (*error);
+      return NULL;
+    }
 
   root = json_parser_get_root (parser);
   if (root == NULL)

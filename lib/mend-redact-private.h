@@ -34,4 +34,28 @@ void  mend_redact_remove_secret (const char *value);
  * "client_secret", "Cookie"… */
 gboolean mend_redact_is_credential_name (const char *name);
 
+/* Whether an environment variable or a command-line flag of this name
+ * holds a credential: its name says KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+ * AUTH, CREDENTIAL or COOKIE, in any case ("ANTHROPIC_API_KEY",
+ * "GITHUB_TOKEN", "--api-key", "--auth-token"), but not a count
+ * ("MAX_TOKENS") or a socket ("SSH_AUTH_SOCK", "XAUTHORITY"). */
+gboolean mend_redact_is_credential_variable (const char *name);
+
+/* Redacts @error's message in place (nothing when @error is %NULL): an
+ * error that quotes the text it was given leaves the library too. */
+void     mend_redact_error              (GError             *error);
+
+/* Every line libmend logs goes through the redaction of its failures:
+ * what it quotes (an agent's error, a server's answer) may hold a key.
+ * The library logs through these, never through g_debug () and its kin
+ * (tests/check-log-redacted.sh keeps it so). */
+void     mend_log_redacted              (GLogLevelFlags      level,
+                                         const char         *format,
+                                         ...) G_GNUC_PRINTF (2, 3);
+
+#define mend_debug(...)    mend_log_redacted (G_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define mend_message(...)  mend_log_redacted (G_LOG_LEVEL_MESSAGE, __VA_ARGS__)
+#define mend_warning(...)  mend_log_redacted (G_LOG_LEVEL_WARNING, __VA_ARGS__)
+#define mend_critical(...) mend_log_redacted (G_LOG_LEVEL_CRITICAL, __VA_ARGS__)
+
 G_END_DECLS

@@ -124,6 +124,31 @@ mend_redact_is_credential_name (const char *name)
   return name != NULL && is_credential_label (name, name + strlen (name), TRUE);
 }
 
+gboolean
+mend_redact_is_credential_variable (const char *name)
+{
+  static const char * const words[] = {
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE", NULL
+  };
+  static const char * const not_credentials[] = {
+    "TOKENS",           /* MAX_TOKENS, --max-tokens: a count */
+    "_SOCK", "XAUTHORITY", "KEYBOARD", NULL
+  };
+  g_autofree char *upper = NULL;
+
+  if (name == NULL)
+    return FALSE;
+
+  upper = g_ascii_strup (name, -1);
+  for (guint i = 0; not_credentials[i] != NULL; i++)
+    if (strstr (upper, not_credentials[i]) != NULL)
+      return FALSE;
+  for (guint i = 0; words[i] != NULL; i++)
+    if (strstr (upper, words[i]) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 /* The end of a value that starts at @p: a quoted value runs to its closing
  * quote, a bare one to the first byte that ends a header, parameter or
  * word. */
@@ -351,4 +376,34 @@ mend_redact_secrets (const char *text,
     }
 
   return g_string_free (out, FALSE);
+}
+
+void
+mend_redact_error (GError *error)
+{
+  char *redacted;
+
+  if (error == NULL || error->message == NULL)
+    return;
+
+  redacted = mend_redact_secrets (error->message, -1);
+  g_free (error->message);
+  error->message = redacted;
+}
+
+void
+mend_log_redacted (GLogLevelFlags  level,
+                   const char     *format,
+                   ...)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *redacted = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  redacted = mend_redact_secrets (text, -1);
+  g_log (G_LOG_DOMAIN, level, "%s", redacted);
 }

@@ -225,9 +225,9 @@ ignore_line (MendStreamObserver *self,
     g_autofree char *escaped = g_strescape (prefix, NULL);
 
     /* A parser's message may quote the line: cap it too. */
-    g_debug ("Stream line ignored (%.*s), %" G_GSIZE_FORMAT " bytes: %s%s",
-             DEBUG_PREFIX_MAX, reason, length, escaped,
-             length > DEBUG_PREFIX_MAX ? "..." : "");
+    mend_debug ("Stream line ignored (%.*s), %" G_GSIZE_FORMAT " bytes: %s%s",
+                DEBUG_PREFIX_MAX, reason, length, escaped,
+                length > DEBUG_PREFIX_MAX ? "..." : "");
   }
 }
 

@@ -16,6 +16,7 @@
 #include "mend-failure-private.h"
 #include "mend-i18n-private.h"
 #include "mend-queue-item-private.h"
+#include "mend-redact-private.h"
 #include "mend-retry-wait.h"
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
@@ -166,7 +167,7 @@ ids_fit (const char *id,
       (agent_id == NULL || strlen (agent_id) <= MEND_SUBAGENT_MAX_ID_BYTES))
     return TRUE;
 
-  g_debug ("Subagent event ignored: an id is longer than %d bytes", MEND_SUBAGENT_MAX_ID_BYTES);
+  mend_debug ("Subagent event ignored: an id is longer than %d bytes", MEND_SUBAGENT_MAX_ID_BYTES);
   return FALSE;
 }
 

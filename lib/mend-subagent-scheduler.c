@@ -19,6 +19,7 @@
 #include "mend-json-private.h"
 #include "mend-queue-private.h"
 #include "mend-queue-item-private.h"
+#include "mend-redact-private.h"
 #include "mend-retry-wait-private.h"
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
@@ -511,8 +512,8 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
         g_clear_object (&entry->prompt_item);
     }
 
-  g_debug ("Subagent %s: resume prompt not sent: %s",
-           mend_subagent_get_id (entry->subagent), error->message);
+  mend_debug ("Subagent %s: resume prompt not sent: %s",
+              mend_subagent_get_id (entry->subagent), error->message);
   mend_subagent_scheduler_settle (self, entry);
   mend_subagent_scheduler_emit_step (self, entry, "skipped", attempt, NULL, "not_sent");
   g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, "not_sent");

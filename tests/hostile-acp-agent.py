@@ -28,6 +28,9 @@
 #   {"wait": METHOD}     reads until a message of METHOD
 #   {"wait_reply": ID}   reads until the answer to its own request ID
 #   {"hang": true}       reads until standard input ends, answers nothing
+#   {"flood": N, "method": M}  writes N requests of method M (ids
+#                        "flood-0"…), reading none of their answers
+#   {"deaf": true}       reads nothing more, answers nothing, until killed
 #   {"exit": CODE}       exits at once
 # In MESSAGE, RESULT and UPDATE, the string "$SESSION" is the session's id
 # and "$ID" the request's id. Each line read is appended to
@@ -37,6 +40,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 SESSION = "hostile-session"
 LOG = open(os.environ["MEND_HOSTILE_ACP_LOG"], "a")
@@ -124,6 +128,16 @@ def act(actions, request_id):
         elif "hang" in action:
             while True:
                 read()
+        elif "flood" in action:
+            params = {"sessionId": SESSION, "path": "/etc/hostname",
+                      "toolCall": {"toolCallId": "toolu_flood", "title": "read"},
+                      "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}]}
+            for i in range(action["flood"]):
+                write(json.dumps({"jsonrpc": "2.0", "id": "flood-%d" % i,
+                                  "method": action["method"], "params": params}))
+        elif "deaf" in action:
+            while True:
+                time.sleep(3600)
         elif "exit" in action:
             LOG.close()
             os._exit(action["exit"])

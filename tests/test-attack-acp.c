@@ -13,10 +13,14 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include <libmend.h>
 
+#include "hostile-server.h"
+#include "mend-acp-agent-private.h"
 #include "real-agent-common.h"
+
 
 #define WALL_START 1764500000000000
 #define GRACE_MS 200
@@ -272,6 +276,92 @@ assert_run_ended_and_retried (Fixture    *f,
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (f->failures->len, ==, 1);
   g_assert_cmpint (mend_failure_get_reason (g_ptr_array_index (f->failures, 0)), ==, MEND_REASON_TRANSPORT);
+}
+
+/* An agent that floods requests and never reads the answers */
+
+/* Enough to see the memory of a missing bound; under the sanitizers,
+ * where each request costs more, enough to pass the bound many times. */
+#ifdef HOSTILE_ASAN
+#define N_FLOOD 1000
+#else
+#define N_FLOOD 20000
+#endif
+
+static gsize
+resident_bytes (void)
+{
+  g_autofree char *statm = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  if (!g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL))
+    return 0;
+  fields = g_strsplit (statm, " ", -1);
+  return (gsize) g_ascii_strtoull (fields[1], NULL, 10) * (gsize) sysconf (_SC_PAGESIZE);
+}
+
+static gboolean
+on_request_taken (MendAcpAgent *agent,
+                  const char   *method,
+                  const char   *params,
+                  guint         request,
+                  Fixture      *f)
+{
+  f->n_requests++;
+  /* Taken, and never answered. */
+  return TRUE;
+}
+
+/* @data: the method flooded; a handler takes every request it is given
+ * for fs/read_text_file, none for session/request_permission (denied,
+ * so every answer is written back to an agent that reads none). */
+static void
+test_request_flood (Fixture       *f,
+                    gconstpointer  data)
+{
+  const char *method = data;
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[{'flood': %u, 'method': '%s'}, %s, %s, "
+                                             "{'deaf': true}]]}]}",
+                                             N_FLOOD, method, CHUNK ("flooded"), END_TURN);
+  gboolean take = g_str_equal (method, "fs/read_text_file");
+  MendAcpBacklog backlog;
+  gsize before;
+  gsize after;
+  MendTurn *turn;
+
+  start_chat (f, script);
+  if (take)
+    g_signal_connect (f->agent, "request", G_CALLBACK (on_request_taken), f);
+  before = resident_bytes ();
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  after = resident_bytes ();
+  turn = finished (f, 0);
+
+  g_test_message ("%u requests of %s: resident %" G_GSIZE_FORMAT " kB before, %" G_GSIZE_FORMAT " kB after",
+                  N_FLOOD, method, before / 1024, after / 1024);
+  /* The prompt's answer came after every request: all were read. */
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  mend_acp_agent_get_request_backlog (f->agent, &backlog);
+  g_test_message ("kept %u, answers unread %u, %" G_GSIZE_FORMAT " bytes; "
+                  "%" G_GUINT64_FORMAT " refused, %" G_GUINT64_FORMAT " unanswered",
+                  backlog.n_kept, backlog.n_unwritten, backlog.bytes, backlog.n_refused, backlog.n_dropped);
+  /* Kept for the app: the bound; answers unread: the bound's refusals too. */
+  g_assert_cmpuint (backlog.n_kept, <=, MEND_ACP_AGENT_MAX_REQUESTS);
+  g_assert_cmpuint (backlog.n_unwritten, <=, 2 * MEND_ACP_AGENT_MAX_REQUESTS);
+  g_assert_cmpuint (backlog.bytes, <=, MEND_ACP_AGENT_MAX_REQUEST_BYTES + 2 * MEND_ACP_AGENT_MAX_REQUESTS * 1024);
+  g_assert_cmpuint (backlog.n_refused, >, 0);
+  g_assert_cmpuint (backlog.n_dropped, >, 0);
+  g_assert_cmpuint (backlog.n_kept + backlog.n_refused + backlog.n_dropped, <=, N_FLOOD);
+  if (take)
+    {
+      g_assert_cmpuint (f->n_requests, ==, MEND_ACP_AGENT_MAX_REQUESTS);
+      g_assert_cmpuint (backlog.n_kept, ==, MEND_ACP_AGENT_MAX_REQUESTS);
+    }
+#ifndef HOSTILE_ASAN
+  if (!RUNNING_ON_VALGRIND)
+    g_assert_cmpuint (after, <, before + 8 * 1024 * 1024);
+#endif
 }
 
 /* Malformed JSON-RPC */
@@ -1025,6 +1115,8 @@ main (int   argc,
   ADD ("prompt-that-is-not-utf8-fails-the-attempt", test_prompt_not_utf8);
   ADD ("cwd-that-is-not-utf8-fails-the-attempt", test_cwd_not_utf8);
   ADD ("session-id-that-is-not-utf8-is-not-loaded", test_session_id_not_utf8);
+  ADD_DATA ("request-flood-unread-taken-requests-stay-bounded", "fs/read_text_file", test_request_flood);
+  ADD_DATA ("request-flood-unread-denied-answers-stay-bounded", "session/request_permission", test_request_flood);
 
   for (guint h = 0; h < G_N_ELEMENTS (hooks); h++)
     for (guint a = ACT_STOP; a <= ACT_UNREF; a++)

@@ -11,9 +11,12 @@
  * lines at G_MESSAGES_DEBUG=all, saved state.
  */
 
+#include "config.h"
+
 #include <libmend.h>
 
 #include "hostile-server.h"
+#include "real-agent-common.h"
 
 #define WALL_START_S 1764500000
 
@@ -42,6 +45,9 @@ capture_log (const char     *domain,
              gpointer        data)
 {
   g_string_append_printf (logged, "%s: %s\n", domain ? domain : "", message);
+  /* What ends the test is shown. */
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+    g_printerr ("%s: %s\n", domain ? domain : "", message);
 }
 
 static void
@@ -310,6 +316,256 @@ test_keys_never_leave_through_any_output (void)
   hostile_server_free (server);
 }
 
+/* The app's own credentials outlive any number of per-request ones */
+
+/* No known prefix: only its registration catches it. */
+#define K_PINNED "SEEDEDpinnedAPIkey0123456789"
+
+static void
+echo_pinned_key (HostileServer *server,
+                 GSocket       *connection,
+                 const char    *request)
+{
+  hostile_write_str (server, connection,
+                     "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+                     "the key " K_PINNED " is not valid");
+}
+
+static void
+on_build_message_session (MendHttpSender *sender,
+                          SoupMessage    *message,
+                          MendTurn       *turn,
+                          guint           attempt)
+{
+  g_autofree char *id = g_strdup_printf ("session-%s-%u", mend_turn_get_id (turn), attempt);
+
+  soup_message_headers_replace (soup_message_get_request_headers (message), "x-session-id", id);
+}
+
+#define N_ROTATION_TURNS 130
+
+static void
+test_app_key_outlives_per_request_credentials (void)
+{
+  HostileServer *server = hostile_server_new (echo_pinned_key, NULL, N_ROTATION_TURNS);
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/v1/messages", server->port);
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  g_autoptr(MendTurn) finished = NULL;
+  MendHttpSender *sender;
+  MendChat *chat;
+
+  sender = mend_http_sender_new (uri);
+  g_assert_true (mend_http_sender_set_header (sender, "x-api-key", K_PINNED, NULL));
+  g_signal_connect (sender, "build-message", G_CALLBACK (on_build_message_session), NULL);
+
+  mend_error_policy_set_max_retries (policy, 0);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", sender, NULL);
+  g_object_unref (policy);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+
+  /* Each turn sends a session id of its own, named like a credential. */
+  for (guint i = 0; i < N_ROTATION_TURNS; i++)
+    {
+      const char *message;
+
+      g_assert_true (mend_chat_submit (chat, "Summarize the build logs", NULL, NULL));
+      run_until (chat, MEND_TURN_SUCCEEDED);
+      g_assert_nonnull (finished);
+      g_assert_cmpint (mend_turn_get_state (finished), ==, MEND_TURN_FAILED);
+      message = mend_failure_get_message (mend_turn_get_last_failure (finished));
+      if (strstr (message, K_PINNED) != NULL)
+        g_error ("turn %u shows the key: %s", i + 1, message);
+      g_assert_nonnull (strstr (message, "[redacted]"));
+      g_clear_object (&finished);
+    }
+  {
+    g_autofree char *saved = mend_chat_save_state (chat);
+
+    g_assert_null (strstr (saved, K_PINNED));
+  }
+  g_assert_null (strstr (logged->str, K_PINNED));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  hostile_server_free (server);
+}
+
+/* Agents: what the app gives through the environment and the command line */
+
+/* No known prefix, no label in the echo: only registration catches them. */
+#define K_ENV     "SEEDEDenvTOKEN0123456789"
+#define K_ARGV    "SEEDEDargvKEY0123456789"
+#define K_ARGV_EQ "SEEDEDargvEQUALS0123456789"
+/* Shaped like keys: the failures are redacted by shape; the log must be too. */
+#define K_LOAD    "sk-ant-api03-SEEDEDsessionLOAD0123456789"
+#define K_PROMPT  "sk-ant-api03-SEEDEDpromptERROR0123456789"
+#define K_DATA    "sk-proj-SEEDEDerrorDATA0123456789"
+
+static const char * const agent_keys[] = { K_ENV, K_ARGV, K_ARGV_EQ, K_LOAD, K_PROMPT, K_DATA };
+
+static void
+assert_no_agent_key (const char *what,
+                     const char *text)
+{
+  if (text == NULL)
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (agent_keys); i++)
+    if (strstr (text, agent_keys[i]) != NULL)
+      g_error ("%s leaks %s: %s", what, agent_keys[i], text);
+}
+
+typedef struct
+{
+  MendChat  *chat;
+  MendTurn  *finished;
+  GString   *records;
+} AgentRun;
+
+static void
+on_agent_turn_finished (MendChat *chat,
+                        MendTurn *turn,
+                        AgentRun *run)
+{
+  g_set_object (&run->finished, turn);
+}
+
+static gboolean
+turn_finished (gpointer      fixture,
+               gconstpointer data)
+{
+  return ((AgentRun *) fixture)->finished != NULL;
+}
+
+static void
+assert_agent_failure_clean (MendFailure *failure)
+{
+  const GError *error = mend_failure_get_error (failure);
+
+  g_test_message ("%s", mend_failure_get_message (failure));
+  assert_no_agent_key ("a failure message", mend_failure_get_message (failure));
+  assert_no_agent_key ("a failure's API error type", mend_failure_get_api_error_type (failure));
+  if (error != NULL)
+    assert_no_agent_key ("a failure's GError", error->message);
+}
+
+/* One turn that fails, through the whole chat; every output searched. */
+static void
+run_failing_turn (MendClock  *clock,
+                  MendSender *sender)
+{
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autofree char *saved = NULL;
+  AgentRun run = { NULL, NULL, g_string_new (NULL) };
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  mend_error_policy_set_max_retries (policy, 1);
+  run.chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", sender, NULL);
+  g_signal_connect (run.chat, "record", G_CALLBACK (on_record), run.records);
+  g_signal_connect (run.chat, "turn-finished", G_CALLBACK (on_agent_turn_finished), &run);
+
+  g_assert_true (mend_chat_submit (run.chat, "Summarize the build logs", NULL, NULL));
+  real_agent_run_until (MEND_MANUAL_CLOCK (clock), real_agent_always, sender,
+                        turn_finished, &run, NULL, "the turn's end");
+
+  g_assert_cmpint (mend_turn_get_state (run.finished), ==, MEND_TURN_FAILED);
+  assert_agent_failure_clean (mend_turn_get_last_failure (run.finished));
+  g_assert_cmpuint (run.records->len, >, 0);
+  assert_no_agent_key ("a record", run.records->str);
+  saved = mend_chat_save_state (run.chat);
+  assert_no_agent_key ("saved state", saved);
+  {
+    g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (sender));
+
+    assert_no_agent_key ("the agent's stderr", err);
+  }
+  assert_no_agent_key ("a log line", logged->str);
+
+  mend_chat_close (run.chat);
+  g_clear_object (&run.finished);
+  g_assert_finalize_object (run.chat);
+  g_string_free (run.records, TRUE);
+}
+
+/* An agent that says back, on its stderr, every credential it was given. */
+static void
+test_agent_process_credentials_are_redacted (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "echo \"rejected: $MY_SERVICE_TOKEN, $2, ${3#--secret=}\" >&2; exit 1",
+    "sh", "--api-key", K_ARGV, "--secret=" K_ARGV_EQ, NULL
+  };
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+
+  mend_agent_setenv (MEND_AGENT (agent), "MY_SERVICE_TOKEN", K_ENV);
+  g_string_truncate (logged, 0);
+  run_failing_turn (clock, MEND_SENDER (agent));
+
+  /* The agent did say them: the test seeded what it meant to. */
+  {
+    g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (agent));
+
+    g_assert_nonnull (strstr (err, "rejected: [redacted], [redacted], [redacted]"));
+  }
+
+  mend_agent_terminate (MEND_AGENT (agent));
+  finalize_eventually (agent);
+  g_assert_finalize_object (clock);
+}
+
+#if MEND_HAS_ACP
+/* An ACP agent whose errors quote keys: the session it was asked to load,
+ * and the prompt, whose error also says back the key in its environment. */
+static void
+test_acp_agent_errors_are_redacted_in_logs (void)
+{
+  g_autofree char *script_path = g_build_filename (g_get_home_dir (), "script.json", NULL);
+  g_autofree char *log = g_build_filename (g_get_home_dir (), "agent.log", NULL);
+  g_autofree char *count = g_build_filename (g_get_home_dir (), "agent.count", NULL);
+  const char *argv[] = {
+    MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-acp-agent.py", script_path, "--token", K_ARGV, NULL
+  };
+  static const char script[] =
+    "{\"runs\": [{"
+    "  \"initialize\": [{\"answer\": {\"protocolVersion\": 1, \"agentCapabilities\": {\"loadSession\": true}}}],"
+    "  \"session/load\": [{\"error\": {\"code\": -32603, \"message\": \"Internal error: key " K_LOAD " has no such session\"}}],"
+    "  \"session/prompt\": [[{\"error\": {\"code\": -32603,"
+    "     \"message\": \"Internal error: API Error: 401 invalid key " K_PROMPT "\","
+    "     \"data\": {\"detail\": \"the request carried " K_DATA " and " K_ENV " and " K_ARGV "\"}}}]]"
+    "}]}";
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  g_autoptr(GError) error = NULL;
+  MendAcpAgent *agent;
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  g_assert_true (g_file_set_contents (script_path, script, -1, &error));
+  g_assert_no_error (error);
+
+  agent = mend_acp_agent_new (argv);
+  mend_agent_setenv (MEND_AGENT (agent), "MEND_HOSTILE_ACP_LOG", log);
+  mend_agent_setenv (MEND_AGENT (agent), "MEND_HOSTILE_ACP_COUNT", count);
+  mend_agent_setenv (MEND_AGENT (agent), "UPSTREAM_AUTH_TOKEN", K_ENV);
+  mend_agent_set_cwd (MEND_AGENT (agent), g_get_home_dir ());
+  mend_agent_set_session_id (MEND_AGENT (agent), "an-old-session");
+  g_string_truncate (logged, 0);
+  run_failing_turn (clock, MEND_SENDER (agent));
+
+  /* The errors were logged, and the session load was tried. */
+  g_assert_nonnull (strstr (logged->str, "ACP error"));
+  g_assert_nonnull (strstr (logged->str, "could not load session"));
+
+  mend_agent_terminate (MEND_AGENT (agent));
+  finalize_eventually (agent);
+  g_assert_finalize_object (clock);
+}
+#endif
+
 int
 main (int   argc,
       char *argv[])
@@ -326,6 +582,14 @@ main (int   argc,
   g_test_add_func ("/Mend/Secrets/every-echo-shape-is-redacted", test_every_echo_shape_is_redacted);
   g_test_add_func ("/Mend/Secrets/what-is-not-a-key-stays-readable", test_what_is_not_a_key_stays_readable);
   g_test_add_func ("/Mend/Secrets/keys-never-leave-through-any-output", test_keys_never_leave_through_any_output);
+  g_test_add_func ("/Mend/Secrets/app-key-outlives-per-request-credentials",
+                   test_app_key_outlives_per_request_credentials);
+  g_test_add_func ("/Mend/Secrets/agent-process-credentials-are-redacted",
+                   test_agent_process_credentials_are_redacted);
+#if MEND_HAS_ACP
+  g_test_add_func ("/Mend/Secrets/acp-agent-errors-are-redacted-in-logs",
+                   test_acp_agent_errors_are_redacted_in_logs);
+#endif
 
   return g_test_run ();
 }
