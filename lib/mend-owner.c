@@ -8,6 +8,7 @@
 #include <glib-object.h>
 
 #include "mend-owner-private.h"
+#include "mend-redact-private.h"
 
 void
 mend_owner_init (MendOwner *owner)
@@ -35,9 +36,9 @@ mend_owner_check_slow (const MendOwner *owner,
   if (owner->context != NULL && g_main_context_is_owner (owner->context))
     return TRUE;
 
-  g_critical ("%s: %s %p belongs to another thread: a libmend object is used only on "
-              "the thread that made it or the one that runs its main context; "
-              "the call was refused",
-              function, G_IS_OBJECT (object) ? G_OBJECT_TYPE_NAME (object) : "object", object);
+  mend_critical ("%s: %s %p belongs to another thread: a libmend object is used only on "
+                 "the thread that made it or the one that runs its main context; "
+                 "the call was refused",
+                 function, G_IS_OBJECT (object) ? G_OBJECT_TYPE_NAME (object) : "object", object);
   return FALSE;
 }

@@ -11,6 +11,7 @@
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
 #include "mend-gate-private.h"
+#include "mend-redact-private.h"
 #include "mend-retry-wait-private.h"
 #include "mend-sender.h"
 #include "mend-turn-private.h"
@@ -440,10 +441,10 @@ fail_with_nothing_to_run (MendTurn *self)
 
   if (g_once_init_enter (&warned))
     {
-      g_warning ("MendTurn: %s. Give the chat (or the turn) a MendSender, or connect "
-                 "to MendTurn::attempt (in MendChat::turn-started) and end each "
-                 "attempt with mend_turn_succeed() or mend_turn_fail(). "
-                 "This is said once.",
+      mend_warning ("MendTurn: %s. Give the chat (or the turn) a MendSender, or connect "
+                    "to MendTurn::attempt (in MendChat::turn-started) and end each "
+                    "attempt with mend_turn_succeed() or mend_turn_fail(). "
+                    "This is said once.",
                  mend_failure_get_message (failure));
       g_once_init_leave (&warned, 1);
     }
