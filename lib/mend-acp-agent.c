@@ -684,6 +684,7 @@ const char *
 mend_acp_agent_get_stop_reason (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, NULL);
 
   return self->stop_reason;
 }
@@ -701,6 +702,7 @@ guint
 mend_acp_agent_get_n_loads (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, 0);
 
   return self->n_loads;
 }
@@ -717,6 +719,7 @@ guint
 mend_acp_agent_get_n_cancels (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, 0);
 
   return self->n_cancels;
 }
@@ -733,6 +736,7 @@ guint
 mend_acp_agent_get_cancel_grace_ms (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, 0);
 
   return self->cancel_grace_ms;
 }
@@ -751,6 +755,7 @@ mend_acp_agent_set_cancel_grace_ms (MendAcpAgent *self,
                                     guint         cancel_grace_ms)
 {
   g_return_if_fail (MEND_IS_ACP_AGENT (self));
+  mend_return_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self);
 
   if (self->cancel_grace_ms == cancel_grace_ms)
     return;
@@ -787,6 +792,7 @@ mend_acp_agent_respond (MendAcpAgent *self,
                         const char   *result_json)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), FALSE);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, FALSE);
 
   if (result_json == NULL)
     return mend_acp_requests_deny (self->requests, request);
@@ -808,6 +814,7 @@ mend_acp_agent_set_chat (MendAcpAgent *self,
                          MendChat     *chat)
 {
   g_return_if_fail (MEND_IS_ACP_AGENT (self));
+  mend_return_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self);
 }
 
 /* Deprecated: the accessors that moved to MendAgent */

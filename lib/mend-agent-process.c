@@ -583,6 +583,7 @@ const char *
 mend_agent_process_get_resume_option (MendAgentProcess *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, NULL);
 
   return self->resume_option;
 }
@@ -600,6 +601,7 @@ mend_agent_process_set_resume_option (MendAgentProcess *self,
                                       const char       *option)
 {
   g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
+  mend_return_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self);
 
   if (g_strcmp0 (self->resume_option, option) == 0)
     return;
@@ -621,6 +623,7 @@ MendStreamObserver *
 mend_agent_process_get_observer (MendAgentProcess *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT_PROCESS (self), NULL);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, NULL);
 
   return self->observer;
 }
@@ -639,6 +642,7 @@ mend_agent_process_set_chat (MendAgentProcess *self,
                              MendChat         *chat)
 {
   g_return_if_fail (MEND_IS_AGENT_PROCESS (self));
+  mend_return_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self);
 }
 
 /* Deprecated: the accessors that moved to MendAgent */

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-agent-common-private.h"
 #include "mend-agent-private.h"
 #include "mend-chat.h"
@@ -58,6 +59,7 @@
 
 typedef struct
 {
+  MendOwner            owner;
   GStrv                argv;
   GStrv                environ_;
   char                *cwd;
@@ -301,6 +303,12 @@ mend_agent_new_exit_failure (MendAgent *self)
 
 /* The chat */
 
+const MendOwner *
+mend_agent_get_owner (MendAgent *self)
+{
+  return &PRIV (self)->owner;
+}
+
 const MendAgentHost *
 mend_agent_get_host (MendAgent *self,
                      gpointer  *chat)
@@ -476,6 +484,7 @@ mend_agent_finalize (GObject *object)
 {
   MendAgentPrivate *priv = PRIV (MEND_AGENT (object));
 
+  mend_owner_clear (&priv->owner);
   g_clear_pointer (&priv->argv, g_strfreev);
   g_clear_pointer (&priv->environ_, g_strfreev);
   g_clear_pointer (&priv->cwd, g_free);
@@ -670,6 +679,7 @@ mend_agent_init (MendAgent *self)
 {
   MendAgentPrivate *priv = PRIV (self);
 
+  mend_owner_init (&priv->owner);
   priv->stderr_tail = g_byte_array_new ();
   priv->secrets = mend_secret_set_new ();
   priv->terminate_grace_ms = MEND_AGENT_TERMINATE_GRACE_MS;
@@ -687,6 +697,7 @@ const char * const *
 mend_agent_get_argv (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   return (const char * const *) PRIV (self)->argv;
 }
@@ -704,6 +715,7 @@ const char * const *
 mend_agent_get_environ (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   return (const char * const *) PRIV (self)->environ_;
 }
@@ -729,6 +741,7 @@ mend_agent_set_environ (MendAgent          *self,
   g_auto(GStrv) old = NULL;
 
   g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
 
   priv = PRIV (self);
   old = g_strdupv (priv->environ_);
@@ -761,6 +774,7 @@ mend_agent_setenv (MendAgent  *self,
   char **env;
 
   g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
   g_return_if_fail (name != NULL && name[0] != '\0' && strchr (name, '=') == NULL);
 
   env = mend_environ_with (PRIV (self)->environ_, name, value);
@@ -794,6 +808,7 @@ const char *
 mend_agent_get_cwd (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   return PRIV (self)->cwd;
 }
@@ -811,6 +826,7 @@ mend_agent_set_cwd (MendAgent  *self,
                     const char *cwd)
 {
   g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
 
   if (set_str (&PRIV (self)->cwd, cwd))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CWD]);
@@ -828,6 +844,7 @@ const char *
 mend_agent_get_session_id (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   return PRIV (self)->session_id;
 }
@@ -845,6 +862,7 @@ mend_agent_set_session_id (MendAgent  *self,
                            const char *session_id)
 {
   g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
 
   if (set_str (&PRIV (self)->session_id, session_id))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SESSION_ID]);
@@ -862,6 +880,7 @@ MendChat *
 mend_agent_get_chat (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   return (MendChat *) PRIV (self)->chat;
 }
@@ -878,6 +897,7 @@ gboolean
 mend_agent_get_running (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), FALSE);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, FALSE);
 
   return PRIV (self)->child != NULL;
 }
@@ -898,6 +918,7 @@ mend_agent_get_identifier (MendAgent *self)
   MendAgentChild *child;
 
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   child = PRIV (self)->child;
   return child ? mend_agent_child_get_identifier (child) : NULL;
@@ -915,6 +936,7 @@ guint
 mend_agent_get_n_starts (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), 0);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, 0);
 
   return PRIV (self)->n_starts;
 }
@@ -934,6 +956,7 @@ char *
 mend_agent_dup_stderr (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
   return mend_stderr_tail_text (PRIV (self)->stderr_tail);
 }
@@ -951,6 +974,7 @@ guint
 mend_agent_get_terminate_grace_ms (MendAgent *self)
 {
   g_return_val_if_fail (MEND_IS_AGENT (self), 0);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, 0);
 
   return PRIV (self)->terminate_grace_ms;
 }
@@ -970,6 +994,7 @@ mend_agent_set_terminate_grace_ms (MendAgent *self,
   MendAgentPrivate *priv;
 
   g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
 
   priv = PRIV (self);
   if (priv->terminate_grace_ms != grace_ms)
@@ -992,6 +1017,7 @@ void
 mend_agent_terminate (MendAgent *self)
 {
   g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
 
   end_run (self);
 }

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-failure-private.h"
 #include "mend-http-sender.h"
@@ -80,6 +81,7 @@
 struct _MendHttpSender
 {
   GObject      parent_instance;
+  MendOwner    owner;       /* its thread: see mend-owner-private.h */
 
   char        *uri;
   SoupSession *session;
@@ -481,6 +483,7 @@ mend_http_sender_build_body (MendHttpSender *self,
   g_autoptr(JsonNode) messages = NULL;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
   messages = mend_transcript_request_for (self->transcript, turn, FALSE);
@@ -508,6 +511,7 @@ mend_http_sender_build_messages (MendHttpSender *self,
   g_autoptr(JsonNode) messages = NULL;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
   messages = mend_transcript_request_for (self->transcript, turn, FALSE);
@@ -642,6 +646,7 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->secrets, mend_secret_set_free);
   g_clear_object (&self->session);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_http_sender_parent_class)->finalize (object);
 }
 
@@ -936,6 +941,7 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
 static void
 mend_http_sender_init (MendHttpSender *self)
 {
+  mend_owner_init (&self->owner);
   self->timeout_ms = 600000;
   self->model = g_strdup ("claude-sonnet-4-5");
   self->max_tokens = 4096;
@@ -974,6 +980,7 @@ const char *
 mend_http_sender_get_uri (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->uri;
 }
@@ -990,6 +997,7 @@ SoupSession *
 mend_http_sender_get_session (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->session;
 }
@@ -1006,6 +1014,7 @@ guint
 mend_http_sender_get_timeout_ms (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->timeout_ms;
 }
@@ -1022,6 +1031,7 @@ mend_http_sender_set_timeout_ms (MendHttpSender *self,
                                  guint           timeout_ms)
 {
   g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (self->timeout_ms != timeout_ms)
     {
@@ -1042,6 +1052,7 @@ const char *
 mend_http_sender_get_model (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->model;
 }
@@ -1058,6 +1069,7 @@ mend_http_sender_set_model (MendHttpSender *self,
                             const char     *model)
 {
   g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (model != NULL);
 
   if (g_strcmp0 (self->model, model) != 0)
@@ -1080,6 +1092,7 @@ guint
 mend_http_sender_get_max_tokens (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_tokens;
 }
@@ -1096,6 +1109,7 @@ mend_http_sender_set_max_tokens (MendHttpSender *self,
                                  guint           max_tokens)
 {
   g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_tokens > 0 && max_tokens <= G_MAXINT);
 
   g_object_set (self, "max-tokens", max_tokens, NULL);
@@ -1113,6 +1127,7 @@ MendTranscript *
 mend_http_sender_get_transcript (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->transcript;
 }
@@ -1130,6 +1145,7 @@ const char *
 mend_http_sender_get_answer (MendHttpSender *self)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->answer;
 }
@@ -1158,6 +1174,7 @@ mend_http_sender_set_header (MendHttpSender  *self,
                              GError         **error)
 {
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
