@@ -25,8 +25,11 @@
  * - is a circuit breaker: after [property@Mend.Gate:failure-threshold]
  *   transient failures from at least two members within 30 s, it opens;
  *   members wait without spending attempts, then one probe goes through
- *   (half-open); its success closes the gate and releases the others
- *   staggered, its failure re-opens it for twice as long (up to 1 s);
+ *   (half-open); its first output or its success closes the gate and
+ *   releases the others staggered, its failure re-opens it for twice as
+ *   long (up to 1 s), and a probe with no answer within
+ *   [property@Mend.Gate:probe-timeout-ms] is taken as lost: the next
+ *   member probes;
  * - keeps a retry budget: each retry costs a token, each success earns
  *   [property@Mend.Gate:retry-budget-ratio] of one; with half the tokens
  *   gone and more than one member failing, the gate opens;
@@ -69,6 +72,8 @@
 #define RECONNECT_MS_PER_MEMBER 45
 #define MAX_RELEASE_WINDOW_MS 30000
 #define MAX_MEMBERS           10000
+/* A minute: a model's first output comes well within it. */
+#define DEFAULT_PROBE_TIMEOUT_MS 60000
 
 typedef struct
 {
@@ -91,7 +96,10 @@ struct _MendGate
   gint64           open_until_us;    /* when OPEN: the next probe's time */
   guint            open_delay_ms;    /* the base, from the property */
   guint            current_delay_ms; /* grows while probes fail */
-  char            *probe_key;        /* HALF_OPEN: whose attempt probes */
+  guint            probe;            /* HALF_OPEN: the probe in flight, by number */
+  guint            n_probes;         /* probes made, to number the next */
+  gint64           probe_until_us;   /* HALF_OPEN: when the next member probes */
+  guint            probe_timeout_ms;
   gint64           hint_until_us;
   char            *hint_key;
   gint64           released_at_us;   /* last release, for its stagger */
@@ -115,6 +123,7 @@ enum {
   PROP_OPEN_DELAY_MS,
   PROP_RETRY_BUDGET,
   PROP_RETRY_BUDGET_RATIO,
+  PROP_PROBE_TIMEOUT_MS,
   N_PROPS
 };
 
@@ -234,7 +243,7 @@ open_gate (MendGate *self,
 {
   self->current_delay_ms = MIN (delay_ms, MAX_OPEN_DELAY_MS);
   self->open_until_us = now_us (self) + (gint64) self->current_delay_ms * 1000;
-  g_clear_pointer (&self->probe_key, g_free);
+  self->probe = 0;
   self->tripped = TRUE;
   if (self->online)
     set_state (self, MEND_GATE_OPEN);
@@ -245,7 +254,7 @@ open_gate (MendGate *self,
 static void
 close_gate (MendGate *self)
 {
-  g_clear_pointer (&self->probe_key, g_free);
+  self->probe = 0;
   g_queue_clear_full (&self->strikes, strike_free);
   self->current_delay_ms = self->open_delay_ms;
   self->budget = MAX (self->budget, self->budget_max / 2 + 1);
@@ -270,7 +279,7 @@ on_network_changed (GNetworkMonitor *monitor,
   else
     {
       /* Back: an open gate still waits for its probe, due now. */
-      g_clear_pointer (&self->probe_key, g_free);
+      self->probe = 0;
       set_state (self, self->tripped ? MEND_GATE_OPEN : MEND_GATE_CLOSED);
       if (self->tripped)
         self->open_until_us = MIN (self->open_until_us, now_us (self));
@@ -279,12 +288,25 @@ on_network_changed (GNetworkMonitor *monitor,
   g_object_unref (self);
 }
 
+/* This member's attempt is the one that checks the upstream. */
+static guint
+start_probe (MendGate *self)
+{
+  if (++self->n_probes == 0)
+    self->n_probes = 1;
+  self->probe = self->n_probes;
+  self->probe_until_us = now_us (self) + (gint64) self->probe_timeout_ms * 1000;
+  set_state (self, MEND_GATE_HALF_OPEN);
+
+  return self->probe;
+}
+
 /* See mend-gate-private.h. */
 gint64
 mend_gate_admit (MendGate   *self,
                  const char *key,
                  gboolean    retry,
-                 gboolean   *probe)
+                 guint      *probe)
 {
   gint64 now = now_us (self);
   gint64 offset_us = stagger_ms (self, key) * 1000;
@@ -292,7 +314,7 @@ mend_gate_admit (MendGate   *self,
 
   g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_GO);
 
-  *probe = FALSE;
+  *probe = 0;
 
   if (!self->online)
     return MEND_GATE_UNTIL_RELEASED;
@@ -300,16 +322,18 @@ mend_gate_admit (MendGate   *self,
   switch (self->state)
     {
     case MEND_GATE_HALF_OPEN:
-      return MEND_GATE_UNTIL_RELEASED;
+      /* The others wait for the probe's answer, as long as the timeout;
+       * then the next member to ask probes instead. */
+      if (now < self->probe_until_us)
+        return (self->probe_until_us - now) / 1000 + 1;
+      *probe = start_probe (self);
+      return MEND_GATE_GO;
 
     case MEND_GATE_OPEN:
       if (now < self->open_until_us)
         return (self->open_until_us - now) / 1000 + stagger_ms (self, key) + 1;
       /* Time to check: this member's attempt is the probe. */
-      g_free (self->probe_key);
-      self->probe_key = g_strdup (key);
-      *probe = TRUE;
-      set_state (self, MEND_GATE_HALF_OPEN);
+      *probe = start_probe (self);
       return MEND_GATE_GO;
 
     case MEND_GATE_CLOSED:
@@ -341,9 +365,13 @@ mend_gate_report (MendGate        *self,
                   const char      *key,
                   MendFailure     *failure,
                   MendFailureKind  kind,
-                  gboolean         probe)
+                  guint            probe)
 {
   g_return_if_fail (MEND_IS_GATE (self));
+
+  /* A probe that timed out is one more member's attempt. */
+  if (probe != self->probe || self->state != MEND_GATE_HALF_OPEN)
+    probe = 0;
 
   g_object_ref (self);
 
@@ -375,14 +403,14 @@ mend_gate_report (MendGate        *self,
       g_queue_push_tail (&self->strikes, strike);
       prune_strikes (self);
 
-      if (probe && self->state == MEND_GATE_HALF_OPEN)
+      if (probe != 0)
         open_gate (self, self->current_delay_ms * 2);
       else if (self->state == MEND_GATE_CLOSED && several_members (self) &&
                (g_queue_get_length (&self->strikes) >= self->failure_threshold ||
                 (self->budget_max > 0 && self->budget <= self->budget_max / 2)))
         open_gate (self, self->open_delay_ms);
     }
-  else if (probe && self->state == MEND_GATE_HALF_OPEN)
+  else if (probe != 0)
     {
       /* The upstream answered (a refusal, a bad request) or the probe was
        * stopped: either way the next member checks now. */
@@ -392,6 +420,21 @@ mend_gate_report (MendGate        *self,
         close_gate (self);
     }
 
+  g_object_unref (self);
+}
+
+/* See mend-gate-private.h. */
+void
+mend_gate_answered (MendGate *self,
+                    guint     probe)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+
+  if (probe == 0 || probe != self->probe || self->state != MEND_GATE_HALF_OPEN || !self->online)
+    return;
+
+  g_object_ref (self);
+  close_gate (self);
   g_object_unref (self);
 }
 
@@ -413,7 +456,6 @@ mend_gate_finalize (GObject *object)
   MendGate *self = (MendGate *) object;
 
   g_queue_clear_full (&self->strikes, strike_free);
-  g_clear_pointer (&self->probe_key, g_free);
   g_clear_pointer (&self->hint_key, g_free);
   g_clear_pointer (&self->slots, g_hash_table_unref);
   g_clear_object (&self->clock);
@@ -468,6 +510,9 @@ mend_gate_get_property (GObject    *object,
     case PROP_RETRY_BUDGET_RATIO:
       g_value_set_double (value, self->budget_ratio);
       break;
+    case PROP_PROBE_TIMEOUT_MS:
+      g_value_set_uint (value, self->probe_timeout_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -515,6 +560,9 @@ mend_gate_set_property (GObject      *object,
           self->budget_ratio = g_value_get_double (value);
           g_object_notify_by_pspec (object, pspec);
         }
+      break;
+    case PROP_PROBE_TIMEOUT_MS:
+      mend_gate_set_probe_timeout_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -622,6 +670,21 @@ mend_gate_class_init (MendGateClass *klass)
                          0.0, 100.0, 0.1,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendGate:probe-timeout-ms:
+   *
+   * How long the other members wait for a probe's answer (its first
+   * output, a success or a failure). A probe that has not answered by
+   * then is taken as lost: the next member to ask probes instead, and the
+   * lost one's answer, should it come, counts as any member's.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_PROBE_TIMEOUT_MS] =
+    g_param_spec_uint ("probe-timeout-ms", NULL, NULL,
+                       1, 86400000, DEFAULT_PROBE_TIMEOUT_MS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -651,6 +714,7 @@ mend_gate_init (MendGate *self)
   self->open_delay_ms = self->current_delay_ms = 1000;
   self->budget = self->budget_max = 20;
   self->budget_ratio = 0.1;
+  self->probe_timeout_ms = DEFAULT_PROBE_TIMEOUT_MS;
 }
 
 /**
@@ -871,6 +935,48 @@ mend_gate_set_stagger_window_ms (MendGate *self,
 }
 
 /**
+ * mend_gate_get_probe_timeout_ms:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:probe-timeout-ms].
+ *
+ * Returns: the timeout in milliseconds
+ *
+ * Since: 1.0
+ */
+guint
+mend_gate_get_probe_timeout_ms (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), 0);
+
+  return self->probe_timeout_ms;
+}
+
+/**
+ * mend_gate_set_probe_timeout_ms:
+ * @self: a gate
+ * @timeout_ms: how long to wait for a probe's answer, at least 1 ms
+ *
+ * Sets [property@Mend.Gate:probe-timeout-ms]. A probe already in flight
+ * keeps the timeout it started with.
+ *
+ * Since: 1.0
+ */
+void
+mend_gate_set_probe_timeout_ms (MendGate *self,
+                                guint     timeout_ms)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+  g_return_if_fail (timeout_ms >= 1);
+
+  if (self->probe_timeout_ms != timeout_ms)
+    {
+      self->probe_timeout_ms = timeout_ms;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROBE_TIMEOUT_MS]);
+    }
+}
+
+/**
  * mend_gate_get_next_check_ms:
  * @self: a gate
  *
@@ -927,7 +1033,7 @@ gint64
 mend_gate_link_admit (MendGateLink *self,
                       gboolean      retry)
 {
-  gboolean probe = FALSE;
+  guint probe = 0;
   gint64 hold;
 
   g_assert (!self->admitted);
@@ -955,21 +1061,28 @@ mend_gate_link_report (MendGateLink    *self,
 
   self->admitted = FALSE;
   mend_gate_report (self->gate, self->key, failure, kind, self->probing);
-  self->probing = FALSE;
+  self->probing = 0;
+}
+
+void
+mend_gate_link_note_output (MendGateLink *self)
+{
+  if (self->gate != NULL && self->admitted && self->probing != 0)
+    mend_gate_answered (self->gate, self->probing);
 }
 
 void
 mend_gate_link_hand_over (MendGateLink       *self,
                           MendAttemptContext *context)
 {
-  g_assert (!self->probing || self->admitted);
+  g_assert (self->probing == 0 || self->admitted);
 
   context->gate = self->gate;
   context->gate_key = self->key;
   context->admitted = self->gate != NULL && self->admitted;
-  context->probe = context->admitted && self->probing;
+  context->probe = context->admitted ? self->probing : 0;
   self->admitted = FALSE;
-  self->probing = FALSE;
+  self->probing = 0;
 }
 
 MendRetryWait *

@@ -1452,6 +1452,8 @@ mend_turn_note_output (MendTurn *self)
 
   self->output_seen = TRUE;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OUTPUT_SEEN]);
+  /* The gate's probe has its answer: the upstream is back. */
+  mend_gate_link_note_output (&self->gate);
 }
 
 /**

@@ -107,6 +107,8 @@ typedef struct
   GPtrArray   *chats;
   GArray      *attempt_ms;   /* virtual time of every attempt */
   gboolean     down;
+  guint        unanswered;   /* the next attempts that get no answer at all */
+  gboolean     streaming;    /* ...or output, and then no end */
   guint        status;       /* what a down upstream answers */
   const char  *retry_after;  /* its Retry-After, or NULL */
   guint        served;       /* turns that succeeded */
@@ -121,6 +123,15 @@ on_attempt (MendTurn     *turn,
             Sim          *sim)
 {
   g_array_append_val (sim->attempt_ms, sim->now_ms);
+
+  /* A request lost on the way: no answer, no error, ever. */
+  if (sim->unanswered > 0)
+    {
+      sim->unanswered--;
+      if (sim->streaming)
+        mend_turn_note_output (turn);
+      return;
+    }
 
   /* No network: the request never leaves the machine. */
   if (!sim->monitor->available)

@@ -136,6 +136,68 @@ test_breaker_opens_probes_one_at_a_time_then_releases (void)
 }
 
 static void
+test_a_probe_that_never_answers_times_out_and_the_next_member_probes (void)
+{
+  Sim sim;
+  guint timeout_ms = 0;
+
+  sim_init (&sim, TRUE, 10);
+  g_object_get (sim.gate, "probe-timeout-ms", &timeout_ms, NULL);
+  g_assert_cmpuint (timeout_ms, ==, 60000);
+
+  sim.down = TRUE;
+  submit_all (&sim);
+  sim_advance (&sim, 1000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
+
+  /* The upstream is back, but the probe's request is lost: no answer. */
+  sim.down = FALSE;
+  sim.unanswered = 1;
+  sim_advance (&sim, 2000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_HALF_OPEN);
+  g_assert_cmpuint (sim.unanswered, ==, 0);
+
+  /* The others wait for it only as long as the timeout... */
+  sim_advance (&sim, timeout_ms - 3000);
+  g_assert_cmpuint (sim.served, ==, 0);
+
+  /* ...then the next member probes, and they are served. */
+  sim_advance (&sim, 3000 + 5000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
+  g_assert_cmpuint (sim.served, ==, 9);
+  g_assert_cmpuint (sim.gave_up, ==, 0);
+
+  /* The lost probe's turn is still the sender's: stopped at the end, it
+   * leaves the closed gate closed. */
+  sim_clear (&sim);
+}
+
+static void
+test_a_probe_with_output_closes_the_gate_before_it_ends (void)
+{
+  Sim sim;
+
+  sim_init (&sim, TRUE, 10);
+  sim.down = TRUE;
+  submit_all (&sim);
+  sim_advance (&sim, 1000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
+
+  /* The probe's answer streams for longer than the test: its first
+   * output says the upstream is back. */
+  sim.down = FALSE;
+  sim.unanswered = 1;
+  sim.streaming = TRUE;
+  sim_advance (&sim, 1000);
+  g_assert_cmpuint (sim.unanswered, ==, 0);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
+  sim_advance (&sim, 5000);
+  g_assert_cmpuint (sim.served, ==, 9);
+
+  sim_clear (&sim);
+}
+
+static void
 test_offline_spends_no_attempt_and_resumes_staggered (void)
 {
   Sim sim;
@@ -230,6 +292,8 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/one-chat-alone-behaves-as-without-a-gate", test_one_chat_alone_behaves_as_without_a_gate);
   g_test_add_func ("/Mend/Gate/shared-hint-holds-the-others-released-staggered", test_shared_hint_holds_the_others_released_staggered);
   g_test_add_func ("/Mend/Gate/breaker-opens-probes-one-at-a-time-then-releases", test_breaker_opens_probes_one_at_a_time_then_releases);
+  g_test_add_func ("/Mend/Gate/a-probe-that-never-answers-times-out-and-the-next-member-probes", test_a_probe_that_never_answers_times_out_and_the_next_member_probes);
+  g_test_add_func ("/Mend/Gate/a-probe-with-output-closes-the-gate-before-it-ends", test_a_probe_with_output_closes_the_gate_before_it_ends);
   g_test_add_func ("/Mend/Gate/offline-spends-no-attempt-and-resumes-staggered", test_offline_spends_no_attempt_and_resumes_staggered);
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
   g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
