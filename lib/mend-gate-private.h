@@ -34,6 +34,13 @@ void   mend_gate_report   (MendGate        *self,
                            MendFailureKind  kind,
                            guint            probe);
 
+/* A turn of the member @key joins the gate, or leaves it (its turn is done
+ * or went away); a member whose turns all left has no place in it. */
+void   mend_gate_join     (MendGate        *self,
+                           const char      *key);
+void   mend_gate_leave    (MendGate        *self,
+                           const char      *key);
+
 /* The probe @probe has output: the upstream answers. */
 void   mend_gate_answered (MendGate        *self,
                            guint            probe);

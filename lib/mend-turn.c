@@ -312,6 +312,8 @@ finish (MendTurn      *self,
 
       mend_gate_link_report (&self->gate, stopped, MEND_FAILURE_STOPPED);
     }
+  /* Done: the turn's place in its gate is free. */
+  mend_gate_link_leave (&self->gate);
 
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));

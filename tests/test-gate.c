@@ -228,6 +228,79 @@ test_offline_spends_no_attempt_and_resumes_staggered (void)
 }
 
 static void
+test_members_that_left_keep_no_place_in_the_release (void)
+{
+  Sim sim;
+  MendChat *lone;
+  gint64 back_ms;
+
+  /* 700 chats asked once, each served at once... */
+  sim_init (&sim, TRUE, 701);
+  for (guint i = 0; i < 700; i++)
+    g_assert_true (mend_chat_submit (g_ptr_array_index (sim.chats, i), "Fix", NULL, NULL));
+  sim_advance (&sim, 100);
+  g_assert_cmpuint (sim.served, ==, 700);
+
+  /* ...then half of them went away and half sit idle, their turns done. */
+  for (guint i = 0; i < 350; i++)
+    {
+      mend_chat_close (g_ptr_array_index (sim.chats, i));
+      g_assert_finalize_object (g_ptr_array_index (sim.chats, i));
+    }
+  g_ptr_array_remove_range (sim.chats, 0, 350);
+
+  /* The one chat left with a turn is alone: released as soon as the
+   * network is back, as it would be without the others. */
+  lone = g_ptr_array_index (sim.chats, sim.chats->len - 1);
+  fake_monitor_set (sim.monitor, FALSE);
+  g_assert_true (mend_chat_submit (lone, "Fix", NULL, NULL));
+  sim_advance (&sim, 10000);
+  g_assert_cmpuint (sim.attempt_ms->len, ==, 700);
+  fake_monitor_set (sim.monitor, TRUE);
+  back_ms = sim.now_ms;
+  sim_advance (&sim, 50);
+  g_assert_cmpuint (sim.attempt_ms->len, ==, 701);
+  g_assert_cmpint (g_array_index (sim.attempt_ms, gint64, 700) - back_ms, <=, 50);
+  g_assert_cmpuint (sim.served, ==, 701);
+
+  sim_clear (&sim);
+}
+
+static void
+test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
+{
+  const gint64 down_ms = 4000, up_ms = 8000, total_ms = 120000;
+  guint least = G_MAXUINT, most = 0, never = 0, missed = 0;
+  Sim sim;
+
+  sim_init (&sim, TRUE, 200);
+  sim_flap (&sim, down_ms, up_ms, total_ms);
+
+  for (guint i = 0; i < sim.chats->len; i++)
+    {
+      guint all = sim_served_between (&sim, i, 0, total_ms);
+
+      least = MIN (least, all);
+      most = MAX (most, all);
+      if (all == 0)
+        never++;
+    }
+
+  /* Every chat waits in every up window: each is served in each. */
+  for (gint64 from = down_ms; from < total_ms; from += down_ms + up_ms)
+    for (guint i = 0; i < sim.chats->len; i++)
+      if (sim_served_between (&sim, i, from, from + up_ms) == 0)
+        missed++;
+  g_test_message ("successes per chat: least %u, most %u; never served %u; "
+                  "a chat's up window without a success: %u of %u",
+                  least, most, never, missed, sim.chats->len * 10);
+  g_assert_cmpuint (never, ==, 0);
+  g_assert_cmpuint (missed, ==, 0);
+
+  sim_clear (&sim);
+}
+
+static void
 test_stop_while_held_ends_the_turn (void)
 {
   Sim sim;
@@ -295,6 +368,8 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/a-probe-that-never-answers-times-out-and-the-next-member-probes", test_a_probe_that_never_answers_times_out_and_the_next_member_probes);
   g_test_add_func ("/Mend/Gate/a-probe-with-output-closes-the-gate-before-it-ends", test_a_probe_with_output_closes_the_gate_before_it_ends);
   g_test_add_func ("/Mend/Gate/offline-spends-no-attempt-and-resumes-staggered", test_offline_spends_no_attempt_and_resumes_staggered);
+  g_test_add_func ("/Mend/Gate/members-that-left-keep-no-place-in-the-release", test_members_that_left_keep_no_place_in_the_release);
+  g_test_add_func ("/Mend/Gate/a-flapping-upstream-serves-every-chat-in-every-up-window", test_a_flapping_upstream_serves_every_chat_in_every_up_window);
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
   g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
 
