@@ -302,12 +302,14 @@ sim_resubmit_idle (Sim *sim)
 }
 
 /* A flapping upstream: down for down_ms, then up for up_ms, from the
- * start, for total_ms; the chats work without a pause. */
+ * start, for total_ms; every every_ms the chats whose turn ended send the
+ * next. */
 G_GNUC_UNUSED static void
 sim_flap (Sim    *sim,
           gint64  down_ms,
           gint64  up_ms,
-          gint64  total_ms)
+          gint64  total_ms,
+          gint64  every_ms)
 {
   gint64 start = sim->now_ms;
 
@@ -316,7 +318,8 @@ sim_flap (Sim    *sim,
     {
       sim->down = (sim->now_ms - start) % (down_ms + up_ms) < down_ms;
       sim_advance (sim, 50);
-      sim_resubmit_idle (sim);
+      if ((sim->now_ms - start) % every_ms == 0)
+        sim_resubmit_idle (sim);
     }
 }
 

@@ -273,8 +273,10 @@ test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
   guint least = G_MAXUINT, most = 0, never = 0, missed = 0;
   Sim sim;
 
+  /* Each chat sends its next turn within 2 s of the last one's end, so
+   * that it waits in every up window. */
   sim_init (&sim, TRUE, 200);
-  sim_flap (&sim, down_ms, up_ms, total_ms);
+  sim_flap (&sim, down_ms, up_ms, total_ms, 2000);
 
   for (guint i = 0; i < sim.chats->len; i++)
     {
