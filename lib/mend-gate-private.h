@@ -17,20 +17,33 @@ G_BEGIN_DECLS
 #define MEND_GATE_UNTIL_RELEASED (-1)
 
 /* Asks whether the attempt of the member @key may start now: MEND_GATE_GO
- * (and *probe set when this attempt is the one that checks a recovering
- * upstream), a hold in milliseconds, or MEND_GATE_UNTIL_RELEASED. */
-gint64 mend_gate_admit  (MendGate    *self,
-                         const char  *key,
-                         gboolean     retry,
-                         gboolean    *probe);
+ * (and *probe set to the probe's number, never 0, when this attempt is the
+ * one that checks a recovering upstream), a hold in milliseconds, or
+ * MEND_GATE_UNTIL_RELEASED. */
+gint64 mend_gate_admit    (MendGate    *self,
+                           const char  *key,
+                           gboolean     retry,
+                           guint       *probe);
 
 /* How the member's admitted attempt ended: %NULL for a success, else the
- * failure and the kind its turn's policy gave it. */
-void   mend_gate_report (MendGate        *self,
-                         const char      *key,
-                         MendFailure     *failure,
-                         MendFailureKind  kind,
-                         gboolean         probe);
+ * failure and the kind its turn's policy gave it. @probe is the number
+ * admit gave, or 0. */
+void   mend_gate_report   (MendGate        *self,
+                           const char      *key,
+                           MendFailure     *failure,
+                           MendFailureKind  kind,
+                           guint            probe);
+
+/* A turn of the member @key joins the gate, or leaves it (its turn is done
+ * or went away); a member whose turns all left has no place in it. */
+void   mend_gate_join     (MendGate        *self,
+                           const char      *key);
+void   mend_gate_leave    (MendGate        *self,
+                           const char      *key);
+
+/* The probe @probe has output: the upstream answers. */
+void   mend_gate_answered (MendGate        *self,
+                           guint            probe);
 
 /* The link of one member (a turn) to its gate. None of it calls into the
  * member; it calls back through the functions given. */
@@ -41,7 +54,7 @@ typedef struct
   char      *key;          /* the member's key: its chat's id */
   gulong     released_id;
   gboolean   admitted;     /* the running attempt was let through */
-  gboolean   probing;      /* ...as the gate's probe */
+  guint      probing;      /* ...as the gate's probe of this number, or 0 */
 } MendGateLink;
 
 void           mend_gate_link_join      (MendGateLink       *self,
@@ -61,6 +74,9 @@ gint64         mend_gate_link_admit     (MendGateLink       *self,
 void           mend_gate_link_report    (MendGateLink       *self,
                                          MendFailure        *failure,
                                          MendFailureKind     kind);
+
+/* The admitted attempt has output: a probe's is the upstream's answer. */
+void           mend_gate_link_note_output (MendGateLink     *self);
 
 /* Hands the admitted attempt's gate over to @context, which reports it. */
 void           mend_gate_link_hand_over (MendGateLink       *self,

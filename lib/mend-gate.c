@@ -20,13 +20,16 @@
  * [property@Mend.Chat:gate]; its turns ask the gate before each attempt
  * and tell it how each ended. The gate then:
  *
- * - shares server hints: a `Retry-After` one member saw holds every other
- *   member's next attempt until it passes, released staggered;
+ * - shares server hints: a `Retry-After` one member saw holds the other
+ *   members' next attempts until it passes, then releases them in turn;
  * - is a circuit breaker: after [property@Mend.Gate:failure-threshold]
  *   transient failures from at least two members within 30 s, it opens;
  *   members wait without spending attempts, then one probe goes through
- *   (half-open); its success closes the gate and releases the others
- *   staggered, its failure re-opens it for twice as long (up to 1 s);
+ *   (half-open); its first output or its success closes the gate and
+ *   releases the others staggered, its failure re-opens it for twice as
+ *   long (up to 1 s), and a probe with no answer within
+ *   [property@Mend.Gate:probe-timeout-ms] is taken as lost: the next
+ *   member probes;
  * - keeps a retry budget: each retry costs a token, each success earns
  *   [property@Mend.Gate:retry-budget-ratio] of one; with half the tokens
  *   gone and more than one member failing, the gate opens;
@@ -34,12 +37,19 @@
  *   no attempt starts and none is spent; on reconnect the waiting members
  *   go out staggered.
  *
- * A member's stagger is stable: the same offset each time, from its place
- * in the gate, within a window of [property@Mend.Gate:stagger-window-ms]
- * or 100 ms per member (45 ms when only the network was gone), whichever
- * is longer (at most 30 s). A gate with one member changes nothing but the network rule: hints
- * hold only the other members, and the breaker and budget need two.
- * Without a gate, a chat behaves exactly as it would otherwise.
+ * A release is fair: the members go out in the order they began waiting,
+ * the longest waiting first, and a member that asks while others still
+ * wait (its next turn, say) queues behind them; a member keeps its
+ * seniority until it succeeds, however often the gate re-opens, and gives
+ * it up when its turn is done or goes away. The first second of a release
+ * sends 10 members (22 when only the network was gone), and each second
+ * after it twice as many as the one before, spread over at least
+ * [property@Mend.Gate:stagger-window-ms]: a recovering upstream gets a
+ * trickle first, and 200 chats are out within 5 s, before a flapping
+ * upstream fails again. A gate with one member changes nothing but the
+ * network rule: a hint holds it no longer than its own retry waits, and
+ * the breaker and budget need two. Without a gate, a chat behaves exactly as it would
+ * otherwise.
  *
  * [func@Mend.Gate.get_for_uri] gives one gate per origin, so that chats
  * talking to one upstream can share it without arranging it.
@@ -63,18 +73,30 @@
 
 #define FAILURE_WINDOW_US     (30 * G_USEC_PER_SEC)
 #define MAX_OPEN_DELAY_MS     1000
-/* Spreads: after an outage, a tenth of the members a second; after the
- * network comes back (nothing failed upstream), twice as fast. */
+/* A release's first second: after an outage, ten members; after the
+ * network comes back (nothing failed upstream), twice as many. */
 #define RELEASE_MS_PER_MEMBER 100
 #define RECONNECT_MS_PER_MEMBER 45
-#define MAX_RELEASE_WINDOW_MS 30000
-#define MAX_MEMBERS           10000
+/* A minute: a model's first output comes well within it. */
+#define DEFAULT_PROBE_TIMEOUT_MS 60000
 
 typedef struct
 {
   gint64  at_us;
   char   *key;
 } Strike;
+
+/* A member: the turns of one chat on the gate. */
+typedef struct
+{
+  guint    links;          /* its turns that joined and have not left */
+  guint64  joined;         /* the order members joined in, for ties */
+  gboolean waiting;        /* held, or failed, since its last success */
+  gint64   waiting_since;
+  guint    release;        /* the release its place is in */
+  guint    place;          /* from 0, in the order of that release */
+  gboolean let_through;    /* its place in that release has come */
+} Member;
 
 struct _MendGate
 {
@@ -91,12 +113,19 @@ struct _MendGate
   gint64           open_until_us;    /* when OPEN: the next probe's time */
   guint            open_delay_ms;    /* the base, from the property */
   guint            current_delay_ms; /* grows while probes fail */
-  char            *probe_key;        /* HALF_OPEN: whose attempt probes */
+  guint            probe;            /* HALF_OPEN: the probe in flight, by number */
+  guint            n_probes;         /* probes made, to number the next */
+  gint64           probe_until_us;   /* HALF_OPEN: when the next member probes */
+  guint            probe_timeout_ms;
   gint64           hint_until_us;
-  char            *hint_key;
-  gint64           released_at_us;   /* last release, for its stagger */
+  GHashTable      *members;          /* key → Member* */
+  guint64          n_joined;
+  guint            release;          /* the release in progress, by number; 0: none yet */
+  gint64           released_at_us;   /* when it began (a hint's: when the hint ends) */
   guint            release_ms_per_member;
-  GHashTable      *slots;            /* member key → its place in the release order */
+  guint            release_size;     /* the members waiting when it began */
+  guint            n_placed;         /* places given in it */
+  guint            n_pending;        /* ...and not come yet */
 
   guint            failure_threshold;
   guint            stagger_window_ms;
@@ -115,6 +144,7 @@ enum {
   PROP_OPEN_DELAY_MS,
   PROP_RETRY_BUDGET,
   PROP_RETRY_BUDGET_RATIO,
+  PROP_PROBE_TIMEOUT_MS,
   N_PROPS
 };
 
@@ -143,38 +173,127 @@ strike_free (gpointer data)
   g_free (strike);
 }
 
-/* A member's stable offset in the release window. Members get places in
- * the order they first ask; place k sits at the fractional part of k times
- * the golden ratio, the most even spread of a sequence that never knows
- * its length. The window grows with the members, 100 ms each, so that a
- * hundred chats go out over ten seconds rather than two. */
+/* When place @place of the release goes out, in ms after it began.
+ * Spaced at the release's rate, doubling every second (one release's
+ * first second sends 10 members, its next 20, then 40), and never closer
+ * than the stagger window spread over the members waiting together: a
+ * recovering upstream gets a trickle first, and a crowd is out in a few
+ * seconds, before a flapping upstream fails again. */
 static gint64
-stagger_ms (MendGate   *self,
-            const char *key)
+place_offset_ms (MendGate *self,
+                 guint     place)
 {
-  gpointer place;
-  guint n;
-  double window;
-  double fraction;
+  double per_second = 1000.0 / MAX (self->release_ms_per_member, 1);
+  double before = 0;   /* places out before second k */
+  double linear;
+  double ramp;
+  guint k = 0;
 
-  if (self->stagger_window_ms == 0 || key == NULL)
+  if (self->stagger_window_ms == 0)
     return 0;
 
-  if (!g_hash_table_lookup_extended (self->slots, key, NULL, &place))
+  /* Second k sends per_second × 2^k places. */
+  while (place >= before + per_second && k < 60)
     {
-      if (g_hash_table_size (self->slots) >= MAX_MEMBERS)
-        g_hash_table_remove_all (self->slots);
-      place = GUINT_TO_POINTER (g_hash_table_size (self->slots));
-      g_hash_table_insert (self->slots, g_strdup (key), place);
+      before += per_second;
+      per_second *= 2;
+      k++;
+    }
+  ramp = 1000.0 * k + 1000.0 * (place - before) / per_second;
+  linear = (double) place * self->stagger_window_ms / MAX (self->release_size, place + 1);
+
+  return (gint64) MAX (linear, ramp);
+}
+
+static int
+compare_waiting (gconstpointer a,
+                 gconstpointer b)
+{
+  const Member *x = *(Member **) a;
+  const Member *y = *(Member **) b;
+
+  if (x->waiting_since != y->waiting_since)
+    return x->waiting_since < y->waiting_since ? -1 : 1;
+
+  return x->joined < y->joined ? -1 : x->joined > y->joined;
+}
+
+/* Members waiting for the gate go out from @at_us, the longest waiting
+ * first; a member that asks later while others still wait queues behind
+ * them. */
+static void
+schedule_release (MendGate *self,
+                  gint64    at_us,
+                  guint     ms_per_member)
+{
+  g_autoptr(GPtrArray) waiting = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+
+  if (++self->release == 0)
+    self->release = 1;
+  self->released_at_us = at_us;
+  self->release_ms_per_member = ms_per_member;
+
+  g_hash_table_iter_init (&iter, self->members);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (((Member *) value)->waiting)
+      g_ptr_array_add (waiting, value);
+  g_ptr_array_sort (waiting, compare_waiting);
+
+  for (guint i = 0; i < waiting->len; i++)
+    {
+      Member *member = g_ptr_array_index (waiting, i);
+
+      member->release = self->release;
+      member->place = i;
+      member->let_through = FALSE;
+    }
+  self->release_size = self->n_placed = self->n_pending = waiting->len;
+}
+
+/* Whether the release holds @member's attempt: the milliseconds until its
+ * place comes, or MEND_GATE_GO. */
+static gint64
+release_hold (MendGate *self,
+              Member   *member,
+              gint64    now)
+{
+  gint64 until;
+
+  if (member == NULL || self->release == 0)
+    return MEND_GATE_GO;
+
+  if (member->release != self->release || member->let_through)
+    {
+      /* Nobody waits any more: the release is over. */
+      if (self->n_pending == 0)
+        return MEND_GATE_GO;
+      member->release = self->release;
+      member->place = self->n_placed++;
+      member->let_through = FALSE;
+      self->n_pending++;
     }
 
-  n = g_hash_table_size (self->slots);
-  window = CLAMP ((double) n * self->release_ms_per_member, self->stagger_window_ms,
-                  MAX (self->stagger_window_ms, MAX_RELEASE_WINDOW_MS));
-  fraction = GPOINTER_TO_UINT (place) * 0.6180339887498949;
-  fraction -= (gint64) fraction;
+  until = self->released_at_us + place_offset_ms (self, member->place) * 1000;
+  if (now < until)
+    return (until - now) / 1000 + 1;
 
-  return (gint64) (fraction * window);
+  member->let_through = TRUE;
+  self->n_pending--;
+
+  return MEND_GATE_GO;
+}
+
+static void
+member_waits (MendGate *self,
+              Member   *member)
+{
+  if (member != NULL && !member->waiting)
+    {
+      member->waiting = TRUE;
+      member->waiting_since = now_us (self);
+    }
 }
 
 static void
@@ -188,13 +307,13 @@ set_state (MendGate      *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
 }
 
-/* Waiting members try again, each after its stagger. */
+/* Waiting members try again, each after its stagger, once any server
+ * hint has passed. */
 static void
 release (MendGate *self,
          guint     ms_per_member)
 {
-  self->release_ms_per_member = ms_per_member;
-  self->released_at_us = now_us (self);
+  schedule_release (self, MAX (now_us (self), self->hint_until_us), ms_per_member);
   g_signal_emit (self, signals[RELEASED], 0);
 }
 
@@ -234,7 +353,7 @@ open_gate (MendGate *self,
 {
   self->current_delay_ms = MIN (delay_ms, MAX_OPEN_DELAY_MS);
   self->open_until_us = now_us (self) + (gint64) self->current_delay_ms * 1000;
-  g_clear_pointer (&self->probe_key, g_free);
+  self->probe = 0;
   self->tripped = TRUE;
   if (self->online)
     set_state (self, MEND_GATE_OPEN);
@@ -245,7 +364,7 @@ open_gate (MendGate *self,
 static void
 close_gate (MendGate *self)
 {
-  g_clear_pointer (&self->probe_key, g_free);
+  self->probe = 0;
   g_queue_clear_full (&self->strikes, strike_free);
   self->current_delay_ms = self->open_delay_ms;
   self->budget = MAX (self->budget, self->budget_max / 2 + 1);
@@ -270,7 +389,7 @@ on_network_changed (GNetworkMonitor *monitor,
   else
     {
       /* Back: an open gate still waits for its probe, due now. */
-      g_clear_pointer (&self->probe_key, g_free);
+      self->probe = 0;
       set_state (self, self->tripped ? MEND_GATE_OPEN : MEND_GATE_CLOSED);
       if (self->tripped)
         self->open_until_us = MIN (self->open_until_us, now_us (self));
@@ -279,20 +398,29 @@ on_network_changed (GNetworkMonitor *monitor,
   g_object_unref (self);
 }
 
-/* See mend-gate-private.h. */
-gint64
-mend_gate_admit (MendGate   *self,
-                 const char *key,
-                 gboolean    retry,
-                 gboolean   *probe)
+/* This member's attempt is the one that checks the upstream. */
+static guint
+start_probe (MendGate *self)
 {
-  gint64 now = now_us (self);
-  gint64 offset_us = stagger_ms (self, key) * 1000;
-  gint64 until;
+  if (++self->n_probes == 0)
+    self->n_probes = 1;
+  self->probe = self->n_probes;
+  self->probe_until_us = now_us (self) + (gint64) self->probe_timeout_ms * 1000;
+  set_state (self, MEND_GATE_HALF_OPEN);
 
-  g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_GO);
+  return self->probe;
+}
 
-  *probe = FALSE;
+/* The hold of @member's attempt, the gate's state and release being
+ * what they are. */
+static gint64
+admit_hold (MendGate *self,
+            Member   *member,
+            gint64    now,
+            gboolean  retry,
+            guint    *probe)
+{
+  gint64 hold;
 
   if (!self->online)
     return MEND_GATE_UNTIL_RELEASED;
@@ -300,16 +428,18 @@ mend_gate_admit (MendGate   *self,
   switch (self->state)
     {
     case MEND_GATE_HALF_OPEN:
-      return MEND_GATE_UNTIL_RELEASED;
+      /* The others wait for the probe's answer, as long as the timeout;
+       * then the next member to ask probes instead. */
+      if (now < self->probe_until_us)
+        return (self->probe_until_us - now) / 1000 + 1;
+      *probe = start_probe (self);
+      return MEND_GATE_GO;
 
     case MEND_GATE_OPEN:
       if (now < self->open_until_us)
-        return (self->open_until_us - now) / 1000 + stagger_ms (self, key) + 1;
+        return (self->open_until_us - now) / 1000 + 1;
       /* Time to check: this member's attempt is the probe. */
-      g_free (self->probe_key);
-      self->probe_key = g_strdup (key);
-      *probe = TRUE;
-      set_state (self, MEND_GATE_HALF_OPEN);
+      *probe = start_probe (self);
       return MEND_GATE_GO;
 
     case MEND_GATE_CLOSED:
@@ -318,14 +448,11 @@ mend_gate_admit (MendGate   *self,
       break;
     }
 
-  /* Another member's server hint holds this one. */
-  if (now < self->hint_until_us && g_strcmp0 (key, self->hint_key) != 0)
-    return (self->hint_until_us - now + offset_us) / 1000 + 1;
-
-  /* Just released: out in the member's turn, not all at once. */
-  until = self->released_at_us + offset_us;
-  if (self->released_at_us > 0 && now < until)
-    return (until - now) / 1000 + 1;
+  /* Released, or a server hint: out in the member's turn, not all at
+   * once. */
+  hold = release_hold (self, member, now);
+  if (hold != MEND_GATE_GO)
+    return hold;
 
   /* A retry spends a token; the budget refuses none on its own (the gate
    * opens when it runs low), so that a lone chat is never held. */
@@ -336,14 +463,50 @@ mend_gate_admit (MendGate   *self,
 }
 
 /* See mend-gate-private.h. */
+gint64
+mend_gate_admit (MendGate   *self,
+                 const char *key,
+                 gboolean    retry,
+                 guint      *probe)
+{
+  gint64 now;
+  Member *member;
+  gint64 hold;
+
+  g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_GO);
+
+  now = now_us (self);
+  member = key != NULL ? g_hash_table_lookup (self->members, key) : NULL;
+  *probe = 0;
+
+  hold = admit_hold (self, member, now, retry, probe);
+  if (hold != MEND_GATE_GO)
+    member_waits (self, member);
+
+  return hold;
+}
+
+/* See mend-gate-private.h. */
 void
 mend_gate_report (MendGate        *self,
                   const char      *key,
                   MendFailure     *failure,
                   MendFailureKind  kind,
-                  gboolean         probe)
+                  guint            probe)
 {
+  Member *member;
+
   g_return_if_fail (MEND_IS_GATE (self));
+
+  member = key != NULL ? g_hash_table_lookup (self->members, key) : NULL;
+  if (failure != NULL && kind == MEND_FAILURE_TRANSIENT)
+    member_waits (self, member);
+  else if (member != NULL)
+    member->waiting = FALSE;
+
+  /* A probe that timed out is one more member's attempt. */
+  if (probe != self->probe || self->state != MEND_GATE_HALF_OPEN)
+    probe = 0;
 
   g_object_ref (self);
 
@@ -362,11 +525,11 @@ mend_gate_report (MendGate        *self,
         {
           gint64 until = now_us (self) + hint * 1000;
 
+          /* The others go out, in turn, when it has passed. */
           if (until > self->hint_until_us)
             {
               self->hint_until_us = until;
-              g_free (self->hint_key);
-              self->hint_key = g_strdup (key);
+              schedule_release (self, until, RELEASE_MS_PER_MEMBER);
             }
         }
 
@@ -375,14 +538,14 @@ mend_gate_report (MendGate        *self,
       g_queue_push_tail (&self->strikes, strike);
       prune_strikes (self);
 
-      if (probe && self->state == MEND_GATE_HALF_OPEN)
+      if (probe != 0)
         open_gate (self, self->current_delay_ms * 2);
       else if (self->state == MEND_GATE_CLOSED && several_members (self) &&
                (g_queue_get_length (&self->strikes) >= self->failure_threshold ||
                 (self->budget_max > 0 && self->budget <= self->budget_max / 2)))
         open_gate (self, self->open_delay_ms);
     }
-  else if (probe && self->state == MEND_GATE_HALF_OPEN)
+  else if (probe != 0)
     {
       /* The upstream answered (a refusal, a bad request) or the probe was
        * stopped: either way the next member checks now. */
@@ -392,6 +555,62 @@ mend_gate_report (MendGate        *self,
         close_gate (self);
     }
 
+  g_object_unref (self);
+}
+
+/* See mend-gate-private.h. */
+void
+mend_gate_join (MendGate   *self,
+                const char *key)
+{
+  Member *member;
+
+  g_return_if_fail (MEND_IS_GATE (self));
+
+  if (key == NULL)
+    return;
+
+  member = g_hash_table_lookup (self->members, key);
+  if (member == NULL)
+    {
+      member = g_new0 (Member, 1);
+      member->joined = self->n_joined++;
+      g_hash_table_insert (self->members, g_strdup (key), member);
+    }
+  member->links++;
+}
+
+/* See mend-gate-private.h. */
+void
+mend_gate_leave (MendGate   *self,
+                 const char *key)
+{
+  Member *member;
+
+  g_return_if_fail (MEND_IS_GATE (self));
+
+  member = key != NULL ? g_hash_table_lookup (self->members, key) : NULL;
+  if (member == NULL || --member->links > 0)
+    return;
+
+  /* Its place, if it had one still to come, is nobody's. */
+  if (member->release == self->release && !member->let_through && self->n_pending > 0)
+    self->n_pending--;
+  g_hash_table_remove (self->members, key);
+}
+
+/* See mend-gate-private.h. */
+void
+mend_gate_answered (MendGate *self,
+                    guint     probe)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+
+  if (probe == 0 || probe != self->probe || self->state != MEND_GATE_HALF_OPEN || !self->online)
+    return;
+
+  g_object_ref (self);
+  close_gate (self);
   g_object_unref (self);
 }
 
@@ -413,9 +632,7 @@ mend_gate_finalize (GObject *object)
   MendGate *self = (MendGate *) object;
 
   g_queue_clear_full (&self->strikes, strike_free);
-  g_clear_pointer (&self->probe_key, g_free);
-  g_clear_pointer (&self->hint_key, g_free);
-  g_clear_pointer (&self->slots, g_hash_table_unref);
+  g_clear_pointer (&self->members, g_hash_table_unref);
   g_clear_object (&self->clock);
 
   G_OBJECT_CLASS (mend_gate_parent_class)->finalize (object);
@@ -468,6 +685,9 @@ mend_gate_get_property (GObject    *object,
     case PROP_RETRY_BUDGET_RATIO:
       g_value_set_double (value, self->budget_ratio);
       break;
+    case PROP_PROBE_TIMEOUT_MS:
+      g_value_set_uint (value, self->probe_timeout_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -515,6 +735,9 @@ mend_gate_set_property (GObject      *object,
           self->budget_ratio = g_value_get_double (value);
           g_object_notify_by_pspec (object, pspec);
         }
+      break;
+    case PROP_PROBE_TIMEOUT_MS:
+      mend_gate_set_probe_timeout_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -579,8 +802,8 @@ mend_gate_class_init (MendGateClass *klass)
   /**
    * MendGate:stagger-window-ms:
    *
-   * The window over which members waiting together are released, each at
-   * a stable offset of its own.
+   * The shortest window over which members waiting together are
+   * released, in the order they began waiting.
    */
   properties[PROP_STAGGER_WINDOW_MS] =
     g_param_spec_uint ("stagger-window-ms", NULL, NULL,
@@ -622,6 +845,21 @@ mend_gate_class_init (MendGateClass *klass)
                          0.0, 100.0, 0.1,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendGate:probe-timeout-ms:
+   *
+   * How long the other members wait for a probe's answer (its first
+   * output, a success or a failure). A probe that has not answered by
+   * then is taken as lost: the next member to ask probes instead, and the
+   * lost one's answer, should it come, counts as any member's.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_PROBE_TIMEOUT_MS] =
+    g_param_spec_uint ("probe-timeout-ms", NULL, NULL,
+                       1, 86400000, DEFAULT_PROBE_TIMEOUT_MS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -644,13 +882,14 @@ static void
 mend_gate_init (MendGate *self)
 {
   self->online = TRUE;
-  self->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->members = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->release_ms_per_member = RELEASE_MS_PER_MEMBER;
   self->failure_threshold = 5;
   self->stagger_window_ms = 2000;
   self->open_delay_ms = self->current_delay_ms = 1000;
   self->budget = self->budget_max = 20;
   self->budget_ratio = 0.1;
+  self->probe_timeout_ms = DEFAULT_PROBE_TIMEOUT_MS;
 }
 
 /**
@@ -871,6 +1110,48 @@ mend_gate_set_stagger_window_ms (MendGate *self,
 }
 
 /**
+ * mend_gate_get_probe_timeout_ms:
+ * @self: a gate
+ *
+ * Gets [property@Mend.Gate:probe-timeout-ms].
+ *
+ * Returns: the timeout in milliseconds
+ *
+ * Since: 1.0
+ */
+guint
+mend_gate_get_probe_timeout_ms (MendGate *self)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), 0);
+
+  return self->probe_timeout_ms;
+}
+
+/**
+ * mend_gate_set_probe_timeout_ms:
+ * @self: a gate
+ * @timeout_ms: how long to wait for a probe's answer, at least 1 ms
+ *
+ * Sets [property@Mend.Gate:probe-timeout-ms]. A probe already in flight
+ * keeps the timeout it started with.
+ *
+ * Since: 1.0
+ */
+void
+mend_gate_set_probe_timeout_ms (MendGate *self,
+                                guint     timeout_ms)
+{
+  g_return_if_fail (MEND_IS_GATE (self));
+  g_return_if_fail (timeout_ms >= 1);
+
+  if (self->probe_timeout_ms != timeout_ms)
+    {
+      self->probe_timeout_ms = timeout_ms;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROBE_TIMEOUT_MS]);
+    }
+}
+
+/**
  * mend_gate_get_next_check_ms:
  * @self: a gate
  *
@@ -905,13 +1186,17 @@ mend_gate_link_join (MendGateLink *self,
   self->gate = g_object_ref (gate);
   self->key = g_strdup (key);
   self->released_id = g_signal_connect (gate, "released", on_released, data);
+  mend_gate_join (gate, key);
 }
 
 void
 mend_gate_link_leave (MendGateLink *self)
 {
-  if (self->gate != NULL)
-    g_clear_signal_handler (&self->released_id, self->gate);
+  if (self->gate == NULL || self->released_id == 0)
+    return;
+
+  g_clear_signal_handler (&self->released_id, self->gate);
+  mend_gate_leave (self->gate, self->key);
 }
 
 void
@@ -927,7 +1212,7 @@ gint64
 mend_gate_link_admit (MendGateLink *self,
                       gboolean      retry)
 {
-  gboolean probe = FALSE;
+  guint probe = 0;
   gint64 hold;
 
   g_assert (!self->admitted);
@@ -955,21 +1240,28 @@ mend_gate_link_report (MendGateLink    *self,
 
   self->admitted = FALSE;
   mend_gate_report (self->gate, self->key, failure, kind, self->probing);
-  self->probing = FALSE;
+  self->probing = 0;
+}
+
+void
+mend_gate_link_note_output (MendGateLink *self)
+{
+  if (self->gate != NULL && self->admitted && self->probing != 0)
+    mend_gate_answered (self->gate, self->probing);
 }
 
 void
 mend_gate_link_hand_over (MendGateLink       *self,
                           MendAttemptContext *context)
 {
-  g_assert (!self->probing || self->admitted);
+  g_assert (self->probing == 0 || self->admitted);
 
   context->gate = self->gate;
   context->gate_key = self->key;
   context->admitted = self->gate != NULL && self->admitted;
-  context->probe = context->admitted && self->probing;
+  context->probe = context->admitted ? self->probing : 0;
   self->admitted = FALSE;
-  self->probing = FALSE;
+  self->probing = 0;
 }
 
 MendRetryWait *

@@ -46,6 +46,11 @@ MEND_AVAILABLE_IN_1_0
 void             mend_gate_set_stagger_window_ms (MendGate       *self,
                                                   guint           window_ms);
 MEND_AVAILABLE_IN_1_0
+guint            mend_gate_get_probe_timeout_ms (MendGate       *self);
+MEND_AVAILABLE_IN_1_0
+void             mend_gate_set_probe_timeout_ms (MendGate       *self,
+                                                 guint           timeout_ms);
+MEND_AVAILABLE_IN_1_0
 gint64           mend_gate_get_next_check_ms    (MendGate        *self);
 
 G_END_DECLS

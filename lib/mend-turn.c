@@ -318,6 +318,8 @@ finish (MendTurn      *self,
 
       mend_gate_link_report (&self->gate, stopped, MEND_FAILURE_STOPPED);
     }
+  /* Done: the turn's place in its gate is free. */
+  mend_gate_link_leave (&self->gate);
 
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
@@ -1519,6 +1521,8 @@ mend_turn_note_output (MendTurn *self)
 
   self->output_seen = TRUE;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OUTPUT_SEEN]);
+  /* The gate's probe has its answer: the upstream is back. */
+  mend_gate_link_note_output (&self->gate);
 }
 
 /**

@@ -29,7 +29,7 @@ typedef struct
   MendGate    *gate;             /* or NULL */
   const char  *gate_key;
   gboolean     admitted;         /* the gate let this attempt through */
-  gboolean     probe;            /* ...as the one that checks the upstream */
+  guint        probe;            /* ...as the gate's probe of this number, or 0 */
 } MendAttemptContext;
 
 /* The kind @policy gives @failure in its context. After output was seen a

@@ -120,7 +120,7 @@ mend_verdict_decide (MendErrorPolicy          *policy,
   g_assert (MEND_IS_FAILURE (judged));
   g_assert (context->attempt >= 1);
   g_assert (context->gate == NULL || MEND_IS_GATE (context->gate));
-  g_assert (!context->probe || context->admitted);
+  g_assert (context->probe == 0 || context->admitted);
 
   if (context->gate != NULL && context->admitted)
     mend_gate_report (context->gate, context->gate_key, judged, kind, context->probe);
@@ -130,7 +130,7 @@ mend_verdict_decide (MendErrorPolicy          *policy,
     case MEND_FAILURE_TRANSIENT:
       /* A failed probe is the gate's, not the turn's: the attempt is not
        * spent, and runs again when the gate next checks. */
-      if (context->probe && mend_gate_get_state (context->gate) == MEND_GATE_OPEN)
+      if (context->probe != 0 && mend_gate_get_state (context->gate) == MEND_GATE_OPEN)
         {
           *step = MEND_VERDICT_HOLD;
           delay = mend_gate_get_next_check_ms (context->gate) + 1;

@@ -107,9 +107,12 @@ typedef struct
   GPtrArray   *chats;
   GArray      *attempt_ms;   /* virtual time of every attempt */
   gboolean     down;
+  guint        unanswered;   /* the next attempts that get no answer at all */
+  gboolean     streaming;    /* ...or output, and then no end */
   guint        status;       /* what a down upstream answers */
   const char  *retry_after;  /* its Retry-After, or NULL */
   guint        served;       /* turns that succeeded */
+  GPtrArray   *served_at;    /* per chat, a GArray of its successes' times */
   guint        gave_up;
   gint64       now_ms;
 } Sim;
@@ -121,6 +124,15 @@ on_attempt (MendTurn     *turn,
             Sim          *sim)
 {
   g_array_append_val (sim->attempt_ms, sim->now_ms);
+
+  /* A request lost on the way: no answer, no error, ever. */
+  if (sim->unanswered > 0)
+    {
+      sim->unanswered--;
+      if (sim->streaming)
+        mend_turn_note_output (turn);
+      return;
+    }
 
   /* No network: the request never leaves the machine. */
   if (!sim->monitor->available)
@@ -157,7 +169,13 @@ on_turn_finished (MendChat *chat,
                   Sim      *sim)
 {
   if (mend_turn_get_state (turn) == MEND_TURN_SUCCEEDED)
-    sim->served++;
+    {
+      guint index = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (chat), "sim-index"));
+
+      sim->served++;
+      if (index < sim->served_at->len)
+        g_array_append_val (g_ptr_array_index (sim->served_at, index), sim->now_ms);
+    }
   else if (mend_turn_get_state (turn) == MEND_TURN_FAILED)
     sim->gave_up++;
 }
@@ -180,6 +198,7 @@ sim_init (Sim      *sim,
   sim->monitor = g_object_new (fake_monitor_get_type (), NULL);
   sim->attempt_ms = g_array_new (FALSE, FALSE, sizeof (gint64));
   sim->chats = g_ptr_array_new ();
+  sim->served_at = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   sim->status = 503;
   if (with_gate)
     {
@@ -197,6 +216,8 @@ sim_init (Sim      *sim,
       chat = g_object_new (MEND_TYPE_CHAT, "id", id, "clock", sim->clock, "policy", policy,
                            "gate", sim->gate, NULL);
       g_object_unref (policy);
+      g_object_set_data (G_OBJECT (chat), "sim-index", GUINT_TO_POINTER (i));
+      g_ptr_array_add (sim->served_at, g_array_new (FALSE, FALSE, sizeof (gint64)));
       g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started), sim);
       g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), sim);
       g_ptr_array_add (sim->chats, chat);
@@ -212,6 +233,7 @@ sim_clear (Sim *sim)
       g_assert_finalize_object (g_ptr_array_index (sim->chats, i));
     }
   g_ptr_array_unref (sim->chats);
+  g_ptr_array_unref (sim->served_at);
   g_array_unref (sim->attempt_ms);
   if (sim->gate != NULL)
     {
@@ -263,3 +285,57 @@ attempts_between (Sim    *sim,
   return n;
 }
 
+
+/* Chats that work without a pause: each one whose turn ended sends the
+ * next. */
+G_GNUC_UNUSED static void
+sim_resubmit_idle (Sim *sim)
+{
+  for (guint i = 0; i < sim->chats->len; i++)
+    {
+      MendChat *chat = g_ptr_array_index (sim->chats, i);
+
+      if (mend_chat_get_turn (chat) == NULL &&
+          mend_chat_get_lifecycle (chat) != MEND_LIFECYCLE_CLOSED)
+        g_assert_true (mend_chat_submit (chat, "Next step", NULL, NULL));
+    }
+}
+
+/* A flapping upstream: down for down_ms, then up for up_ms, from the
+ * start, for total_ms; every every_ms the chats whose turn ended send the
+ * next. */
+G_GNUC_UNUSED static void
+sim_flap (Sim    *sim,
+          gint64  down_ms,
+          gint64  up_ms,
+          gint64  total_ms,
+          gint64  every_ms)
+{
+  gint64 start = sim->now_ms;
+
+  sim_resubmit_idle (sim);
+  while (sim->now_ms - start < total_ms)
+    {
+      sim->down = (sim->now_ms - start) % (down_ms + up_ms) < down_ms;
+      sim_advance (sim, 50);
+      if ((sim->now_ms - start) % every_ms == 0)
+        sim_resubmit_idle (sim);
+    }
+}
+
+/* The successes of chat @index within [from_ms, to_ms). */
+G_GNUC_UNUSED static guint
+sim_served_between (Sim    *sim,
+                    guint   index,
+                    gint64  from_ms,
+                    gint64  to_ms)
+{
+  GArray *at = g_ptr_array_index (sim->served_at, index);
+  guint n = 0;
+
+  for (guint i = 0; i < at->len; i++)
+    if (g_array_index (at, gint64, i) >= from_ms && g_array_index (at, gint64, i) < to_ms)
+      n++;
+
+  return n;
+}

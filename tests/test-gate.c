@@ -136,6 +136,68 @@ test_breaker_opens_probes_one_at_a_time_then_releases (void)
 }
 
 static void
+test_a_probe_that_never_answers_times_out_and_the_next_member_probes (void)
+{
+  Sim sim;
+  guint timeout_ms = 0;
+
+  sim_init (&sim, TRUE, 10);
+  g_object_get (sim.gate, "probe-timeout-ms", &timeout_ms, NULL);
+  g_assert_cmpuint (timeout_ms, ==, 60000);
+
+  sim.down = TRUE;
+  submit_all (&sim);
+  sim_advance (&sim, 1000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
+
+  /* The upstream is back, but the probe's request is lost: no answer. */
+  sim.down = FALSE;
+  sim.unanswered = 1;
+  sim_advance (&sim, 2000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_HALF_OPEN);
+  g_assert_cmpuint (sim.unanswered, ==, 0);
+
+  /* The others wait for it only as long as the timeout... */
+  sim_advance (&sim, timeout_ms - 3000);
+  g_assert_cmpuint (sim.served, ==, 0);
+
+  /* ...then the next member probes, and they are served. */
+  sim_advance (&sim, 3000 + 5000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
+  g_assert_cmpuint (sim.served, ==, 9);
+  g_assert_cmpuint (sim.gave_up, ==, 0);
+
+  /* The lost probe's turn is still the sender's: stopped at the end, it
+   * leaves the closed gate closed. */
+  sim_clear (&sim);
+}
+
+static void
+test_a_probe_with_output_closes_the_gate_before_it_ends (void)
+{
+  Sim sim;
+
+  sim_init (&sim, TRUE, 10);
+  sim.down = TRUE;
+  submit_all (&sim);
+  sim_advance (&sim, 1000);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
+
+  /* The probe's answer streams for longer than the test: its first
+   * output says the upstream is back. */
+  sim.down = FALSE;
+  sim.unanswered = 1;
+  sim.streaming = TRUE;
+  sim_advance (&sim, 1000);
+  g_assert_cmpuint (sim.unanswered, ==, 0);
+  g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
+  sim_advance (&sim, 5000);
+  g_assert_cmpuint (sim.served, ==, 9);
+
+  sim_clear (&sim);
+}
+
+static void
 test_offline_spends_no_attempt_and_resumes_staggered (void)
 {
   Sim sim;
@@ -161,6 +223,81 @@ test_offline_spends_no_attempt_and_resumes_staggered (void)
   sim_advance (&sim, 2100);
   g_assert_cmpuint (sim.served, ==, 5);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 5);
+
+  sim_clear (&sim);
+}
+
+static void
+test_members_that_left_keep_no_place_in_the_release (void)
+{
+  Sim sim;
+  MendChat *lone;
+  gint64 back_ms;
+
+  /* 700 chats asked once, each served at once... */
+  sim_init (&sim, TRUE, 701);
+  for (guint i = 0; i < 700; i++)
+    g_assert_true (mend_chat_submit (g_ptr_array_index (sim.chats, i), "Fix", NULL, NULL));
+  sim_advance (&sim, 100);
+  g_assert_cmpuint (sim.served, ==, 700);
+
+  /* ...then half of them went away and half sit idle, their turns done. */
+  for (guint i = 0; i < 350; i++)
+    {
+      mend_chat_close (g_ptr_array_index (sim.chats, i));
+      g_assert_finalize_object (g_ptr_array_index (sim.chats, i));
+    }
+  g_ptr_array_remove_range (sim.chats, 0, 350);
+
+  /* The one chat left with a turn is alone: released as soon as the
+   * network is back, as it would be without the others. */
+  lone = g_ptr_array_index (sim.chats, sim.chats->len - 1);
+  fake_monitor_set (sim.monitor, FALSE);
+  g_assert_true (mend_chat_submit (lone, "Fix", NULL, NULL));
+  sim_advance (&sim, 10000);
+  g_assert_cmpuint (sim.attempt_ms->len, ==, 700);
+  fake_monitor_set (sim.monitor, TRUE);
+  back_ms = sim.now_ms;
+  sim_advance (&sim, 50);
+  g_assert_cmpuint (sim.attempt_ms->len, ==, 701);
+  g_assert_cmpint (g_array_index (sim.attempt_ms, gint64, 700) - back_ms, <=, 50);
+  g_assert_cmpuint (sim.served, ==, 701);
+
+  sim_clear (&sim);
+}
+
+static void
+test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
+{
+  const gint64 down_ms = 4000, up_ms = 8000, total_ms = 120000;
+  guint least = G_MAXUINT, most = 0, never = 0, missed = 0;
+  Sim sim;
+
+  /* Each chat sends its next turn within 2 s of the last one's end, so
+   * that it waits in every up window. */
+  sim_init (&sim, TRUE, 200);
+  sim_flap (&sim, down_ms, up_ms, total_ms, 2000);
+
+  for (guint i = 0; i < sim.chats->len; i++)
+    {
+      guint all = sim_served_between (&sim, i, 0, total_ms);
+
+      least = MIN (least, all);
+      most = MAX (most, all);
+      if (all == 0)
+        never++;
+    }
+
+  /* Every chat waits in every up window: each is served in each. */
+  for (gint64 from = down_ms; from < total_ms; from += down_ms + up_ms)
+    for (guint i = 0; i < sim.chats->len; i++)
+      if (sim_served_between (&sim, i, from, from + up_ms) == 0)
+        missed++;
+  g_test_message ("successes per chat: least %u, most %u; never served %u; "
+                  "a chat's up window without a success: %u of %u",
+                  least, most, never, missed, sim.chats->len * 10);
+  g_assert_cmpuint (never, ==, 0);
+  g_assert_cmpuint (missed, ==, 0);
 
   sim_clear (&sim);
 }
@@ -230,7 +367,11 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/one-chat-alone-behaves-as-without-a-gate", test_one_chat_alone_behaves_as_without_a_gate);
   g_test_add_func ("/Mend/Gate/shared-hint-holds-the-others-released-staggered", test_shared_hint_holds_the_others_released_staggered);
   g_test_add_func ("/Mend/Gate/breaker-opens-probes-one-at-a-time-then-releases", test_breaker_opens_probes_one_at_a_time_then_releases);
+  g_test_add_func ("/Mend/Gate/a-probe-that-never-answers-times-out-and-the-next-member-probes", test_a_probe_that_never_answers_times_out_and_the_next_member_probes);
+  g_test_add_func ("/Mend/Gate/a-probe-with-output-closes-the-gate-before-it-ends", test_a_probe_with_output_closes_the_gate_before_it_ends);
   g_test_add_func ("/Mend/Gate/offline-spends-no-attempt-and-resumes-staggered", test_offline_spends_no_attempt_and_resumes_staggered);
+  g_test_add_func ("/Mend/Gate/members-that-left-keep-no-place-in-the-release", test_members_that_left_keep_no_place_in_the_release);
+  g_test_add_func ("/Mend/Gate/a-flapping-upstream-serves-every-chat-in-every-up-window", test_a_flapping_upstream_serves_every_chat_in_every_up_window);
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
   g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
 
