@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
 #include "mend-failure.h"
@@ -101,6 +102,7 @@ typedef struct
 struct _MendGate
 {
   GObject          parent_instance;
+  MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
   MendClock       *clock;
   GNetworkMonitor *monitor;
@@ -474,6 +476,7 @@ mend_gate_admit (MendGate   *self,
   gint64 hold;
 
   g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_GO);
+  mend_return_val_if_not_owner (&self->owner, self, MEND_GATE_GO);
 
   now = now_us (self);
   member = key != NULL ? g_hash_table_lookup (self->members, key) : NULL;
@@ -497,6 +500,7 @@ mend_gate_report (MendGate        *self,
   Member *member;
 
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   member = key != NULL ? g_hash_table_lookup (self->members, key) : NULL;
   if (failure != NULL && kind == MEND_FAILURE_TRANSIENT)
@@ -566,6 +570,7 @@ mend_gate_join (MendGate   *self,
   Member *member;
 
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (key == NULL)
     return;
@@ -588,6 +593,7 @@ mend_gate_leave (MendGate   *self,
   Member *member;
 
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   member = key != NULL ? g_hash_table_lookup (self->members, key) : NULL;
   if (member == NULL || --member->links > 0)
@@ -605,6 +611,7 @@ mend_gate_answered (MendGate *self,
                     guint     probe)
 {
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (probe == 0 || probe != self->probe || self->state != MEND_GATE_HALF_OPEN || !self->online)
     return;
@@ -635,6 +642,7 @@ mend_gate_finalize (GObject *object)
   g_clear_pointer (&self->members, g_hash_table_unref);
   g_clear_object (&self->clock);
 
+  mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_gate_parent_class)->finalize (object);
 }
 
@@ -881,6 +889,7 @@ mend_gate_class_init (MendGateClass *klass)
 static void
 mend_gate_init (MendGate *self)
 {
+  mend_owner_init (&self->owner);
   self->online = TRUE;
   self->members = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->release_ms_per_member = RELEASE_MS_PER_MEMBER;
@@ -964,6 +973,7 @@ MendGateState
 mend_gate_get_state (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), MEND_GATE_CLOSED);
+  mend_return_val_if_not_owner (&self->owner, self, MEND_GATE_CLOSED);
 
   return self->state;
 }
@@ -980,6 +990,7 @@ MendClock *
 mend_gate_get_clock (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->clock;
 }
@@ -996,6 +1007,7 @@ GNetworkMonitor *
 mend_gate_get_network_monitor (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->monitor;
 }
@@ -1013,6 +1025,7 @@ mend_gate_set_network_monitor (MendGate        *self,
                                GNetworkMonitor *monitor)
 {
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (monitor == NULL || G_IS_NETWORK_MONITOR (monitor));
 
   if (self->monitor == monitor)
@@ -1048,6 +1061,7 @@ guint
 mend_gate_get_failure_threshold (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->failure_threshold;
 }
@@ -1064,6 +1078,7 @@ mend_gate_set_failure_threshold (MendGate *self,
                                  guint     threshold)
 {
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (threshold >= 1);
 
   if (self->failure_threshold != threshold)
@@ -1085,6 +1100,7 @@ guint
 mend_gate_get_stagger_window_ms (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->stagger_window_ms;
 }
@@ -1101,6 +1117,7 @@ mend_gate_set_stagger_window_ms (MendGate *self,
                                  guint     window_ms)
 {
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
 
   if (self->stagger_window_ms != window_ms)
     {
@@ -1123,6 +1140,7 @@ guint
 mend_gate_get_probe_timeout_ms (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->probe_timeout_ms;
 }
@@ -1142,6 +1160,7 @@ mend_gate_set_probe_timeout_ms (MendGate *self,
                                 guint     timeout_ms)
 {
   g_return_if_fail (MEND_IS_GATE (self));
+  mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (timeout_ms >= 1);
 
   if (self->probe_timeout_ms != timeout_ms)
@@ -1164,6 +1183,7 @@ gint64
 mend_gate_get_next_check_ms (MendGate *self)
 {
   g_return_val_if_fail (MEND_IS_GATE (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
 
   if (self->state != MEND_GATE_OPEN)
     return 0;

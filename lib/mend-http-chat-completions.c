@@ -1,0 +1,325 @@
+/* mend-http-chat-completions.c — the OpenAI Chat Completions format, as MendHttpSender speaks it
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The format of OpenAI's /v1/chat/completions and of the servers that
+ * copy it (Ollama, llama.cpp's server, vLLM, LM Studio, OpenRouter, Groq,
+ * Mistral, DeepSeek…), after https://platform.openai.com/docs/api-reference/chat.
+ *
+ * The request: {"model","max_tokens","stream":true,
+ * "stream_options":{"include_usage":true},"messages":[…]}, each message
+ * {"role","content"} with the text of its blocks; an assistant's tool calls
+ * as "tool_calls", their results as messages of role "tool". The answer:
+ * chunks {"choices":[{"index":0,"delta":{"content","tool_calls"},
+ * "finish_reason"}]}, a last chunk of usage with no choice, then `data:
+ * [DONE]`; an {"error":{…}} object inside the stream for a failure; or one
+ * JSON body, {"choices":[{"message":{…},"finish_reason"}]}.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-http-dialect-private.h"
+#include "mend-json-private.h"
+
+/* The text of a message's content: a string, or its text blocks joined. */
+static char *
+content_text (JsonNode *content)
+{
+  GString *text = g_string_new (NULL);
+
+  if (content != NULL && JSON_NODE_HOLDS_VALUE (content) &&
+      json_node_get_value_type (content) == G_TYPE_STRING)
+    g_string_append (text, json_node_get_string (content));
+  else if (content != NULL && JSON_NODE_HOLDS_ARRAY (content))
+    {
+      JsonArray *blocks = json_node_get_array (content);
+
+      for (guint i = 0; i < json_array_get_length (blocks); i++)
+        {
+          JsonNode *element = json_array_get_element (blocks, i);
+          JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+          const char *type = mend_json_get_string (block, "type");
+          const char *value = mend_json_get_string (block, "text");
+
+          if (value != NULL && (g_strcmp0 (type, "text") == 0 || g_strcmp0 (type, "tool_result") == 0))
+            g_string_append (text, value);
+          else if (g_strcmp0 (type, "tool_result") == 0)
+            {
+              g_autofree char *inner = content_text (json_object_get_member (block, "content"));
+
+              g_string_append (text, inner);
+            }
+        }
+    }
+
+  return g_string_free (text, FALSE);
+}
+
+static void
+add_tool_calls (JsonBuilder *builder,
+                JsonArray   *blocks)
+{
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < json_array_get_length (blocks); i++)
+    {
+      JsonNode *element = json_array_get_element (blocks, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      JsonNode *input;
+      g_autofree char *arguments = NULL;
+
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 ||
+          mend_json_get_string (block, "id") == NULL || mend_json_get_string (block, "name") == NULL)
+        continue;
+      if (!any)
+        {
+          json_builder_set_member_name (builder, "tool_calls");
+          json_builder_begin_array (builder);
+          any = TRUE;
+        }
+      input = json_object_get_member (block, "input");
+      arguments = input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "id");
+      json_builder_add_string_value (builder, mend_json_get_string (block, "id"));
+      json_builder_set_member_name (builder, "type");
+      json_builder_add_string_value (builder, "function");
+      json_builder_set_member_name (builder, "function");
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "name");
+      json_builder_add_string_value (builder, mend_json_get_string (block, "name"));
+      json_builder_set_member_name (builder, "arguments");
+      json_builder_add_string_value (builder, arguments);
+      json_builder_end_object (builder);
+      json_builder_end_object (builder);
+    }
+  if (any)
+    json_builder_end_array (builder);
+}
+
+/* The results of tool calls in a user message, each a message of role
+ * "tool"; TRUE when there was one. */
+static gboolean
+add_tool_results (JsonBuilder *builder,
+                  JsonArray   *blocks)
+{
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < json_array_get_length (blocks); i++)
+    {
+      JsonNode *element = json_array_get_element (blocks, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      g_autofree char *text = NULL;
+
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_result") != 0 ||
+          mend_json_get_string (block, "tool_use_id") == NULL)
+        continue;
+      text = content_text (json_object_get_member (block, "content"));
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "role");
+      json_builder_add_string_value (builder, "tool");
+      json_builder_set_member_name (builder, "tool_call_id");
+      json_builder_add_string_value (builder, mend_json_get_string (block, "tool_use_id"));
+      json_builder_set_member_name (builder, "content");
+      json_builder_add_string_value (builder, text);
+      json_builder_end_object (builder);
+      any = TRUE;
+    }
+  return any;
+}
+
+static void
+add_message (JsonBuilder *builder,
+             JsonObject  *message)
+{
+  const char *role = mend_json_get_string (message, "role");
+  JsonNode *content = json_object_get_member (message, "content");
+  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+  g_autofree char *text = NULL;
+
+  if (role == NULL)
+    return;
+  if (blocks != NULL && g_str_equal (role, "user") && add_tool_results (builder, blocks))
+    {
+      /* The user's own words after the results, if any. */
+      text = content_text (content);
+      if (text[0] == '\0')
+        return;
+    }
+
+  if (text == NULL)
+    text = content_text (content);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "role");
+  json_builder_add_string_value (builder, role);
+  json_builder_set_member_name (builder, "content");
+  json_builder_add_string_value (builder, text);
+  if (blocks != NULL && g_str_equal (role, "assistant"))
+    add_tool_calls (builder, blocks);
+  json_builder_end_object (builder);
+}
+
+static char *
+chat_build_body (const char *model,
+                 guint       max_tokens,
+                 JsonNode   *messages)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  JsonArray *array;
+
+  g_assert (model != NULL);
+  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
+
+  array = json_node_get_array (messages);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "model");
+  json_builder_add_string_value (builder, model);
+  json_builder_set_member_name (builder, "max_tokens");
+  json_builder_add_int_value (builder, max_tokens);
+  json_builder_set_member_name (builder, "stream");
+  json_builder_add_boolean_value (builder, TRUE);
+  json_builder_set_member_name (builder, "stream_options");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "include_usage");
+  json_builder_add_boolean_value (builder, TRUE);
+  json_builder_end_object (builder);
+  json_builder_set_member_name (builder, "messages");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *element = json_array_get_element (array, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (element))
+        add_message (builder, json_node_get_object (element));
+    }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+/* The first choice of a chunk or an answer, or NULL. */
+static JsonObject *
+first_choice (JsonObject *object)
+{
+  JsonNode *choices = json_object_get_member (object, "choices");
+  JsonNode *first;
+
+  if (choices == NULL || !JSON_NODE_HOLDS_ARRAY (choices) ||
+      json_array_get_length (json_node_get_array (choices)) == 0)
+    return NULL;
+  first = json_array_get_element (json_node_get_array (choices), 0);
+  return JSON_NODE_HOLDS_OBJECT (first) ? json_node_get_object (first) : NULL;
+}
+
+/* A message or a delta: its text at block 0, its tool calls after. TRUE
+ * when it had content. */
+static gboolean
+read_message (MendHttpAnswer  *answer,
+              JsonObject      *message,
+              const char     **text)
+{
+  JsonNode *calls = json_object_get_member (message, "tool_calls");
+  gboolean content = FALSE;
+
+  *text = mend_http_answer_add_text (answer, 0, mend_json_get_string (message, "content"));
+  content = *text != NULL;
+
+  if (calls != NULL && JSON_NODE_HOLDS_ARRAY (calls))
+    {
+      JsonArray *array = json_node_get_array (calls);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonNode *element = json_array_get_element (array, i);
+          JsonObject *call = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+          JsonObject *function = mend_json_get_object (call, "function");
+          JsonNode *index = call != NULL ? json_object_get_member (call, "index") : NULL;
+          gint64 n = i;
+
+          if (call == NULL)
+            continue;
+          /* Streamed calls come by their index, whole ones in order. */
+          if (index != NULL && JSON_NODE_HOLDS_VALUE (index) && json_node_get_value_type (index) == G_TYPE_INT64)
+            n = json_node_get_int (index);
+          if (n < 0 || n >= G_MAXINT32)
+            continue;
+          mend_http_answer_add_tool_call (answer, (guint) n + 1,
+                                          mend_json_get_string (call, "id"),
+                                          mend_json_get_string (function, "name"),
+                                          mend_json_get_string (function, "arguments"));
+          content = TRUE;
+        }
+    }
+
+  return content;
+}
+
+static void
+note_finish (MendHttpAnswer *answer,
+             JsonObject     *choice)
+{
+  const char *reason = mend_json_get_string (choice, "finish_reason");
+
+  /* Ollama's own name for it, in some of its versions. */
+  if (reason == NULL)
+    reason = mend_json_get_string (choice, "done_reason");
+  if (reason != NULL)
+    mend_http_answer_set_stop_reason (answer, reason);
+}
+
+static MendHttpEvent
+chat_read_event (MendHttpAnswer *answer,
+                 const char     *name,
+                 const char     *data,
+                 gsize           length,
+                 JsonObject     *event,
+                 const char    **text)
+{
+  JsonObject *choice;
+  JsonObject *delta;
+  gboolean content = FALSE;
+
+  if (length == strlen ("[DONE]") && memcmp (data, "[DONE]", length) == 0)
+    return MEND_HTTP_EVENT_END;
+  if (event == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  if (json_object_get_member (event, "error") != NULL || g_strcmp0 (name, "error") == 0)
+    return MEND_HTTP_EVENT_ERROR;
+
+  choice = first_choice (event);
+  if (choice == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  delta = mend_json_get_object (choice, "delta");
+  if (delta != NULL)
+    content = read_message (answer, delta, text);
+  note_finish (answer, choice);
+
+  return content ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+}
+
+static gboolean
+chat_read_whole (MendHttpAnswer *answer,
+                 JsonNode       *root)
+{
+  JsonObject *choice;
+  JsonObject *message;
+  const char *text;
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      (choice = first_choice (json_node_get_object (root))) == NULL ||
+      (message = mend_json_get_object (choice, "message")) == NULL)
+    return FALSE;
+  read_message (answer, message, &text);
+  note_finish (answer, choice);
+  return TRUE;
+}
+
+const MendHttpDialectClass mend_http_dialect_chat_completions = {
+  .dialect = MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
+  .build_body = chat_build_body,
+  .read_event = chat_read_event,
+  .read_whole = chat_read_whole,
+};

@@ -1,0 +1,58 @@
+/* mend-http-dialect-private.h — the wire formats MendHttpSender speaks
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "mend-enums.h"
+#include "mend-http-answer-private.h"
+
+G_BEGIN_DECLS
+
+/* What one server-sent event of an answer was. */
+typedef enum
+{
+  MEND_HTTP_EVENT_OTHER,    /* nothing the turn needs (a ping, usage, metadata) */
+  MEND_HTTP_EVENT_CONTENT,  /* content of the answer: output was seen */
+  MEND_HTTP_EVENT_END,      /* the answer is complete */
+  MEND_HTTP_EVENT_ERROR,    /* the server reports an error: the event is its body */
+} MendHttpEvent;
+
+/* One wire format: how a request is written and an answer read. The
+ * transcript keeps messages in the Messages API's shape (role, content
+ * blocks); a dialect writes them in its own. */
+typedef struct
+{
+  MendHttpDialect dialect;
+
+  /* The request body, streamed, from the messages of the request. */
+  char          *(*build_body) (const char     *model,
+                                guint           max_tokens,
+                                JsonNode       *messages);
+
+  /* One event: @data as sent, @event the same parsed when it is a JSON
+   * object (else %NULL). Sets *@text to the text it adds to the answer
+   * (owned by @event), if any. */
+  MendHttpEvent   (*read_event) (MendHttpAnswer *answer,
+                                 const char     *name,
+                                 const char     *data,
+                                 gsize           length,
+                                 JsonObject     *event,
+                                 const char    **text);
+
+  /* A whole answer in one JSON body; FALSE when it is not one. */
+  gboolean        (*read_whole) (MendHttpAnswer *answer,
+                                 JsonNode       *root);
+} MendHttpDialectClass;
+
+extern const MendHttpDialectClass mend_http_dialect_messages;
+extern const MendHttpDialectClass mend_http_dialect_chat_completions;
+
+/* The dialect of @dialect, or of the endpoint's path for AUTO. */
+const MendHttpDialectClass *mend_http_dialect_lookup (MendHttpDialect  dialect,
+                                                      const char      *uri);
+
+G_END_DECLS

@@ -1,0 +1,101 @@
+/* mend-http-messages.c — the Anthropic Messages API, as MendHttpSender speaks it
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The request: {"model","max_tokens","stream":true,"messages":[…]}, the
+ * messages as the transcript keeps them. The answer: content_block_start
+ * and content_block_delta events per block index, message_stop at the
+ * end, an `error` event for a failure inside the stream
+ * (https://docs.anthropic.com/en/api/messages-streaming); or one JSON
+ * body, {"content":[…]}.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-http-dialect-private.h"
+#include "mend-json-private.h"
+
+static char *
+messages_build_body (const char *model,
+                     guint       max_tokens,
+                     JsonNode   *messages)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+
+  g_assert (model != NULL);
+  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "model");
+  json_builder_add_string_value (builder, model);
+  json_builder_set_member_name (builder, "max_tokens");
+  json_builder_add_int_value (builder, max_tokens);
+  json_builder_set_member_name (builder, "stream");
+  json_builder_add_boolean_value (builder, TRUE);
+  json_builder_set_member_name (builder, "messages");
+  json_builder_add_value (builder, json_node_ref (messages));
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+static MendHttpEvent
+messages_read_event (MendHttpAnswer *answer,
+                     const char     *name,
+                     const char     *data,
+                     gsize           length,
+                     JsonObject     *event,
+                     const char    **text)
+{
+  const char *type = name;
+
+  if (event != NULL && mend_json_get_string (event, "type") != NULL)
+    {
+      type = mend_json_get_string (event, "type");
+      *text = mend_http_answer_feed_event (answer, event);
+    }
+
+  if (g_strcmp0 (type, "error") == 0)
+    return MEND_HTTP_EVENT_ERROR;
+  if (g_strcmp0 (type, "message_stop") == 0)
+    return MEND_HTTP_EVENT_END;
+  if (g_strcmp0 (type, "content_block_delta") == 0 ||
+      g_strcmp0 (type, "content_block_start") == 0)
+    return MEND_HTTP_EVENT_CONTENT;
+  return MEND_HTTP_EVENT_OTHER;
+}
+
+const MendHttpDialectClass mend_http_dialect_messages = {
+  .dialect = MEND_HTTP_DIALECT_MESSAGES,
+  .build_body = messages_build_body,
+  .read_event = messages_read_event,
+  .read_whole = mend_http_answer_read_message,
+};
+
+const MendHttpDialectClass *
+mend_http_dialect_lookup (MendHttpDialect  dialect,
+                          const char      *uri)
+{
+  g_autoptr(GUri) parsed = NULL;
+  const char *path;
+
+  switch (dialect)
+    {
+    case MEND_HTTP_DIALECT_MESSAGES:
+      return &mend_http_dialect_messages;
+    case MEND_HTTP_DIALECT_CHAT_COMPLETIONS:
+      return &mend_http_dialect_chat_completions;
+    case MEND_HTTP_DIALECT_AUTO:
+    default:
+      break;
+    }
+
+  /* By the endpoint's path, as the providers name them. */
+  parsed = uri != NULL ? g_uri_parse (uri, G_URI_FLAGS_NONE, NULL) : NULL;
+  path = parsed != NULL ? g_uri_get_path (parsed) : "";
+  if (g_str_has_suffix (path, "/chat/completions"))
+    return &mend_http_dialect_chat_completions;
+  return &mend_http_dialect_messages;
+}
