@@ -97,6 +97,24 @@ typedef enum
 } MendJitter;
 
 /**
+ * MendHttpDialect:
+ * @MEND_HTTP_DIALECT_AUTO: the format of the endpoint's path: Chat
+ *   Completions for a path that ends in `/chat/completions`, else Messages
+ * @MEND_HTTP_DIALECT_MESSAGES: the Anthropic Messages API (`/v1/messages`)
+ * @MEND_HTTP_DIALECT_CHAT_COMPLETIONS: the OpenAI Chat Completions format
+ *   (`/v1/chat/completions`), which OpenAI, Ollama, llama.cpp's server,
+ *   vLLM, LM Studio, OpenRouter, Groq, Mistral and DeepSeek speak
+ *
+ * The wire format a [class@Mend.HttpSender] speaks.
+ */
+typedef enum
+{
+  MEND_HTTP_DIALECT_AUTO,
+  MEND_HTTP_DIALECT_MESSAGES,
+  MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
+} MendHttpDialect;
+
+/**
  * MendRetryWaitState:
  * @MEND_RETRY_WAIT_PENDING: the wait is counting down
  * @MEND_RETRY_WAIT_FIRED: the wait ended and its retry runs

@@ -26,6 +26,27 @@ const char     *mend_http_answer_feed_event   (MendHttpAnswer *self,
 gboolean        mend_http_answer_read_message (MendHttpAnswer *self,
                                                JsonNode       *root);
 
+/* A piece of the text of block @index (of an answer whose blocks come by
+ * their index, as a Chat Completions choice's content does). Returns @text
+ * when it is not empty, else %NULL. */
+const char     *mend_http_answer_add_text     (MendHttpAnswer *self,
+                                               guint           index,
+                                               const char     *text);
+/* A piece of the tool call of block @index: its id and name when they
+ * come, a piece of its arguments' JSON text. */
+void            mend_http_answer_add_tool_call (MendHttpAnswer *self,
+                                                guint           index,
+                                                const char     *id,
+                                                const char     *name,
+                                                const char     *arguments);
+/* How the model ended the answer (a finish_reason), or %NULL. */
+void            mend_http_answer_set_stop_reason (MendHttpAnswer *self,
+                                                  const char     *reason);
+const char     *mend_http_answer_get_stop_reason (MendHttpAnswer *self);
+
+/* No content: no text, no tool call, no block the model started. */
+gboolean        mend_http_answer_is_empty     (MendHttpAnswer *self);
+
 /* The text: of a stream, every piece feed_event() returned, joined; of a
  * whole answer, its text blocks' text; "" when there is none. */
 const char     *mend_http_answer_get_text     (MendHttpAnswer *self);

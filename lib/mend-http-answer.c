@@ -32,6 +32,7 @@ struct _MendHttpAnswer
   GPtrArray *blocks;      /* Block*, by index; NULL where none started */
   JsonNode  *content;     /* a whole answer's content array */
   GString   *text;
+  char      *stop_reason;
 };
 
 static void
@@ -67,24 +68,19 @@ mend_http_answer_free (MendHttpAnswer *self)
   g_ptr_array_unref (self->blocks);
   g_clear_pointer (&self->content, json_node_unref);
   g_string_free (self->text, TRUE);
+  g_free (self->stop_reason);
   g_free (self);
 }
 
-/* The block at the event's index; made, of @type, when @type is given and
- * none started there. */
+/* The block at @index; made, of @type, when @type is given and none
+ * started there. */
 static Block *
-get_block (MendHttpAnswer *self,
-           JsonObject     *event,
-           const char     *type)
+get_block_at (MendHttpAnswer *self,
+              gint64          index,
+              const char     *type)
 {
-  JsonNode *node = json_object_get_member (event, "index");
-  gint64 index;
   Block *block;
 
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
-      json_node_get_value_type (node) != G_TYPE_INT64)
-    return NULL;
-  index = json_node_get_int (node);
   if (index < 0 || index >= MAX_BLOCKS)
     return NULL;
 
@@ -99,6 +95,20 @@ get_block (MendHttpAnswer *self,
     }
 
   return block;
+}
+
+/* The block at the event's index. */
+static Block *
+get_block (MendHttpAnswer *self,
+           JsonObject     *event,
+           const char     *type)
+{
+  JsonNode *node = json_object_get_member (event, "index");
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_INT64)
+    return NULL;
+  return get_block_at (self, json_node_get_int (node), type);
 }
 
 static void
@@ -196,6 +206,85 @@ mend_http_answer_feed_event (MendHttpAnswer *self,
     g_string_append (self->text, text);
 
   return text;
+}
+
+const char *
+mend_http_answer_add_text (MendHttpAnswer *self,
+                           guint           index,
+                           const char     *text)
+{
+  Block *block;
+
+  g_assert (self != NULL);
+
+  if (text == NULL || (block = get_block_at (self, index, "text")) == NULL ||
+      !g_str_equal (block->type, "text"))
+    return NULL;
+  append (&block->text, text);
+  if (text[0] == '\0')
+    return NULL;
+  g_string_append (self->text, text);
+  return text;
+}
+
+void
+mend_http_answer_add_tool_call (MendHttpAnswer *self,
+                                guint           index,
+                                const char     *id,
+                                const char     *name,
+                                const char     *arguments)
+{
+  Block *block;
+
+  g_assert (self != NULL);
+
+  if ((block = get_block_at (self, index, "tool_use")) == NULL || !g_str_equal (block->type, "tool_use"))
+    return;
+  if (block->start == NULL && id != NULL && name != NULL)
+    {
+      block->start = json_object_new ();
+      json_object_set_string_member (block->start, "type", "tool_use");
+      json_object_set_string_member (block->start, "id", id);
+      json_object_set_string_member (block->start, "name", name);
+      json_object_set_object_member (block->start, "input", json_object_new ());
+    }
+  if (arguments != NULL)
+    append (&block->json, arguments);
+}
+
+void
+mend_http_answer_set_stop_reason (MendHttpAnswer *self,
+                                  const char     *reason)
+{
+  g_assert (self != NULL);
+
+  g_free (self->stop_reason);
+  self->stop_reason = g_strdup (reason);
+}
+
+const char *
+mend_http_answer_get_stop_reason (MendHttpAnswer *self)
+{
+  g_assert (self != NULL);
+
+  return self->stop_reason;
+}
+
+gboolean
+mend_http_answer_is_empty (MendHttpAnswer *self)
+{
+  g_assert (self != NULL);
+
+  if (self->content != NULL)
+    return json_array_get_length (json_node_get_array (self->content)) == 0;
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      Block *block = g_ptr_array_index (self->blocks, i);
+
+      if (block != NULL && (block->start != NULL || (block->text != NULL && block->text->len > 0)))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean

@@ -11,12 +11,13 @@
 
 #include "mend-owner-private.h"
 #include "mend-clock.h"
+#include "mend-enum-types.h"
 #include "mend-failure-private.h"
 #include "mend-http-sender.h"
 #include "mend-http-answer-private.h"
 #include "mend-http-failures-private.h"
 #include "mend-http-headers-private.h"
-#include "mend-http-request-private.h"
+#include "mend-http-dialect-private.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
@@ -30,9 +31,28 @@
  *
  * Runs a turn's attempts against an HTTP model API with libsoup.
  *
- * Each attempt POSTs the turn's prompt with the conversation so far — by
- * default as an Anthropic Messages request,
- * `{"model","max_tokens","stream":true,"messages":[…]}`, whose messages are
+ * It speaks two wire formats, its [property@Mend.HttpSender:dialect]:
+ * the Anthropic Messages API, and the OpenAI Chat Completions format
+ * that OpenAI, Ollama, llama.cpp's server, vLLM, LM Studio, OpenRouter,
+ * Groq, Mistral and DeepSeek speak (`/v1/chat/completions`: chosen by
+ * that path, or set). The OpenAI Responses API, Gemini's own API and
+ * Ollama's native `/api/chat` are not spoken yet; point the sender at
+ * such a server's `/v1/chat/completions` instead.
+ *
+ * In Chat Completions, an attempt sends
+ * `{"model","max_tokens","stream":true,"stream_options":{"include_usage":true},"messages":[…]}`
+ * with each message's text as its `content`, an assistant's tool calls as
+ * `tool_calls` and their results as messages of role `tool`; it reads
+ * `choices[0].delta` (text and tool calls), `finish_reason` (or Ollama's
+ * `done_reason`), `data: [DONE]` and an `error` object inside the stream,
+ * or one JSON answer (`choices[0].message`). Set the key with
+ * `mend_http_sender_set_header (sender, "Authorization", "Bearer …", NULL)`.
+ * An answer with no text and no tool call is the model's empty response
+ * (%MEND_REASON_EMPTY, retried), in either format; a stream that said how
+ * it finished and then closed without `[DONE]` is complete.
+ *
+ * In Messages, each attempt POSTs the turn's prompt with the conversation
+ * so far as `{"model","max_tokens","stream":true,"messages":[…]}`, whose messages are
  * the sender's [property@Mend.HttpSender:transcript] followed by the turn's
  * user message; connect to [signal@Mend.HttpSender::build-message] to add
  * authentication or build another body (from
@@ -95,6 +115,8 @@ struct _MendHttpSender
   guint        max_event_bytes;
   char        *answer;
   MendTranscript *transcript;
+  MendHttpDialect dialect;
+  const MendHttpDialectClass *wire;   /* the dialect spoken: never AUTO */
 };
 
 enum {
@@ -109,6 +131,7 @@ enum {
   PROP_MAX_EVENT_BYTES,
   PROP_ANSWER,
   PROP_TRANSCRIPT,
+  PROP_DIALECT,
   N_PROPS
 };
 
@@ -227,6 +250,14 @@ failure_from_response (Attempt    *attempt,
 
 /* Reading the answer: a chunk at a time, every byte counted */
 
+/* How a complete answer ends the attempt: an answer with no content at
+ * all (no text, no tool call) is the model's empty response. */
+static MendFailure *
+answer_outcome (Attempt *attempt)
+{
+  return mend_http_answer_is_empty (attempt->answer) ? mend_failure_new_empty_response () : NULL;
+}
+
 static gboolean
 on_event (const char *name,
           const char *data,
@@ -235,37 +266,33 @@ on_event (const char *name,
 {
   Attempt *attempt = user_data;
   g_autoptr(JsonNode) node = NULL;
-  const char *type = name;
   const char *text = NULL;
+  MendHttpEvent event;
 
   node = mend_json_parse (data, length, NULL);
-  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
-      mend_json_get_string (json_node_get_object (node), "type") != NULL)
+  event = attempt->self->wire->read_event (attempt->answer, name, data, length,
+                                           node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                                           ? json_node_get_object (node) : NULL,
+                                           &text);
+  switch (event)
     {
-      type = mend_json_get_string (json_node_get_object (node), "type");
-      text = mend_http_answer_feed_event (attempt->answer, json_node_get_object (node));
-    }
-
-  if (g_strcmp0 (type, "error") == 0)
-    {
+    case MEND_HTTP_EVENT_ERROR:
       attempt->ended = TRUE;
       attempt->outcome = failure_from_response (attempt, data, length);
       return FALSE;
-    }
-
-  if (g_strcmp0 (type, "message_stop") == 0)
-    {
+    case MEND_HTTP_EVENT_END:
       attempt->ended = TRUE;
+      attempt->outcome = answer_outcome (attempt);
       return FALSE;
-    }
-
-  if (g_strcmp0 (type, "content_block_delta") == 0 ||
-      g_strcmp0 (type, "content_block_start") == 0)
-    {
+    case MEND_HTTP_EVENT_CONTENT:
       mend_turn_note_output (attempt->turn);
       g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, data);
       if (text != NULL)
         g_signal_emit (attempt->self, signals[TEXT_DELTA], 0, text);
+      break;
+    case MEND_HTTP_EVENT_OTHER:
+    default:
+      break;
     }
 
   return TRUE;
@@ -317,11 +344,19 @@ finish_body (GTask *task)
       g_autoptr(JsonNode) root = NULL;
       const char *text = "";
 
-      /* A whole Messages answer: its text, as one delta. */
+      /* A whole answer in the dialect's JSON: its text, as one delta; an
+       * answer with nothing in it is the model's empty response. */
       if (g_strcmp0 (type, "application/json") == 0 &&
           (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL &&
-          mend_http_answer_read_message (attempt->answer, root))
-        text = mend_http_answer_get_text (attempt->answer);
+          attempt->self->wire->read_whole (attempt->answer, root))
+        {
+          if (mend_http_answer_is_empty (attempt->answer))
+            {
+              finish (task, mend_failure_new_empty_response ());
+              return;
+            }
+          text = mend_http_answer_get_text (attempt->answer);
+        }
 
       g_byte_array_append (attempt->body, (const guint8 *) "", 1);
       mend_turn_note_output (attempt->turn);
@@ -366,6 +401,14 @@ on_read (GObject      *object,
         }
       if (sse_status_ends (task, mend_sse_reader_finish (&attempt->events)))
         return;
+      /* A stream whose model said how it ended, with no end marker after
+       * (some servers send none): complete. */
+      if (mend_http_answer_get_stop_reason (attempt->answer) != NULL &&
+          attempt->self->wire->dialect != MEND_HTTP_DIALECT_MESSAGES)
+        {
+          finish (task, answer_outcome (attempt));
+          return;
+        }
       eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
                                  _("The event stream ended before the message did"));
       finish (task, mend_failure_new_from_error (eof));
@@ -487,7 +530,7 @@ mend_http_sender_build_body (MendHttpSender *self,
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
   messages = mend_transcript_request_for (self->transcript, turn, FALSE);
-  return mend_http_request_build_body (self->model, self->max_tokens, messages);
+  return self->wire->build_body (self->model, self->max_tokens, messages);
 }
 
 /**
@@ -573,7 +616,7 @@ mend_http_sender_send_async (MendSender          *sender,
 
   /* From here on the transcript follows the turn, to its end. */
   messages = mend_transcript_request_for (self->transcript, turn, TRUE);
-  body = mend_http_request_build_body (self->model, self->max_tokens, messages);
+  body = self->wire->build_body (self->model, self->max_tokens, messages);
   length = strlen (body);
   bytes = g_bytes_new_take (g_steal_pointer (&body), length);
   soup_message_set_request_body_from_bytes (attempt->message, "application/json", bytes);
@@ -658,6 +701,7 @@ mend_http_sender_constructed (GObject *object)
   G_OBJECT_CLASS (mend_http_sender_parent_class)->constructed (object);
 
   mend_http_secrets_remember_uri (self->secrets, self->uri);
+  self->wire = mend_http_dialect_lookup (self->dialect, self->uri);
 
   if (self->transcript == NULL)
     self->transcript = mend_transcript_new ();
@@ -708,6 +752,9 @@ mend_http_sender_get_property (GObject    *object,
     case PROP_TRANSCRIPT:
       g_value_set_object (value, self->transcript);
       break;
+    case PROP_DIALECT:
+      g_value_set_enum (value, mend_http_sender_get_dialect (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -744,6 +791,9 @@ mend_http_sender_set_property (GObject      *object,
       break;
     case PROP_TRANSCRIPT:
       self->transcript = g_value_dup_object (value);
+      break;
+    case PROP_DIALECT:
+      self->dialect = g_value_get_enum (value);
       break;
     case PROP_TIMEOUT_MS:
       mend_http_sender_set_timeout_ms (self, g_value_get_uint (value));
@@ -887,6 +937,19 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
                          MEND_TYPE_TRANSCRIPT,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendHttpSender:dialect:
+   *
+   * The wire format of the endpoint: how the request is written and the
+   * answer read. %MEND_HTTP_DIALECT_AUTO, the default, takes it from the
+   * path of [property@Mend.HttpSender:uri]; read back, the property is the
+   * format spoken, never AUTO. See [enum@Mend.HttpDialect].
+   */
+  properties[PROP_DIALECT] =
+    g_param_spec_enum ("dialect", NULL, NULL,
+                       MEND_TYPE_HTTP_DIALECT, MEND_HTTP_DIALECT_AUTO,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -983,6 +1046,23 @@ mend_http_sender_get_uri (MendHttpSender *self)
   mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->uri;
+}
+
+/**
+ * mend_http_sender_get_dialect:
+ * @self: a sender
+ *
+ * Gets the wire format the sender speaks: the one it was made with, or
+ * the one of its endpoint's path.
+ *
+ * Returns: the format, never %MEND_HTTP_DIALECT_AUTO
+ */
+MendHttpDialect
+mend_http_sender_get_dialect (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), MEND_HTTP_DIALECT_MESSAGES);
+
+  return self->wire != NULL ? self->wire->dialect : MEND_HTTP_DIALECT_MESSAGES;
 }
 
 /**

@@ -11,6 +11,7 @@
 
 #include <libsoup/soup.h>
 
+#include "mend-enums.h"
 #include "mend-transcript.h"
 #include "mend-types.h"
 #include "mend-version-macros.h"
@@ -54,6 +55,8 @@ MEND_AVAILABLE_IN_1_0
 MendHttpSender *mend_http_sender_new            (const char     *uri);
 MEND_AVAILABLE_IN_1_0
 const char     *mend_http_sender_get_uri        (MendHttpSender *self);
+MEND_AVAILABLE_IN_1_0
+MendHttpDialect mend_http_sender_get_dialect    (MendHttpSender *self);
 MEND_AVAILABLE_IN_1_0
 SoupSession    *mend_http_sender_get_session    (MendHttpSender *self);
 MEND_AVAILABLE_IN_1_0

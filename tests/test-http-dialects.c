@@ -1,0 +1,416 @@
+/* test-http-dialects.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendHttpSender speaking the OpenAI Chat Completions format, through
+ * Mend.Chat, against a SoupServer on 127.0.0.1 with a script per test.
+ * The stream and answer shapes are those of OpenAI's API reference
+ * (https://platform.openai.com/docs/api-reference/chat-streaming: chunks
+ * of "chat.completion.chunk", a usage chunk with no choice when
+ * stream_options.include_usage is set, then `data: [DONE]`), which Ollama,
+ * llama.cpp's server and vLLM copy. Waits run in virtual time.
+ */
+
+#include <string.h>
+
+#include <libmend.h>
+
+#include "test-util.h"
+
+#define WALL_START_S 1764500000
+
+#define CHUNK(delta, finish) \
+  "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764500000," \
+  "\"model\":\"llama3.2\",\"choices\":[{\"index\":0,\"delta\":" delta ",\"finish_reason\":" finish "}]}\n\n"
+
+static const char STREAM_OK[] =
+  CHUNK ("{\"role\":\"assistant\",\"content\":\"\"}", "null")
+  CHUNK ("{\"content\":\"Hello\"}", "null")
+  CHUNK ("{\"content\":\", world\"}", "null")
+  CHUNK ("{}", "\"stop\"")
+  "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[],"
+  "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}\n\n"
+  "data: [DONE]\n\n";
+
+/* A server that sends no [DONE] after the last chunk. */
+static const char STREAM_NO_DONE[] =
+  CHUNK ("{\"role\":\"assistant\",\"content\":\"Hello\"}", "null")
+  CHUNK ("{}", "\"stop\"");
+
+static const char STREAM_EMPTY[] =
+  CHUNK ("{\"role\":\"assistant\",\"content\":\"\"}", "null")
+  CHUNK ("{}", "\"stop\"")
+  "data: [DONE]\n\n";
+
+/* An error object inside a 200 stream, as vLLM and OpenRouter send. */
+static const char STREAM_ERROR_FIRST[] =
+  "data: {\"error\":{\"message\":\"The server is overloaded, please try again later\","
+  "\"type\":\"server_error\",\"code\":503}}\n\n";
+
+static const char STREAM_ERROR_AFTER_TEXT[] =
+  CHUNK ("{\"role\":\"assistant\",\"content\":\"Hel\"}", "null")
+  "data: {\"error\":{\"message\":\"The server is overloaded, please try again later\","
+  "\"type\":\"server_error\",\"code\":503}}\n\n";
+
+static const char STREAM_TOOL_CALL[] =
+  CHUNK ("{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_1\","
+         "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]}", "null")
+  CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"path\\\":\"}}]}", "null")
+  CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"build.log\\\"}\"}}]}", "null")
+  CHUNK ("{}", "\"tool_calls\"")
+  "data: [DONE]\n\n";
+
+static const char WHOLE_OK[] =
+  "{\"id\":\"chatcmpl-2\",\"object\":\"chat.completion\",\"created\":1764500000,\"model\":\"llama3.2\","
+  "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello, world\"},"
+  "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}";
+
+/* OpenAI's error body for a refused key. */
+static const char INVALID_KEY[] =
+  "{\"error\":{\"message\":\"Incorrect API key provided: sk-proj-****. You can find your API key "
+  "at https://platform.openai.com/account/api-keys.\",\"type\":\"invalid_request_error\","
+  "\"param\":null,\"code\":\"invalid_api_key\"}}";
+
+typedef struct
+{
+  guint       status;
+  const char *content_type;
+  const char *body;
+} Reply;
+
+typedef struct
+{
+  SoupServer *server;
+  const Reply *script;
+  guint n_script;
+  guint served;
+  GPtrArray *bodies;
+  char *endpoint;
+
+  MendClock *clock;
+  MendChat *chat;
+  MendHttpSender *sender;
+  GString *deltas;
+  GPtrArray *finished;
+} Fixture;
+
+static void
+server_callback (SoupServer        *server,
+                 SoupServerMessage *msg,
+                 const char        *path,
+                 GHashTable        *query,
+                 gpointer           user_data)
+{
+  Fixture *f = user_data;
+  g_autoptr(GBytes) flat = soup_message_body_flatten (soup_server_message_get_request_body (msg));
+  const Reply *reply;
+
+  g_ptr_array_add (f->bodies, g_strndup (g_bytes_get_data (flat, NULL), g_bytes_get_size (flat)));
+  g_assert_cmpuint (f->served, <, f->n_script);
+  reply = &f->script[f->served++];
+  soup_server_message_set_status (msg, reply->status, NULL);
+  soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
+                                    reply->body, strlen (reply->body));
+}
+
+static void
+on_text_delta (MendHttpSender *sender,
+               const char     *delta,
+               Fixture        *f)
+{
+  g_string_append (f->deltas, delta);
+}
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  GSList *uris;
+
+  f->bodies = g_ptr_array_new_with_free_func (g_free);
+  f->finished = g_ptr_array_new_with_free_func (g_object_unref);
+  f->deltas = g_string_new (NULL);
+  f->server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (f->server, "/v1/chat/completions", server_callback, f, NULL);
+  g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  g_assert_no_error (error);
+  uris = soup_server_get_uris (f->server);
+  f->endpoint = g_strdup_printf ("http://127.0.0.1:%d/v1/chat/completions", g_uri_get_port (uris->data));
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+
+  f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  /* The dialect comes from the path. */
+  f->sender = mend_http_sender_new (f->endpoint);
+  mend_http_sender_set_model (f->sender, "llama3.2");
+  g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_text_delta), f);
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "policy", policy, "sender", f->sender, NULL);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  mend_chat_close (f->chat);
+  g_ptr_array_set_size (f->finished, 0);
+  g_assert_finalize_object (f->chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (f->sender);
+  g_assert_finalize_object (f->clock);
+  soup_server_disconnect (f->server);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (f->server);
+  g_ptr_array_unref (f->finished);
+  g_ptr_array_unref (f->bodies);
+  g_string_free (f->deltas, TRUE);
+  g_free (f->endpoint);
+}
+
+static void
+start (Fixture     *f,
+       const Reply *script,
+       guint        n)
+{
+  f->script = script;
+  f->n_script = n;
+  f->served = 0;
+  g_assert_true (mend_chat_submit (f->chat, "Summarize the build logs", NULL, NULL));
+}
+
+static void
+run_until (Fixture       *f,
+           MendTurnState  state,
+           guint          requests)
+{
+  mend_test_run_chat_until (f->chat, &f->served, state, requests);
+}
+
+static MendTurn *
+last_finished (Fixture *f)
+{
+  g_assert_cmpuint (f->finished->len, >, 0);
+  return g_ptr_array_index (f->finished, f->finished->len - 1);
+}
+
+static void
+test_dialect_from_the_path (void)
+{
+  g_autoptr(MendHttpSender) chat = mend_http_sender_new ("http://127.0.0.1:11434/v1/chat/completions");
+  g_autoptr(MendHttpSender) messages = mend_http_sender_new ("https://api.anthropic.com/v1/messages");
+  g_autoptr(MendHttpSender) forced = g_object_new (MEND_TYPE_HTTP_SENDER,
+                                                   "uri", "http://127.0.0.1:8080/generate",
+                                                   "dialect", MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
+                                                   NULL);
+  MendHttpDialect read;
+
+  g_assert_cmpint (mend_http_sender_get_dialect (chat), ==, MEND_HTTP_DIALECT_CHAT_COMPLETIONS);
+  g_assert_cmpint (mend_http_sender_get_dialect (messages), ==, MEND_HTTP_DIALECT_MESSAGES);
+  g_assert_cmpint (mend_http_sender_get_dialect (forced), ==, MEND_HTTP_DIALECT_CHAT_COMPLETIONS);
+  g_object_get (chat, "dialect", &read, NULL);
+  g_assert_cmpint (read, ==, MEND_HTTP_DIALECT_CHAT_COMPLETIONS);
+}
+
+/* A healthy server's streamed answer succeeds on the first request, its
+ * text streamed and kept, and the next turn sends it back as history. */
+static void
+test_a_streamed_answer_succeeds_at_once (Fixture       *f,
+                                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", STREAM_OK },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  const char *first;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello, world");
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 2);
+
+  first = g_ptr_array_index (f->bodies, 0);
+  g_assert_nonnull (strstr (first, "\"model\":\"llama3.2\""));
+  g_assert_nonnull (strstr (first, "\"stream\":true"));
+  g_assert_nonnull (strstr (first, "\"stream_options\":{\"include_usage\":true}"));
+  g_assert_nonnull (strstr (first, "\"messages\":[{\"role\":\"user\",\"content\":\"Summarize the build logs\"}]"));
+
+  g_assert_true (mend_chat_submit (f->chat, "And the tests?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1),
+                            "{\"role\":\"assistant\",\"content\":\"Hello, world\"},"
+                            "{\"role\":\"user\",\"content\":\"And the tests?\"}"));
+}
+
+static void
+test_an_answer_without_done_after_its_finish_succeeds (Fixture       *f,
+                                                       gconstpointer  data)
+{
+  static const Reply script[] = { { 200, "text/event-stream", STREAM_NO_DONE } };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
+static void
+test_a_whole_answer_succeeds (Fixture       *f,
+                              gconstpointer  data)
+{
+  static const Reply script[] = { { 200, "application/json", WHOLE_OK } };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 2);
+}
+
+static void
+test_503_twice_then_success (Fixture       *f,
+                             gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 503, "application/json", "{\"error\":{\"message\":\"no slots available\",\"type\":\"unavailable_error\",\"code\":503}}" },
+    { 503, "application/json", "{\"error\":{\"message\":\"no slots available\",\"type\":\"unavailable_error\",\"code\":503}}" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  for (guint i = 1; i <= 2; i++)
+    {
+      run_until (f, MEND_TURN_WAITING, i);
+      mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+    }
+  run_until (f, MEND_TURN_SUCCEEDED, 3);
+  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (g_ptr_array_index (f->bodies, 0), ==, g_ptr_array_index (f->bodies, 2));
+}
+
+/* No text and no tool call: the model's empty response, retried. */
+static void
+test_an_empty_answer_is_retried (Fixture       *f,
+                                 gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", STREAM_EMPTY },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  MendTurn *turn;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  turn = mend_chat_get_turn (f->chat);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_EMPTY);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_a_stream_error_before_output_is_retried (Fixture       *f,
+                                              gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", STREAM_ERROR_FIRST },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_a_stream_error_after_text_is_not_retried (Fixture       *f,
+                                               gconstpointer  data)
+{
+  static const Reply script[] = { { 200, "text/event-stream", STREAM_ERROR_AFTER_TEXT } };
+  MendTurn *turn;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  turn = last_finished (f);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_true (mend_failure_get_partial (mend_turn_get_last_failure (turn)));
+  g_assert_cmpstr (f->deltas->str, ==, "Hel");
+}
+
+static void
+test_a_refused_key_gives_up_at_once (Fixture       *f,
+                                     gconstpointer  data)
+{
+  static const Reply script[] = { { 401, "application/json", INVALID_KEY } };
+  MendTurn *turn;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  turn = last_finished (f);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
+  g_assert_cmpuint (f->served, ==, 1);
+}
+
+/* A tool call is content: kept in the transcript, and sent back as the
+ * assistant's tool_calls. */
+static void
+test_a_tool_call_is_kept_in_the_history (Fixture       *f,
+                                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", STREAM_TOOL_CALL },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_assert_nonnull (strstr (json, "\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"read_file\""));
+  g_assert_nonnull (strstr (json, "\"input\":{\"path\":\"build.log\"}"));
+
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1),
+                            "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
+                            "\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"build.log\\\"}\"}}]"));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/HttpDialect/chat-completions/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  g_test_add_func ("/Mend/HttpDialect/from-the-path-or-forced", test_dialect_from_the_path);
+  ADD ("a-streamed-answer-succeeds-at-once", test_a_streamed_answer_succeeds_at_once);
+  ADD ("an-answer-without-done-after-its-finish-succeeds", test_an_answer_without_done_after_its_finish_succeeds);
+  ADD ("a-whole-answer-succeeds", test_a_whole_answer_succeeds);
+  ADD ("503-twice-then-success", test_503_twice_then_success);
+  ADD ("an-empty-answer-is-retried", test_an_empty_answer_is_retried);
+  ADD ("a-stream-error-before-output-is-retried", test_a_stream_error_before_output_is_retried);
+  ADD ("a-stream-error-after-text-is-not-retried", test_a_stream_error_after_text_is_not_retried);
+  ADD ("a-refused-key-gives-up-at-once", test_a_refused_key_gives_up_at_once);
+  ADD ("a-tool-call-is-kept-in-the-history", test_a_tool_call_is_kept_in_the_history);
+
+#undef ADD
+
+  return g_test_run ();
+}
