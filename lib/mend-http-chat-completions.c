@@ -23,9 +23,8 @@
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
 
-/* The text of a message's content: a string, or its text blocks joined. */
-static char *
-content_text (JsonNode *content)
+char *
+mend_http_content_text (JsonNode *content)
 {
   GString *text = g_string_new (NULL);
 
@@ -47,7 +46,7 @@ content_text (JsonNode *content)
             g_string_append (text, value);
           else if (g_strcmp0 (type, "tool_result") == 0)
             {
-              g_autofree char *inner = content_text (json_object_get_member (block, "content"));
+              g_autofree char *inner = mend_http_content_text (json_object_get_member (block, "content"));
 
               g_string_append (text, inner);
             }
@@ -116,7 +115,7 @@ add_tool_results (JsonBuilder *builder,
       if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_result") != 0 ||
           mend_json_get_string (block, "tool_use_id") == NULL)
         continue;
-      text = content_text (json_object_get_member (block, "content"));
+      text = mend_http_content_text (json_object_get_member (block, "content"));
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "role");
       json_builder_add_string_value (builder, "tool");
@@ -144,13 +143,13 @@ add_message (JsonBuilder *builder,
   if (blocks != NULL && g_str_equal (role, "user") && add_tool_results (builder, blocks))
     {
       /* The user's own words after the results, if any. */
-      text = content_text (content);
+      text = mend_http_content_text (content);
       if (text[0] == '\0')
         return;
     }
 
   if (text == NULL)
-    text = content_text (content);
+    text = mend_http_content_text (content);
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "role");
   json_builder_add_string_value (builder, role);

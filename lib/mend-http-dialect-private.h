@@ -48,8 +48,13 @@ typedef struct
                                  JsonNode       *root);
 } MendHttpDialectClass;
 
+/* The text of a message's content as the transcript keeps it: a string,
+ * or its text blocks (and the text of its tool results) joined. */
+char *mend_http_content_text (JsonNode *content);
+
 extern const MendHttpDialectClass mend_http_dialect_messages;
 extern const MendHttpDialectClass mend_http_dialect_chat_completions;
+extern const MendHttpDialectClass mend_http_dialect_responses;
 
 /* The dialect of @dialect, or of the endpoint's path for AUTO. */
 const MendHttpDialectClass *mend_http_dialect_lookup (MendHttpDialect  dialect,

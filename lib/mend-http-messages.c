@@ -87,6 +87,8 @@ mend_http_dialect_lookup (MendHttpDialect  dialect,
       return &mend_http_dialect_messages;
     case MEND_HTTP_DIALECT_CHAT_COMPLETIONS:
       return &mend_http_dialect_chat_completions;
+    case MEND_HTTP_DIALECT_RESPONSES:
+      return &mend_http_dialect_responses;
     case MEND_HTTP_DIALECT_AUTO:
     default:
       break;
@@ -97,5 +99,7 @@ mend_http_dialect_lookup (MendHttpDialect  dialect,
   path = parsed != NULL ? g_uri_get_path (parsed) : "";
   if (g_str_has_suffix (path, "/chat/completions"))
     return &mend_http_dialect_chat_completions;
+  if (g_str_has_suffix (path, "/responses"))
+    return &mend_http_dialect_responses;
   return &mend_http_dialect_messages;
 }

@@ -31,13 +31,21 @@
  *
  * Runs a turn's attempts against an HTTP model API with libsoup.
  *
- * It speaks two wire formats, its [property@Mend.HttpSender:dialect]:
- * the Anthropic Messages API, and the OpenAI Chat Completions format
- * that OpenAI, Ollama, llama.cpp's server, vLLM, LM Studio, OpenRouter,
- * Groq, Mistral and DeepSeek speak (`/v1/chat/completions`: chosen by
- * that path, or set). The OpenAI Responses API, Gemini's own API and
- * Ollama's native `/api/chat` are not spoken yet; point the sender at
- * such a server's `/v1/chat/completions` instead.
+ * It speaks three wire formats, its [property@Mend.HttpSender:dialect]:
+ * the Anthropic Messages API, the OpenAI Chat Completions format that
+ * OpenAI, Ollama, llama.cpp's server, vLLM, LM Studio, OpenRouter, Groq,
+ * Mistral and DeepSeek speak (`/v1/chat/completions`), and the OpenAI
+ * Responses API (`/v1/responses`), each chosen by its path or set.
+ * Gemini's own API and Ollama's native `/api/chat` are not spoken yet;
+ * point the sender at such a server's `/v1/chat/completions` instead.
+ *
+ * In Responses, an attempt sends `{"model","max_output_tokens","stream":true,"input":[…]}`
+ * (tool calls and their results as `function_call` and
+ * `function_call_output` items) and reads `response.output_text.delta`,
+ * `response.output_item.added` and `response.function_call_arguments.delta`,
+ * ending with `response.completed` or `response.incomplete`;
+ * `response.failed` and `error` events are failures read from their
+ * error object.
  *
  * In Chat Completions, an attempt sends
  * `{"model","max_tokens","stream":true,"stream_options":{"include_usage":true},"messages":[…]}`

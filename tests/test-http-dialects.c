@@ -71,6 +71,40 @@ static const char INVALID_KEY[] =
   "at https://platform.openai.com/account/api-keys.\",\"type\":\"invalid_request_error\","
   "\"param\":null,\"code\":\"invalid_api_key\"}}";
 
+/* The Responses API's events, after its streaming reference
+ * (https://platform.openai.com/docs/api-reference/responses-streaming). */
+#define EVENT(type, json) "event: " type "\ndata: {\"type\":\"" type "\"," json "}\n\n"
+
+static const char RESPONSES_OK[] =
+  EVENT ("response.created", "\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}")
+  EVENT ("response.output_item.added", "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"status\":\"in_progress\",\"role\":\"assistant\",\"content\":[]}")
+  EVENT ("response.output_text.delta", "\"sequence_number\":2,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"Hello\"")
+  EVENT ("response.output_text.delta", "\"sequence_number\":3,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\", world\"")
+  EVENT ("response.completed", "\"sequence_number\":4,\"response\":{\"id\":\"resp_1\",\"status\":\"completed\"}");
+
+static const char RESPONSES_EMPTY[] =
+  EVENT ("response.created", "\"sequence_number\":0,\"response\":{\"id\":\"resp_2\",\"status\":\"in_progress\",\"output\":[]}")
+  EVENT ("response.completed", "\"sequence_number\":1,\"response\":{\"id\":\"resp_2\",\"status\":\"completed\",\"output\":[]}");
+
+static const char RESPONSES_SERVER_ERROR[] =
+  EVENT ("response.created", "\"sequence_number\":0,\"response\":{\"id\":\"resp_3\",\"status\":\"in_progress\",\"output\":[]}")
+  EVENT ("response.failed", "\"sequence_number\":1,\"response\":{\"id\":\"resp_3\",\"status\":\"failed\","
+         "\"error\":{\"code\":\"server_error\",\"message\":\"The server had an error while processing your request. Sorry about that!\"}}");
+
+static const char RESPONSES_QUOTA[] =
+  EVENT ("response.failed", "\"sequence_number\":1,\"response\":{\"id\":\"resp_4\",\"status\":\"failed\","
+         "\"error\":{\"code\":\"insufficient_quota\",\"message\":\"You exceeded your current quota, please check your plan and billing details.\"}}");
+
+static const char RESPONSES_TOOL_CALL[] =
+  EVENT ("response.output_item.added", "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"call_id\":\"call_9\",\"name\":\"read_file\",\"arguments\":\"\"}")
+  EVENT ("response.function_call_arguments.delta", "\"sequence_number\":2,\"item_id\":\"fc_1\",\"output_index\":0,\"delta\":\"{\\\"path\\\":\\\"build.log\\\"}\"")
+  EVENT ("response.completed", "\"sequence_number\":3,\"response\":{\"id\":\"resp_5\",\"status\":\"completed\"}");
+
+static const char RESPONSES_WHOLE[] =
+  "{\"id\":\"resp_6\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"id\":\"msg_6\","
+  "\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hello, world\","
+  "\"annotations\":[]}]}]}";
+
 typedef struct
 {
   guint       status;
@@ -135,17 +169,19 @@ fixture_set_up (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  const char *path;
   GSList *uris;
 
   f->bodies = g_ptr_array_new_with_free_func (g_free);
   f->finished = g_ptr_array_new_with_free_func (g_object_unref);
   f->deltas = g_string_new (NULL);
   f->server = soup_server_new (NULL, NULL);
-  soup_server_add_handler (f->server, "/v1/chat/completions", server_callback, f, NULL);
+  path = data != NULL ? data : "/v1/chat/completions";
+  soup_server_add_handler (f->server, path, server_callback, f, NULL);
   g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
   g_assert_no_error (error);
   uris = soup_server_get_uris (f->server);
-  f->endpoint = g_strdup_printf ("http://127.0.0.1:%d/v1/chat/completions", g_uri_get_port (uris->data));
+  f->endpoint = g_strdup_printf ("http://127.0.0.1:%d%s", g_uri_get_port (uris->data), path);
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
 
   f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
@@ -210,6 +246,7 @@ test_dialect_from_the_path (void)
 {
   g_autoptr(MendHttpSender) chat = mend_http_sender_new ("http://127.0.0.1:11434/v1/chat/completions");
   g_autoptr(MendHttpSender) messages = mend_http_sender_new ("https://api.anthropic.com/v1/messages");
+  g_autoptr(MendHttpSender) responses = mend_http_sender_new ("https://api.openai.com/v1/responses?x=1");
   g_autoptr(MendHttpSender) forced = g_object_new (MEND_TYPE_HTTP_SENDER,
                                                    "uri", "http://127.0.0.1:8080/generate",
                                                    "dialect", MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
@@ -218,6 +255,7 @@ test_dialect_from_the_path (void)
 
   g_assert_cmpint (mend_http_sender_get_dialect (chat), ==, MEND_HTTP_DIALECT_CHAT_COMPLETIONS);
   g_assert_cmpint (mend_http_sender_get_dialect (messages), ==, MEND_HTTP_DIALECT_MESSAGES);
+  g_assert_cmpint (mend_http_sender_get_dialect (responses), ==, MEND_HTTP_DIALECT_RESPONSES);
   g_assert_cmpint (mend_http_sender_get_dialect (forced), ==, MEND_HTTP_DIALECT_CHAT_COMPLETIONS);
   g_object_get (chat, "dialect", &read, NULL);
   g_assert_cmpint (read, ==, MEND_HTTP_DIALECT_CHAT_COMPLETIONS);
@@ -389,6 +427,112 @@ test_a_tool_call_is_kept_in_the_history (Fixture       *f,
                             "\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"build.log\\\"}\"}}]"));
 }
 
+/* Responses */
+
+static void
+test_responses_a_streamed_answer_succeeds_at_once (Fixture       *f,
+                                                   gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", RESPONSES_OK },
+    { 200, "text/event-stream", RESPONSES_OK },
+  };
+  const char *first;
+
+  g_assert_cmpint (mend_http_sender_get_dialect (f->sender), ==, MEND_HTTP_DIALECT_RESPONSES);
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
+  first = g_ptr_array_index (f->bodies, 0);
+  g_assert_nonnull (strstr (first, "\"max_output_tokens\":"));
+  g_assert_nonnull (strstr (first, "\"input\":[{\"role\":\"user\",\"content\":\"Summarize the build logs\"}]"));
+
+  g_assert_true (mend_chat_submit (f->chat, "And the tests?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1),
+                            "{\"role\":\"assistant\",\"content\":\"Hello, world\"},"
+                            "{\"role\":\"user\",\"content\":\"And the tests?\"}"));
+}
+
+static void
+test_responses_a_whole_answer_succeeds (Fixture       *f,
+                                        gconstpointer  data)
+{
+  static const Reply script[] = { { 200, "application/json", RESPONSES_WHOLE } };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
+}
+
+static void
+test_responses_an_empty_answer_is_retried (Fixture       *f,
+                                           gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", RESPONSES_EMPTY },
+    { 200, "text/event-stream", RESPONSES_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (mend_chat_get_turn (f->chat))),
+                   ==, MEND_REASON_EMPTY);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_responses_a_failed_response_is_retried (Fixture       *f,
+                                             gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", RESPONSES_SERVER_ERROR },
+    { 200, "text/event-stream", RESPONSES_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_responses_a_quota_is_a_limit (Fixture       *f,
+                                   gconstpointer  data)
+{
+  static const Reply script[] = { { 200, "text/event-stream", RESPONSES_QUOTA } };
+  MendTurn *turn;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  turn = last_finished (f);
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_LIMIT);
+  g_assert_cmpuint (f->served, ==, 1);
+}
+
+static void
+test_responses_a_tool_call_is_kept_in_the_history (Fixture       *f,
+                                                   gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", RESPONSES_TOOL_CALL },
+    { 200, "text/event-stream", RESPONSES_OK },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_assert_nonnull (strstr (json, "\"input\":{\"path\":\"build.log\"}"));
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1),
+                            "{\"type\":\"function_call\",\"call_id\":\"call_9\",\"name\":\"read_file\","
+                            "\"arguments\":\"{\\\"path\\\":\\\"build.log\\\"}\"}"));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -409,6 +553,17 @@ main (int   argc,
   ADD ("a-stream-error-after-text-is-not-retried", test_a_stream_error_after_text_is_not_retried);
   ADD ("a-refused-key-gives-up-at-once", test_a_refused_key_gives_up_at_once);
   ADD ("a-tool-call-is-kept-in-the-history", test_a_tool_call_is_kept_in_the_history);
+
+#undef ADD
+#define ADD(path, func) \
+  g_test_add ("/Mend/HttpDialect/responses/" path, Fixture, "/v1/responses", fixture_set_up, func, fixture_tear_down)
+
+  ADD ("a-streamed-answer-succeeds-at-once", test_responses_a_streamed_answer_succeeds_at_once);
+  ADD ("a-whole-answer-succeeds", test_responses_a_whole_answer_succeeds);
+  ADD ("an-empty-answer-is-retried", test_responses_an_empty_answer_is_retried);
+  ADD ("a-failed-response-is-retried", test_responses_a_failed_response_is_retried);
+  ADD ("a-quota-is-a-limit", test_responses_a_quota_is_a_limit);
+  ADD ("a-tool-call-is-kept-in-the-history", test_responses_a_tool_call_is_kept_in_the_history);
 
 #undef ADD
 

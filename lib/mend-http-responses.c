@@ -1,0 +1,265 @@
+/* mend-http-responses.c — the OpenAI Responses API, as MendHttpSender speaks it
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * After https://platform.openai.com/docs/api-reference/responses and its
+ * streaming events. The request: {"model","max_output_tokens","stream":true,
+ * "input":[…]}, each message {"role","content"} with its text, an
+ * assistant's tool calls as items {"type":"function_call","call_id",
+ * "name","arguments"} and their results as {"type":"function_call_output",
+ * "call_id","output"}. The answer: typed events, each output item by its
+ * output_index — response.output_text.delta (text),
+ * response.output_item.added and response.function_call_arguments.delta
+ * (a tool call) — ending with response.completed or response.incomplete
+ * (complete, with what came), response.failed or an `error` event (a
+ * failure, its error object inside); there is no [DONE]. Or one JSON
+ * body, {"output":[…],"status"}.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-http-dialect-private.h"
+#include "mend-json-private.h"
+
+static void
+add_item (JsonBuilder *builder,
+          const char  *type,
+          const char  *id_name,
+          const char  *id,
+          const char  *name,
+          const char  *value_name,
+          const char  *value)
+{
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, type);
+  json_builder_set_member_name (builder, id_name);
+  json_builder_add_string_value (builder, id);
+  if (name != NULL)
+    {
+      json_builder_set_member_name (builder, "name");
+      json_builder_add_string_value (builder, name);
+    }
+  json_builder_set_member_name (builder, value_name);
+  json_builder_add_string_value (builder, value);
+  json_builder_end_object (builder);
+}
+
+static void
+add_message (JsonBuilder *builder,
+             JsonObject  *message)
+{
+  const char *role = mend_json_get_string (message, "role");
+  JsonNode *content = json_object_get_member (message, "content");
+  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+  g_autofree char *text = NULL;
+  gboolean items = FALSE;
+
+  if (role == NULL)
+    return;
+
+  /* Tool results and tool calls are items of their own. */
+  for (guint i = 0; blocks != NULL && i < json_array_get_length (blocks); i++)
+    {
+      JsonNode *element = json_array_get_element (blocks, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      const char *type = mend_json_get_string (block, "type");
+
+      if (g_strcmp0 (type, "tool_result") == 0 && mend_json_get_string (block, "tool_use_id") != NULL)
+        {
+          g_autofree char *output = mend_http_content_text (json_object_get_member (block, "content"));
+
+          add_item (builder, "function_call_output", "call_id", mend_json_get_string (block, "tool_use_id"),
+                    NULL, "output", output);
+          items = TRUE;
+        }
+    }
+
+  text = mend_http_content_text (content);
+  if (!items || text[0] != '\0')
+    {
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "role");
+      json_builder_add_string_value (builder, role);
+      json_builder_set_member_name (builder, "content");
+      json_builder_add_string_value (builder, text);
+      json_builder_end_object (builder);
+    }
+
+  for (guint i = 0; blocks != NULL && g_str_equal (role, "assistant") && i < json_array_get_length (blocks); i++)
+    {
+      JsonNode *element = json_array_get_element (blocks, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      JsonNode *input;
+      g_autofree char *arguments = NULL;
+
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 ||
+          mend_json_get_string (block, "id") == NULL || mend_json_get_string (block, "name") == NULL)
+        continue;
+      input = json_object_get_member (block, "input");
+      arguments = input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
+      add_item (builder, "function_call", "call_id", mend_json_get_string (block, "id"),
+                mend_json_get_string (block, "name"), "arguments", arguments);
+    }
+}
+
+static char *
+responses_build_body (const char *model,
+                      guint       max_tokens,
+                      JsonNode   *messages)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  JsonArray *array;
+
+  g_assert (model != NULL);
+  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
+
+  array = json_node_get_array (messages);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "model");
+  json_builder_add_string_value (builder, model);
+  json_builder_set_member_name (builder, "max_output_tokens");
+  json_builder_add_int_value (builder, max_tokens);
+  json_builder_set_member_name (builder, "stream");
+  json_builder_add_boolean_value (builder, TRUE);
+  json_builder_set_member_name (builder, "input");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *element = json_array_get_element (array, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (element))
+        add_message (builder, json_node_get_object (element));
+    }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+/* The event's output_index, or -1. */
+static gint64
+output_index (JsonObject *event)
+{
+  JsonNode *node = json_object_get_member (event, "output_index");
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    return -1;
+  return json_node_get_int (node);
+}
+
+/* An output item: a function call is content; a message's text comes in
+ * its deltas (or, read whole, in its output_text parts). */
+static gboolean
+read_item (MendHttpAnswer  *answer,
+           gint64           index,
+           JsonObject      *item,
+           gboolean         whole,
+           const char     **text)
+{
+  const char *type = mend_json_get_string (item, "type");
+
+  if (index < 0 || index >= G_MAXINT32)
+    return FALSE;
+  if (g_strcmp0 (type, "function_call") == 0)
+    {
+      mend_http_answer_add_tool_call (answer, (guint) index,
+                                      mend_json_get_string (item, "call_id"),
+                                      mend_json_get_string (item, "name"),
+                                      mend_json_get_string (item, "arguments"));
+      return TRUE;
+    }
+  if (whole && g_strcmp0 (type, "message") == 0)
+    {
+      JsonNode *content = json_object_get_member (item, "content");
+      JsonArray *parts = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+      gboolean any = FALSE;
+
+      for (guint i = 0; parts != NULL && i < json_array_get_length (parts); i++)
+        {
+          JsonNode *element = json_array_get_element (parts, i);
+          JsonObject *part = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+
+          if (g_strcmp0 (mend_json_get_string (part, "type"), "output_text") == 0 &&
+              mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (part, "text")) != NULL)
+            any = TRUE;
+        }
+      return any;
+    }
+  return FALSE;
+}
+
+static MendHttpEvent
+responses_read_event (MendHttpAnswer *answer,
+                      const char     *name,
+                      const char     *data,
+                      gsize           length,
+                      JsonObject     *event,
+                      const char    **text)
+{
+  const char *type = event != NULL ? mend_json_get_string (event, "type") : NULL;
+  gint64 index;
+
+  if (type == NULL)
+    type = name;
+  if (g_strcmp0 (type, "error") == 0 || g_strcmp0 (type, "response.failed") == 0)
+    return MEND_HTTP_EVENT_ERROR;
+  if (event == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  if (g_strcmp0 (type, "response.completed") == 0 || g_strcmp0 (type, "response.incomplete") == 0)
+    {
+      mend_http_answer_set_stop_reason (answer, type + strlen ("response."));
+      return MEND_HTTP_EVENT_END;
+    }
+
+  index = output_index (event);
+  if (g_strcmp0 (type, "response.output_text.delta") == 0 && index >= 0 && index < G_MAXINT32)
+    {
+      *text = mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (event, "delta"));
+      return *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+    }
+  if (g_strcmp0 (type, "response.output_item.added") == 0)
+    return read_item (answer, index, mend_json_get_object (event, "item"), FALSE, text)
+           ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  if (g_strcmp0 (type, "response.function_call_arguments.delta") == 0 && index >= 0 && index < G_MAXINT32)
+    {
+      mend_http_answer_add_tool_call (answer, (guint) index, NULL, NULL, mend_json_get_string (event, "delta"));
+      return MEND_HTTP_EVENT_CONTENT;
+    }
+
+  return MEND_HTTP_EVENT_OTHER;
+}
+
+static gboolean
+responses_read_whole (MendHttpAnswer *answer,
+                      JsonNode       *root)
+{
+  JsonNode *output;
+  JsonArray *items;
+  const char *text;
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return FALSE;
+  output = json_object_get_member (json_node_get_object (root), "output");
+  if (output == NULL || !JSON_NODE_HOLDS_ARRAY (output))
+    return FALSE;
+  items = json_node_get_array (output);
+  for (guint i = 0; i < json_array_get_length (items); i++)
+    {
+      JsonNode *element = json_array_get_element (items, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (element))
+        read_item (answer, i, json_node_get_object (element), TRUE, &text);
+    }
+  mend_http_answer_set_stop_reason (answer, mend_json_get_string (json_node_get_object (root), "status"));
+  return TRUE;
+}
+
+const MendHttpDialectClass mend_http_dialect_responses = {
+  .dialect = MEND_HTTP_DIALECT_RESPONSES,
+  .build_body = responses_build_body,
+  .read_event = responses_read_event,
+  .read_whole = responses_read_whole,
+};
