@@ -13,6 +13,7 @@
 
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mend-redact-private.h"
@@ -304,20 +305,35 @@ url_password_at (const char  *p,
   return TRUE;
 }
 
+static int
+longest_first (gconstpointer a,
+               gconstpointer b)
+{
+  gsize la = strlen (*(const char * const *) a);
+  gsize lb = strlen (*(const char * const *) b);
+
+  return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+/* The longest values first: one that is part of another (a key and a
+ * token made from it) would otherwise leave the rest of the longer. */
 static char *
 redact_values (const char *text,
                gsize       length)
 {
   GString *out = g_string_new_len (text, length);
-  GHashTableIter iter;
-  gpointer key;
+  guint n = 0;
+  const char **keys;
 
   g_mutex_lock (&secrets_lock);
   if (secrets != NULL)
     {
-      g_hash_table_iter_init (&iter, secrets);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        g_string_replace (out, key, REDACTED, 0);
+      keys = (const char **) g_hash_table_get_keys_as_array (secrets, &n);
+      if (n > 1)
+        qsort (keys, n, sizeof *keys, longest_first);
+      for (guint i = 0; i < n; i++)
+        g_string_replace (out, keys[i], REDACTED, 0);
+      g_free (keys);
     }
   g_mutex_unlock (&secrets_lock);
 

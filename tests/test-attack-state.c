@@ -10,6 +10,11 @@
 
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
@@ -427,6 +432,70 @@ test_queue_ids_stay_unique_after_restoring_the_largest_id (void)
   g_assert_finalize_object (clock);
 }
 
+/* A path whose name is near the longest a directory allows: the save's
+ * own file beside it (`NAME.XXXXXX.saving`, 14 bytes more) must not make
+ * a path the file system takes unsavable. */
+static void
+test_save_to_a_long_name (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  g_autofree char *dir = g_dir_make_tmp ("mend-attack-XXXXXX", NULL);
+  g_autofree char *name = g_strnfill (250, 'a');
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(GError) error = NULL;
+
+  int fd;
+
+  g_assert_nonnull (dir);
+  /* The name itself is fine. */
+  fd = g_open (path, O_CREAT | O_WRONLY, 0600);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  mend_chat_save_state_to_file (chat, path, &error);
+  g_assert_no_error (error);
+
+  g_unlink (path);
+  g_rmdir (dir);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+/* Another chat's state file whose name happens to have the shape of a
+ * save's own file beside this chat's path is that chat's good state, not
+ * a dead save's leftovers. */
+static void
+test_save_keeps_a_neighbour_named_like_a_save_file (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendChat *other = new_chat (clock);
+  g_autofree char *dir = g_dir_make_tmp ("mend-attack-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "chat.json", NULL);
+  g_autofree char *neighbour = g_build_filename (dir, "chat.json.backup.saving", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (other, "Keep me", NULL, NULL));
+  g_assert_true (mend_chat_save_state_to_file (other, neighbour, &error));
+  g_assert_no_error (error);
+
+  g_assert_true (mend_chat_save_state_to_file (chat, path, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_test (neighbour, G_FILE_TEST_EXISTS));
+
+  g_unlink (path);
+  g_unlink (neighbour);
+  g_rmdir (dir);
+  mend_chat_close (other);
+  mend_chat_close (chat);
+  g_assert_finalize_object (other);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -451,6 +520,10 @@ main (int   argc,
                    test_restored_turn_waits_no_longer_than_its_policy_allows);
   g_test_add_func ("/Mend/Attack/queue-ids-stay-unique-after-restoring-the-largest-id",
                    test_queue_ids_stay_unique_after_restoring_the_largest_id);
+
+  g_test_add_func ("/Mend/Attack/save-to-a-long-name", test_save_to_a_long_name);
+  g_test_add_func ("/Mend/Attack/save-keeps-a-neighbour-named-like-a-save-file",
+                   test_save_keeps_a_neighbour_named_like_a_save_file);
 
   return g_test_run ();
 }

@@ -1,0 +1,303 @@
+/* test-attack-threads.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Attacks on the thread rule and on the "no silent hang" rule: the last
+ * reference of a chat or a stream observer dropped on another thread (as
+ * GTask does when a task finishes on a worker), two threads admitted at
+ * once, and a turn-finished handler that moves the queue while every turn
+ * fails at once. All in virtual time; every object is finalized.
+ */
+
+#include <pthread.h>
+
+#include <libmend.h>
+
+#include "test-util.h"
+
+#define WALL_START 1764500000000000
+
+static gpointer
+unref_on_worker (gpointer data)
+{
+  g_object_unref (data);
+  return NULL;
+}
+
+/* Drops @object's reference on a thread of its own, then lets the main
+ * context run whatever that deferred to the object's thread. */
+static void
+drop_on_another_thread (gpointer object)
+{
+  GThread *thread = g_thread_new ("dropper", unref_on_worker, object);
+
+  g_thread_join (thread);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* An observer whose last reference goes on a worker still stops reading
+ * for its chat: the next turn with nothing to run it fails at once. */
+static void
+observer_dropped_on_worker_child (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, NULL);
+  MendStreamObserver *observer = mend_stream_observer_new (chat);
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+
+  drop_on_another_thread (observer);
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  /* No reader, no sender, no handler: nothing would ever end it. */
+  g_assert_null (mend_chat_get_turn (chat));
+  g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_ERROR);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_observer_dropped_on_worker (void)
+{
+  if (g_test_subprocess ())
+    {
+      observer_dropped_on_worker_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr_unmatched ("*CRITICAL*");
+}
+
+/* A chat whose last reference goes on a worker stops its turn, as a
+ * chat dropped on its own thread does: the app holding the turn sees it
+ * end. */
+static void
+chat_dropped_on_worker_child (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, NULL);
+  MendTurn *turn;
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  mend_test_run_turns_by_hand (chat);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = g_object_ref (mend_chat_get_turn (chat));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
+
+  drop_on_another_thread (chat);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (clock);
+}
+
+static void
+test_chat_dropped_on_worker (void)
+{
+  if (g_test_subprocess ())
+    {
+      chat_dropped_on_worker_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr_unmatched ("*CRITICAL*");
+}
+
+typedef struct
+{
+  GMutex    lock;
+  GCond     cond;
+  int       step;
+  MendChat *chat;
+  gboolean  maker_admitted;
+} TwoThreads;
+
+static void
+wait_for_step (TwoThreads *two,
+               int         step)
+{
+  g_mutex_lock (&two->lock);
+  while (two->step < step)
+    g_cond_wait (&two->cond, &two->lock);
+  g_mutex_unlock (&two->lock);
+}
+
+static void
+go_to_step (TwoThreads *two,
+            int         step)
+{
+  g_mutex_lock (&two->lock);
+  two->step = step;
+  g_cond_broadcast (&two->cond);
+  g_mutex_unlock (&two->lock);
+}
+
+/* The maker: a worker with no thread-default context, so its chat is
+ * made for the global default context, which the main thread runs. */
+static gpointer
+make_and_keep_using (gpointer data)
+{
+  TwoThreads *two = data;
+
+  two->chat = g_object_new (MEND_TYPE_CHAT, NULL);
+  go_to_step (two, 1);
+  wait_for_step (two, 2);
+  /* The main thread runs the chat's context now: its waits, timers and
+   * senders' callbacks are dispatched there. */
+  two->maker_admitted = mend_chat_get_queue (two->chat) != NULL;
+  go_to_step (two, 3);
+  return NULL;
+}
+
+/* "A libmend object lives on one thread": while the thread that runs the
+ * chat's context is admitted, the maker must not be too, or both touch
+ * the chat at once. */
+static void
+two_threads_admitted_child (void)
+{
+  TwoThreads two = { 0 };
+  GThread *thread;
+  gboolean main_admitted;
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  g_mutex_init (&two.lock);
+  g_cond_init (&two.cond);
+
+  thread = g_thread_new ("maker", make_and_keep_using, &two);
+  wait_for_step (&two, 1);
+  g_assert_true (g_main_context_acquire (g_main_context_default ()));
+  main_admitted = mend_chat_get_queue (two.chat) != NULL;
+  go_to_step (&two, 2);
+  wait_for_step (&two, 3);
+  g_thread_join (thread);
+
+  g_assert_true (main_admitted);
+  g_assert_false (two.maker_admitted);
+
+  mend_chat_close (two.chat);
+  g_main_context_release (g_main_context_default ());
+  g_assert_finalize_object (two.chat);
+  g_mutex_clear (&two.lock);
+  g_cond_clear (&two.cond);
+}
+
+static void
+test_two_threads_admitted (void)
+{
+  if (g_test_subprocess ())
+    {
+      two_threads_admitted_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+/* An app that, when a turn fails, drops the Continue and moves to the
+ * next message: with no sender every turn fails inside the
+ * mend_chat_send_next () that started it. */
+static void
+skip_to_next (MendChat *chat,
+              MendTurn *turn,
+              guint    *finished)
+{
+  MendQueue *queue = mend_chat_get_queue (chat);
+  g_autoptr(MendQueueItem) head = NULL;
+
+  (*finished)++;
+  if (mend_turn_get_state (turn) != MEND_TURN_FAILED || mend_queue_get_length (queue) == 0)
+    return;
+
+  head = g_list_model_get_item (G_LIST_MODEL (queue), 0);
+  if (g_strcmp0 (mend_queue_item_get_text (head), mend_chat_get_continue_prompt (chat)) == 0)
+    g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (head), NULL));
+  mend_chat_send_next (chat);
+}
+
+#define MANY 1000
+
+static gpointer
+queue_failing_at_once (gpointer data)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, NULL);
+  MendQueue *queue = mend_chat_get_queue (chat);
+  guint finished = 0;
+
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*Nothing runs this turn*");
+
+  /* The first turn runs by hand and holds the chat busy while the queue fills. */
+  g_signal_connect (chat, "turn-started", G_CALLBACK (mend_test_on_turn_started_by_hand), NULL);
+  g_assert_true (mend_chat_submit (chat, "First", NULL, NULL));
+  g_signal_handlers_disconnect_by_func (chat, mend_test_on_turn_started_by_hand, NULL);
+
+  mend_queue_set_max_items (queue, MANY);
+  for (guint i = 0; i < MANY; i++)
+    {
+      g_autofree char *text = g_strdup_printf ("Message %u", i);
+
+      g_assert_true (mend_chat_submit (chat, text, NULL, NULL));
+    }
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, MANY);
+
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (skip_to_next), &finished);
+  mend_turn_fail (mend_chat_get_turn (chat), mend_failure_new_from_text ("API Error: 400 bad request"));
+  g_test_assert_expected_messages ();
+
+  g_assert_cmpuint (finished, ==, MANY + 1);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  return NULL;
+}
+
+/* On a thread with a 1 MiB stack, as many thread pools give: each turn
+ * that fails inside the mend_chat_send_next () of the one before must not
+ * nest a frame deeper, as advance_queue () promises for successes. */
+static void
+test_queue_failing_at_once_does_not_recurse (void)
+{
+  pthread_attr_t attr;
+  pthread_t thread;
+
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+      g_test_trap_assert_passed ();
+      return;
+    }
+
+  g_assert_cmpint (pthread_attr_init (&attr), ==, 0);
+  g_assert_cmpint (pthread_attr_setstacksize (&attr, 1024 * 1024), ==, 0);
+  g_assert_cmpint (pthread_create (&thread, &attr, queue_failing_at_once, NULL), ==, 0);
+  g_assert_cmpint (pthread_join (thread, NULL), ==, 0);
+  pthread_attr_destroy (&attr);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/Mend/AttackThreads/observer-dropped-on-a-worker-stops-reading",
+                   test_observer_dropped_on_worker);
+  g_test_add_func ("/Mend/AttackThreads/chat-dropped-on-a-worker-stops-its-turn",
+                   test_chat_dropped_on_worker);
+  g_test_add_func ("/Mend/AttackThreads/maker-and-context-runner-not-both-admitted",
+                   test_two_threads_admitted);
+  g_test_add_func ("/Mend/AttackThreads/queue-failing-at-once-does-not-recurse",
+                   test_queue_failing_at_once_does_not_recurse);
+
+  return g_test_run ();
+}
