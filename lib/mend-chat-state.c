@@ -490,9 +490,24 @@ set_file_error (GError     **error,
   return FALSE;
 }
 
-/* A save's own file beside @path is `@path.XXXXXX.saving`, locked (flock)
- * by its save until after the rename: a file of that shape that nobody
- * holds locked is the file of a save that died. */
+/* A save's own file beside @path is `.HASH.libmend.XXXXXX.saving` in the
+ * same directory, HASH the first 16 hex digits of the SHA-256 of @path's
+ * base name: short whatever the length of that name, hidden, and of a
+ * shape no other file is likely to have. The save holds it locked (flock)
+ * until after the rename: such a file that nobody holds locked is the
+ * file of a save that died. */
+#define SAVE_HASH_LEN 16
+#define SAVE_TAG ".libmend"
+#define SAVE_SUFFIX ".saving"
+
+/* The start of the name of a save's own file beside @base: `.HASH.libmend`. */
+static char *
+save_file_prefix (const char *base)
+{
+  g_autofree char *hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, base, -1);
+
+  return g_strdup_printf (".%.*s" SAVE_TAG, SAVE_HASH_LEN, hash);
+}
 
 /* Makes a new file of this save's own beside @path and locks it. Returns
  * its name and *@fd_out, or NULL with errno set. */
@@ -500,9 +515,14 @@ static char *
 open_beside (const char *path,
              int        *fd_out)
 {
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *prefix = save_file_prefix (base);
+  g_autofree char *template = g_strconcat (prefix, ".XXXXXX" SAVE_SUFFIX, NULL);
+
   for (guint tries = 0; tries < 100; tries++)
     {
-      char *name = g_strconcat (path, ".XXXXXX.saving", NULL);
+      char *name = g_build_filename (dir, template, NULL);
       struct stat by_fd, by_name;
       int saved_errno;
       int fd;
@@ -567,31 +587,33 @@ write_beside (const char *path,
   return name;
 }
 
-/* Whether @name is the shape of a save's own file beside @base:
- * `@base.XXXXXX.saving`, six letters or digits. */
+/* Whether @name is the name of a save's own file that starts with @prefix
+ * (from save_file_prefix()): `@prefix.XXXXXX.saving`, six letters or digits. */
 static gboolean
 is_save_file (const char *name,
-              const char *base)
+              const char *prefix)
 {
-  gsize base_len = strlen (base);
+  gsize prefix_len = strlen (prefix);
 
-  if (strlen (name) != base_len + strlen (".XXXXXX.saving") ||
-      strncmp (name, base, base_len) != 0 || name[base_len] != '.' ||
-      !g_str_has_suffix (name, ".saving"))
+  if (strlen (name) != prefix_len + strlen (".XXXXXX" SAVE_SUFFIX) ||
+      strncmp (name, prefix, prefix_len) != 0 || name[prefix_len] != '.' ||
+      !g_str_has_suffix (name, SAVE_SUFFIX))
     return FALSE;
   for (guint i = 1; i <= 6; i++)
-    if (!g_ascii_isalnum (name[base_len + i]))
+    if (!g_ascii_isalnum (name[prefix_len + i]))
       return FALSE;
   return TRUE;
 }
 
 /* Removes the files that saves to @path left when they died between
- * naming their file and the rename: those no save holds locked. */
+ * naming their file and the rename: files of exactly that name for @path,
+ * regular, this user's, and locked by no save. */
 static void
 remove_dead_saves (const char *path)
 {
   g_autofree char *dir_path = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *prefix = save_file_prefix (base);
   g_autoptr(GDir) dir = g_dir_open (dir_path, 0, NULL);
   const char *name;
 
@@ -601,17 +623,23 @@ remove_dead_saves (const char *path)
   while ((name = g_dir_read_name (dir)) != NULL)
     {
       g_autofree char *file = NULL;
+      struct stat by_fd, by_name;
       int fd;
 
-      if (!is_save_file (name, base))
+      if (!is_save_file (name, prefix))
         continue;
       file = g_build_filename (dir_path, name, NULL);
       fd = open (file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
       if (fd < 0)
         continue;
       /* Unlocked: its save died (or has just renamed it, and then the
-       * name is gone already). */
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+       * name is gone already). Removed only while the name is still the
+       * file that was checked. */
+      if (fstat (fd, &by_fd) == 0 && S_ISREG (by_fd.st_mode) &&
+          by_fd.st_uid == geteuid () &&
+          flock (fd, LOCK_EX | LOCK_NB) == 0 &&
+          lstat (file, &by_name) == 0 &&
+          by_name.st_dev == by_fd.st_dev && by_name.st_ino == by_fd.st_ino)
         g_unlink (file);
       close (fd);
     }
@@ -630,11 +658,16 @@ remove_dead_saves (const char *path)
  * a crash or a failed save leaves the previous good file.
  *
  * Saves to one path from several threads or processes do not mix: each
- * renames a whole file of its own (`@path.XXXXXX.saving`) into place and the
- * last rename wins. A save that fails is a %G_IO_ERROR naming @path and
- * removes its own file; the file of a save killed before its rename is
- * removed by the next save to @path. The file is readable by its owner
- * only.
+ * renames a whole file of its own into place and the last rename wins.
+ * That file is hidden beside @path, named `.HASH.libmend.XXXXXX.saving`:
+ * HASH is the first 16 hex digits of the SHA-256 of the base name of
+ * @path, and `XXXXXX` six random letters or digits, so the name is short
+ * even when the base name of @path is as long as the file system allows.
+ * A save that fails is a %G_IO_ERROR naming @path and removes its own
+ * file; the file of a save killed before its rename is removed by the
+ * next save to @path, which removes only files of that exact name for
+ * @path, regular, owned by the user, and locked by no running save. The
+ * file is readable by its owner only.
  *
  * Returns: %TRUE if the state was written
  */

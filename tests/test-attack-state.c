@@ -433,8 +433,8 @@ test_queue_ids_stay_unique_after_restoring_the_largest_id (void)
 }
 
 /* A path whose name is near the longest a directory allows: the save's
- * own file beside it (`NAME.XXXXXX.saving`, 14 bytes more) must not make
- * a path the file system takes unsavable. */
+ * own file beside it must not have a longer name, which would make a path
+ * the file system takes unsavable. */
 static void
 test_save_to_a_long_name (void)
 {

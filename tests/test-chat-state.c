@@ -813,9 +813,23 @@ test_failed_saves_are_errors_and_leave_nothing (void)
   g_assert_finalize_object (clock);
 }
 
+/* The name a save to @dir/@base gives its own file, with @six for its
+ * random part: `.HASH.libmend.XXXXXX.saving`. */
+static char *
+save_file_name (const char *dir,
+                const char *base,
+                const char *six)
+{
+  g_autofree char *hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, base, -1);
+  g_autofree char *name = g_strdup_printf (".%.16s.libmend.%s.saving", hash, six);
+
+  return g_build_filename (dir, name, NULL);
+}
+
 /* A save killed before its rename leaves its file; the next save removes
  * it, and only it: not the file of a save that still runs (it holds a lock
- * on it), nor a file of another shape. */
+ * on it), nor one of another path's saves, nor a file of another shape,
+ * nor one of the right name that is not a regular file. */
 static void
 test_save_removes_only_the_files_of_dead_saves (void)
 {
@@ -823,9 +837,13 @@ test_save_removes_only_the_files_of_dead_saves (void)
   MendChat *chat = new_chat (clock, NULL);
   g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "dead-saves", NULL);
   g_autofree char *path = g_build_filename (dir, "chat.json", NULL);
-  g_autofree char *dead = g_build_filename (dir, "chat.json.a1B2c3.saving", NULL);
-  g_autofree char *live = g_build_filename (dir, "chat.json.Z9y8X7.saving", NULL);
-  g_autofree char *other_chat = g_build_filename (dir, "other.json.a1B2c3.saving", NULL);
+  g_autofree char *dead = save_file_name (dir, "chat.json", "a1B2c3");
+  g_autofree char *live = save_file_name (dir, "chat.json", "Z9y8X7");
+  g_autofree char *other_chat = save_file_name (dir, "other.json", "a1B2c3");
+  g_autofree char *a_dir = save_file_name (dir, "chat.json", "d1r3ct");
+  g_autofree char *a_link = save_file_name (dir, "chat.json", "l1nk00");
+  g_autofree char *short_one = save_file_name (dir, "chat.json", "a1B2c");
+  g_autofree char *old_shape = g_build_filename (dir, "chat.json.a1B2c3.saving", NULL);
   g_autofree char *notes = g_build_filename (dir, "chat.json.notes.saving", NULL);
   g_autoptr(GError) error = NULL;
   int live_fd;
@@ -834,7 +852,11 @@ test_save_removes_only_the_files_of_dead_saves (void)
   g_assert_true (g_file_set_contents (dead, "{\"version\":1,", -1, NULL));
   g_assert_true (g_file_set_contents (live, "{\"version\":1,", -1, NULL));
   g_assert_true (g_file_set_contents (other_chat, "{}", -1, NULL));
+  g_assert_true (g_file_set_contents (short_one, "{}", -1, NULL));
+  g_assert_true (g_file_set_contents (old_shape, "{}", -1, NULL));
   g_assert_true (g_file_set_contents (notes, "mine", -1, NULL));
+  g_assert_cmpint (g_mkdir (a_dir, 0700), ==, 0);
+  g_assert_cmpint (symlink (notes, a_link), ==, 0);
   live_fd = open (live, O_RDONLY | O_CLOEXEC);
   g_assert_cmpint (live_fd, >=, 0);
   g_assert_cmpint (flock (live_fd, LOCK_EX), ==, 0);
@@ -844,7 +866,11 @@ test_save_removes_only_the_files_of_dead_saves (void)
   g_assert_false (g_file_test (dead, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (other_chat, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (short_one, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (old_shape, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (notes, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (a_dir, G_FILE_TEST_IS_DIR));
+  g_assert_true (g_file_test (a_link, G_FILE_TEST_IS_SYMLINK));
 
   /* Once its save is gone, its file goes at the next save. */
   close (live_fd);
@@ -853,7 +879,11 @@ test_save_removes_only_the_files_of_dead_saves (void)
   g_assert_false (g_file_test (live, G_FILE_TEST_EXISTS));
 
   g_assert_cmpint (g_remove (other_chat), ==, 0);
+  g_assert_cmpint (g_remove (short_one), ==, 0);
+  g_assert_cmpint (g_remove (old_shape), ==, 0);
+  g_assert_cmpint (g_remove (a_link), ==, 0);
   g_assert_cmpint (g_remove (notes), ==, 0);
+  g_assert_cmpint (g_rmdir (a_dir), ==, 0);
   assert_only_file (dir, "chat.json");
 
   mend_chat_close (chat);
