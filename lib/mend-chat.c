@@ -98,6 +98,9 @@ struct _MendChat
   guint            holding;       /* while > 0, nothing starts: submissions queue */
   guint            stops;         /* Stops so far: one during a pop starts nothing */
   gboolean         advance_again;
+  guint            starting;      /* inside mend_turn_start () of a new turn */
+  gboolean         send_again;    /* a send_next () asked for meanwhile */
+  gboolean         draining;      /* running those, in a loop */
 };
 
 enum {
@@ -384,6 +387,8 @@ adopt_turn (MendChat      *self,
   return turn;
 }
 
+static gboolean send_head (MendChat *self);
+
 static void
 start_turn (MendChat      *self,
             const char    *text,
@@ -394,8 +399,27 @@ start_turn (MendChat      *self,
 
   /* A turn-started handler may have stopped it already, or dropped the
    * chat, which stops it. */
+  self->starting++;
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start (turn, NULL);
+  self->starting--;
+
+  /* A turn that ended inside its start (nothing ran it, a sender that
+   * answered at once) whose end's handler sent the next: that one runs
+   * here, in a loop, not a frame deeper, so that a thousand queued
+   * messages never nest a thousand calls. */
+  if (self->starting == 0 && !self->draining && self->send_again)
+    {
+      g_object_ref (self);
+      self->draining = TRUE;
+      while (self->send_again)
+        {
+          self->send_again = FALSE;
+          send_head (self);
+        }
+      self->draining = FALSE;
+      g_object_unref (self);
+    }
 }
 
 void
@@ -471,6 +495,13 @@ mend_chat_restore_lifecycle (MendChat      *self,
     set_lifecycle (self, lifecycle);
 }
 
+static gboolean
+stop_turn (gpointer turn)
+{
+  mend_turn_stop (turn);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 mend_chat_dispose (GObject *object)
 {
@@ -482,8 +513,9 @@ mend_chat_dispose (GObject *object)
 
       g_signal_handlers_disconnect_by_data (turn, self);
       self->turn = NULL;
-      mend_turn_stop (turn);
-      g_object_unref (turn);
+      /* On the turn's own thread, even when the chat's last reference went
+       * on another. */
+      mend_owner_invoke (&self->owner, stop_turn, turn, g_object_unref);
     }
 
   /* A disposed chat is closed, quietly: its methods refuse, and nothing
@@ -1252,16 +1284,39 @@ mend_chat_submit (MendChat    *self,
  * Runs the queue's head as a new turn when nothing runs: the "send" of an
  * empty composer, also after a Stop or in error.
  *
- * Returns: %TRUE if a turn started
+ * Called from a handler of a turn that ended while it started (as one
+ * that nothing runs does), the next turn starts once that start returns,
+ * not inside the handler: a chain of such turns never nests.
+ *
+ * Returns: %TRUE if a turn started, or will start so
  */
 gboolean
 mend_chat_send_next (MendChat *self)
 {
-  g_autoptr(MendQueueItem) item = NULL;
-  guint stops;
-
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
+
+  if (!can_run_now (self))
+    return FALSE;
+
+  /* Asked from inside the start of a turn that already ended: it runs
+   * when that start returns (see start_turn ()). */
+  if (self->starting > 0 || self->draining)
+    {
+      if (mend_queue_get_length (self->queue) == 0)
+        return FALSE;
+      self->send_again = TRUE;
+      return TRUE;
+    }
+
+  return send_head (self);
+}
+
+static gboolean
+send_head (MendChat *self)
+{
+  g_autoptr(MendQueueItem) item = NULL;
+  guint stops;
 
   if (!can_run_now (self))
     return FALSE;

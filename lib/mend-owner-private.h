@@ -9,11 +9,11 @@
 
 G_BEGIN_DECLS
 
-/* A libmend object lives on one thread: the one that made it, or the one
- * that runs the main context it was made for (the thread-default context
- * then). Its signals, waits and I/O are dispatched there; a call from any
- * other thread is refused with a critical that names the rule, before it
- * touches anything. */
+/* A libmend object lives on one thread: the one that runs the main
+ * context it was made for (the thread-default context then), or, while no
+ * thread runs that context, the one that made it. Its signals, waits and
+ * I/O are dispatched there; a call from any other thread is refused with a
+ * critical that names the rule, before it touches anything. */
 typedef struct
 {
   GThread      *thread;
@@ -22,13 +22,22 @@ typedef struct
 
 void     mend_owner_init        (MendOwner       *owner);
 void     mend_owner_clear       (MendOwner       *owner);
+gboolean mend_owner_is_current  (const MendOwner *owner);
 gboolean mend_owner_check_slow  (const MendOwner *owner,
                                  gconstpointer    object,
                                  const char      *function);
+/* Runs @func on the owner's thread: at once when this is it, else from
+ * the owner's main context (for what a dispose on another thread must
+ * still do there). */
+void     mend_owner_invoke      (const MendOwner *owner,
+                                 GSourceFunc      func,
+                                 gpointer         data,
+                                 GDestroyNotify   notify);
 
-/* TRUE on the owner's thread: one comparison, the common case. */
+/* TRUE on the owner's thread. The common case, the maker running its
+ * context, costs one comparison and the context's lock. */
 #define mend_owner_check(owner, object) \
-  (G_LIKELY ((owner)->thread == g_thread_self ()) || \
+  (G_LIKELY ((owner)->thread == g_thread_self () && g_main_context_is_owner ((owner)->context)) || \
    mend_owner_check_slow ((owner), (object), G_STRFUNC))
 
 #define mend_return_if_not_owner(owner, object) G_STMT_START { \

@@ -26,19 +26,47 @@ mend_owner_clear (MendOwner *owner)
   owner->thread = NULL;
 }
 
-/* Another thread than the maker: allowed while it runs the object's main
- * context, where everything the object does is dispatched. */
+gboolean
+mend_owner_is_current (const MendOwner *owner)
+{
+  if (owner->context == NULL || g_main_context_is_owner (owner->context))
+    return TRUE;
+  if (owner->thread != g_thread_self ())
+    return FALSE;
+  /* The maker, while no other thread runs the context. */
+  if (!g_main_context_acquire (owner->context))
+    return FALSE;
+  g_main_context_release (owner->context);
+  return TRUE;
+}
+
 gboolean
 mend_owner_check_slow (const MendOwner *owner,
                        gconstpointer    object,
                        const char      *function)
 {
-  if (owner->context != NULL && g_main_context_is_owner (owner->context))
+  if (mend_owner_is_current (owner))
     return TRUE;
 
   mend_critical ("%s: %s %p belongs to another thread: a libmend object is used only on "
-                 "the thread that made it or the one that runs its main context; "
-                 "the call was refused",
+                 "the thread that runs its main context, or the one that made it while "
+                 "none does; the call was refused",
                  function, G_IS_OBJECT (object) ? G_OBJECT_TYPE_NAME (object) : "object", object);
   return FALSE;
+}
+
+void
+mend_owner_invoke (const MendOwner *owner,
+                   GSourceFunc      func,
+                   gpointer         data,
+                   GDestroyNotify   notify)
+{
+  if (mend_owner_is_current (owner))
+    {
+      func (data);
+      if (notify != NULL)
+        notify (data);
+      return;
+    }
+  g_main_context_invoke_full (owner->context, G_PRIORITY_DEFAULT, func, data, notify);
 }

@@ -832,15 +832,27 @@ mend_stream_observer_constructed (GObject *object)
     }
 }
 
+static gboolean
+reader_left (gpointer chat)
+{
+  const MendAgentHost *host = mend_agent_host_lookup (chat);
+
+  if (host != NULL && host->reader_attached != NULL)
+    host->reader_attached (chat, FALSE);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 mend_stream_observer_dispose (GObject *object)
 {
   MendStreamObserver *self = (MendStreamObserver *) object;
 
+  /* The chat hears it on its own thread, even when the observer's last
+   * reference went on another. */
   if (self->reads_for_chat)
     {
       self->reads_for_chat = FALSE;
-      self->host->reader_attached (self->host_data, FALSE);
+      mend_owner_invoke (&self->owner, reader_left, g_object_ref (self->chat), g_object_unref);
     }
   g_clear_object (&self->chat);
   self->host = NULL;

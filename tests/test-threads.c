@@ -71,7 +71,7 @@ test_another_thread_is_refused (void)
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_passed ();
   g_test_trap_assert_stderr ("*CRITICAL*mend_chat_submit: MendChat * belongs to another thread*"
-                             "used only on the thread that made it or the one that runs its main context*");
+                             "used only on the thread that runs its main context, or the one that made it while none does*");
   g_test_trap_assert_stderr ("*CRITICAL*mend_chat_get_queue: MendChat*");
   g_test_trap_assert_stderr ("*CRITICAL*mend_chat_stop: MendChat*");
 }
