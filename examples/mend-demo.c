@@ -96,6 +96,7 @@ static gboolean opt_json;
 static gboolean opt_list;
 static char *opt_scenario;
 static char *opt_url;
+static char *opt_dialect;
 static char **opt_headers;
 static char *opt_policy;
 static char **opt_classify;
@@ -504,6 +505,16 @@ usage_error (const char *format,
   return FALSE;
 }
 
+/* A --dialect name: the nick of a MendHttpDialect; AUTO for none. */
+static MendHttpDialect
+dialect_from_name (const char *name)
+{
+  g_autoptr(GEnumClass) dialects = g_type_class_ref (MEND_TYPE_HTTP_DIALECT);
+  GEnumValue *value = g_enum_get_value_by_nick (dialects, name);
+
+  return value != NULL ? (MendHttpDialect) value->value : MEND_HTTP_DIALECT_AUTO;
+}
+
 static gboolean
 check_arguments (void)
 {
@@ -519,6 +530,10 @@ check_arguments (void)
     return usage_error (_("a PROMPT is sent with --url only"));
   if (opt_url == NULL && opt_headers != NULL)
     return usage_error (_("--header is sent with --url only"));
+  if (opt_url == NULL && opt_dialect != NULL)
+    return usage_error (_("--dialect is spoken with --url only"));
+  if (opt_dialect != NULL && dialect_from_name (opt_dialect) == MEND_HTTP_DIALECT_AUTO)
+    return usage_error (_("--dialect is messages, chat-completions or responses, not “%s”"), opt_dialect);
   if (opt_url != NULL)
     {
       g_autofree char *scheme = g_uri_parse_scheme (opt_url);
@@ -530,6 +545,34 @@ check_arguments (void)
         return usage_error (_("--url wants an http or https URL, not “%s”"), opt_url);
     }
   return TRUE;
+}
+
+/* The key from the format's usual variable, unless a --header gave one:
+ * OPENAI_API_KEY as a Bearer token for the OpenAI formats (and the
+ * servers that copy them), ANTHROPIC_API_KEY as x-api-key for Messages. */
+static void
+add_key_from_environment (MendHttpSender *sender)
+{
+  gboolean openai = mend_http_sender_get_dialect (sender) != MEND_HTTP_DIALECT_MESSAGES;
+  const char *key = g_getenv (openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+  g_autofree char *bearer = NULL;
+
+  for (guint i = 0; opt_headers != NULL && opt_headers[i] != NULL; i++)
+    if (g_ascii_strncasecmp (opt_headers[i], "authorization:", strlen ("authorization:")) == 0 ||
+        g_ascii_strncasecmp (opt_headers[i], "x-api-key:", strlen ("x-api-key:")) == 0)
+      return;
+  if (key == NULL || key[0] == '\0')
+    return;
+  if (openai)
+    {
+      bearer = g_strconcat ("Bearer ", key, NULL);
+      mend_http_sender_set_header (sender, "Authorization", bearer, NULL);
+    }
+  else
+    {
+      mend_http_sender_set_header (sender, "x-api-key", key, NULL);
+      mend_http_sender_set_header (sender, "anthropic-version", "2023-06-01", NULL);
+    }
 }
 
 static gboolean
@@ -571,6 +614,7 @@ make_option_context (void)
     { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json, N_("Print the retry records as JSON lines only"), NULL },
     { "url", 'u', 0, G_OPTION_ARG_STRING, &opt_url, N_("Send PROMPT to a real endpoint instead of playing the story"), N_("URL") },
     { "header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &opt_headers, N_("Add a header to every request (with --url), e.g. “x-api-key: …”"), N_("NAME: VALUE") },
+    { "dialect", 0, 0, G_OPTION_ARG_STRING, &opt_dialect, N_("The endpoint’s format (with --url): messages, chat-completions or responses (default: from the URL’s path)"), N_("FORMAT") },
     { "policy", 'p', 0, G_OPTION_ARG_FILENAME, &opt_policy, N_("Load the turn policy from a JSON FILE"), N_("FILE") },
     { "classify", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &opt_classify, N_("Show how an error TEXT is classified and the waits it implies (repeatable)"), N_("TEXT") },
     { "agent", 'a', 0, G_OPTION_ARG_NONE, &opt_agent, N_("Play the story with the real Claude Code CLI as the sender"), NULL },
@@ -638,9 +682,14 @@ play (Demo            *demo,
   else
     endpoint = g_strdup (opt_url);
 
-  sender = mend_http_sender_new (endpoint);
+  sender = g_object_new (MEND_TYPE_HTTP_SENDER,
+                         "uri", endpoint,
+                         "dialect", opt_dialect != NULL ? dialect_from_name (opt_dialect) : MEND_HTTP_DIALECT_AUTO,
+                         NULL);
   if (!add_headers (sender))
     return 2;
+  if (opt_url != NULL)
+    add_key_from_environment (sender);
 
   demo->chat = g_object_new (MEND_TYPE_CHAT,
                              "clock", clock,
@@ -778,6 +827,7 @@ main (int   argc,
   g_array_unref (demo.ended);
   g_free (opt_scenario);
   g_free (opt_url);
+  g_free (opt_dialect);
   g_free (opt_policy);
   g_free (opt_claude);
   g_free (opt_acp_adapter);

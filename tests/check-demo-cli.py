@@ -132,6 +132,89 @@ def _():
     expect(p, 0, "waits run 4× faster")
 
 
+class OpenAIServer:
+    """An OpenAI-compatible server on 127.0.0.1 (as Ollama's /v1 is): a
+    streamed Chat Completions answer, or a Responses one, after the shapes
+    of OpenAI's API reference. Keeps each request's path, Authorization
+    and body."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        requests = self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                requests.append((self.path, self.headers.get("Authorization"), body))
+                if "input" in body:
+                    events = [
+                        {"type": "response.output_text.delta", "output_index": 0, "content_index": 0,
+                         "delta": "Hello from Responses."},
+                        {"type": "response.completed", "response": {"status": "completed"}},
+                    ]
+                    data = "".join("event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in events)
+                else:
+                    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello "},
+                                            "finish_reason": None}]},
+                              {"choices": [{"index": 0, "delta": {"content": "from Ollama."},
+                                            "finish_reason": None}]},
+                              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+                    data = "".join("data: %s\n\n" % json.dumps(c) for c in chunks) + "data: [DONE]\n\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data.encode())))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@check("/Mend/Demo/url-chat-completions-answers-on-the-first-request")
+def _():
+    with OpenAIServer() as server:
+        p, _ = run("--url", server.base + "/v1/chat/completions", "Say hello",
+                   env={"OPENAI_API_KEY": "sk-test-not-a-key"})
+        requests = server.requests
+    expect(p, 0, "Hello from Ollama.", "succeeded after 1 attempt")
+    assert len(requests) == 1, "%d requests, not 1" % len(requests)
+    path, authorization, body = requests[0]
+    assert authorization == "Bearer sk-test-not-a-key", authorization
+    assert body["messages"] == [{"role": "user", "content": "Say hello"}], body
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}, body
+
+
+@check("/Mend/Demo/url-responses-answers-on-the-first-request")
+def _():
+    with OpenAIServer() as server:
+        p, _ = run("--url", server.base + "/v1/responses", "Say hello")
+        requests = server.requests
+    expect(p, 0, "Hello from Responses.", "succeeded after 1 attempt")
+    assert len(requests) == 1 and requests[0][2]["input"] == [{"role": "user", "content": "Say hello"}], requests
+
+
+@check("/Mend/Demo/url-dialect-forced")
+def _():
+    with OpenAIServer() as server:
+        p, _ = run("--url", server.base + "/generate", "--dialect", "chat-completions", "Say hello")
+        requests = server.requests
+    expect(p, 0, "Hello from Ollama.")
+    assert requests[0][0] == "/generate" and "messages" in requests[0][2], requests
+
+
 @check("/Mend/Demo/usage-errors-come-before-any-output")
 def _():
     bad_policy = policy_file({"maxRetries": 1, "noSuchKey": 2})
@@ -144,6 +227,7 @@ def _():
         ["--url", "http://127.0.0.1:9/", "-H", "no colon"],
         ["--url", "http://127.0.0.1:9/", "-H", "bad name: value"],
         ["-H", "x-api-key: k"], ["a prompt without --url"],
+        ["--dialect", "chat-completions"], ["--url", "http://127.0.0.1:9/", "--dialect", "gemini"],
         ["--policy", "/nonexistent/policy.json"], ["--policy", bad_policy],
         ["--no-such-option"],
     ]
