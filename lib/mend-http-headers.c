@@ -16,14 +16,19 @@
 /* RFC 9110: a field name is a token; a value holds no CR, LF, NUL or other
  * control character but a tab. */
 gboolean
-mend_http_header_name_is_valid (const char *name)
+mend_http_header_name_is_valid (const char *name,
+                                gsize      *bad_offset)
 {
-  if (*name == '\0')
-    return FALSE;
   for (const char *p = name; *p != '\0'; p++)
     if (!g_ascii_isalnum (*p) && strchr ("!#$%&'*+-.^_`|~", *p) == NULL)
-      return FALSE;
-  return TRUE;
+      {
+        if (bad_offset != NULL)
+          *bad_offset = p - name;
+        return FALSE;
+      }
+  if (bad_offset != NULL)
+    *bad_offset = 0;
+  return *name != '\0';
 }
 
 gboolean
