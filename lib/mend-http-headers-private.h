@@ -21,6 +21,15 @@ gboolean mend_http_header_value_is_valid    (const char         *value);
 /* Headers whose values are never credentials (Accept, anthropic-version…). */
 gboolean mend_http_header_is_public         (const char         *name);
 
+/* A header the app set: unless it is public, its value is pinned in
+ * @secrets (and each value of a Cookie's pairs), or let go. */
+void     mend_http_secrets_pin_header       (MendSecretSet      *secrets,
+                                             const char         *name,
+                                             const char         *value);
+void     mend_http_secrets_unpin_header     (MendSecretSet      *secrets,
+                                             const char         *name,
+                                             const char         *value);
+
 /* The credentials of a request (headers named like credentials) rotate
  * in @secrets; those of the endpoint are pinned. */
 void     mend_http_secrets_remember_headers (MendSecretSet      *secrets,

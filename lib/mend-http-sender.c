@@ -1295,8 +1295,8 @@ mend_http_sender_set_header (MendHttpSender  *self,
     if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
       {
         /* A replaced credential may still be echoed for a while. */
-        if (!mend_http_header_is_public (name))
-          mend_secret_set_unpin (self->secrets, g_ptr_array_index (self->headers, i + 1));
+        mend_http_secrets_unpin_header (self->secrets, g_ptr_array_index (self->headers, i),
+                                        g_ptr_array_index (self->headers, i + 1));
         g_ptr_array_remove_range (self->headers, i, 2);
         break;
       }
@@ -1311,8 +1311,8 @@ mend_http_sender_set_header (MendHttpSender  *self,
    * whatever a request brings (another header may hold the value that
    * was let go). */
   for (guint i = 0; i + 1 < self->headers->len; i += 2)
-    if (!mend_http_header_is_public (g_ptr_array_index (self->headers, i)))
-      mend_secret_set_pin (self->secrets, g_ptr_array_index (self->headers, i + 1));
+    mend_http_secrets_pin_header (self->secrets, g_ptr_array_index (self->headers, i),
+                                  g_ptr_array_index (self->headers, i + 1));
 
   return TRUE;
 }
