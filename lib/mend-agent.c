@@ -586,8 +586,10 @@ mend_agent_class_init (MendAgentClass *klass)
    *
    * The agent's command line, program first (looked up in `PATH` when it
    * has no slash). The value of a flag named like a credential
-   * (`--api-key VALUE`, `--token=VALUE`) is redacted from every failure
-   * message, record and log line while the agent lives.
+   * (`--api-key VALUE`, `--token=VALUE`), and of a variable named like
+   * one given as `NAME=VALUE` (`env API_TOKEN=VALUE agent`), is redacted
+   * from every failure message, record and log line while the agent
+   * lives.
    */
   properties[PROP_ARGV] =
     g_param_spec_boxed ("argv", NULL, NULL,

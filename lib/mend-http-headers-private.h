@@ -12,12 +12,23 @@
 G_BEGIN_DECLS
 
 /* RFC 9110: a name is a token; a value holds no control character but a
- * tab (so no CR, LF or NUL). */
-gboolean mend_http_header_name_is_valid     (const char         *name);
+ * tab (so no CR, LF or NUL). @bad_offset, if not %NULL, is set to the
+ * offset of the first byte a name may not hold (0 for an empty name). */
+gboolean mend_http_header_name_is_valid     (const char         *name,
+                                             gsize              *bad_offset);
 gboolean mend_http_header_value_is_valid    (const char         *value);
 
 /* Headers whose values are never credentials (Accept, anthropic-version…). */
 gboolean mend_http_header_is_public         (const char         *name);
+
+/* A header the app set: unless it is public, its value is pinned in
+ * @secrets (and each value of a Cookie's pairs), or let go. */
+void     mend_http_secrets_pin_header       (MendSecretSet      *secrets,
+                                             const char         *name,
+                                             const char         *value);
+void     mend_http_secrets_unpin_header     (MendSecretSet      *secrets,
+                                             const char         *name,
+                                             const char         *value);
 
 /* The credentials of a request (headers named like credentials) rotate
  * in @secrets; those of the endpoint are pinned. */

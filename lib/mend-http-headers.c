@@ -16,14 +16,19 @@
 /* RFC 9110: a field name is a token; a value holds no CR, LF, NUL or other
  * control character but a tab. */
 gboolean
-mend_http_header_name_is_valid (const char *name)
+mend_http_header_name_is_valid (const char *name,
+                                gsize      *bad_offset)
 {
-  if (*name == '\0')
-    return FALSE;
   for (const char *p = name; *p != '\0'; p++)
     if (!g_ascii_isalnum (*p) && strchr ("!#$%&'*+-.^_`|~", *p) == NULL)
-      return FALSE;
-  return TRUE;
+      {
+        if (bad_offset != NULL)
+          *bad_offset = p - name;
+        return FALSE;
+      }
+  if (bad_offset != NULL)
+    *bad_offset = 0;
+  return *name != '\0';
 }
 
 gboolean
@@ -53,6 +58,68 @@ mend_http_header_is_public (const char *name)
   return FALSE;
 }
 
+typedef void (*ApplyFunc) (MendSecretSet *secrets,
+                           const char    *value);
+
+/* A header's value, and for a Cookie ("theme=dark; sid=…") each value of
+ * its pairs too: a server may echo one alone. Of a Set-Cookie only the
+ * first pair is the cookie; the others are attributes (Path, Domain,
+ * Expires…). Short values are left out by @apply. */
+static void
+apply_to_header (MendSecretSet *secrets,
+                 const char    *name,
+                 const char    *value,
+                 ApplyFunc      apply)
+{
+  g_autofree char *lower = g_ascii_strdown (name, -1);
+  g_auto(GStrv) pairs = NULL;
+  gboolean set_cookie;
+
+  apply (secrets, value);
+  if (strstr (lower, "cookie") == NULL)
+    return;
+
+  set_cookie = g_str_has_prefix (lower, "set-cookie");
+  pairs = g_strsplit (value, ";", -1);
+  for (guint i = 0; pairs[i] != NULL && (i == 0 || !set_cookie); i++)
+    {
+      char *equals = strchr (pairs[i], '=');
+      char *pair_value;
+      gsize length;
+
+      if (equals == NULL)
+        continue;
+
+      pair_value = g_strstrip (equals + 1);
+      length = strlen (pair_value);
+      /* A quoted value: the server may say it without its quotes. */
+      if (length >= 2 && pair_value[0] == '"' && pair_value[length - 1] == '"')
+        {
+          pair_value[length - 1] = '\0';
+          pair_value++;
+        }
+      apply (secrets, pair_value);
+    }
+}
+
+void
+mend_http_secrets_pin_header (MendSecretSet *secrets,
+                              const char    *name,
+                              const char    *value)
+{
+  if (!mend_http_header_is_public (name))
+    apply_to_header (secrets, name, value, mend_secret_set_pin);
+}
+
+void
+mend_http_secrets_unpin_header (MendSecretSet *secrets,
+                                const char    *name,
+                                const char    *value)
+{
+  if (!mend_http_header_is_public (name))
+    apply_to_header (secrets, name, value, mend_secret_set_unpin);
+}
+
 /* Headers a build-message handler added, and the request's own
  * Authorization: those named like credentials. They may change with each
  * request, so they rotate. */
@@ -67,7 +134,7 @@ mend_http_secrets_remember_headers (MendSecretSet      *secrets,
   soup_message_headers_iter_init (&iter, headers);
   while (soup_message_headers_iter_next (&iter, &name, &value))
     if (!mend_http_header_is_public (name) && mend_redact_is_credential_name (name))
-      mend_secret_set_add_rotating (secrets, value);
+      apply_to_header (secrets, name, value, mend_secret_set_add_rotating);
 }
 
 /* A key in the endpoint: "https://user:key@host/…", "…?key=…". */

@@ -1250,8 +1250,10 @@ mend_http_sender_get_answer (MendHttpSender *self)
  * the sender lives, in whatever shape a server echoes it back.
  *
  * A name that is not an HTTP token, or a value with a line break or
- * another control character, is refused with an error that names the
- * header, and the sender's headers are unchanged.
+ * another control character, is refused with an error, and the sender's
+ * headers are unchanged. The error for a bad value names the header; the
+ * error for a bad name gives the position of the first byte a name may
+ * not hold, never the name itself, which may be a misplaced credential.
  *
  * Returns: %TRUE if the header was set or removed
  */
@@ -1261,17 +1263,25 @@ mend_http_sender_set_header (MendHttpSender  *self,
                              const char      *value,
                              GError         **error)
 {
+  gsize bad_offset;
+
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), FALSE);
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!mend_http_header_name_is_valid (name))
+  /* The name is not quoted: a misplaced credential ("x-api-key: …" as
+   * the name, or name and value swapped) would come back in the error. */
+  if (!mend_http_header_name_is_valid (name, &bad_offset))
     {
-      g_autofree char *shown = g_strescape (name, NULL);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("“%s” is not a valid HTTP header name"), shown);
+      if (*name == '\0')
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _("An HTTP header name cannot be empty"));
+      else
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                     _("Byte %u of the HTTP header name is not allowed: a header "
+                       "name holds only letters, digits and !#$%%&'*+-.^_`|~"),
+                     (guint) MIN (bad_offset + 1, G_MAXUINT));
       return FALSE;
     }
   if (value != NULL && !mend_http_header_value_is_valid (value))
@@ -1285,8 +1295,8 @@ mend_http_sender_set_header (MendHttpSender  *self,
     if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
       {
         /* A replaced credential may still be echoed for a while. */
-        if (!mend_http_header_is_public (name))
-          mend_secret_set_unpin (self->secrets, g_ptr_array_index (self->headers, i + 1));
+        mend_http_secrets_unpin_header (self->secrets, g_ptr_array_index (self->headers, i),
+                                        g_ptr_array_index (self->headers, i + 1));
         g_ptr_array_remove_range (self->headers, i, 2);
         break;
       }
@@ -1301,8 +1311,8 @@ mend_http_sender_set_header (MendHttpSender  *self,
    * whatever a request brings (another header may hold the value that
    * was let go). */
   for (guint i = 0; i + 1 < self->headers->len; i += 2)
-    if (!mend_http_header_is_public (g_ptr_array_index (self->headers, i)))
-      mend_secret_set_pin (self->secrets, g_ptr_array_index (self->headers, i + 1));
+    mend_http_secrets_pin_header (self->secrets, g_ptr_array_index (self->headers, i),
+                                  g_ptr_array_index (self->headers, i + 1));
 
   return TRUE;
 }

@@ -46,7 +46,9 @@ void           mend_secret_set_pin_environ   (MendSecretSet      *set,
 void           mend_secret_set_unpin_environ (MendSecretSet      *set,
                                               const char * const *environ_);
 /* The credentials on a command line, pinned: the value of each flag named
- * like one ("--api-key VALUE", "--token=VALUE"). */
+ * like one ("--api-key VALUE", "--token=VALUE"), and of each `NAME=VALUE`
+ * argument whose NAME is, as in an environment ("env API_TOKEN=VALUE
+ * agent"). */
 void           mend_secret_set_pin_argv      (MendSecretSet      *set,
                                               const char * const *argv);
 

@@ -192,6 +192,21 @@ is_number (const char *value)
   return TRUE;
 }
 
+/* The credential in "NAME=VALUE" (an environment's entry, `env`'s
+ * argument, "--token=VALUE"): VALUE if NAME is named like a credential,
+ * else %NULL. */
+static const char *
+credential_assignment (const char *text)
+{
+  const char *equals = strchr (text, '=');
+  g_autofree char *name = NULL;
+
+  if (equals == NULL || is_number (equals + 1))
+    return NULL;
+  name = g_strndup (text, equals - text);
+  return mend_redact_is_credential_variable (name) ? equals + 1 : NULL;
+}
+
 static void
 walk_environ (MendSecretSet      *set,
               const char * const *environ_,
@@ -199,14 +214,10 @@ walk_environ (MendSecretSet      *set,
 {
   for (guint i = 0; environ_ != NULL && environ_[i] != NULL; i++)
     {
-      const char *equals = strchr (environ_[i], '=');
-      g_autofree char *name = NULL;
+      const char *value = credential_assignment (environ_[i]);
 
-      if (equals == NULL || is_number (equals + 1))
-        continue;
-      name = g_strndup (environ_[i], equals - environ_[i]);
-      if (mend_redact_is_credential_variable (name))
-        apply (set, equals + 1);
+      if (value != NULL)
+        apply (set, value);
     }
 }
 
@@ -232,21 +243,15 @@ mend_secret_set_pin_argv (MendSecretSet      *set,
   for (guint i = 1; argv != NULL && argv[i] != NULL; i++)
     {
       const char *arg = argv[i];
-      const char *equals;
-      g_autofree char *name = NULL;
+      const char *value = credential_assignment (arg);
 
-      if (arg[0] != '-' || g_str_equal (arg, "--"))
-        continue;
-      equals = strchr (arg, '=');
-      name = equals ? g_strndup (arg, equals - arg) : g_strdup (arg);
-      if (!mend_redact_is_credential_variable (name))
-        continue;
-      if (equals != NULL)
-        {
-          if (!is_number (equals + 1))
-            mend_secret_set_pin (set, equals + 1);
-        }
-      else if (argv[i + 1] != NULL && argv[i + 1][0] != '-' && !is_number (argv[i + 1]))
+      /* "--token=VALUE", or a variable given to `env NAME=VALUE agent`. */
+      if (value != NULL)
+        mend_secret_set_pin (set, value);
+      /* "--token VALUE" */
+      else if (arg[0] == '-' && strchr (arg, '=') == NULL &&
+               mend_redact_is_credential_variable (arg) &&
+               argv[i + 1] != NULL && argv[i + 1][0] != '-' && !is_number (argv[i + 1]))
         mend_secret_set_pin (set, argv[i + 1]);
     }
 }
