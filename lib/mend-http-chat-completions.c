@@ -37,8 +37,7 @@ mend_http_content_text (JsonNode *content)
 
       for (guint i = 0; i < json_array_get_length (blocks); i++)
         {
-          JsonNode *element = json_array_get_element (blocks, i);
-          JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+          JsonObject *block = mend_http_block_at (blocks, i);
           const char *type = mend_json_get_string (block, "type");
           const char *value = mend_json_get_string (block, "text");
 
@@ -64,9 +63,7 @@ add_tool_calls (JsonBuilder *builder,
 
   for (guint i = 0; i < json_array_get_length (blocks); i++)
     {
-      JsonNode *element = json_array_get_element (blocks, i);
-      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
-      JsonNode *input;
+      JsonObject *block = mend_http_block_at (blocks, i);
       g_autofree char *arguments = NULL;
 
       if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 ||
@@ -78,8 +75,7 @@ add_tool_calls (JsonBuilder *builder,
           json_builder_begin_array (builder);
           any = TRUE;
         }
-      input = json_object_get_member (block, "input");
-      arguments = input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
+      arguments = mend_http_tool_arguments (block);
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "id");
       json_builder_add_string_value (builder, mend_json_get_string (block, "id"));
@@ -108,8 +104,7 @@ add_tool_results (JsonBuilder *builder,
 
   for (guint i = 0; i < json_array_get_length (blocks); i++)
     {
-      JsonNode *element = json_array_get_element (blocks, i);
-      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      JsonObject *block = mend_http_block_at (blocks, i);
       g_autofree char *text = NULL;
 
       if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_result") != 0 ||
@@ -165,38 +160,7 @@ chat_build_body (const char *model,
                  guint       max_tokens,
                  JsonNode   *messages)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
-  JsonArray *array;
-
-  g_assert (model != NULL);
-  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
-
-  array = json_node_get_array (messages);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "model");
-  json_builder_add_string_value (builder, model);
-  json_builder_set_member_name (builder, "max_tokens");
-  json_builder_add_int_value (builder, max_tokens);
-  json_builder_set_member_name (builder, "stream");
-  json_builder_add_boolean_value (builder, TRUE);
-  json_builder_set_member_name (builder, "stream_options");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "include_usage");
-  json_builder_add_boolean_value (builder, TRUE);
-  json_builder_end_object (builder);
-  json_builder_set_member_name (builder, "messages");
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < json_array_get_length (array); i++)
-    {
-      JsonNode *element = json_array_get_element (array, i);
-
-      if (JSON_NODE_HOLDS_OBJECT (element))
-        add_message (builder, json_node_get_object (element));
-    }
-  json_builder_end_array (builder);
-  json_builder_end_object (builder);
-
-  return mend_json_builder_finish (builder);
+  return mend_http_build_streamed_body (model, "max_tokens", max_tokens, TRUE, "messages", messages, add_message);
 }
 
 /* The first choice of a chunk or an answer, or NULL. */
@@ -204,13 +168,11 @@ static JsonObject *
 first_choice (JsonObject *object)
 {
   JsonNode *choices = json_object_get_member (object, "choices");
-  JsonNode *first;
 
   if (choices == NULL || !JSON_NODE_HOLDS_ARRAY (choices) ||
       json_array_get_length (json_node_get_array (choices)) == 0)
     return NULL;
-  first = json_array_get_element (json_node_get_array (choices), 0);
-  return JSON_NODE_HOLDS_OBJECT (first) ? json_node_get_object (first) : NULL;
+  return mend_http_block_at (json_node_get_array (choices), 0);
 }
 
 /* A message or a delta: its text at block 0, its tool calls after. TRUE
@@ -232,8 +194,7 @@ read_message (MendHttpAnswer  *answer,
 
       for (guint i = 0; i < json_array_get_length (array); i++)
         {
-          JsonNode *element = json_array_get_element (array, i);
-          JsonObject *call = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+          JsonObject *call = mend_http_block_at (array, i);
           JsonObject *function = mend_json_get_object (call, "function");
           JsonNode *index = call != NULL ? json_object_get_member (call, "index") : NULL;
           gint64 n = i;

@@ -50,7 +50,28 @@ typedef struct
 
 /* The text of a message's content as the transcript keeps it: a string,
  * or its text blocks (and the text of its tool results) joined. */
-char *mend_http_content_text (JsonNode *content);
+char       *mend_http_content_text (JsonNode  *content);
+/* Element @i of a content array as an object, or NULL. */
+JsonObject *mend_http_block_at     (JsonArray *blocks,
+                                    guint      i);
+/* A tool_use block's input as JSON text ("{}" without one). */
+char       *mend_http_tool_arguments (JsonObject *block);
+
+/* Writes one message of the transcript in a dialect's shape. */
+typedef void (*MendHttpAddMessage) (JsonBuilder *builder,
+                                    JsonObject  *message);
+
+/* A streamed request: {"model", @max_name: @max_tokens, "stream": true,
+ * "stream_options": {"include_usage": true} when @include_usage,
+ * @list_name: [the messages, each through @add, or as they are when @add
+ * is NULL]}. */
+char *mend_http_build_streamed_body (const char         *model,
+                                     const char         *max_name,
+                                     guint               max_tokens,
+                                     gboolean            include_usage,
+                                     const char         *list_name,
+                                     JsonNode           *messages,
+                                     MendHttpAddMessage  add);
 
 extern const MendHttpDialectClass mend_http_dialect_messages;
 extern const MendHttpDialectClass mend_http_dialect_chat_completions;

@@ -17,10 +17,14 @@
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
 
-static char *
-messages_build_body (const char *model,
-                     guint       max_tokens,
-                     JsonNode   *messages)
+char *
+mend_http_build_streamed_body (const char         *model,
+                               const char         *max_name,
+                               guint               max_tokens,
+                               gboolean            include_usage,
+                               const char         *list_name,
+                               JsonNode           *messages,
+                               MendHttpAddMessage  add)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
 
@@ -30,15 +34,63 @@ messages_build_body (const char *model,
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "model");
   json_builder_add_string_value (builder, model);
-  json_builder_set_member_name (builder, "max_tokens");
+  json_builder_set_member_name (builder, max_name);
   json_builder_add_int_value (builder, max_tokens);
   json_builder_set_member_name (builder, "stream");
   json_builder_add_boolean_value (builder, TRUE);
-  json_builder_set_member_name (builder, "messages");
-  json_builder_add_value (builder, json_node_ref (messages));
+  if (include_usage)
+    {
+      json_builder_set_member_name (builder, "stream_options");
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "include_usage");
+      json_builder_add_boolean_value (builder, TRUE);
+      json_builder_end_object (builder);
+    }
+  json_builder_set_member_name (builder, list_name);
+  if (add == NULL)
+    json_builder_add_value (builder, json_node_ref (messages));
+  else
+    {
+      JsonArray *array = json_node_get_array (messages);
+
+      json_builder_begin_array (builder);
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonObject *message = mend_http_block_at (array, i);
+
+          if (message != NULL)
+            add (builder, message);
+        }
+      json_builder_end_array (builder);
+    }
   json_builder_end_object (builder);
 
   return mend_json_builder_finish (builder);
+}
+
+JsonObject *
+mend_http_block_at (JsonArray *blocks,
+                    guint      i)
+{
+  JsonNode *element = json_array_get_element (blocks, i);
+
+  return JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+}
+
+char *
+mend_http_tool_arguments (JsonObject *block)
+{
+  JsonNode *input = json_object_get_member (block, "input");
+
+  return input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
+}
+
+static char *
+messages_build_body (const char *model,
+                     guint       max_tokens,
+                     JsonNode   *messages)
+{
+  return mend_http_build_streamed_body (model, "max_tokens", max_tokens, FALSE, "messages", messages, NULL);
 }
 
 static MendHttpEvent

@@ -63,8 +63,7 @@ add_message (JsonBuilder *builder,
   /* Tool results and tool calls are items of their own. */
   for (guint i = 0; blocks != NULL && i < json_array_get_length (blocks); i++)
     {
-      JsonNode *element = json_array_get_element (blocks, i);
-      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+      JsonObject *block = mend_http_block_at (blocks, i);
       const char *type = mend_json_get_string (block, "type");
 
       if (g_strcmp0 (type, "tool_result") == 0 && mend_json_get_string (block, "tool_use_id") != NULL)
@@ -90,16 +89,13 @@ add_message (JsonBuilder *builder,
 
   for (guint i = 0; blocks != NULL && g_str_equal (role, "assistant") && i < json_array_get_length (blocks); i++)
     {
-      JsonNode *element = json_array_get_element (blocks, i);
-      JsonObject *block = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
-      JsonNode *input;
+      JsonObject *block = mend_http_block_at (blocks, i);
       g_autofree char *arguments = NULL;
 
       if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 ||
           mend_json_get_string (block, "id") == NULL || mend_json_get_string (block, "name") == NULL)
         continue;
-      input = json_object_get_member (block, "input");
-      arguments = input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
+      arguments = mend_http_tool_arguments (block);
       add_item (builder, "function_call", "call_id", mend_json_get_string (block, "id"),
                 mend_json_get_string (block, "name"), "arguments", arguments);
     }
@@ -110,33 +106,7 @@ responses_build_body (const char *model,
                       guint       max_tokens,
                       JsonNode   *messages)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
-  JsonArray *array;
-
-  g_assert (model != NULL);
-  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
-
-  array = json_node_get_array (messages);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "model");
-  json_builder_add_string_value (builder, model);
-  json_builder_set_member_name (builder, "max_output_tokens");
-  json_builder_add_int_value (builder, max_tokens);
-  json_builder_set_member_name (builder, "stream");
-  json_builder_add_boolean_value (builder, TRUE);
-  json_builder_set_member_name (builder, "input");
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < json_array_get_length (array); i++)
-    {
-      JsonNode *element = json_array_get_element (array, i);
-
-      if (JSON_NODE_HOLDS_OBJECT (element))
-        add_message (builder, json_node_get_object (element));
-    }
-  json_builder_end_array (builder);
-  json_builder_end_object (builder);
-
-  return mend_json_builder_finish (builder);
+  return mend_http_build_streamed_body (model, "max_output_tokens", max_tokens, FALSE, "input", messages, add_message);
 }
 
 /* The event's output_index, or -1. */
@@ -179,8 +149,7 @@ read_item (MendHttpAnswer  *answer,
 
       for (guint i = 0; parts != NULL && i < json_array_get_length (parts); i++)
         {
-          JsonNode *element = json_array_get_element (parts, i);
-          JsonObject *part = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
+          JsonObject *part = mend_http_block_at (parts, i);
 
           if (g_strcmp0 (mend_json_get_string (part, "type"), "output_text") == 0 &&
               mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (part, "text")) != NULL)
@@ -248,10 +217,10 @@ responses_read_whole (MendHttpAnswer *answer,
   items = json_node_get_array (output);
   for (guint i = 0; i < json_array_get_length (items); i++)
     {
-      JsonNode *element = json_array_get_element (items, i);
+      JsonObject *item = mend_http_block_at (items, i);
 
-      if (JSON_NODE_HOLDS_OBJECT (element))
-        read_item (answer, i, json_node_get_object (element), TRUE, &text);
+      if (item != NULL)
+        read_item (answer, i, item, TRUE, &text);
     }
   mend_http_answer_set_stop_reason (answer, mend_json_get_string (json_node_get_object (root), "status"));
   return TRUE;
