@@ -16,7 +16,9 @@
 #include <libmend.h>
 
 #include "hostile-server.h"
+#if MEND_HAS_AGENTS
 #include "real-agent-common.h"
+#endif
 
 #define WALL_START_S 1764500000
 
@@ -395,6 +397,7 @@ test_app_key_outlives_per_request_credentials (void)
   hostile_server_free (server);
 }
 
+#if MEND_HAS_AGENTS
 /* Agents: what the app gives through the environment and the command line */
 
 /* No known prefix, no label in the echo: only registration catches them. */
@@ -565,6 +568,7 @@ test_acp_agent_errors_are_redacted_in_logs (void)
   g_assert_finalize_object (clock);
 }
 #endif
+#endif /* MEND_HAS_AGENTS */
 
 int
 main (int   argc,
@@ -584,8 +588,10 @@ main (int   argc,
   g_test_add_func ("/Mend/Secrets/keys-never-leave-through-any-output", test_keys_never_leave_through_any_output);
   g_test_add_func ("/Mend/Secrets/app-key-outlives-per-request-credentials",
                    test_app_key_outlives_per_request_credentials);
+#if MEND_HAS_AGENTS
   g_test_add_func ("/Mend/Secrets/agent-process-credentials-are-redacted",
                    test_agent_process_credentials_are_redacted);
+#endif
 #if MEND_HAS_ACP
   g_test_add_func ("/Mend/Secrets/acp-agent-errors-are-redacted-in-logs",
                    test_acp_agent_errors_are_redacted_in_logs);
