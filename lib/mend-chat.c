@@ -395,7 +395,11 @@ start_turn (MendChat      *self,
             const char    *provenance,
             MendQueueItem *item)
 {
-  g_autoptr(MendTurn) turn = adopt_turn (self, NULL, text, provenance, item);
+  g_autoptr(MendTurn) turn = NULL;
+
+  /* Handlers of what follows may drop the chat. */
+  g_object_ref (self);
+  turn = adopt_turn (self, NULL, text, provenance, item);
 
   /* A turn-started handler may have stopped it already, or dropped the
    * chat, which stops it. */
@@ -410,7 +414,6 @@ start_turn (MendChat      *self,
    * messages never nest a thousand calls. */
   if (self->starting == 0 && !self->draining && self->send_again)
     {
-      g_object_ref (self);
       self->draining = TRUE;
       while (self->send_again)
         {
@@ -418,8 +421,8 @@ start_turn (MendChat      *self,
           send_head (self);
         }
       self->draining = FALSE;
-      g_object_unref (self);
     }
+  g_object_unref (self);
 }
 
 void

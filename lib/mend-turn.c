@@ -1520,9 +1520,10 @@ mend_turn_note_output (MendTurn *self)
     return;
 
   self->output_seen = TRUE;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OUTPUT_SEEN]);
-  /* The gate's probe has its answer: the upstream is back. */
+  /* The gate's probe has its answer: the upstream is back. Before the
+   * notification, whose handlers may drop the turn. */
   mend_gate_link_note_output (&self->gate);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OUTPUT_SEEN]);
 }
 
 /**

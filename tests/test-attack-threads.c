@@ -249,7 +249,11 @@ queue_failing_at_once (gpointer data)
   g_assert_cmpuint (mend_queue_get_length (queue), ==, MANY);
 
   g_signal_connect (chat, "turn-finished", G_CALLBACK (skip_to_next), &finished);
-  mend_turn_fail (mend_chat_get_turn (chat), mend_failure_new_from_text ("API Error: 400 bad request"));
+  {
+    g_autoptr(MendFailure) refused = mend_failure_new_from_text ("API Error: 400 bad request");
+
+    mend_turn_fail (mend_chat_get_turn (chat), refused);
+  }
   g_test_assert_expected_messages ();
 
   g_assert_cmpuint (finished, ==, MANY + 1);
