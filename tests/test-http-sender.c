@@ -93,6 +93,15 @@ static const char SSE_ERROR_AFTER_CONTENT[] =
   "event: error\n"
   "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
 
+/* A complete Messages stream with no content block at all. */
+static const char SSE_EMPTY[] =
+  "event: message_start\n"
+  "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\",\"role\":\"assistant\"}}\n\n"
+  "event: message_delta\n"
+  "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
 static const char OVERLOADED[] =
   "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
 
@@ -338,6 +347,24 @@ test_503_with_retry_after_then_success (Fixture       *f,
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (f->content_events, ==, 2);
   assert_same_key_and_body (f);
+}
+
+/* An answer with nothing in it is the model's empty response: retried. */
+static void
+test_empty_stream_is_retried (Fixture       *f,
+                              gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_EMPTY },
+    { REPLY_BODY, 200, "text/event-stream", SSE_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (mend_chat_get_turn (f->chat))),
+                   ==, MEND_REASON_EMPTY);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
 }
 
 static void
@@ -917,6 +944,7 @@ main (int   argc,
 
   ADD ("/Mend/HttpSender/503-with-retry-after-then-success", test_503_with_retry_after_then_success);
   ADD ("/Mend/HttpSender/529-overloaded-is-retried", test_529_overloaded_is_retried);
+  ADD ("/Mend/HttpSender/empty-stream-is-retried", test_empty_stream_is_retried);
   ADD ("/Mend/HttpSender/429-with-retry-after-ms", test_429_with_retry_after_ms);
   ADD ("/Mend/HttpSender/http-date-retry-after", test_http_date_retry_after);
   g_test_add ("/Mend/HttpSender/http-date-retry-after-reads-the-date-of-a-server-2h-ahead", Fixture,
