@@ -399,11 +399,11 @@ start_turn (MendChat      *self,
 
   /* Handlers of what follows may drop the chat. */
   g_object_ref (self);
-  turn = adopt_turn (self, NULL, text, provenance, item);
 
   /* A turn-started handler may have stopped it already, or dropped the
-   * chat, which stops it. */
+   * chat, which stops it: that turn ended as it started too. */
   self->starting++;
+  turn = adopt_turn (self, NULL, text, provenance, item);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start (turn, NULL);
   self->starting--;
@@ -573,7 +573,7 @@ host_submit (gpointer        chat,
   if (!check_open (self, error))
     return FALSE;
 
-  if (!can_run_now (self))
+  if (!can_run_now (self) || self->send_again)
     return mend_queue_push_item (self->queue, item, error);
 
   start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item), item);
@@ -1257,7 +1257,9 @@ mend_chat_submit (MendChat    *self,
       return FALSE;
     }
 
-  if (!can_run_now (self))
+  /* Behind the head a send_next () said starts (it runs once the start
+   * under way returns), as it would had the head started at once. */
+  if (!can_run_now (self) || self->send_again)
     {
       GError *local_error = NULL;
 
@@ -1374,6 +1376,8 @@ mend_chat_stop (MendChat *self)
 
   g_object_ref (self);
   self->stops++;
+  /* A send_next () not run yet is the turn about to run: it runs not. */
+  self->send_again = FALSE;
   if (self->turn != NULL)
     mend_turn_stop (self->turn);
   /* The subagents first: their resumes under way end. */

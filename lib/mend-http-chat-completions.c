@@ -240,13 +240,21 @@ chat_read_event (MendHttpAnswer *answer,
 {
   JsonObject *choice;
   JsonObject *delta;
+  JsonNode *error;
   gboolean content = FALSE;
 
-  if (length == strlen ("[DONE]") && memcmp (data, "[DONE]", length) == 0)
+  /* As OpenAI's own clients read it: a line that starts with [DONE],
+   * whatever spaces pad it. */
+  while (length > 0 && g_ascii_isspace (*data))
+    data++, length--;
+  if (length >= strlen ("[DONE]") && memcmp (data, "[DONE]", strlen ("[DONE]")) == 0)
     return MEND_HTTP_EVENT_END;
   if (event == NULL)
     return MEND_HTTP_EVENT_OTHER;
-  if (json_object_get_member (event, "error") != NULL || g_strcmp0 (name, "error") == 0)
+  /* "error":null is the member of a healthy chunk that some servers
+   * always write. */
+  error = json_object_get_member (event, "error");
+  if ((error != NULL && !JSON_NODE_HOLDS_NULL (error)) || g_strcmp0 (name, "error") == 0)
     return MEND_HTTP_EVENT_ERROR;
 
   choice = first_choice (event);

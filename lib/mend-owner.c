@@ -68,5 +68,17 @@ mend_owner_invoke (const MendOwner *owner,
         notify (data);
       return;
     }
-  g_main_context_invoke_full (owner->context, G_PRIORITY_DEFAULT, func, data, notify);
+  /* Never g_main_context_invoke_full (): on a thread whose default
+   * context is the owner's, it acquires the context and runs @func right
+   * here, on the wrong thread, when no thread runs the context at that
+   * moment (the maker may still be using the object). */
+  {
+    GSource *source = g_idle_source_new ();
+
+    g_source_set_priority (source, G_PRIORITY_DEFAULT);
+    g_source_set_callback (source, func, data, notify);
+    g_source_set_static_name (source, "[mend] owner invoke");
+    g_source_attach (source, owner->context);
+    g_source_unref (source);
+  }
 }

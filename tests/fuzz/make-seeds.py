@@ -489,9 +489,58 @@ def hostile_seeds():
         write("fuzz-sse", name, bytes([chunk, caps]) + stream.encode())
 
 
+def dialect_seeds():
+    def chunk(delta, finish=None):
+        return "data: " + compact({"object": "chat.completion.chunk",
+                                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+
+    def event(kind, **members):
+        return "event: " + kind + "\ndata: " + compact(dict({"type": kind}, **members)) + "\n\n"
+
+    tool = [{"index": 0, "id": "call_1", "type": "function",
+             "function": {"name": "read_file", "arguments": ""}}]
+    seeds = {
+        # 0 Messages, 1 Chat Completions, 2 Responses; then the chunk size.
+        "messages": (0, 7,
+                     "event: content_block_start\n"
+                     'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+                     "event: content_block_delta\n"
+                     'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}\n\n'
+                     "event: content_block_start\n"
+                     'data: {"type":"content_block_start","index":1,"content_block":'
+                     '{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}\n\n'
+                     "event: content_block_delta\n"
+                     'data: {"type":"content_block_delta","index":1,"delta":'
+                     '{"type":"input_json_delta","partial_json":"{\\"path\\":1}"}}\n\n'
+                     'event: message_stop\ndata: {"type":"message_stop"}\n\n'),
+        "chat": (1, 13, chunk({"role": "assistant", "content": "Hello"}) + chunk({}, "stop")
+                 + 'data: {"choices":[],"usage":{"total_tokens":3}}\n\n' + "data: [DONE]\n\n"),
+        "chat-tool-call": (1, 255, chunk({"tool_calls": tool})
+                           + chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"path\":"}}]})
+                           + chunk({"tool_calls": [{"index": 0, "function": {"arguments": "\"a\"}"}}]})
+                           + chunk({}, "tool_calls") + "data: [DONE]\n\n"),
+        "chat-error": (1, 3, 'data: {"error":{"message":"overloaded","type":"server_error","code":503}}\n\n'),
+        "chat-whole": (1, 255, compact({"choices": [{"message": {"role": "assistant", "content": "Hi",
+                                                                 "tool_calls": tool}, "finish_reason": "stop"}]})),
+        "responses": (2, 17, event("response.output_text.delta", output_index=0, content_index=0, delta="Hel")
+                      + event("response.output_item.added", output_index=1,
+                              item={"type": "function_call", "call_id": "call_9", "name": "ls", "arguments": ""})
+                      + event("response.function_call_arguments.delta", output_index=1, delta="{}")
+                      + event("response.completed", response={"status": "completed"})),
+        "responses-failed": (2, 255, event("response.failed", response={"status": "failed",
+                                                                         "error": {"code": "server_error"}})),
+        "responses-whole": (2, 255, compact({"status": "completed", "output": [
+            {"type": "message", "content": [{"type": "output_text", "text": "Hi"}]},
+            {"type": "function_call", "call_id": "c", "name": "ls", "arguments": "{}"}]})),
+    }
+    for name, (dialect, size, stream) in seeds.items():
+        write("fuzz-dialects", name, bytes([dialect, size]) + stream.encode())
+
+
 if __name__ == "__main__":
     hostile_seeds()
     policy_seeds()
     http_seeds()
     text_seeds()
     stream_seeds()
+    dialect_seeds()

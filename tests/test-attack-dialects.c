@@ -1,0 +1,595 @@
+/* test-attack-dialects.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Attacks on MendHttpSender's OpenAI dialects, through Mend.Chat, against
+ * a SoupServer on 127.0.0.1: hostile or odd streams and whole answers of
+ * an OpenAI-compatible server (tool calls by odd indexes, an id and a name
+ * in separate chunks, members of the wrong type, error objects of the
+ * wrong type, a stream of 100 000 tiny deltas), and request bodies built
+ * from a restored transcript of odd shapes. Waits run in virtual time.
+ */
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+#include <libmend.h>
+
+#include "test-util.h"
+
+#define WALL_START_S 1764500000
+
+#define CHUNK(delta, finish) \
+  "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764500000," \
+  "\"model\":\"llama3.2\",\"choices\":[{\"index\":0,\"delta\":" delta ",\"finish_reason\":" finish "}]}\n\n"
+
+#define EVENT(type, json) "event: " type "\ndata: {\"type\":\"" type "\"," json "}\n\n"
+
+static const char STREAM_OK[] =
+  CHUNK ("{\"role\":\"assistant\",\"content\":\"Hello\"}", "null")
+  CHUNK ("{}", "\"stop\"")
+  "data: [DONE]\n\n";
+
+static const char RESPONSES_OK[] =
+  EVENT ("response.output_text.delta", "\"output_index\":0,\"content_index\":0,\"delta\":\"Hello\"")
+  EVENT ("response.completed", "\"response\":{\"id\":\"resp_1\",\"status\":\"completed\"}");
+
+typedef struct
+{
+  guint       status;
+  const char *content_type;
+  const char *body;
+} Reply;
+
+typedef struct
+{
+  SoupServer *server;
+  const Reply *script;
+  guint n_script;
+  guint served;
+  GPtrArray *bodies;
+  char *endpoint;
+
+  MendClock *clock;
+  MendChat *chat;
+  MendHttpSender *sender;
+  GString *deltas;
+  GPtrArray *finished;
+} Fixture;
+
+static void
+server_callback (SoupServer        *server,
+                 SoupServerMessage *msg,
+                 const char        *path,
+                 GHashTable        *query,
+                 gpointer           user_data)
+{
+  Fixture *f = user_data;
+  g_autoptr(GBytes) flat = soup_message_body_flatten (soup_server_message_get_request_body (msg));
+  const Reply *reply;
+
+  g_ptr_array_add (f->bodies, g_strndup (g_bytes_get_data (flat, NULL), g_bytes_get_size (flat)));
+  g_assert_cmpuint (f->served, <, f->n_script);
+  reply = &f->script[f->served++];
+  soup_server_message_set_status (msg, reply->status, NULL);
+  soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
+                                    reply->body, strlen (reply->body));
+}
+
+static void
+on_text_delta (MendHttpSender *sender,
+               const char     *delta,
+               Fixture        *f)
+{
+  g_string_append (f->deltas, delta);
+}
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Fixture  *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  const char *path;
+  GSList *uris;
+
+  f->bodies = g_ptr_array_new_with_free_func (g_free);
+  f->finished = g_ptr_array_new_with_free_func (g_object_unref);
+  f->deltas = g_string_new (NULL);
+  f->server = soup_server_new (NULL, NULL);
+  path = data != NULL ? data : "/v1/chat/completions";
+  soup_server_add_handler (f->server, path, server_callback, f, NULL);
+  g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  g_assert_no_error (error);
+  uris = soup_server_get_uris (f->server);
+  f->endpoint = g_strdup_printf ("http://127.0.0.1:%d%s", g_uri_get_port (uris->data), path);
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+
+  f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  f->sender = mend_http_sender_new (f->endpoint);
+  mend_http_sender_set_model (f->sender, "llama3.2");
+  g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_text_delta), f);
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "policy", policy, "sender", f->sender, NULL);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  mend_chat_close (f->chat);
+  g_ptr_array_set_size (f->finished, 0);
+  g_assert_finalize_object (f->chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (f->sender);
+  g_assert_finalize_object (f->clock);
+  soup_server_disconnect (f->server);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (f->server);
+  g_ptr_array_unref (f->finished);
+  g_ptr_array_unref (f->bodies);
+  g_string_free (f->deltas, TRUE);
+  g_free (f->endpoint);
+}
+
+static void
+start (Fixture     *f,
+       const Reply *script,
+       guint        n)
+{
+  f->script = script;
+  f->n_script = n;
+  f->served = 0;
+  g_assert_true (mend_chat_submit (f->chat, "Summarize the build logs", NULL, NULL));
+}
+
+static MendFailure *
+last_failure (Fixture *f)
+{
+  MendTurn *turn = mend_chat_get_turn (f->chat);
+
+  if (turn == NULL)
+    turn = g_ptr_array_index (f->finished, f->finished->len - 1);
+  return mend_turn_get_last_failure (turn);
+}
+
+/* Runs until @requests were served and the turn is no longer running:
+ * waiting for a retry, or finished. Returns the turn's state then. */
+static MendTurnState
+settle (Fixture *f,
+        guint    requests)
+{
+  guint id = g_timeout_add_seconds (20, mend_test_watchdog, (gpointer) g_test_get_path ());
+  MendTurnState state;
+
+  for (;;)
+    {
+      MendTurn *turn = mend_chat_get_turn (f->chat);
+
+      if (f->served >= requests && (turn == NULL || mend_turn_get_state (turn) != MEND_TURN_RUNNING))
+        break;
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (id);
+
+  if (mend_chat_get_turn (f->chat) != NULL)
+    state = mend_turn_get_state (mend_chat_get_turn (f->chat));
+  else
+    {
+      g_assert_cmpuint (f->finished->len, >, 0);
+      state = mend_turn_get_state (g_ptr_array_index (f->finished, f->finished->len - 1));
+    }
+  if (state == MEND_TURN_WAITING || state == MEND_TURN_FAILED)
+    {
+      MendFailure *failure = last_failure (f);
+
+      g_test_message ("turn %s: %s%s: %s", state == MEND_TURN_WAITING ? "waits" : "failed",
+                      mend_reason_to_nick (mend_failure_get_reason (failure)),
+                      mend_failure_get_partial (failure) ? " (partial)" : "",
+                      mend_failure_get_message (failure));
+    }
+  return state;
+}
+
+static void
+assert_valid_json (const char *text)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+
+  json_parser_load_from_data (parser, text, -1, &error);
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+}
+
+/* Chat Completions: whole answers */
+
+/* "An answer with no text and no tool call is the model's empty response
+ * (MEND_REASON_EMPTY, retried), in either format": a whole answer with no
+ * choice at all has neither. */
+static void
+test_chat_whole_answer_with_no_choice_is_empty (Fixture       *f,
+                                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "application/json", "{\"id\":\"chatcmpl-2\",\"object\":\"chat.completion\",\"choices\":[]}" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
+}
+
+/* The same error object that fails a stream, as a whole 200 answer (a
+ * server that ignored "stream":true): a failure too, not the answer. */
+static void
+test_chat_whole_error_object_is_a_failure (Fixture       *f,
+                                           gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "application/json",
+      "{\"error\":{\"message\":\"The server is overloaded, please try again later\","
+      "\"type\":\"server_error\",\"code\":503}}" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+}
+
+/* Chat Completions: streams */
+
+/* Servers that serialize every member of their chunk model write
+ * "error":null in each healthy chunk: no error is there. */
+static void
+test_chat_null_error_member_is_no_error (Fixture       *f,
+                                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      "data: {\"object\":\"chat.completion.chunk\",\"error\":null,\"choices\":[{\"index\":0,"
+      "\"delta\":{\"role\":\"assistant\",\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n"
+      "data: {\"object\":\"chat.completion.chunk\",\"error\":null,\"choices\":[{\"index\":0,"
+      "\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+      "data: [DONE]\n\n" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
+/* Held: error members of other types are still failures (a message of
+ * overload retried, one with nothing to read given up), never the answer,
+ * and nothing crashes. */
+static void
+test_chat_error_string_is_a_failure (Fixture       *f,
+                                     gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", "data: {\"error\":\"The server is overloaded\"}\n\n" },
+    { 200, "text/event-stream", "data: {\"error\":[1,2,{\"message\":5}]}\n\n" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_FAILED);
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+}
+
+/* A tool call whose id comes in one chunk and its name in the next (or
+ * the other way round) is still the model's tool call: kept, not an
+ * empty answer. */
+static void
+test_chat_tool_call_id_and_name_apart (Fixture       *f,
+                                       gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+             "\"function\":{\"arguments\":\"\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"read_file\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"path\\\":\\\"build.log\\\"}\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"list_dir\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\"}]}", "null")
+      CHUNK ("{}", "\"tool_calls\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_assert_nonnull (strstr (json, "\"id\":\"call_1\",\"name\":\"read_file\""));
+  g_assert_nonnull (strstr (json, "\"input\":{\"path\":\"build.log\"}"));
+  g_assert_nonnull (strstr (json, "\"id\":\"call_2\",\"name\":\"list_dir\""));
+}
+
+/* OpenAI's own clients take a data line that starts with [DONE] as the
+ * end; a server that pads it does not make a complete answer a failure. */
+static void
+test_chat_done_with_spaces_ends_the_answer (Fixture       *f,
+                                            gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"content\":\"Hello\"}", "null")
+      "data:  [DONE] \n\n" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
+/* A finish_reason and nothing else, no [DONE]: the empty response. */
+static void
+test_chat_finish_without_content_is_empty (Fixture       *f,
+                                           gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", CHUNK ("{\"role\":\"assistant\"}", "\"stop\"") },
+    { 200, "text/event-stream", "data: [DONE]\n\n" CHUNK ("{\"content\":\"late\"}", "null") },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
+  /* [DONE] before any content: empty too; what follows it is not read. */
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
+  g_assert_cmpstr (f->deltas->str, ==, "");
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 3), ==, MEND_TURN_SUCCEEDED);
+}
+
+/* Members of the wrong type, choices that are no array, indexes negative,
+ * huge, fractional or strings: nothing crashes, the text is kept, the
+ * transcript keeps no tool call it could not place, and the next body is
+ * JSON. */
+static void
+test_chat_hostile_shapes (Fixture       *f,
+                          gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      "data: {\"choices\":{\"0\":{\"delta\":{\"content\":\"no\"}}}}\n\n"
+      "data: {\"choices\":[null,{\"delta\":{\"content\":\"no\"}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":\"Hello\"}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":5,\"tool_calls\":{\"index\":0}}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":[\"x\"],\"tool_calls\":[null,5,\"x\",[]]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":-1,\"id\":\"neg\",\"function\":{\"name\":\"rm\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":5000,\"id\":\"far\",\"function\":{\"name\":\"rm\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":2147483646,\"id\":\"edge\",\"function\":{\"name\":\"rm\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":9223372036854775807,\"id\":\"max\",\"function\":{\"name\":\"rm\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1e18,\"id\":7,\"function\":{\"name\":{\"x\":1},\"arguments\":{\"a\":1}}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"Hello\"},\"finish_reason\":5}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_assert_null (strstr (json, "\"neg\""));
+  g_assert_null (strstr (json, "\"far\""));
+  g_assert_null (strstr (json, "\"edge\""));
+  g_assert_null (strstr (json, "\"max\""));
+
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  assert_valid_json (g_ptr_array_index (f->bodies, 1));
+}
+
+/* 100 000 deltas of one character: all kept, once each. */
+static void
+test_chat_many_tiny_deltas (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GString) stream = g_string_new (NULL);
+  Reply script[1];
+  gint64 began;
+
+  for (guint i = 0; i < 100000; i++)
+    g_string_append (stream, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n");
+  g_string_append (stream, CHUNK ("{}", "\"stop\"") "data: [DONE]\n\n");
+  script[0] = (Reply) { 200, "text/event-stream", stream->str };
+
+  began = g_get_monotonic_time ();
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_test_message ("100 000 deltas in %" G_GINT64_FORMAT " ms", (g_get_monotonic_time () - began) / 1000);
+  g_assert_cmpuint (strlen (mend_http_sender_get_answer (f->sender)), ==, 100000);
+  g_assert_cmpuint (f->deltas->len, ==, 100000);
+}
+
+/* Responses */
+
+/* Deltas beyond the blocks kept are dropped; the rest is the answer. */
+static void
+test_responses_output_index_beyond_the_blocks (Fixture       *f,
+                                               gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      EVENT ("response.output_text.delta", "\"output_index\":5000,\"delta\":\"far\"")
+      EVENT ("response.output_text.delta", "\"output_index\":-3,\"delta\":\"neg\"")
+      EVENT ("response.output_text.delta", "\"output_index\":\"0\",\"delta\":\"str\"")
+      EVENT ("response.output_item.added", "\"output_index\":4096,\"item\":{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"rm\"}")
+      EVENT ("response.function_call_arguments.delta", "\"output_index\":9223372036854775807,\"delta\":\"{}\"")
+      EVENT ("response.output_text.delta", "\"output_index\":0,\"delta\":\"Hello\"")
+      EVENT ("response.completed", "\"response\":{\"status\":\"completed\"}") },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
+/* Held: response.failed with no response member at all, or with data
+ * that is not JSON, is a failure, never the answer. */
+static void
+test_responses_failed_without_response (Fixture       *f,
+                                        gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", "event: response.failed\ndata: {\"type\":\"response.failed\"}\n\n" },
+    { 200, "text/event-stream", "event: response.failed\ndata: not json\n\n" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_FAILED);
+  g_assert_true (mend_chat_submit (f->chat, "Again", NULL, NULL));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_FAILED);
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+}
+
+/* response.incomplete is complete "with what came" (the class's docs). */
+static void
+test_responses_incomplete_keeps_its_text (Fixture       *f,
+                                          gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      EVENT ("response.output_text.delta", "\"output_index\":0,\"content_index\":0,\"delta\":\"Hel\"")
+      EVENT ("response.incomplete", "\"response\":{\"status\":\"incomplete\","
+             "\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}") },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hel");
+}
+
+/* A whole response that failed on a quota says so in its error object:
+ * a limit, as the same response.failed event in a stream is. */
+static void
+test_responses_whole_failed_quota_is_a_limit (Fixture       *f,
+                                              gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "application/json",
+      "{\"id\":\"resp_4\",\"object\":\"response\",\"status\":\"failed\",\"error\":{\"code\":\"insufficient_quota\","
+      "\"message\":\"You exceeded your current quota, please check your plan and billing details.\"},\"output\":[]}" },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_failure_get_kind (last_failure (f)), ==, MEND_FAILURE_LIMIT);
+}
+
+/* A whole response with no output array (a failed one) is no answer. */
+static void
+test_responses_whole_without_output_is_no_answer (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "application/json",
+      "{\"id\":\"resp_7\",\"object\":\"response\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\","
+      "\"message\":\"The server had an error while processing your request.\"},\"output\":null}" },
+    { 200, "text/event-stream", RESPONSES_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+}
+
+/* Bodies from a restored transcript of odd shapes */
+
+static const char ODD_TRANSCRIPT[] =
+  "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Read it\"},"
+  "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"data\":\"AAAA\"}}]},"
+  "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":5},"
+  "{\"type\":\"tool_use\",\"id\":7,\"name\":\"read_file\",\"input\":{}},"
+  "{\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"read_file\",\"input\":\"not an object\"},"
+  "{\"type\":\"tool_use\",\"id\":\"call_2\",\"name\":{\"x\":1}},"
+  "{\"type\":\"tool_use\",\"id\":\"call_3\",\"name\":\"list\"},"
+  "{\"type\":\"text\",\"text\":\"\\u00e9\\ud83d\\ude00 \\\"quoted\\\" \\u0000 nul\"}]},"
+  "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"content\":\"no id\"},"
+  "{\"type\":\"tool_result\",\"tool_use_id\":5,\"content\":\"id of a number\"},"
+  "{\"type\":\"tool_result\",\"tool_use_id\":\"call_1\",\"text\":7,"
+  "\"content\":[{\"type\":\"tool_result\",\"content\":[{\"type\":\"tool_result\",\"content\":[{\"type\":\"text\",\"text\":\"deep\"}]}]},"
+  "{\"type\":\"text\",\"text\":null},5,null,[]]},"
+  "{\"type\":\"tool_result\",\"tool_use_id\":\"call_3\",\"content\":{\"type\":\"text\",\"text\":\"object\"}}]},"
+  "{\"role\":\"assistant\",\"content\":\"\"},"
+  "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"call_2\",\"content\":\"\"}]}]";
+
+static void
+test_bodies_from_an_odd_transcript (Fixture       *f,
+                                    gconstpointer  data)
+{
+  static const Reply chat_script[] = { { 200, "text/event-stream", STREAM_OK } };
+  static const Reply responses_script[] = { { 200, "text/event-stream", RESPONSES_OK } };
+  g_autoptr(GError) error = NULL;
+  const char *body;
+
+  g_assert_true (mend_transcript_load_json (mend_http_sender_get_transcript (f->sender), ODD_TRANSCRIPT, &error));
+  g_assert_no_error (error);
+
+  if (mend_http_sender_get_dialect (f->sender) == MEND_HTTP_DIALECT_RESPONSES)
+    start (f, responses_script, 1);
+  else
+    start (f, chat_script, 1);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  body = g_ptr_array_index (f->bodies, 0);
+  g_test_message ("%s", body);
+  assert_valid_json (body);
+  g_assert_nonnull (strstr (body, "deep"));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/AttackDialects/chat-completions/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("whole-answer-with-no-choice-is-empty", test_chat_whole_answer_with_no_choice_is_empty);
+  ADD ("whole-error-object-is-a-failure", test_chat_whole_error_object_is_a_failure);
+  ADD ("null-error-member-is-no-error", test_chat_null_error_member_is_no_error);
+  ADD ("error-of-another-type-is-a-failure", test_chat_error_string_is_a_failure);
+  ADD ("tool-call-id-and-name-in-separate-chunks", test_chat_tool_call_id_and_name_apart);
+  ADD ("done-with-spaces-ends-the-answer", test_chat_done_with_spaces_ends_the_answer);
+  ADD ("finish-or-done-without-content-is-empty", test_chat_finish_without_content_is_empty);
+  ADD ("hostile-shapes-and-indexes", test_chat_hostile_shapes);
+  ADD ("100000-tiny-deltas", test_chat_many_tiny_deltas);
+  ADD ("body-from-an-odd-transcript", test_bodies_from_an_odd_transcript);
+
+#undef ADD
+#define ADD(path, func) \
+  g_test_add ("/Mend/AttackDialects/responses/" path, Fixture, "/v1/responses", fixture_set_up, func, fixture_tear_down)
+
+  ADD ("output-index-beyond-the-blocks", test_responses_output_index_beyond_the_blocks);
+  ADD ("failed-without-a-response-member", test_responses_failed_without_response);
+  ADD ("incomplete-keeps-its-text", test_responses_incomplete_keeps_its_text);
+  ADD ("whole-failed-quota-is-a-limit", test_responses_whole_failed_quota_is_a_limit);
+  ADD ("whole-without-output-is-no-answer", test_responses_whole_without_output_is_no_answer);
+  ADD ("body-from-an-odd-transcript", test_bodies_from_an_odd_transcript);
+
+#undef ADD
+
+  return g_test_run ();
+}
