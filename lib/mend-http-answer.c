@@ -25,6 +25,8 @@ typedef struct
   GString    *text;       /* text or thinking, with its deltas */
   GString    *json;       /* a tool call's input, from input_json_delta */
   char       *signature;
+  char       *call_id;    /* a tool call's id and name, kept until both came */
+  char       *call_name;
 } Block;
 
 struct _MendHttpAnswer
@@ -47,6 +49,8 @@ block_free (Block *block)
   if (block->json != NULL)
     g_string_free (block->json, TRUE);
   g_free (block->signature);
+  g_free (block->call_id);
+  g_free (block->call_name);
   g_free (block);
 }
 
@@ -240,12 +244,17 @@ mend_http_answer_add_tool_call (MendHttpAnswer *self,
 
   if ((block = get_block_at (self, index, "tool_use")) == NULL || !g_str_equal (block->type, "tool_use"))
     return;
-  if (block->start == NULL && id != NULL && name != NULL)
+  /* The id and the name may come in chunks of their own. */
+  if (block->call_id == NULL && id != NULL && id[0] != '\0')
+    block->call_id = g_strdup (id);
+  if (block->call_name == NULL && name != NULL && name[0] != '\0')
+    block->call_name = g_strdup (name);
+  if (block->start == NULL && block->call_id != NULL && block->call_name != NULL)
     {
       block->start = json_object_new ();
       json_object_set_string_member (block->start, "type", "tool_use");
-      json_object_set_string_member (block->start, "id", id);
-      json_object_set_string_member (block->start, "name", name);
+      json_object_set_string_member (block->start, "id", block->call_id);
+      json_object_set_string_member (block->start, "name", block->call_name);
       json_object_set_object_member (block->start, "input", json_object_new ());
     }
   if (arguments != NULL)

@@ -240,7 +240,6 @@ chat_read_event (MendHttpAnswer *answer,
 {
   JsonObject *choice;
   JsonObject *delta;
-  JsonNode *error;
   gboolean content = FALSE;
 
   /* As OpenAI's own clients read it: a line that starts with [DONE],
@@ -253,8 +252,7 @@ chat_read_event (MendHttpAnswer *answer,
     return MEND_HTTP_EVENT_OTHER;
   /* "error":null is the member of a healthy chunk that some servers
    * always write. */
-  error = json_object_get_member (event, "error");
-  if ((error != NULL && !JSON_NODE_HOLDS_NULL (error)) || g_strcmp0 (name, "error") == 0)
+  if (mend_http_has_error (event) || g_strcmp0 (name, "error") == 0)
     return MEND_HTTP_EVENT_ERROR;
 
   choice = first_choice (event);
@@ -268,21 +266,28 @@ chat_read_event (MendHttpAnswer *answer,
   return content ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
-static gboolean
+static MendHttpEvent
 chat_read_whole (MendHttpAnswer *answer,
                  JsonNode       *root)
 {
+  JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  JsonNode *choices = object != NULL ? json_object_get_member (object, "choices") : NULL;
   JsonObject *choice;
   JsonObject *message;
   const char *text;
 
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
-      (choice = first_choice (json_node_get_object (root))) == NULL ||
-      (message = mend_json_get_object (choice, "message")) == NULL)
-    return FALSE;
-  read_message (answer, message, &text);
-  note_finish (answer, choice);
-  return TRUE;
+  if (mend_http_has_error (object))
+    return MEND_HTTP_EVENT_ERROR;
+  if (choices == NULL || !JSON_NODE_HOLDS_ARRAY (choices))
+    return MEND_HTTP_EVENT_OTHER;
+  /* An answer with no choice, or a choice with no message, has nothing. */
+  if ((choice = first_choice (object)) != NULL &&
+      (message = mend_json_get_object (choice, "message")) != NULL)
+    {
+      read_message (answer, message, &text);
+      note_finish (answer, choice);
+    }
+  return MEND_HTTP_EVENT_END;
 }
 
 const MendHttpDialectClass mend_http_dialect_chat_completions = {

@@ -43,14 +43,18 @@ typedef struct
                                  JsonObject     *event,
                                  const char    **text);
 
-  /* A whole answer in one JSON body; FALSE when it is not one. */
-  gboolean        (*read_whole) (MendHttpAnswer *answer,
+  /* A whole answer in one JSON body: END when it is one (read into
+   * @answer, maybe with no content), ERROR when it reports an error (the
+   * body is its error), OTHER when it is not the dialect's answer. */
+  MendHttpEvent   (*read_whole) (MendHttpAnswer *answer,
                                  JsonNode       *root);
 } MendHttpDialectClass;
 
 /* The text of a message's content as the transcript keeps it: a string,
  * or its text blocks (and the text of its tool results) joined. */
 char       *mend_http_content_text (JsonNode  *content);
+/* Whether @object has an "error" member that is not null. */
+gboolean    mend_http_has_error    (JsonObject *object);
 /* Element @i of a content array as an object, or NULL. */
 JsonObject *mend_http_block_at     (JsonArray *blocks,
                                     guint      i);

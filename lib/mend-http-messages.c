@@ -68,6 +68,14 @@ mend_http_build_streamed_body (const char         *model,
   return mend_json_builder_finish (builder);
 }
 
+gboolean
+mend_http_has_error (JsonObject *object)
+{
+  JsonNode *error = object != NULL ? json_object_get_member (object, "error") : NULL;
+
+  return error != NULL && !JSON_NODE_HOLDS_NULL (error);
+}
+
 JsonObject *
 mend_http_block_at (JsonArray *blocks,
                     guint      i)
@@ -119,11 +127,22 @@ messages_read_event (MendHttpAnswer *answer,
   return MEND_HTTP_EVENT_OTHER;
 }
 
+static MendHttpEvent
+messages_read_whole (MendHttpAnswer *answer,
+                     JsonNode       *root)
+{
+  JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+
+  if (g_strcmp0 (mend_json_get_string (object, "type"), "error") == 0 || mend_http_has_error (object))
+    return MEND_HTTP_EVENT_ERROR;
+  return mend_http_answer_read_message (answer, root) ? MEND_HTTP_EVENT_END : MEND_HTTP_EVENT_OTHER;
+}
+
 const MendHttpDialectClass mend_http_dialect_messages = {
   .dialect = MEND_HTTP_DIALECT_MESSAGES,
   .build_body = messages_build_body,
   .read_event = messages_read_event,
-  .read_whole = mend_http_answer_read_message,
+  .read_whole = messages_read_whole,
 };
 
 const MendHttpDialectClass *

@@ -201,19 +201,22 @@ responses_read_event (MendHttpAnswer *answer,
   return MEND_HTTP_EVENT_OTHER;
 }
 
-static gboolean
+static MendHttpEvent
 responses_read_whole (MendHttpAnswer *answer,
                       JsonNode       *root)
 {
+  JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
   JsonNode *output;
   JsonArray *items;
   const char *text;
 
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    return FALSE;
-  output = json_object_get_member (json_node_get_object (root), "output");
+  if (object == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  if (mend_http_has_error (object) || g_strcmp0 (mend_json_get_string (object, "status"), "failed") == 0)
+    return MEND_HTTP_EVENT_ERROR;
+  output = json_object_get_member (object, "output");
   if (output == NULL || !JSON_NODE_HOLDS_ARRAY (output))
-    return FALSE;
+    return MEND_HTTP_EVENT_OTHER;
   items = json_node_get_array (output);
   for (guint i = 0; i < json_array_get_length (items); i++)
     {
@@ -222,8 +225,8 @@ responses_read_whole (MendHttpAnswer *answer,
       if (item != NULL)
         read_item (answer, i, item, TRUE, &text);
     }
-  mend_http_answer_set_stop_reason (answer, mend_json_get_string (json_node_get_object (root), "status"));
-  return TRUE;
+  mend_http_answer_set_stop_reason (answer, mend_json_get_string (object, "status"));
+  return MEND_HTTP_EVENT_END;
 }
 
 const MendHttpDialectClass mend_http_dialect_responses = {

@@ -351,12 +351,22 @@ finish_body (GTask *task)
       const char *type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
       g_autoptr(JsonNode) root = NULL;
       const char *text = "";
+      MendHttpEvent whole = MEND_HTTP_EVENT_OTHER;
 
       /* A whole answer in the dialect's JSON: its text, as one delta; an
-       * answer with nothing in it is the model's empty response. */
+       * answer with nothing in it is the model's empty response, and an
+       * error object in a 200 a failure as in a stream. */
       if (g_strcmp0 (type, "application/json") == 0 &&
-          (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL &&
-          attempt->self->wire->read_whole (attempt->answer, root))
+          (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL)
+        whole = attempt->self->wire->read_whole (attempt->answer, root);
+      if (whole == MEND_HTTP_EVENT_ERROR)
+        {
+          guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
+
+          finish (task, failure_from_response (attempt, attempt->body->data, len));
+          return;
+        }
+      if (whole == MEND_HTTP_EVENT_END)
         {
           if (mend_http_answer_is_empty (attempt->answer))
             {
