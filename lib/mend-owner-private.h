@@ -11,7 +11,7 @@ G_BEGIN_DECLS
 
 /* A libmend object lives on one thread: the one that runs the main
  * context it was made for (the thread-default context then), or, while no
- * thread runs that context, the one that made it. Its signals, waits and
+ * other thread runs that context or has yet, the one that made it. Its signals, waits and
  * I/O are dispatched there; a call from any other thread is refused with a
  * critical that names the rule, before it touches anything. */
 typedef struct
@@ -34,10 +34,19 @@ void     mend_owner_invoke      (const MendOwner *owner,
                                  gpointer         data,
                                  GDestroyNotify   notify);
 
+/* The maker, or NULL once another thread ran the context: the one part
+ * of the owner that changes, from any thread. */
+static inline gpointer
+mend_owner_get_thread (const MendOwner *owner)
+{
+  return g_atomic_pointer_get (&((MendOwner *) owner)->thread);
+}
+
 /* TRUE on the owner's thread. The common case, the maker running its
  * context, costs one comparison and the context's lock. */
 #define mend_owner_check(owner, object) \
-  (G_LIKELY ((owner)->thread == g_thread_self () && g_main_context_is_owner ((owner)->context)) || \
+  (G_LIKELY (mend_owner_get_thread (owner) == (gpointer) g_thread_self () && \
+             g_main_context_is_owner ((owner)->context)) || \
    mend_owner_check_slow ((owner), (object), G_STRFUNC))
 
 #define mend_return_if_not_owner(owner, object) G_STMT_START { \

@@ -29,9 +29,20 @@ mend_owner_clear (MendOwner *owner)
 gboolean
 mend_owner_is_current (const MendOwner *owner)
 {
-  if (owner->context == NULL || g_main_context_is_owner (owner->context))
+  gpointer maker = mend_owner_get_thread (owner);
+
+  if (owner->context == NULL)
     return TRUE;
-  if (owner->thread != g_thread_self ())
+  if (g_main_context_is_owner (owner->context))
+    {
+      /* Another thread runs the context: from now on the object is that
+       * thread's, and the maker is refused even between its iterations.
+       * The thread is the one part of the owner that changes. */
+      if (maker != NULL && maker != g_thread_self ())
+        g_atomic_pointer_set (&((MendOwner *) owner)->thread, NULL);
+      return TRUE;
+    }
+  if (maker != g_thread_self ())
     return FALSE;
   /* The maker, while no other thread runs the context. */
   if (!g_main_context_acquire (owner->context))

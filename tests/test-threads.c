@@ -114,6 +114,55 @@ test_the_thread_of_the_context_may_use_it (void)
   g_assert_finalize_object (worker.chat);
 }
 
+static gpointer
+use_after_the_main_thread_did (gpointer data)
+{
+  Worker *worker = data;
+
+  worker->submitted = mend_chat_submit (worker->chat, "From the maker", NULL, NULL);
+  return NULL;
+}
+
+/* Once another thread ran the object's context and used it, the object is
+ * that thread's: its maker is refused even while nobody runs the context. */
+static void
+maker_refused_after_the_runner_child (void)
+{
+  Worker worker = { g_main_context_default (), NULL, NULL, TRUE };
+  GThread *thread;
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  thread = g_thread_new ("maker", run_a_chat, &worker);
+  g_thread_join (thread);
+  g_assert_true (g_main_context_acquire (worker.context));
+  g_assert_cmpint (mend_chat_get_lifecycle (worker.chat), ==, MEND_LIFECYCLE_READY);
+  g_main_context_release (worker.context);
+
+  /* The maker is a thread of its own again; it is not the chat's. */
+  thread = g_thread_new ("maker-again", use_after_the_main_thread_did, &worker);
+  g_thread_join (thread);
+  g_assert_false (worker.submitted);
+
+  g_assert_true (g_main_context_acquire (worker.context));
+  mend_chat_close (worker.chat);
+  g_main_context_release (worker.context);
+  g_assert_finalize_object (worker.chat);
+}
+
+static void
+test_maker_refused_after_the_runner (void)
+{
+  if (g_test_subprocess ())
+    {
+      maker_refused_after_the_runner_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*CRITICAL*mend_chat_submit: MendChat * belongs to another thread*");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -122,6 +171,7 @@ main (int   argc,
 
   g_test_add_func ("/Mend/Threads/another-thread-is-refused-and-changes-nothing", test_another_thread_is_refused);
   g_test_add_func ("/Mend/Threads/the-thread-running-the-context-may-use-it", test_the_thread_of_the_context_may_use_it);
+  g_test_add_func ("/Mend/Threads/the-maker-is-refused-once-another-thread-ran-it", test_maker_refused_after_the_runner);
 
   return g_test_run ();
 }
