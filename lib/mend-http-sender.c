@@ -56,7 +56,7 @@
  * or one JSON answer (`choices[0].message`). Set the key with
  * `mend_http_sender_set_header (sender, "Authorization", "Bearer …", NULL)`.
  * An answer with no text and no tool call is the model's empty response
- * (%MEND_REASON_EMPTY, retried), in either format; a stream that said how
+ * (%MEND_REASON_EMPTY, retried), in every format; a stream that said how
  * it finished and then closed without `[DONE]` is complete.
  *
  * In Messages, each attempt POSTs the turn's prompt with the conversation

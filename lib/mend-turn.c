@@ -447,7 +447,7 @@ fail_with_nothing_to_run (MendTurn *self)
                     "to MendTurn::attempt (in MendChat::turn-started) and end each "
                     "attempt with mend_turn_succeed() or mend_turn_fail(). "
                     "This is said once.",
-                 mend_failure_get_message (failure));
+                    mend_failure_get_message (failure));
       g_once_init_leave (&warned, 1);
     }
   mend_turn_fail (self, failure);
