@@ -187,7 +187,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
     g_autoptr(JsonNode) root = mend_json_parse ((const char *) data, size, NULL);
     g_autoptr(MendHttpAnswer) answer = mend_http_answer_new ();
 
-    if (root != NULL && reading.wire->read_whole (answer, root))
+    if (root != NULL && reading.wire->read_whole (answer, root) == MEND_HTTP_EVENT_END)
       check_answer (answer, FALSE);
   }
 

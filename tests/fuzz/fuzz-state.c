@@ -10,6 +10,7 @@
  */
 
 #include "fuzz-common.h"
+#include "../test-util.h"
 
 int
 LLVMFuzzerInitialize (int    *argc,
@@ -22,7 +23,12 @@ LLVMFuzzerInitialize (int    *argc,
 static MendChat *
 new_chat (MendClock *clock)
 {
-  return g_object_new (MEND_TYPE_CHAT, "id", "fuzz", "clock", clock, NULL);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "id", "fuzz", "clock", clock, NULL);
+
+  /* Restored turns run by hand: nothing ends them here, as in an app's
+   * chat between their attempts. */
+  mend_test_run_turns_by_hand (chat);
+  return chat;
 }
 
 int

@@ -18,6 +18,7 @@
  */
 
 #include "fuzz-common.h"
+#include "../test-util.h"
 
 #include "mend-http-answer-private.h"
 #include "mend-json-private.h"
@@ -132,6 +133,7 @@ commit (MendTranscript  *transcript,
   g_autoptr(JsonNode) request = mend_transcript_request_for (transcript, turn, TRUE);
   g_autoptr(JsonNode) content = mend_http_answer_dup_content (answer);
 
+  mend_test_run_by_hand (turn);
   fuzz_check (request != NULL && JSON_NODE_HOLDS_ARRAY (request), "no messages to send");
   mend_turn_start (turn, NULL);
   mend_transcript_answered (transcript, turn, content);
