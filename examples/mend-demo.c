@@ -533,7 +533,7 @@ check_arguments (void)
   if (opt_url == NULL && opt_dialect != NULL)
     return usage_error (_("--dialect is spoken with --url only"));
   if (opt_dialect != NULL && dialect_from_name (opt_dialect) == MEND_HTTP_DIALECT_AUTO)
-    return usage_error (_("--dialect is messages, chat-completions or responses, not “%s”"), opt_dialect);
+    return usage_error (_("--dialect is messages, chat-completions, responses or gemini, not “%s”"), opt_dialect);
   if (opt_url != NULL)
     {
       g_autofree char *scheme = g_uri_parse_scheme (opt_url);
@@ -548,30 +548,36 @@ check_arguments (void)
 }
 
 /* The key from the format's usual variable, unless a --header gave one:
- * OPENAI_API_KEY as a Bearer token for the OpenAI formats (and the
- * servers that copy them), ANTHROPIC_API_KEY as x-api-key for Messages. */
+ * ANTHROPIC_API_KEY as x-api-key for Messages, OPENAI_API_KEY as a Bearer
+ * token for the OpenAI formats (and the servers that copy them),
+ * GEMINI_API_KEY as x-goog-api-key for Gemini. */
 static void
 add_key_from_environment (MendHttpSender *sender)
 {
-  gboolean openai = mend_http_sender_get_dialect (sender) != MEND_HTTP_DIALECT_MESSAGES;
-  const char *key = g_getenv (openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
-  g_autofree char *bearer = NULL;
+  static const struct { MendHttpDialect dialect; const char *variable, *header, *prefix; } keys[] = {
+    { MEND_HTTP_DIALECT_MESSAGES, "ANTHROPIC_API_KEY", "x-api-key", "" },
+    { MEND_HTTP_DIALECT_CHAT_COMPLETIONS, "OPENAI_API_KEY", "Authorization", "Bearer " },
+    { MEND_HTTP_DIALECT_RESPONSES, "OPENAI_API_KEY", "Authorization", "Bearer " },
+    { MEND_HTTP_DIALECT_GEMINI, "GEMINI_API_KEY", "x-goog-api-key", "" },
+  };
+  MendHttpDialect dialect = mend_http_sender_get_dialect (sender);
 
   for (guint i = 0; opt_headers != NULL && opt_headers[i] != NULL; i++)
     if (g_ascii_strncasecmp (opt_headers[i], "authorization:", strlen ("authorization:")) == 0 ||
-        g_ascii_strncasecmp (opt_headers[i], "x-api-key:", strlen ("x-api-key:")) == 0)
+        g_ascii_strncasecmp (opt_headers[i], "x-api-key:", strlen ("x-api-key:")) == 0 ||
+        g_ascii_strncasecmp (opt_headers[i], "x-goog-api-key:", strlen ("x-goog-api-key:")) == 0)
       return;
-  if (key == NULL || key[0] == '\0')
-    return;
-  if (openai)
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
-      bearer = g_strconcat ("Bearer ", key, NULL);
-      mend_http_sender_set_header (sender, "Authorization", bearer, NULL);
-    }
-  else
-    {
-      mend_http_sender_set_header (sender, "x-api-key", key, NULL);
-      mend_http_sender_set_header (sender, "anthropic-version", "2023-06-01", NULL);
+      const char *key = g_getenv (keys[i].variable);
+      g_autofree char *value = NULL;
+
+      if (keys[i].dialect != dialect || key == NULL || key[0] == '\0')
+        continue;
+      value = g_strconcat (keys[i].prefix, key, NULL);
+      mend_http_sender_set_header (sender, keys[i].header, value, NULL);
+      if (dialect == MEND_HTTP_DIALECT_MESSAGES)
+        mend_http_sender_set_header (sender, "anthropic-version", "2023-06-01", NULL);
     }
 }
 
@@ -614,7 +620,7 @@ make_option_context (void)
     { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json, N_("Print the retry records as JSON lines only"), NULL },
     { "url", 'u', 0, G_OPTION_ARG_STRING, &opt_url, N_("Send PROMPT to a real endpoint instead of playing the story"), N_("URL") },
     { "header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &opt_headers, N_("Add a header to every request (with --url), e.g. “x-api-key: …”"), N_("NAME: VALUE") },
-    { "dialect", 0, 0, G_OPTION_ARG_STRING, &opt_dialect, N_("The endpoint’s format (with --url): messages, chat-completions or responses (default: from the URL’s path)"), N_("FORMAT") },
+    { "dialect", 0, 0, G_OPTION_ARG_STRING, &opt_dialect, N_("The endpoint’s format (with --url): messages, chat-completions, responses or gemini (default: from the URL’s path)"), N_("FORMAT") },
     { "policy", 'p', 0, G_OPTION_ARG_FILENAME, &opt_policy, N_("Load the turn policy from a JSON FILE"), N_("FILE") },
     { "classify", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &opt_classify, N_("Show how an error TEXT is classified and the waits it implies (repeatable)"), N_("TEXT") },
     { "agent", 'a', 0, G_OPTION_ARG_NONE, &opt_agent, N_("Play the story with the real Claude Code CLI as the sender"), NULL },

@@ -100,12 +100,15 @@ typedef enum
  * MendHttpDialect:
  * @MEND_HTTP_DIALECT_AUTO: the format of the endpoint's path: Chat
  *   Completions for a path that ends in `/chat/completions`, Responses for
- *   one that ends in `/responses`, else Messages
+ *   one that ends in `/responses`, Gemini for one that ends in
+ *   `:streamGenerateContent` or `:generateContent`, else Messages
  * @MEND_HTTP_DIALECT_MESSAGES: the Anthropic Messages API (`/v1/messages`)
  * @MEND_HTTP_DIALECT_CHAT_COMPLETIONS: the OpenAI Chat Completions format
  *   (`/v1/chat/completions`), which OpenAI, Ollama, llama.cpp's server,
  *   vLLM, LM Studio, OpenRouter, Groq, Mistral and DeepSeek speak
  * @MEND_HTTP_DIALECT_RESPONSES: the OpenAI Responses API (`/v1/responses`)
+ * @MEND_HTTP_DIALECT_GEMINI: the Gemini API
+ *   (`/v1beta/models/MODEL:streamGenerateContent?alt=sse`)
  *
  * The wire format a [class@Mend.HttpSender] speaks.
  */
@@ -115,6 +118,7 @@ typedef enum
   MEND_HTTP_DIALECT_MESSAGES,
   MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
   MEND_HTTP_DIALECT_RESPONSES,
+  MEND_HTTP_DIALECT_GEMINI,
 } MendHttpDialect;
 
 /**

@@ -32,6 +32,13 @@ gboolean        mend_http_answer_read_message (MendHttpAnswer *self,
 const char     *mend_http_answer_add_text     (MendHttpAnswer *self,
                                                guint           index,
                                                const char     *text);
+/* The same for text the caller does not keep: the answer keeps the piece
+ * until the next one, and returns its copy. */
+const char     *mend_http_answer_add_text_copy (MendHttpAnswer *self,
+                                                guint           index,
+                                                const char     *text);
+/* How many blocks the answer has, by index (the next free index). */
+guint           mend_http_answer_get_n_blocks (MendHttpAnswer *self);
 /* A piece of the tool call of block @index: its id and name when they
  * come, a piece of its arguments' JSON text. */
 void            mend_http_answer_add_tool_call (MendHttpAnswer *self,

@@ -35,6 +35,7 @@ struct _MendHttpAnswer
   JsonNode  *content;     /* a whole answer's content array */
   GString   *text;
   char      *stop_reason;
+  char      *piece;       /* the last text piece given by add_text_copy () */
 };
 
 static void
@@ -73,6 +74,7 @@ mend_http_answer_free (MendHttpAnswer *self)
   g_clear_pointer (&self->content, json_node_unref);
   g_string_free (self->text, TRUE);
   g_free (self->stop_reason);
+  g_free (self->piece);
   g_free (self);
 }
 
@@ -229,6 +231,26 @@ mend_http_answer_add_text (MendHttpAnswer *self,
     return NULL;
   g_string_append (self->text, text);
   return text;
+}
+
+const char *
+mend_http_answer_add_text_copy (MendHttpAnswer *self,
+                                guint           index,
+                                const char     *text)
+{
+  g_assert (self != NULL);
+
+  g_free (self->piece);
+  self->piece = g_strdup (text);
+  return mend_http_answer_add_text (self, index, self->piece);
+}
+
+guint
+mend_http_answer_get_n_blocks (MendHttpAnswer *self)
+{
+  g_assert (self != NULL);
+
+  return self->blocks->len;
 }
 
 void

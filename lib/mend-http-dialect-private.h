@@ -80,6 +80,7 @@ char *mend_http_build_streamed_body (const char         *model,
 extern const MendHttpDialectClass mend_http_dialect_messages;
 extern const MendHttpDialectClass mend_http_dialect_chat_completions;
 extern const MendHttpDialectClass mend_http_dialect_responses;
+extern const MendHttpDialectClass mend_http_dialect_gemini;
 
 /* The dialect of @dialect, or of the endpoint's path for AUTO. */
 const MendHttpDialectClass *mend_http_dialect_lookup (MendHttpDialect  dialect,

@@ -160,6 +160,8 @@ mend_http_dialect_lookup (MendHttpDialect  dialect,
       return &mend_http_dialect_chat_completions;
     case MEND_HTTP_DIALECT_RESPONSES:
       return &mend_http_dialect_responses;
+    case MEND_HTTP_DIALECT_GEMINI:
+      return &mend_http_dialect_gemini;
     case MEND_HTTP_DIALECT_AUTO:
     default:
       break;
@@ -172,5 +174,7 @@ mend_http_dialect_lookup (MendHttpDialect  dialect,
     return &mend_http_dialect_chat_completions;
   if (g_str_has_suffix (path, "/responses"))
     return &mend_http_dialect_responses;
+  if (g_str_has_suffix (path, ":streamGenerateContent") || g_str_has_suffix (path, ":generateContent"))
+    return &mend_http_dialect_gemini;
   return &mend_http_dialect_messages;
 }

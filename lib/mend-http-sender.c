@@ -31,13 +31,16 @@
  *
  * Runs a turn's attempts against an HTTP model API with libsoup.
  *
- * It speaks three wire formats, its [property@Mend.HttpSender:dialect]:
+ * It speaks four wire formats, its [property@Mend.HttpSender:dialect]:
  * the Anthropic Messages API, the OpenAI Chat Completions format that
  * OpenAI, Ollama, llama.cpp's server, vLLM, LM Studio, OpenRouter, Groq,
  * Mistral and DeepSeek speak (`/v1/chat/completions`), and the OpenAI
- * Responses API (`/v1/responses`), each chosen by its path or set.
- * Gemini's own API and Ollama's native `/api/chat` are not spoken yet;
- * point the sender at such a server's `/v1/chat/completions` instead.
+ * Responses API (`/v1/responses`), and the Gemini API
+ * (`/v1beta/models/MODEL:streamGenerateContent?alt=sse`, the key in
+ * `x-goog-api-key`: `contents` and `parts`, `candidates[0]`, a
+ * `finishReason`, `promptFeedback.blockReason` for a refused prompt), each
+ * chosen by its path or set. Ollama's native `/api/chat` is not spoken;
+ * point the sender at Ollama's `/v1/chat/completions` instead.
  *
  * In Responses, an attempt sends `{"model","max_output_tokens","stream":true,"input":[…]}`
  * (tool calls and their results as `function_call` and

@@ -146,8 +146,14 @@ class OpenAIServer:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                requests.append((self.path, self.headers.get("Authorization"), body))
-                if "input" in body:
+                requests.append((self.path, self.headers.get("Authorization") or
+                                 self.headers.get("x-goog-api-key"), body))
+                if "contents" in body:
+                    chunks = [{"candidates": [{"content": {"parts": [{"text": "Hello from "}], "role": "model"}}]},
+                              {"candidates": [{"content": {"parts": [{"text": "Gemini."}], "role": "model"},
+                                               "finishReason": "STOP"}]}]
+                    data = "".join("data: %s\r\n\r\n" % json.dumps(c) for c in chunks)
+                elif "input" in body:
                     events = [
                         {"type": "response.output_text.delta", "output_index": 0, "content_index": 0,
                          "delta": "Hello from Responses."},
@@ -206,6 +212,17 @@ def _():
     assert len(requests) == 1 and requests[0][2]["input"] == [{"role": "user", "content": "Say hello"}], requests
 
 
+@check("/Mend/Demo/url-gemini-answers-on-the-first-request")
+def _():
+    with OpenAIServer() as server:
+        p, _ = run("--url", server.base + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+                   "Say hello", env={"GEMINI_API_KEY": "AIza-test-not-a-key"})
+        requests = server.requests
+    expect(p, 0, "Hello from Gemini.", "succeeded after 1 attempt")
+    assert len(requests) == 1 and requests[0][1] == "AIza-test-not-a-key", requests
+    assert requests[0][2]["contents"] == [{"role": "user", "parts": [{"text": "Say hello"}]}], requests
+
+
 @check("/Mend/Demo/url-dialect-forced")
 def _():
     with OpenAIServer() as server:
@@ -227,7 +244,7 @@ def _():
         ["--url", "http://127.0.0.1:9/", "-H", "no colon"],
         ["--url", "http://127.0.0.1:9/", "-H", "bad name: value"],
         ["-H", "x-api-key: k"], ["a prompt without --url"],
-        ["--dialect", "chat-completions"], ["--url", "http://127.0.0.1:9/", "--dialect", "gemini"],
+        ["--dialect", "chat-completions"], ["--url", "http://127.0.0.1:9/", "--dialect", "ollama"],
         ["--policy", "/nonexistent/policy.json"], ["--policy", bad_policy],
         ["--no-such-option"],
     ]

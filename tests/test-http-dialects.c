@@ -105,6 +105,32 @@ static const char RESPONSES_WHOLE[] =
   "\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hello, world\","
   "\"annotations\":[]}]}]}";
 
+/* Gemini's chunks, after https://ai.google.dev/api/generate-content: no
+ * end marker, the last chunk has a finishReason. */
+#define GEMINI_PATH "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+#define GEMINI_CHUNK(parts, finish) \
+  "data: {\"candidates\":[{\"content\":{\"parts\":" parts ",\"role\":\"model\"}" finish ",\"index\":0}]," \
+  "\"modelVersion\":\"gemini-2.5-flash\"}\r\n\r\n"
+
+static const char GEMINI_OK[] =
+  GEMINI_CHUNK ("[{\"text\":\"Hello\"}]", "")
+  GEMINI_CHUNK ("[{\"text\":\", world\"}]", ",\"finishReason\":\"STOP\"");
+
+static const char GEMINI_EMPTY[] =
+  "data: {\"candidates\":[{\"finishReason\":\"SAFETY\",\"index\":0}]}\r\n\r\n";
+
+/* Gemini's overload, as its API answers in a stream. */
+static const char GEMINI_OVERLOADED[] =
+  "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please try again later.\","
+  "\"status\":\"UNAVAILABLE\"}}\r\n\r\n";
+
+static const char GEMINI_BLOCKED[] =
+  "data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},\"usageMetadata\":{\"promptTokenCount\":9}}\r\n\r\n";
+
+static const char GEMINI_CALL[] =
+  GEMINI_CHUNK ("[{\"functionCall\":{\"name\":\"read_file\",\"args\":{\"path\":\"build.log\"}}}]",
+                ",\"finishReason\":\"STOP\"");
+
 typedef struct
 {
   guint       status;
@@ -177,7 +203,8 @@ fixture_set_up (Fixture       *f,
   f->deltas = g_string_new (NULL);
   f->server = soup_server_new (NULL, NULL);
   path = data != NULL ? data : "/v1/chat/completions";
-  soup_server_add_handler (f->server, path, server_callback, f, NULL);
+  /* Every path: Gemini's carries a query. */
+  soup_server_add_handler (f->server, NULL, server_callback, f, NULL);
   g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
   g_assert_no_error (error);
   uris = soup_server_get_uris (f->server);
@@ -533,6 +560,100 @@ test_responses_a_tool_call_is_kept_in_the_history (Fixture       *f,
                             "\"arguments\":\"{\\\"path\\\":\\\"build.log\\\"}\"}"));
 }
 
+/* Gemini */
+
+static void
+test_gemini_a_streamed_answer_succeeds_at_once (Fixture       *f,
+                                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", GEMINI_OK },
+    { 200, "text/event-stream", GEMINI_OK },
+  };
+  const char *first;
+
+  g_assert_cmpint (mend_http_sender_get_dialect (f->sender), ==, MEND_HTTP_DIALECT_GEMINI);
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
+  first = g_ptr_array_index (f->bodies, 0);
+  g_assert_nonnull (strstr (first, "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Summarize the build logs\"}]}],"
+                                   "\"generationConfig\":{\"maxOutputTokens\":"));
+
+  g_assert_true (mend_chat_submit (f->chat, "And the tests?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1),
+                            "{\"role\":\"model\",\"parts\":[{\"text\":\"Hello, world\"}]},"
+                            "{\"role\":\"user\",\"parts\":[{\"text\":\"And the tests?\"}]}"));
+}
+
+static void
+test_gemini_an_empty_answer_is_retried (Fixture       *f,
+                                        gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", GEMINI_EMPTY },
+    { 200, "text/event-stream", GEMINI_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (mend_chat_get_turn (f->chat))),
+                   ==, MEND_REASON_EMPTY);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_gemini_an_overload_in_the_stream_is_retried (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", GEMINI_OVERLOADED },
+    { 200, "text/event-stream", GEMINI_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_WAITING, 1);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+}
+
+static void
+test_gemini_a_blocked_prompt_gives_up (Fixture       *f,
+                                       gconstpointer  data)
+{
+  static const Reply script[] = { { 200, "text/event-stream", GEMINI_BLOCKED } };
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (f->served, ==, 1);
+}
+
+static void
+test_gemini_a_function_call_is_kept_in_the_history (Fixture       *f,
+                                                    gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream", GEMINI_CALL },
+    { 200, "text/event-stream", GEMINI_OK },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_assert_nonnull (strstr (json, "\"name\":\"read_file\""));
+  g_assert_nonnull (strstr (json, "\"input\":{\"path\":\"build.log\"}"));
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1),
+                            "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"read_file\","
+                            "\"args\":{\"path\":\"build.log\"}}}]}"));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -564,6 +685,16 @@ main (int   argc,
   ADD ("a-failed-response-is-retried", test_responses_a_failed_response_is_retried);
   ADD ("a-quota-is-a-limit", test_responses_a_quota_is_a_limit);
   ADD ("a-tool-call-is-kept-in-the-history", test_responses_a_tool_call_is_kept_in_the_history);
+
+#undef ADD
+#define ADD(path, func) \
+  g_test_add ("/Mend/HttpDialect/gemini/" path, Fixture, GEMINI_PATH, fixture_set_up, func, fixture_tear_down)
+
+  ADD ("a-streamed-answer-succeeds-at-once", test_gemini_a_streamed_answer_succeeds_at_once);
+  ADD ("an-empty-answer-is-retried", test_gemini_an_empty_answer_is_retried);
+  ADD ("an-overload-in-the-stream-is-retried", test_gemini_an_overload_in_the_stream_is_retried);
+  ADD ("a-blocked-prompt-gives-up", test_gemini_a_blocked_prompt_gives_up);
+  ADD ("a-function-call-is-kept-in-the-history", test_gemini_a_function_call_is_kept_in_the_history);
 
 #undef ADD
 

@@ -79,6 +79,7 @@ check_bodies (JsonNode *content)
     &mend_http_dialect_messages,
     &mend_http_dialect_chat_completions,
     &mend_http_dialect_responses,
+    &mend_http_dialect_gemini,
   };
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) messages = NULL;
@@ -152,6 +153,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
     &mend_http_dialect_messages,
     &mend_http_dialect_chat_completions,
     &mend_http_dialect_responses,
+    &mend_http_dialect_gemini,
   };
   Reading reading = { 0 };
   MendSseReader reader;
@@ -161,7 +163,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   if (size < 2)
     return 0;
 
-  reading.wire = wires[data[0] % 3];
+  reading.wire = wires[data[0] % G_N_ELEMENTS (wires)];
   chunk = data[1] + 1;
   data += 2;
   size -= 2;

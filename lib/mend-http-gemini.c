@@ -1,0 +1,281 @@
+/* mend-http-gemini.c — the Gemini API, as MendHttpSender speaks it
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * After https://ai.google.dev/api/generate-content. The endpoint names the
+ * model (/v1beta/models/MODEL:streamGenerateContent?alt=sse, or
+ * :generateContent for one answer); the request: {"contents":[…],
+ * "generationConfig":{"maxOutputTokens"}}, each message {"role":"user" or
+ * "model","parts":[…]} with its text as a text part, an assistant's tool
+ * calls as functionCall parts and their results as functionResponse
+ * parts. The answer: chunks {"candidates":[{"content":{"parts":[…]},
+ * "finishReason"}],"usageMetadata"}, ending when the stream does (there
+ * is no end marker; a chunk with a finishReason ends the answer); an
+ * {"error":{"code","message","status"}} object for a failure; a prompt
+ * refused as a whole has promptFeedback.blockReason and no candidate.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-http-dialect-private.h"
+#include "mend-json-private.h"
+
+/* The name of the tool call @id, from the assistant messages before. */
+static const char *
+tool_name (JsonArray  *messages,
+           const char *id)
+{
+  for (guint i = 0; i < json_array_get_length (messages); i++)
+    {
+      JsonObject *message = mend_http_block_at (messages, i);
+      JsonNode *content = message != NULL ? json_object_get_member (message, "content") : NULL;
+      JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+
+      for (guint j = 0; blocks != NULL && j < json_array_get_length (blocks); j++)
+        {
+          JsonObject *block = mend_http_block_at (blocks, j);
+
+          if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") == 0 &&
+              g_strcmp0 (mend_json_get_string (block, "id"), id) == 0 &&
+              mend_json_get_string (block, "name") != NULL)
+            return mend_json_get_string (block, "name");
+        }
+    }
+  return id;
+}
+
+static void
+add_text_part (JsonBuilder *builder,
+               const char  *text)
+{
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "text");
+  json_builder_add_string_value (builder, text);
+  json_builder_end_object (builder);
+}
+
+static void
+add_message (JsonBuilder *builder,
+             JsonArray   *messages,
+             JsonObject  *message)
+{
+  const char *role = mend_json_get_string (message, "role");
+  JsonNode *content = json_object_get_member (message, "content");
+  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+  gboolean model = g_strcmp0 (role, "assistant") == 0;
+  g_autofree char *text = NULL;
+  guint n = 0;
+
+  if (role == NULL)
+    return;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "role");
+  json_builder_add_string_value (builder, model ? "model" : "user");
+  json_builder_set_member_name (builder, "parts");
+  json_builder_begin_array (builder);
+  for (guint i = 0; blocks != NULL && i < json_array_get_length (blocks); i++)
+    {
+      JsonObject *block = mend_http_block_at (blocks, i);
+      const char *type = mend_json_get_string (block, "type");
+      const char *id = mend_json_get_string (block, "tool_use_id");
+
+      if (g_strcmp0 (type, "tool_result") == 0 && id != NULL)
+        {
+          g_autofree char *output = mend_http_content_text (json_object_get_member (block, "content"));
+
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "functionResponse");
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "name");
+          json_builder_add_string_value (builder, tool_name (messages, id));
+          json_builder_set_member_name (builder, "response");
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "content");
+          json_builder_add_string_value (builder, output);
+          json_builder_end_object (builder);
+          json_builder_end_object (builder);
+          json_builder_end_object (builder);
+          n++;
+        }
+      else if (model && g_strcmp0 (type, "tool_use") == 0 && mend_json_get_string (block, "name") != NULL)
+        {
+          JsonNode *input = json_object_get_member (block, "input");
+
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "functionCall");
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "name");
+          json_builder_add_string_value (builder, mend_json_get_string (block, "name"));
+          json_builder_set_member_name (builder, "args");
+          if (input != NULL && JSON_NODE_HOLDS_OBJECT (input))
+            json_builder_add_value (builder, json_node_copy (input));
+          else
+            {
+              json_builder_begin_object (builder);
+              json_builder_end_object (builder);
+            }
+          json_builder_end_object (builder);
+          json_builder_end_object (builder);
+          n++;
+        }
+    }
+  text = mend_http_content_text (content);
+  /* A message has at least one part. */
+  if (text[0] != '\0' || n == 0)
+    add_text_part (builder, text);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+}
+
+static char *
+gemini_build_body (const char *model,
+                   guint       max_tokens,
+                   JsonNode   *messages)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  JsonArray *array;
+
+  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
+
+  /* The model is the endpoint's, in its path. */
+  array = json_node_get_array (messages);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "contents");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonObject *message = mend_http_block_at (array, i);
+
+      if (message != NULL)
+        add_message (builder, array, message);
+    }
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "generationConfig");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "maxOutputTokens");
+  json_builder_add_int_value (builder, max_tokens);
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+
+  return mend_json_builder_finish (builder);
+}
+
+/* The parts of the first candidate: their text at block 0 (the parts of
+ * one chunk as one delta), each call in a block after the ones before.
+ * TRUE when there was content. */
+static gboolean
+read_candidate (MendHttpAnswer  *answer,
+                JsonObject      *candidate,
+                const char     **text)
+{
+  JsonObject *body = mend_json_get_object (candidate, "content");
+  JsonNode *parts = body != NULL ? json_object_get_member (body, "parts") : NULL;
+  g_autoptr(GString) joined = g_string_new (NULL);
+  gboolean content = FALSE;
+
+  *text = NULL;
+  if (parts != NULL && JSON_NODE_HOLDS_ARRAY (parts))
+    {
+      JsonArray *array = json_node_get_array (parts);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonObject *part = mend_http_block_at (array, i);
+          JsonObject *call = mend_json_get_object (part, "functionCall");
+          const char *piece = mend_json_get_string (part, "text");
+
+          if (call != NULL && mend_json_get_string (call, "name") != NULL)
+            {
+              /* Gemini's calls have no id of their own, or not always. */
+              guint index = MAX (mend_http_answer_get_n_blocks (answer), 1);
+              g_autofree char *id = mend_json_get_string (call, "id") != NULL
+                                    ? g_strdup (mend_json_get_string (call, "id"))
+                                    : g_strdup_printf ("call_%u", index);
+              JsonNode *args = json_object_get_member (call, "args");
+              g_autofree char *arguments = args != NULL ? mend_json_to_string (args) : g_strdup ("{}");
+
+              mend_http_answer_add_tool_call (answer, index, id, mend_json_get_string (call, "name"), arguments);
+              content = TRUE;
+            }
+          else if (piece != NULL)
+            g_string_append (joined, piece);
+        }
+    }
+  if (joined->len > 0)
+    {
+      *text = mend_http_answer_add_text_copy (answer, 0, joined->str);
+      content = TRUE;
+    }
+  if (mend_json_get_string (candidate, "finishReason") != NULL)
+    mend_http_answer_set_stop_reason (answer, mend_json_get_string (candidate, "finishReason"));
+  return content;
+}
+
+/* The first candidate of a chunk or an answer, or NULL. */
+static JsonObject *
+first_candidate (JsonObject *object)
+{
+  JsonNode *candidates = json_object_get_member (object, "candidates");
+
+  if (candidates == NULL || !JSON_NODE_HOLDS_ARRAY (candidates) ||
+      json_array_get_length (json_node_get_array (candidates)) == 0)
+    return NULL;
+  return mend_http_block_at (json_node_get_array (candidates), 0);
+}
+
+/* A prompt refused as a whole: no candidate, a block reason. */
+static gboolean
+blocked (JsonObject *object)
+{
+  return first_candidate (object) == NULL &&
+         mend_json_get_string (mend_json_get_object (object, "promptFeedback"), "blockReason") != NULL;
+}
+
+static MendHttpEvent
+gemini_read_event (MendHttpAnswer *answer,
+                   const char     *name,
+                   const char     *data,
+                   gsize           length,
+                   JsonObject     *event,
+                   const char    **text)
+{
+  JsonObject *candidate;
+
+  if (event == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  if (mend_http_has_error (event) || blocked (event))
+    return MEND_HTTP_EVENT_ERROR;
+  candidate = first_candidate (event);
+  if (candidate == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  return read_candidate (answer, candidate, text) ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+}
+
+static MendHttpEvent
+gemini_read_whole (MendHttpAnswer *answer,
+                   JsonNode       *root)
+{
+  JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  JsonObject *candidate;
+  const char *text;
+
+  if (object == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  if (mend_http_has_error (object) || blocked (object))
+    return MEND_HTTP_EVENT_ERROR;
+  if (json_object_get_member (object, "candidates") == NULL)
+    return MEND_HTTP_EVENT_OTHER;
+  if ((candidate = first_candidate (object)) != NULL)
+    read_candidate (answer, candidate, &text);
+  return MEND_HTTP_EVENT_END;
+}
+
+const MendHttpDialectClass mend_http_dialect_gemini = {
+  .dialect = MEND_HTTP_DIALECT_GEMINI,
+  .build_body = gemini_build_body,
+  .read_event = gemini_read_event,
+  .read_whole = gemini_read_whole,
+};
