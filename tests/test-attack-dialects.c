@@ -403,8 +403,13 @@ test_chat_hostile_shapes (Fixture       *f,
 
 /* 100 000 deltas of one character: all kept, once each. */
 /* Enough to show that every delta is kept once and nothing grows out of
- * proportion; small enough for memcheck and the sanitizers' unwinder. */
+ * proportion; small enough for memcheck, and fewer still under the
+ * sanitizers, whose slow unwinder costs each allocation. */
+#if defined (__SANITIZE_ADDRESS__)
+#define TINY_DELTAS 4000
+#else
 #define TINY_DELTAS 20000
+#endif
 
 static void
 test_chat_many_tiny_deltas (Fixture       *f,
