@@ -15,9 +15,9 @@
 
 #include <libmend.h>
 
+#include "http-dialect-fixture.h"
 #include "test-util.h"
 
-#define WALL_START_S 1764500000
 
 #define CHUNK(delta, finish) \
   "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764500000," \
@@ -131,127 +131,6 @@ static const char GEMINI_CALL[] =
   GEMINI_CHUNK ("[{\"functionCall\":{\"name\":\"read_file\",\"args\":{\"path\":\"build.log\"}}}]",
                 ",\"finishReason\":\"STOP\"");
 
-typedef struct
-{
-  guint       status;
-  const char *content_type;
-  const char *body;
-} Reply;
-
-typedef struct
-{
-  SoupServer *server;
-  const Reply *script;
-  guint n_script;
-  guint served;
-  GPtrArray *bodies;
-  char *endpoint;
-
-  MendClock *clock;
-  MendChat *chat;
-  MendHttpSender *sender;
-  GString *deltas;
-  GPtrArray *finished;
-} Fixture;
-
-static void
-server_callback (SoupServer        *server,
-                 SoupServerMessage *msg,
-                 const char        *path,
-                 GHashTable        *query,
-                 gpointer           user_data)
-{
-  Fixture *f = user_data;
-  g_autoptr(GBytes) flat = soup_message_body_flatten (soup_server_message_get_request_body (msg));
-  const Reply *reply;
-
-  g_ptr_array_add (f->bodies, g_strndup (g_bytes_get_data (flat, NULL), g_bytes_get_size (flat)));
-  g_assert_cmpuint (f->served, <, f->n_script);
-  reply = &f->script[f->served++];
-  soup_server_message_set_status (msg, reply->status, NULL);
-  soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
-                                    reply->body, strlen (reply->body));
-}
-
-static void
-on_text_delta (MendHttpSender *sender,
-               const char     *delta,
-               Fixture        *f)
-{
-  g_string_append (f->deltas, delta);
-}
-
-static void
-on_turn_finished (MendChat *chat,
-                  MendTurn *turn,
-                  Fixture  *f)
-{
-  g_ptr_array_add (f->finished, g_object_ref (turn));
-}
-
-static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
-  const char *path;
-  GSList *uris;
-
-  f->bodies = g_ptr_array_new_with_free_func (g_free);
-  f->finished = g_ptr_array_new_with_free_func (g_object_unref);
-  f->deltas = g_string_new (NULL);
-  f->server = soup_server_new (NULL, NULL);
-  path = data != NULL ? data : "/v1/chat/completions";
-  /* Every path: Gemini's carries a query. */
-  soup_server_add_handler (f->server, NULL, server_callback, f, NULL);
-  g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
-  g_assert_no_error (error);
-  uris = soup_server_get_uris (f->server);
-  f->endpoint = g_strdup_printf ("http://127.0.0.1:%d%s", g_uri_get_port (uris->data), path);
-  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
-
-  f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
-  /* The dialect comes from the path. */
-  f->sender = mend_http_sender_new (f->endpoint);
-  mend_http_sender_set_model (f->sender, "llama3.2");
-  g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_text_delta), f);
-  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "policy", policy, "sender", f->sender, NULL);
-  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
-}
-
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
-{
-  mend_chat_close (f->chat);
-  g_ptr_array_set_size (f->finished, 0);
-  g_assert_finalize_object (f->chat);
-  while (g_main_context_pending (NULL))
-    g_main_context_iteration (NULL, FALSE);
-  g_assert_finalize_object (f->sender);
-  g_assert_finalize_object (f->clock);
-  soup_server_disconnect (f->server);
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  g_assert_finalize_object (f->server);
-  g_ptr_array_unref (f->finished);
-  g_ptr_array_unref (f->bodies);
-  g_string_free (f->deltas, TRUE);
-  g_free (f->endpoint);
-}
-
-static void
-start (Fixture     *f,
-       const Reply *script,
-       guint        n)
-{
-  f->script = script;
-  f->n_script = n;
-  f->served = 0;
-  g_assert_true (mend_chat_submit (f->chat, "Summarize the build logs", NULL, NULL));
-}
 
 static void
 run_until (Fixture       *f,
