@@ -40,7 +40,14 @@
  *   `refusal` fails the turn, never retried. A JSON-RPC error answer is
  *   read by [class@Mend.Failure]'s classifier, from its message and data:
  *   Claude Code's "API Error: 529 …" is a transient capacity failure, its
- *   "API Error: 401 …" a permanent one.
+ *   "API Error: 401 …" a permanent one. An error code from 400 to 599 is
+ *   the upstream's HTTP status, as the Gemini CLI sends it, and its message
+ *   is read as that answer's body (so Gemini's per-minute 429 with
+ *   "Suggested retry after 2s" is a rate limit with its wait, a daily
+ *   quota a usage limit). JSON-RPC's catch-all message "Internal error"
+ *   yields to what `data` says (its `message`, `details` and `error`, and
+ *   codex-acp's `codex_error_info`), and an "Internal error: " before the
+ *   real message is dropped.
  * - `session/update` notifications are the attempt's output: the first
  *   message chunk, thought, tool call or plan marks the turn's output as
  *   seen ([method@Mend.Turn.note_output]), and every update is emitted as

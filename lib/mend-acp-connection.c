@@ -142,6 +142,56 @@ mend_acp_connection_close (MendAcpConnection *conn)
 /* JSON-RPC errors. jsonrpc-glib hands an error answer to the caller as
  * G_IO_ERROR_FAILED whose message is the error object printed as a
  * GVariant; anything else is the connection's own failure. */
+
+/* JSON-RPC's catch-all message for -32603, which adapters send with the
+ * real error in "data" (codex-acp: "Internal error", the details in
+ * data.message and data.codex_error_info) or after a colon (Claude's
+ * adapters: "Internal error: API Error: 529 …"). */
+#define RPC_INTERNAL_ERROR "Internal error"
+
+/* The words of @data that say what failed: its "message", "details" and
+ * "error" strings, and codex-acp's codex_error_info (a string, or an
+ * object whose member names are the kind), or NULL when it has none. */
+static char *
+rpc_error_data_text (JsonNode *data)
+{
+  static const char *const names[] = { "message", "details", "error" };
+  JsonObject *object;
+  JsonNode *info;
+  GString *s;
+
+  if (data == NULL || !JSON_NODE_HOLDS_OBJECT (data))
+    return NULL;
+  object = json_node_get_object (data);
+  s = g_string_new (NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      const char *text = mend_json_get_string (object, names[i]);
+
+      if (text != NULL && *text != '\0')
+        g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "", text);
+    }
+  info = json_object_get_member (object, "codex_error_info");
+  if (info != NULL && s->len > 0)
+    {
+      if (JSON_NODE_HOLDS_VALUE (info) && json_node_get_value_type (info) == G_TYPE_STRING)
+        g_string_append_printf (s, " (%s)", json_node_get_string (info));
+      else if (JSON_NODE_HOLDS_OBJECT (info))
+        {
+          g_autoptr(GList) kinds = json_object_get_members (json_node_get_object (info));
+
+          for (GList *l = kinds; l != NULL; l = l->next)
+            g_string_append_printf (s, " (%s)", (const char *) l->data);
+        }
+    }
+  if (s->len == 0)
+    {
+      g_string_free (s, TRUE);
+      return NULL;
+    }
+  return g_string_free (s, FALSE);
+}
+
 static gboolean
 rpc_error_read (const GError  *error,
                 gint64        *code,
@@ -150,6 +200,8 @@ rpc_error_read (const GError  *error,
   g_autoptr(GVariant) object = NULL;
   g_autoptr(GVariant) code_v = NULL;
   g_autoptr(GVariant) data = NULL;
+  g_autoptr(JsonNode) data_node = NULL;
+  g_autofree char *details = NULL;
   const char *message = NULL;
   GString *s;
 
@@ -175,17 +227,29 @@ rpc_error_read (const GError  *error,
     return FALSE;
 
   s = g_string_new (NULL);
-  if (g_variant_lookup (object, "message", "&s", &message))
-    g_string_append (s, message);
+  g_variant_lookup (object, "message", "&s", &message);
   data = g_variant_lookup_value (object, "data", NULL);
   if (data != NULL)
     {
-      g_autoptr(JsonNode) node = json_gvariant_serialize (data);
-      g_autofree char *json = mend_json_to_string (node);
+      data_node = json_gvariant_serialize (data);
+      details = rpc_error_data_text (data_node);
+    }
 
-      if (s->len > 0)
-        g_string_append_c (s, ' ');
-      g_string_append (s, json);
+  /* A wrapper's catch-all yields to the error it wraps. */
+  if (message != NULL && g_str_has_prefix (message, RPC_INTERNAL_ERROR ": "))
+    message += strlen (RPC_INTERNAL_ERROR ": ");
+  else if (details != NULL && g_strcmp0 (message, RPC_INTERNAL_ERROR) == 0)
+    message = NULL;
+
+  if (message != NULL)
+    g_string_append (s, message);
+  if (details != NULL)
+    g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "", details);
+  else if (data_node != NULL)
+    {
+      g_autofree char *json = mend_json_to_string (data_node);
+
+      g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "", json);
     }
   /* ACP's own code for "authentication required": said in the words the
    * classifier reads as an authentication failure. */
@@ -203,7 +267,10 @@ rpc_error_read (const GError  *error,
 }
 
 /* A failure read from a JSON-RPC error answer, or NULL when @error is not
- * one (the connection failed: the agent is gone). */
+ * one (the connection failed: the agent is gone). JSON-RPC's own codes
+ * are negative; an error code from 400 to 599 is the HTTP status of the
+ * upstream's answer, as the Gemini CLI sends it, and the message its
+ * body or the body's message. */
 static MendFailure *
 failure_from_rpc_error (const GError *error)
 {
@@ -214,6 +281,12 @@ failure_from_rpc_error (const GError *error)
     return NULL;
 
   mend_debug ("ACP error %" G_GINT64_FORMAT ": %s", code, text);
+  if (code >= 400 && code <= 599)
+    {
+      g_autoptr(GBytes) body = g_bytes_new (text, strlen (text));
+
+      return mend_failure_new_from_http ((guint) code, NULL, body);
+    }
   return mend_failure_new_from_text (text);
 }
 

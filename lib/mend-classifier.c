@@ -62,6 +62,8 @@ static const Phrase usage_limit_phrases[] = {
   { "daily quota", D, "gemini-cli: a daily quota is terminal" },
   { "-per-day", D, "OpenRouter free-models-per-day" },
   { "exceeded your current quota", S, "OpenAI insufficient_quota" },
+  { "quota exceeded. check your plan", D, "Codex (codex-acp 0.16.0): a response.failed insufficient_quota" },
+  { "usage_limit_exceeded", D, "Codex's codex_error_info for a usage limit" },
   { "per day", S, "a daily allowance" },
   { "payment required", S, "HTTP 402" },
 };

@@ -357,6 +357,7 @@ mend_failure_new_from_http_within (guint               status,
   MendApiError api = { 0 };
   MendReason reason;
   MendFailure *self;
+  gboolean header_hint;
 
   g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
 
@@ -383,6 +384,7 @@ mend_failure_new_from_http_within (guint               status,
   self->api_error_type = mend_redact_secrets (api.type, -1);
   mend_reason_read_headers (headers, mend_clock_get_real_time (clock), retry_after_max_ms,
                             &self->should_retry, &self->retry_after_ms);
+  header_hint = self->retry_after_ms >= 0;
   if (self->retry_after_ms < 0)
     self->retry_after_ms = mend_failure_parse_text_hint (api.message ? api.message : body_text);
   if (self->retry_after_ms < 0 && size > 0)
@@ -391,6 +393,22 @@ mend_failure_new_from_http_within (guint               status,
       g_autofree char *whole = g_strndup (data, MIN (size, MEND_REASON_MAX_BODY_BYTES));
 
       self->retry_after_ms = mend_failure_parse_text_hint (whole);
+    }
+  /* A 429 in a usage limit's words whose body names a wait of a minute or
+   * less is a rate limit: Gemini says "You exceeded your current quota,
+   * please check your plan and billing details" of its per-minute quota,
+   * with "Suggested retry after 2s" and a RetryInfo; a plan or a daily
+   * quota names no such wait. A Retry-After header beside a limit's words
+   * (OpenAI's insufficient_quota) does not make it one. */
+  if (self->reason == MEND_REASON_USAGE_LIMIT && status == 429 && !header_hint &&
+      self->retry_after_ms >= 0 && self->retry_after_ms <= retry_after_max_ms)
+    {
+      g_autofree char *seconds = g_strdup_printf ("%.1f", self->retry_after_ms / 1000.0);
+
+      self->reason = MEND_REASON_RATE_LIMIT;
+      g_free (self->rule);
+      self->rule = g_strdup_printf (_("HTTP status 429 in a usage limit’s words, with a wait of %s s: a rate limit"),
+                                    seconds);
     }
   classify_default (self);
 

@@ -330,6 +330,90 @@ test_error_data_is_classified (Fixture       *f,
   g_assert_nonnull (strstr (mend_failure_get_message (failure), "too many requests"));
 }
 
+/* What adapters put in a prompt's JSON-RPC error, as REAL-AGENTS.md and
+ * the recordings show: the Gemini CLI's code is the HTTP status and its
+ * message the provider's; codex-acp's message is JSON-RPC's bare
+ * "Internal error" with the details in data. Each fails the first
+ * attempt; a transient one is retried and the second answers. */
+typedef struct
+{
+  const char     *name;
+  const char     *error;        /* the prompt's JSON-RPC error object */
+  MendReason      reason;
+  MendFailureKind kind;
+  guint           status;
+  gint64          retry_after_ms;
+  const char     *words;        /* in the failure's message */
+} RpcErrorCase;
+
+static const RpcErrorCase rpc_error_cases[] = {
+  { "gemini-503",
+    "{\"code\": 503, \"message\": \"This model is currently experiencing high demand. Spikes in demand are "
+    "usually temporary. Please try again later.\"}",
+    MEND_REASON_CAPACITY, MEND_FAILURE_TRANSIENT, 503, -1, "high demand" },
+  { "gemini-429-per-minute",
+    "{\"code\": 429, \"message\": \"You exceeded your current quota, please check your plan and billing details. "
+    "For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\\n"
+    "Suggested retry after 2s.\"}",
+    MEND_REASON_RATE_LIMIT, MEND_FAILURE_TRANSIENT, 429, 2000, "exceeded your current quota" },
+  { "gemini-429-daily",
+    "{\"code\": 429, \"message\": \"You have exhausted your daily quota on this model.\"}",
+    MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT, 429, -1, "daily quota" },
+  { "gemini-400-body",
+    "{\"code\": 400, \"message\": \"{\\\"error\\\": {\\\"code\\\": 400, \\\"message\\\": \\\"API key not valid. "
+    "Please pass a valid API key.\\\", \\\"status\\\": \\\"INVALID_ARGUMENT\\\"}}\"}",
+    MEND_REASON_AUTH, MEND_FAILURE_PERMANENT, 400, -1, "API key not valid" },
+  { "gemini-500-terminated",
+    "{\"code\": 500, \"message\": \"terminated\"}",
+    MEND_REASON_SERVER, MEND_FAILURE_TRANSIENT, 500, -1, "terminated" },
+  { "codex-400-in-data",
+    "{\"code\": -32603, \"message\": \"Internal error\", \"data\": {\"message\": \"unexpected status 400 Bad Request: "
+    "{\\\"error\\\": {\\\"message\\\": \\\"Invalid value: 'input_text'.\\\", \\\"type\\\": \\\"invalid_request_error\\\"}}\"}}",
+    MEND_REASON_BAD_REQUEST, MEND_FAILURE_PERMANENT, 0, -1, "invalid_request_error" },
+  { "codex-quota-in-data",
+    "{\"code\": -32603, \"message\": \"Internal error\", \"data\": {\"message\": \"Quota exceeded. Check your plan "
+    "and billing details.\", \"codex_error_info\": \"usage_limit_exceeded\"}}",
+    MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT, 0, -1, "Quota exceeded" },
+  { "codex-503-in-data",
+    "{\"code\": -32603, \"message\": \"Internal error\", \"data\": {\"message\": \"unexpected status 503 Service "
+    "Unavailable: upstream connect error\", \"codex_error_info\": {\"http_connection_failed\": {\"http_status_code\": 503}}}}",
+    MEND_REASON_CAPACITY, MEND_FAILURE_TRANSIENT, 0, -1, "unexpected status 503" },
+  { "claude-internal-error-prefix",
+    "{\"code\": -32603, \"message\": \"Internal error: API Error: 529 {\\\"type\\\":\\\"error\\\",\\\"error\\\":"
+    "{\\\"type\\\":\\\"overloaded_error\\\",\\\"message\\\":\\\"Overloaded\\\"}}\"}",
+    MEND_REASON_CAPACITY, MEND_FAILURE_TRANSIENT, 0, -1, "API Error: 529" },
+};
+
+static void
+test_rpc_error_is_read_where_the_agent_puts_it (Fixture       *f,
+                                                gconstpointer  data)
+{
+  const RpcErrorCase *c = data;
+  g_autofree char *script =
+    g_strdup_printf ("{\"prompts\": [[{\"error\": %s}],"
+                     " [{\"update\": {\"sessionUpdate\": \"agent_message_chunk\","
+                     "                \"content\": {\"type\": \"text\", \"text\": \"Done.\"}}},"
+                     "  {\"result\": {\"stopReason\": \"end_turn\"}}]]}", c->error);
+  MendFailure *failure;
+  gboolean transient = c->kind == MEND_FAILURE_TRANSIENT;
+
+  start_chat (f, script);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, transient ? MEND_TURN_SUCCEEDED : MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, transient ? 2 : 1);
+  failure = mend_turn_get_last_failure (finished (f, 0));
+  g_assert_nonnull (failure);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, c->reason);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, c->kind);
+  if (c->status != 0)
+    g_assert_cmpuint (mend_failure_get_status (failure), ==, c->status);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, c->retry_after_ms);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), c->words));
+  g_assert_null (strstr (mend_failure_get_message (failure), "Internal error"));
+}
+
 static void
 test_refusal_is_not_retried (Fixture       *f,
                              gconstpointer  data)
@@ -807,6 +891,14 @@ main (int   argc,
   ADD ("recorded-foreground-task-503-fails-the-subagent", test_recorded_foreground_task_503);
 
 #undef ADD
+
+  for (guint i = 0; i < G_N_ELEMENTS (rpc_error_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/Mend/AcpAgent/rpc-error/%s", rpc_error_cases[i].name);
+
+      g_test_add (path, Fixture, &rpc_error_cases[i], fixture_set_up,
+                  test_rpc_error_is_read_where_the_agent_puts_it, fixture_tear_down);
+    }
 
   return g_test_run ();
 }

@@ -452,6 +452,14 @@ static const HttpVector http_vectors[] = {
     "error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\","
     "\"status\":\"RESOURCE_EXHAUSTED\"}}",
     E (RATE_LIMIT, TRANSIENT, 429, -1, "RESOURCE_EXHAUSTED"), NULL },
+  /* The same words as plain text with a wait, as the Gemini CLI passes
+   * them over ACP (code 429); without the wait they are a usage limit
+   * ("429 quota as plain text" below). */
+  { "429 Gemini quota as text with a suggested retry", 429, { NULL },
+    "You exceeded your current quota, please check your plan and billing details. "
+    "For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n"
+    "Suggested retry after 2s.",
+    E (RATE_LIMIT, TRANSIENT, 429, 2000, NULL), "current quota" },
   { "429 OpenAI TPM, hint in the message", 429, { NULL },
     "{\"error\":{\"message\":\"" OPENAI_TPM "\",\"type\":\"tokens\","
     "\"param\":null,\"code\":\"rate_limit_exceeded\"}}",
