@@ -336,6 +336,7 @@ on_update (gpointer    user_data,
       g_strcmp0 (mend_json_get_string (params, "sessionId"), session_id) != 0)
     return;
 
+  mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
 
   if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update))
@@ -351,6 +352,19 @@ on_update (gpointer    user_data,
   g_object_unref (self);
 }
 
+/* Not silence: a request the app keeps, not answered yet (the agent
+ * waits on the app), or a cancelled prompt's grace period, which bounds
+ * that wait itself. */
+static gboolean
+waits_on_app (MendAgent *agent)
+{
+  MendAcpAgent *self = MEND_ACP_AGENT (agent);
+  MendAcpBacklog backlog;
+
+  mend_acp_requests_get_backlog (self->requests, &backlog);
+  return backlog.n_kept > 0 || self->grace != NULL;
+}
+
 static void
 on_request (gpointer    user_data,
             const char *method,
@@ -360,6 +374,7 @@ on_request (gpointer    user_data,
   MendAcpAgent *self = user_data;
   gboolean handled = FALSE;
 
+  mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
   g_signal_emit (self, signals[REQUEST], 0, method, params, serial, &handled);
   if (!handled)
@@ -640,6 +655,7 @@ mend_acp_agent_init (MendAcpAgent *self)
   self->requests = mend_acp_requests_new ();
   self->subagents = mend_acp_subagents_new ();
   self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
+  mend_agent_set_waits_func (AGENT (self), waits_on_app);
 }
 
 /**
@@ -801,6 +817,8 @@ mend_acp_agent_respond (MendAcpAgent *self,
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), FALSE);
   mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, FALSE);
 
+  /* The agent's silence is measured again from the app's answer. */
+  mend_agent_note_heard (AGENT (self));
   if (result_json == NULL)
     return mend_acp_requests_deny (self->requests, request);
 

@@ -26,6 +26,16 @@ void                 mend_agent_finish_attempt    (MendAgent          *self,
                                                    MendFailure        *failure,
                                                    GError             *error);
 
+/* The agent was heard from during the attempt in flight (a message on
+ * its output): its idle timeout starts again. The base class hears each
+ * line itself for a class with line (). */
+void                 mend_agent_note_heard        (MendAgent          *self);
+/* Whether the agent waits on the app (a request the app has not answered
+ * yet): the attempt is not idle then, however long the app takes. */
+typedef gboolean (*MendAgentWaitsFunc) (MendAgent *self);
+void                 mend_agent_set_waits_func    (MendAgent          *self,
+                                                   MendAgentWaitsFunc  waits);
+
 /* Starts the agent's process with @extra_args after its argv. */
 gboolean             mend_agent_spawn             (MendAgent          *self,
                                                    const char * const *extra_args,

@@ -13,6 +13,8 @@
 #include "mend-agent-common-private.h"
 #include "mend-agent-private.h"
 #include "mend-chat.h"
+#include "mend-clock.h"
+#include "mend-failure.h"
 #include "mend-redact-private.h"
 #include "mend-secret-set-private.h"
 #include "mend-sender-private.h"
@@ -66,6 +68,7 @@ typedef struct
   char                *session_id;
   guint                n_starts;
   guint                terminate_grace_ms;
+  guint                idle_timeout_ms;
   GByteArray          *stderr_tail;
   MendSecretSet       *secrets;    /* the credentials of argv and environ */
   MendAgentChild      *child;
@@ -77,6 +80,10 @@ typedef struct
   GTask               *task;       /* the attempt in flight */
   MendTurn            *task_turn;
   gulong               cancelled_id;
+  MendClock           *idle_clock; /* the real clock, while an attempt runs */
+  guint                idle_id;
+  gint64               heard_us;   /* when the attempt last heard the agent */
+  MendAgentWaitsFunc   waits;
 } MendAgentPrivate;
 
 enum {
@@ -89,6 +96,7 @@ enum {
   PROP_RUNNING,
   PROP_N_STARTS,
   PROP_TERMINATE_GRACE_MS,
+  PROP_IDLE_TIMEOUT_MS,
   N_PROPS
 };
 
@@ -116,6 +124,97 @@ set_str (char       **field,
 
 /* The attempt in flight */
 
+static void
+stop_idle (MendAgent *self)
+{
+  MendAgentPrivate *priv = PRIV (self);
+
+  if (priv->idle_id != 0)
+    mend_clock_remove_timeout (priv->idle_clock, priv->idle_id);
+  priv->idle_id = 0;
+  g_clear_object (&priv->idle_clock);
+}
+
+static void on_idle_timeout (gpointer data);
+
+static void
+arm_idle (MendAgent *self,
+          gint64     delay_ms)
+{
+  MendAgentPrivate *priv = PRIV (self);
+
+  priv->idle_id = mend_clock_add_timeout (priv->idle_clock, (guint) MAX (delay_ms, 1),
+                                          on_idle_timeout, self, NULL);
+}
+
+/* Heard nothing for the idle timeout: the attempt is stopped as a Stop
+ * stops it (the session stays) and fails as a timeout, which is
+ * transient. Heard since the timer was set, it is set again for the
+ * rest: a line costs a clock read, not a timer. */
+static void
+on_idle_timeout (gpointer data)
+{
+  MendAgent *self = data;
+  MendAgentPrivate *priv = PRIV (self);
+  MendAgentClass *klass = MEND_AGENT_GET_CLASS (self);
+  gint64 idle_ms = (mend_clock_get_monotonic_time (priv->idle_clock) - priv->heard_us) / 1000;
+  g_autofree char *seconds = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MendFailure) failure = NULL;
+
+  priv->idle_id = 0;
+  if (priv->waits != NULL && priv->waits (self))
+    {
+      mend_agent_note_heard (self);
+      arm_idle (self, priv->idle_timeout_ms);
+      return;
+    }
+  if (idle_ms < priv->idle_timeout_ms)
+    {
+      arm_idle (self, priv->idle_timeout_ms - idle_ms);
+      return;
+    }
+
+  g_object_ref (self);
+  seconds = g_strdup_printf ("%u", (priv->idle_timeout_ms + 999) / 1000);
+  error = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                       _("The agent said nothing for %s s: timed out"), seconds);
+  failure = mend_failure_new_from_error (error);
+  if (klass->cancelled != NULL)
+    klass->cancelled (self);
+  mend_agent_finish_attempt (self, failure, NULL);
+  g_object_unref (self);
+}
+
+static void
+start_idle (MendAgent *self)
+{
+  MendAgentPrivate *priv = PRIV (self);
+
+  if (priv->idle_timeout_ms == 0)
+    return;
+  /* In real time, as the agent runs: not on the turn's clock. */
+  priv->idle_clock = g_object_ref (mend_clock_get_default ());
+  priv->heard_us = mend_clock_get_monotonic_time (priv->idle_clock);
+  arm_idle (self, priv->idle_timeout_ms);
+}
+
+void
+mend_agent_note_heard (MendAgent *self)
+{
+  MendAgentPrivate *priv = PRIV (self);
+
+  if (priv->idle_clock != NULL)
+    priv->heard_us = mend_clock_get_monotonic_time (priv->idle_clock);
+}
+
+void
+mend_agent_set_waits_func (MendAgent          *self,
+                           MendAgentWaitsFunc  waits)
+{
+  PRIV (self)->waits = waits;
+}
+
 void
 mend_agent_finish_attempt (MendAgent   *self,
                            MendFailure *failure,
@@ -135,6 +234,7 @@ mend_agent_finish_attempt (MendAgent   *self,
   if (cancellable != NULL && priv->cancelled_id != 0)
     g_signal_handler_disconnect (cancellable, priv->cancelled_id);
   priv->cancelled_id = 0;
+  stop_idle (self);
   task = g_steal_pointer (&priv->task);
   g_clear_object (&priv->task_turn);
 
@@ -176,6 +276,7 @@ on_child_line (MendAgentChild *child,
 {
   MendAgent *self = user_data;
 
+  mend_agent_note_heard (self);
   g_object_ref (self);
   MEND_AGENT_GET_CLASS (self)->line (self, line, length);
   g_object_unref (self);
@@ -389,6 +490,7 @@ mend_agent_send_async (MendSender          *sender,
   if (cancellable != NULL)
     priv->cancelled_id = g_signal_connect (cancellable, "cancelled",
                                            G_CALLBACK (on_task_cancelled), self);
+  start_idle (self);
 
   /* The attempt is kept first: a handler of the start's notifications
    * may stop it, or end the agent again, and it is over then. */
@@ -530,6 +632,9 @@ mend_agent_get_property (GObject    *object,
     case PROP_TERMINATE_GRACE_MS:
       g_value_set_uint (value, priv->terminate_grace_ms);
       break;
+    case PROP_IDLE_TIMEOUT_MS:
+      g_value_set_uint (value, priv->idle_timeout_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -564,6 +669,9 @@ mend_agent_set_property (GObject      *object,
       break;
     case PROP_TERMINATE_GRACE_MS:
       mend_agent_set_terminate_grace_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_IDLE_TIMEOUT_MS:
+      mend_agent_set_idle_timeout_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -673,6 +781,23 @@ mend_agent_class_init (MendAgentClass *klass)
                        0, G_MAXUINT, MEND_AGENT_TERMINATE_GRACE_MS,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendAgent:idle-timeout-ms:
+   *
+   * How long an attempt may hear nothing from the agent — no message on
+   * its output — in real time (the agent's, not the turn's clock):
+   * %MEND_AGENT_IDLE_TIMEOUT_MS by
+   * default; 0 for no limit. An attempt past it is stopped as a Stop
+   * stops it (the session stays) and fails with %MEND_REASON_TIMEOUT, a
+   * transient failure, so the turn tries again. Set it above the longest
+   * silence the agent's own work may have: a tool that runs for minutes
+   * without output, or the agent's own backoff between its retries.
+   */
+  properties[PROP_IDLE_TIMEOUT_MS] =
+    g_param_spec_uint ("idle-timeout-ms", NULL, NULL,
+                       0, G_MAXUINT, MEND_AGENT_IDLE_TIMEOUT_MS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -685,6 +810,7 @@ mend_agent_init (MendAgent *self)
   priv->stderr_tail = g_byte_array_new ();
   priv->secrets = mend_secret_set_new ();
   priv->terminate_grace_ms = MEND_AGENT_TERMINATE_GRACE_MS;
+  priv->idle_timeout_ms = MEND_AGENT_IDLE_TIMEOUT_MS;
 }
 
 /**
@@ -1022,4 +1148,46 @@ mend_agent_terminate (MendAgent *self)
   mend_return_if_not_owner (&PRIV (self)->owner, self);
 
   end_run (self);
+}
+
+/**
+ * mend_agent_get_idle_timeout_ms:
+ * @self: an agent
+ *
+ * Gets [property@Mend.Agent:idle-timeout-ms].
+ *
+ * Returns: the idle timeout in milliseconds; 0 for none
+ */
+guint
+mend_agent_get_idle_timeout_ms (MendAgent *self)
+{
+  g_return_val_if_fail (MEND_IS_AGENT (self), 0);
+  mend_return_val_if_not_owner (&PRIV (self)->owner, self, 0);
+
+  return PRIV (self)->idle_timeout_ms;
+}
+
+/**
+ * mend_agent_set_idle_timeout_ms:
+ * @self: an agent
+ * @timeout_ms: the idle timeout in milliseconds; 0 for none
+ *
+ * Sets how long an attempt may hear nothing from the agent before it
+ * fails as timed out, from the next attempt.
+ */
+void
+mend_agent_set_idle_timeout_ms (MendAgent *self,
+                                guint      timeout_ms)
+{
+  MendAgentPrivate *priv;
+
+  g_return_if_fail (MEND_IS_AGENT (self));
+  mend_return_if_not_owner (&PRIV (self)->owner, self);
+
+  priv = PRIV (self);
+  if (priv->idle_timeout_ms != timeout_ms)
+    {
+      priv->idle_timeout_ms = timeout_ms;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_IDLE_TIMEOUT_MS]);
+    }
 }

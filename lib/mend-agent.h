@@ -33,6 +33,13 @@ G_BEGIN_DECLS
  */
 #define MEND_AGENT_TERMINATE_GRACE_MS 3000
 
+/**
+ * MEND_AGENT_IDLE_TIMEOUT_MS:
+ *
+ * The default of [property@Mend.Agent:idle-timeout-ms]: five minutes.
+ */
+#define MEND_AGENT_IDLE_TIMEOUT_MS 300000
+
 #define MEND_TYPE_AGENT (mend_agent_get_type ())
 
 MEND_AVAILABLE_IN_1_0
@@ -107,6 +114,11 @@ MEND_AVAILABLE_IN_1_0
 char               *mend_agent_dup_stderr             (MendAgent          *self);
 MEND_AVAILABLE_IN_1_0
 guint               mend_agent_get_terminate_grace_ms (MendAgent          *self);
+MEND_AVAILABLE_IN_1_0
+guint               mend_agent_get_idle_timeout_ms    (MendAgent          *self);
+MEND_AVAILABLE_IN_1_0
+void                mend_agent_set_idle_timeout_ms    (MendAgent          *self,
+                                                       guint               timeout_ms);
 MEND_AVAILABLE_IN_1_0
 void                mend_agent_set_terminate_grace_ms (MendAgent          *self,
                                                        guint               grace_ms);

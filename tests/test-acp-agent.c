@@ -606,6 +606,87 @@ test_stop_cancels_a_held_request (Fixture       *f,
   g_assert_cmpstr (mend_acp_agent_get_stop_reason (f->agent), ==, "end_turn");
 }
 
+/* The idle timeout */
+
+#define TEST_GRACE_MS 300
+#define TEST_IDLE_MS 300
+
+static gboolean
+flag_is_set (Fixture       *f,
+             gconstpointer  data)
+{
+  return *(const gboolean *) data;
+}
+
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+#define SAY_DONE \
+  "{\"update\": {\"sessionUpdate\": \"agent_message_chunk\"," \
+  " \"content\": {\"type\": \"text\", \"text\": \"Done.\"}}}"
+
+/* An agent that never answers the prompt: after the idle timeout (real
+ * time, as the agent's) the attempt is cancelled as a Stop cancels it and
+ * fails as a transient timeout; the turn tries again and the agent,
+ * started again after the cancel's grace period, answers. */
+static void
+test_silent_agent_times_out (Fixture       *f,
+                             gconstpointer  data)
+{
+  MendFailure *failure;
+
+  start_chat (f, "{\"loadSession\": true, \"prompts\": [[]],"
+                 " \"promptsAfterLoad\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  g_assert_cmpuint (mend_agent_get_idle_timeout_ms (MEND_AGENT (f->agent)), ==, MEND_AGENT_IDLE_TIMEOUT_MS);
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), TEST_IDLE_MS);
+  mend_acp_agent_set_cancel_grace_ms (f->agent, TEST_GRACE_MS);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
+  failure = mend_turn_get_last_failure (finished (f, 0));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TIMEOUT);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "said nothing for 1 s"));
+  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  g_assert_true (log_has (f, "session/cancel"));
+}
+
+/* A permission request the app takes its time over is not silence: the
+ * agent waits on the app. */
+static void
+test_held_request_is_not_idle (Fixture       *f,
+                               gconstpointer  data)
+{
+  gboolean thought = FALSE;
+
+  start_chat (f, "{\"prompts\": [[" PERMISSION_REQUEST ", " SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), TEST_IDLE_MS);
+  g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
+  submit (f, "Clean the build");
+  run_until (f, request_held, NULL);
+
+  /* The user thinks for three idle timeouts. */
+  g_timeout_add (3 * TEST_IDLE_MS, set_flag, &thought);
+  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, MEND_SENDER (f->agent),
+                        (RealAgentCheck) flag_is_set, f, &thought, "the user");
+  g_assert_cmpuint (f->finished->len, ==, 0);
+  g_assert_true (mend_acp_agent_respond (f->agent, f->held_request,
+                                         "{\"outcome\": {\"outcome\": \"selected\", \"optionId\": \"yes\"}}"));
+  /* The agent answers in real time; virtual time stands still. */
+  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, MEND_SENDER (f->agent),
+                        (RealAgentCheck) n_finished_is, f, GUINT_TO_POINTER (1), "the agent");
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 0);
+}
+
 /* Stop and restarts */
 
 static gboolean
@@ -656,7 +737,6 @@ on_n_starts (MendAcpAgent *agent,
     *restarted_at = g_get_monotonic_time ();
 }
 
-#define TEST_GRACE_MS 300
 
 /* Stop sends session/cancel, but the agent never answers the cancelled
  * prompt: the next prompt waits for it for the grace period (real time,
@@ -886,6 +966,8 @@ main (int   argc,
   ADD ("exit-mid-turn-restarts-and-loads-the-session", test_exit_mid_turn_loads_the_session);
   ADD ("unanswered-cancel-restarts-the-agent-after-the-grace-period", test_unanswered_cancel_restarts_after_grace);
   ADD ("answer-written-just-before-exit-is-read", test_answer_before_exit_is_read);
+  ADD ("silent-agent-times-out-and-is-retried", test_silent_agent_times_out);
+  ADD ("held-request-is-not-idle", test_held_request_is_not_idle);
   ADD ("acpmux-failed-subagent-waits-to-resume", test_acpmux_failed_subagent_waits_to_resume);
   ADD ("task-call-failure-then-send-message-resumes", test_task_call_failure_and_send_message);
   ADD ("recorded-foreground-task-503-fails-the-subagent", test_recorded_foreground_task_503);
