@@ -36,7 +36,9 @@
  *   `loadSession`.
  * - Each attempt of a turn is one `session/prompt` with the turn's prompt
  *   as text. Its `stopReason` finishes the attempt: `end_turn`,
- *   `max_tokens` and `max_turn_requests` succeed; `cancelled` is a Stop;
+ *   `max_tokens` and `max_turn_requests` succeed once the model's output
+ *   was seen, and are an empty response (%MEND_REASON_EMPTY, retried)
+ *   without it; `cancelled` is a Stop;
  *   `refusal` fails the turn, never retried. A JSON-RPC error answer is
  *   read by [class@Mend.Failure]'s classifier, from its message and data:
  *   Claude Code's "API Error: 529 …" is a transient capacity failure, its
@@ -99,6 +101,7 @@ struct _MendAcpAgent
   guint              n_cancels;
 
   guint              prompt;     /* the attempt's prompt, once sent */
+  gboolean           output;     /* the model's output was seen since */
 
   guint              cancel_grace_ms;
   guint              cancelled;  /* a prompt cancelled, not answered yet */
@@ -158,7 +161,12 @@ finish_with_stop_reason (MendAcpAgent *self,
       g_strcmp0 (stop_reason, "max_tokens") == 0 ||
       g_strcmp0 (stop_reason, "max_turn_requests") == 0)
     {
-      finish_task (self, NULL, NULL);
+      /* A prompt that ended with nothing from the model was not answered:
+       * the Gemini CLI ends an empty answer so, and claude-agent-acp a
+       * prompt after a failed one, before any model request. */
+      if (!self->output)
+        failure = mend_failure_new_empty_response ();
+      finish_task (self, failure, NULL);
       return;
     }
 
@@ -192,6 +200,7 @@ maybe_prompt (MendAcpAgent *self)
       !mend_acp_connection_can_prompt (self->conn))
     return;
 
+  self->output = FALSE;
   self->prompt = mend_acp_connection_prompt (self->conn, mend_agent_get_session_id (AGENT (self)),
                                              mend_turn_get_prompt (turn));
 }
@@ -340,7 +349,10 @@ on_update (gpointer    user_data,
   g_object_ref (self);
 
   if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update))
-    mend_turn_note_output (turn);
+    {
+      self->output = TRUE;
+      mend_turn_note_output (turn);
+    }
 
   host = mend_agent_get_host (AGENT (self), &chat);
   if (host != NULL)

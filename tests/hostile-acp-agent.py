@@ -151,7 +151,10 @@ def main():
         "initialize": [{"answer": {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}}}],
         "session/new": [{"answer": {"sessionId": "$SESSION"}}],
     }
-    prompts = run.get("session/prompt", [[{"answer": {"stopReason": "end_turn"}}]])
+    # By default a prompt is answered: a message chunk, then end_turn.
+    prompts = run.get("session/prompt", [[
+        {"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Done."}}},
+        {"answer": {"stopReason": "end_turn"}}]])
     n = 0
     while True:
         message = read()

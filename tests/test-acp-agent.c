@@ -20,6 +20,12 @@
 
 #define WALL_START 1764500000000000
 
+/* The model's answer, before a prompt's end: a prompt that ends with none
+ * is an empty response. */
+#define SAY_DONE \
+  "{\"update\": {\"sessionUpdate\": \"agent_message_chunk\"," \
+  " \"content\": {\"type\": \"text\", \"text\": \"Done.\"}}}"
+
 typedef struct
 {
   MendClock    *clock;
@@ -320,7 +326,7 @@ test_error_data_is_classified (Fixture       *f,
   start_chat (f,
     "{\"prompts\": [[{\"error\": {\"code\": -32603, \"message\": \"Internal error\","
     "                 \"data\": {\"details\": \"429 rate_limit_error: too many requests\"}}}],"
-    "               [{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+    "               [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
 
@@ -414,6 +420,31 @@ test_rpc_error_is_read_where_the_agent_puts_it (Fixture       *f,
   g_assert_null (strstr (mend_failure_get_message (failure), "Internal error"));
 }
 
+/* A prompt that ends with nothing from the model (the Gemini CLI after
+ * its own retries of an empty answer; claude-agent-acp 0.23.1 after a
+ * failed prompt) was not answered: an empty response, retried. */
+static void
+test_end_turn_without_output_is_empty (Fixture       *f,
+                                       gconstpointer  data)
+{
+  MendFailure *failure;
+
+  start_chat (f, "{\"prompts\": [[{\"update\": {\"sessionUpdate\": \"agent_message_chunk\","
+                 "                   \"content\": {\"type\": \"text\", \"text\": \"\"}}},"
+                 "                 {\"result\": {\"stopReason\": \"end_turn\"}}],"
+                 "                [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  submit (f, "Fix the build");
+  submit (f, "Then the changelog");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
+  failure = mend_turn_get_last_failure (finished (f, 0));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_EMPTY);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 0)), ==, "Fix the build");
+}
+
 static void
 test_refusal_is_not_retried (Fixture       *f,
                              gconstpointer  data)
@@ -432,7 +463,7 @@ static void
 test_max_tokens_succeeds (Fixture       *f,
                           gconstpointer  data)
 {
-  start_chat (f, "{\"prompts\": [[{\"result\": {\"stopReason\": \"max_tokens\"}}]]}");
+  start_chat (f, "{\"prompts\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"max_tokens\"}}]]}");
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
 
@@ -588,7 +619,7 @@ test_stop_cancels_a_held_request (Fixture       *f,
                                   gconstpointer  data)
 {
   start_chat (f, "{\"prompts\": [[" PERMISSION_REQUEST ", {\"wait_cancel\": true}],"
-                 " [{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+                 " [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
   submit (f, "Clean the build");
   run_until (f, request_held, NULL);
@@ -624,10 +655,6 @@ set_flag (gpointer data)
   *(gboolean *) data = TRUE;
   return G_SOURCE_REMOVE;
 }
-
-#define SAY_DONE \
-  "{\"update\": {\"sessionUpdate\": \"agent_message_chunk\"," \
-  " \"content\": {\"type\": \"text\", \"text\": \"Done.\"}}}"
 
 /* An agent that never answers the prompt: after the idle timeout (real
  * time, as the agent's) the attempt is cancelled as a Stop cancels it and
@@ -707,7 +734,7 @@ static void
 test_stop_sends_cancel (Fixture       *f,
                         gconstpointer  data)
 {
-  start_chat (f, "{\"prompts\": [[{\"wait_cancel\": true}], [{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  start_chat (f, "{\"prompts\": [[{\"wait_cancel\": true}], [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   submit (f, "Fix the build");
   submit (f, "Post the release notes");
   run_until (f, prompt_sent, NULL);
@@ -752,7 +779,7 @@ test_unanswered_cancel_restarts_after_grace (Fixture       *f,
   gint64 restarted_at = 0;
 
   start_chat (f, "{\"loadSession\": true, \"prompts\": [[]],"
-                 " \"promptsAfterLoad\": [[{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+                 " \"promptsAfterLoad\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   g_assert_cmpuint (mend_acp_agent_get_cancel_grace_ms (f->agent), ==, MEND_ACP_AGENT_CANCEL_GRACE_MS);
   mend_acp_agent_set_cancel_grace_ms (f->agent, TEST_GRACE_MS);
   g_signal_connect (f->agent, "notify::n-starts", G_CALLBACK (on_n_starts), &restarted_at);
@@ -786,10 +813,10 @@ test_exit_mid_turn_loads_the_session (Fixture       *f,
   g_autofree char *session = NULL;
 
   start_chat (f,
-    "{\"loadSession\": true, \"prompts\": [[{\"result\": {\"stopReason\": \"end_turn\"}}],"
+    "{\"loadSession\": true, \"prompts\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}],"
     "  [{\"update\": {\"sessionUpdate\": \"agent_message_chunk\", \"content\": {\"type\": \"text\", \"text\": \"Wor\"}}},"
     "   {\"exit\": 3}],"
-    "  [{\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+    "  [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   submit (f, "Say hello");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
@@ -953,6 +980,7 @@ main (int   argc,
   ADD ("recorded-529-is-transient-capacity", test_recorded_529_is_transient);
   ADD ("recorded-401-is-permanent-auth", test_recorded_401_is_permanent);
   ADD ("error-data-is-classified-with-the-message", test_error_data_is_classified);
+  ADD ("end-turn-without-output-is-an-empty-response", test_end_turn_without_output_is_empty);
   ADD ("refusal-is-not-retried", test_refusal_is_not_retried);
   ADD ("max-tokens-succeeds", test_max_tokens_succeeds);
   ADD ("session-error-fails-and-restarts-the-agent", test_session_error_restarts_the_agent);

@@ -25,8 +25,11 @@
 #define WALL_START 1764500000000000
 #define GRACE_MS 200
 
-#define END_TURN "{'answer': {'stopReason': 'end_turn'}}"
 #define CHUNK(text) "{'update': {'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': '" text "'}}}"
+/* The model's answer, then the prompt's end: a prompt that ends with no
+ * answer is an empty response. */
+#define ANSWER_END_TURN "{'answer': {'stopReason': 'end_turn'}}"
+#define END_TURN CHUNK ("Done.") ", " ANSWER_END_TURN
 #define PERMISSION \
   "{'send': {'jsonrpc': '2.0', 'id': 'perm-1', 'method': 'session/request_permission', 'params': {" \
   "  'sessionId': '$SESSION', 'toolCall': {'toolCallId': 'toolu_1', 'title': 'rm -rf build'}," \
@@ -395,7 +398,9 @@ test_line_over_the_limit (Fixture       *f,
                           gconstpointer  data)
 {
   assert_run_ended_and_retried (f, "{'big': 17000000}");
-  g_assert_cmpuint (f->updates->len, ==, 0);
+  /* Only the retry's answer. */
+  g_assert_cmpuint (f->updates->len, ==, 1);
+  g_assert_cmpuint (count_updates (f, "Done."), ==, 1);
 }
 
 /* A line well under the limit is an update like any other. */
@@ -403,7 +408,7 @@ static void
 test_large_line_is_read (Fixture       *f,
                          gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, " END_TURN "]]}]}");
+  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, " ANSWER_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->updates->len, ==, 1);
@@ -564,7 +569,10 @@ test_update_before_session (Fixture       *f,
     "  {'answer': {'sessionId': '$SESSION'}}]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (f->updates->len, ==, 0);
+  g_assert_cmpuint (count_updates (f, "Too early"), ==, 0);
+  g_assert_cmpuint (count_updates (f, "No session"), ==, 0);
+  /* Only the prompt's answer. */
+  g_assert_cmpuint (f->updates->len, ==, 1);
 }
 
 /* Exits */
