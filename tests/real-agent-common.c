@@ -12,7 +12,7 @@
 
 #include "real-agent-common.h"
 
-#define CLI_VERSION "2.1.328"
+#define CLI_VERSION "2.1.332"
 #define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 #define ADAPTER_VERSION "0.16.2"
 #define DEFAULT_ADAPTER MEND_TEST_SRCDIR "/../.agents/claude-code-acp/node_modules/.bin/claude-code-acp"
