@@ -76,6 +76,7 @@ import re
 import socketserver
 import sys
 import threading
+import time
 import http.server
 
 MODEL = "claude-sonnet-4-5-20250929"
@@ -621,6 +622,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.start_chunked()
             if kind == "error_after_content":
                 self.chunk(gemini_event(gemini_response("Let me look", None)))
+                # A read of its own, as the error comes later than the text.
+                time.sleep(0.1)
             self.chunk(json.dumps(gemini_error(answer.get("status", 503), answer)).encode())
             self.end_chunked()
         elif kind in ("error_after_content", "failed"):
