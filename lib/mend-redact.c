@@ -104,6 +104,10 @@ is_credential_label (const char *p,
   /* The one header named like a key that holds none. */
   if (g_str_has_prefix (label, "idempotency"))
     return FALSE;
+  /* A status's name ("401 Unauthorized: Incorrect API key", gRPC's
+   * "UNAUTHENTICATED: …"), followed by the reason, not a credential. */
+  if (g_str_equal (label, "unauthorized") || g_str_equal (label, "unauthenticated"))
+    return FALSE;
 
   for (guint i = 0; words[i] != NULL; i++)
     {

@@ -3,29 +3,54 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# A scripted Anthropic Messages API on 127.0.0.1 for the end-to-end tests
-# that run the real Claude Code CLI. It answers POST /v1/messages (the CLI
-# adds ?beta=true) as the CLI expects: server-sent events for a streamed
-# answer, the JSON error bodies of the real API for faults, and
-# /v1/messages/count_tokens. Anything else is a 404.
+# A scripted model API on 127.0.0.1 for the end-to-end tests that run real
+# agents. It speaks three providers' APIs, each as its agent expects:
+#
+#   Anthropic Messages   POST /v1/messages (Claude Code adds ?beta=true), and
+#                        /v1/messages/count_tokens
+#   Gemini               POST /v1beta/models/M:streamGenerateContent?alt=sse
+#                        (server-sent GenerateContentResponse objects) and
+#                        POST /v1beta/models/M:generateContent (one object)
+#   OpenAI Responses     POST /v1/responses (server-sent response.* events)
+#
+# with each provider's own error bodies for faults. Anything else is a 404.
 #
 # Which answer a request gets is scripted: a list of rules, each
-#   {"match": TEXT or null, "times": N (0: forever), "answer": {...}}
+#   {"match": TEXT or null, "times": N (0: forever), "answer": {...},
+#    "api": "messages" | "gemini" | "responses" (optional: any)}
 # The first rule whose match occurs in the request's last user message (its
-# text blocks and tool results; the CLI puts its own reminders in the first
-# message, so the user's words are looked for in the last) and that has
+# text and tool results; the agents put their own context in earlier
+# messages, so the user's words are looked for in the last) and that has
 # answers left is used; with no such rule the answer is a short text.
 #
-# Answers:
+# Gemini CLI also asks for JSON of its own with :generateContent (its model
+# router's classifier, and other checks): such a request — one whose
+# generationConfig asks for application/json — is a side request. Rules do
+# not answer it, unless a rule says "side": true; it is answered with an
+# object that fits the schema it sent, and counted apart.
+#
+# Answers (in each API's own shape):
 #   {"kind": "text", "text": T}              a streamed text answer
-#   {"kind": "status", "status": S}          an error: 529 overloaded, 503 no
-#                                            accounts, 429 (retry-after 1, or
-#                                            "retry_after": N),
-#                                            401 bad key, 400, 500
-#   {"kind": "error_after_content"}          text streams, then an SSE error
+#   {"kind": "empty"}                        a stream that completes with no
+#                                            text at all
+#   {"kind": "status", "status": S}          an error: 529 overloaded, 503, 429
+#                                            (retry-after 1, or "retry_after":
+#                                            N; "limit": "quota" for a quota
+#                                            that is used up rather than a
+#                                            rate), 401 bad key, 400, 403,
+#                                            404, 500, 504
+#   {"kind": "error_after_content"}          text streams, then an error in
+#                                            the stream
+#   {"kind": "failed", "code": C}            a stream whose first event is a
+#                                            failure: a Responses
+#                                            response.failed with error code C
+#                                            (server_is_overloaded, or
+#                                            insufficient_quota…), a Messages
+#                                            error event, a Gemini error object
 #   {"kind": "drop"}                         text starts, then the connection
 #                                            is closed mid-stream
 #   {"kind": "hang"}                         no answer until the client leaves
+# and, for the Messages API only:
 #   {"kind": "task", "description": D, "prompt": P}
 #                                            a Task tool call that starts a
 #                                            background general-purpose subagent
@@ -39,7 +64,11 @@
 # of standard output, and serves until standard input closes (so that it
 # never outlives the test that started it). Rules can be added while it
 # runs: POST /_rules with a JSON list appends them; GET /_requests returns
-# how many model requests each rule answered, and in all.
+# how many model requests each rule answered, and in all:
+#   {"requests": N, "by_rule": [N, …], "by_api": {"messages": N, "gemini": N,
+#    "responses": N}, "side_requests": N}
+# where "requests" and "by_api" count the requests rules were asked about
+# (the chat's), and "side_requests" Gemini CLI's requests for JSON.
 
 import json
 import os
@@ -47,9 +76,11 @@ import re
 import socketserver
 import sys
 import threading
+import time
 import http.server
 
 MODEL = "claude-sonnet-4-5-20250929"
+GEMINI_MODEL = "gemini-2.5-pro"
 
 # The error bodies of the real API (docs.anthropic.com, "Errors"), and the
 # 503 a multi-account gateway answers when every account is exhausted.
@@ -62,11 +93,101 @@ ERRORS = {
     529: ("overloaded_error", "Overloaded"),
 }
 
+# The Gemini API's error bodies: Google's error model, {"error": {"code":
+# HTTP status, "message", "status": the google.rpc.Code name, "details"}}
+# (https://cloud.google.com/apis/design/errors; the codes and statuses the
+# Gemini API answers: https://ai.google.dev/gemini-api/docs/troubleshooting).
+# The 503's text is what Gemini CLI 0.61.0 showed for the real API's, the
+# 500's and the quota texts are the real API's as quoted in
+# tests/data/failures/gemini.jsonl (google-gemini/gemini-cli issues 8437,
+# 1905; googleapis/python-genai issue 2044).
+GEMINI_ERRORS = {
+    400: ("INVALID_ARGUMENT", "Request contains an invalid argument."),
+    401: ("UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access "
+          "token, login cookie or other valid authentication credential."),
+    403: ("PERMISSION_DENIED", "The caller does not have permission"),
+    404: ("NOT_FOUND", "models/%s is not found for API version v1beta, or is not supported for "
+          "generateContent." % GEMINI_MODEL),
+    429: ("RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing "
+          "details. For more information on this error, head to: "
+          "https://ai.google.dev/gemini-api/docs/rate-limits."),
+    500: ("INTERNAL", "An internal error has occurred. Please retry or report in "
+          "https://developers.generativeai.google/guide/troubleshooting"),
+    503: ("UNAVAILABLE", "This model is currently experiencing high demand. Spikes in demand are "
+          "usually temporary. Please try again later."),
+    504: ("DEADLINE_EXCEEDED", "Deadline expired before operation could complete."),
+}
+
+# A 429's details: google.rpc.QuotaFailure names the quota, google.rpc.RetryInfo
+# says when to come back (googleapis/googleapis, google/rpc/error_details.proto;
+# Gemini CLI reads both in packages/core/src/utils/googleQuotaErrors.ts: a
+# quota id with PerDay is used up for the day, PerMinute retried).
+def gemini_quota_details(limit, retry_after):
+    per = "PerDay" if limit == "quota" else "PerMinute"
+    details = [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+            "quotaId": "GenerateRequests%sPerProjectPerModel-FreeTier" % per,
+            "quotaDimensions": {"location": "global", "model": GEMINI_MODEL},
+            "quotaValue": "250" if limit == "quota" else "10"}]},
+        {"@type": "type.googleapis.com/google.rpc.Help", "links": [{
+            "description": "Learn more about Gemini API quotas",
+            "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+    ]
+    if limit != "quota":
+        details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                        "retryDelay": "%ds" % retry_after})
+    return details
+
+
+# The OpenAI API's error bodies, {"error": {"message", "type", "param",
+# "code"}} (https://platform.openai.com/docs/guides/error-codes; the SDK
+# reads them in openai/openai-python, src/openai/_exceptions.py). The texts
+# are the real API's, as quoted in tests/data/failures/openai.jsonl
+# (ChatGPTNextWeb/NextChat issue 4101, MetaGPT issue 523) and in
+# ikechan8370/chatgpt-plugin issue 125 (the 503).
+OPENAI_MODEL = "gpt-5.4"
+OPENAI_ERRORS = {
+    400: ("invalid_request_error", None, "Invalid value for 'input': expected a non-empty list."),
+    401: ("invalid_request_error", "invalid_api_key",
+          "Incorrect API key provided: sk-stub***********key. You can find your API key at "
+          "https://platform.openai.com/account/api-keys."),
+    403: ("invalid_request_error", "unsupported_country_region_territory",
+          "Country, region, or territory not supported"),
+    404: ("invalid_request_error", "model_not_found",
+          "The model `%s` does not exist or you do not have access to it." % OPENAI_MODEL),
+    429: ("tokens", "rate_limit_exceeded",
+          "Rate limit reached for %s in organization org-stub on tokens per min (TPM): Limit 30000, "
+          "Used 29937, Requested 385. Please try again in 644ms. Visit "
+          "https://platform.openai.com/account/rate-limits to learn more." % OPENAI_MODEL),
+    500: ("server_error", None, "The server had an error while processing your request. Sorry about that!"),
+    503: ("server_error", None,
+          "That model is currently overloaded with other requests. You can retry your request, or "
+          "contact us through our help center at help.openai.com if the error persists. (Please "
+          "include the request ID 500d9fff2057e4af93a280f67002c342 in your message.)"),
+}
+OPENAI_QUOTA = ("insufficient_quota", "insufficient_quota",
+                "You exceeded your current quota, please check your plan and billing details. For more "
+                "information on this error, read the docs: "
+                "https://platform.openai.com/docs/guides/error-codes/api-errors.")
+# A Responses stream's failure: response.failed with the response's error
+# {code, message} (https://platform.openai.com/docs/api-reference/responses-streaming;
+# the texts as the real API sent them, Wei-Shaw/sub2api issues 5909, 6631,
+# and tests/data/failures/openai.jsonl).
+OPENAI_FAILED = {
+    "server_is_overloaded": "Our servers are currently overloaded. Please try again later.",
+    "insufficient_quota": "You exceeded your current quota, please check your plan and billing details.",
+    "rate_limit_exceeded": "Rate limit reached for %s. Please try again in 644ms." % OPENAI_MODEL,
+    "server_error": "An error occurred while processing your request.",
+}
+
 AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
+GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)$")
 
 lock = threading.Lock()
 rules = []
-counts = {"requests": 0, "by_rule": []}
+counts = {"requests": 0, "by_rule": [], "by_api": {"messages": 0, "gemini": 0, "responses": 0},
+          "side_requests": 0}
 tool_counter = [0]
 # MEND_MODEL_SERVER_LOG=FILE: what each request was matched against.
 LOG = open(os.environ["MEND_MODEL_SERVER_LOG"], "a") if os.environ.get("MEND_MODEL_SERVER_LOG") else None
@@ -76,9 +197,19 @@ def add_rules(new_rules):
     with lock:
         for rule in new_rules:
             rules.append({"match": rule.get("match"), "left": rule.get("times", 0) or -1,
-                          "answer": rule["answer"]})
+                          "answer": rule["answer"], "api": rule.get("api"),
+                          "side": bool(rule.get("side", False))})
             counts["by_rule"].append(0)
 
+
+def parse(body):
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+# What the user said last, in each API's shape
 
 def last_user_text(body):
     try:
@@ -106,14 +237,62 @@ def last_user_text(body):
     return ""
 
 
-def pick(text):
+# Gemini: contents[] of {role, parts: [{text} | {functionResponse}]}.
+def gemini_last_user_text(request, body):
+    try:
+        contents = request["contents"]
+        for content in reversed(contents):
+            if content.get("role", "user") != "user":
+                continue
+            texts = []
+            for part in content.get("parts") or []:
+                if "text" in part:
+                    texts.append(part["text"])
+                elif "functionResponse" in part:
+                    texts.append(json.dumps(part["functionResponse"]))
+            return "\n".join(texts)
+    except (KeyError, TypeError, AttributeError):
+        pass
+    return body.decode("utf-8", "replace")
+
+
+# Responses: input is a string, or items: messages whose content is a
+# string or input_text parts, and function_call_output items.
+def responses_last_user_text(request, body):
+    try:
+        items = request["input"]
+        if isinstance(items, str):
+            return items
+        for item in reversed(items):
+            if item.get("type") == "function_call_output":
+                output = item.get("output")
+                return output if isinstance(output, str) else json.dumps(output)
+            if item.get("role") != "user":
+                continue
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+    except (KeyError, TypeError, AttributeError):
+        pass
+    return body.decode("utf-8", "replace")
+
+
+def pick(text, api="messages", side=False):
     with lock:
-        counts["requests"] += 1
+        if side:
+            counts["side_requests"] += 1
+        else:
+            counts["requests"] += 1
+            counts["by_api"][api] += 1
         if LOG is not None:
-            LOG.write("--- request %d\n%s\n" % (counts["requests"], text))
+            LOG.write("--- %s %d (%s)\n%s\n" % ("side request" if side else "request",
+                                               counts["side_requests" if side else "requests"], api, text))
             LOG.flush()
         for i, rule in enumerate(rules):
-            if rule["left"] == 0:
+            if rule["left"] == 0 or rule["side"] != side:
+                continue
+            if rule["api"] is not None and rule["api"] != api:
                 continue
             if rule["match"] is not None and rule["match"] not in text:
                 continue
@@ -121,8 +300,10 @@ def pick(text):
                 rule["left"] -= 1
             counts["by_rule"][i] += 1
             return rule["answer"]
-    return {"kind": "text", "text": "Done."}
+    return None if side else {"kind": "text", "text": "Done."}
 
+
+# The Messages API's stream
 
 def event(name, data):
     return ("event: %s\ndata: %s\n\n" % (name, json.dumps(data, separators=(",", ":")))).encode()
@@ -165,6 +346,139 @@ def tool_use(name, tool_input):
             message_end("tool_use"))
 
 
+# The Gemini API's answers: GenerateContentResponse objects
+# (https://ai.google.dev/api/generate-content#generatecontentresponse), one
+# per "data:" event of an alt=sse stream.
+
+def gemini_response(text, finish="STOP"):
+    candidate = {"content": {"role": "model", "parts": [{"text": text}] if text is not None else []},
+                 "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    response = {"candidates": [candidate], "modelVersion": GEMINI_MODEL, "responseId": "scripted"}
+    if finish is not None:
+        response["usageMetadata"] = {"promptTokenCount": 12, "candidatesTokenCount": 8,
+                                     "totalTokenCount": 20}
+    return response
+
+
+def gemini_event(response):
+    return ("data: %s\r\n\r\n" % json.dumps(response, separators=(",", ":"))).encode()
+
+
+def gemini_error(status, answer):
+    name, message = GEMINI_ERRORS.get(status, ("UNKNOWN", "Unknown error"))
+    error = {"code": status, "message": message, "status": name}
+    if status == 429:
+        error["details"] = gemini_quota_details(answer.get("limit", "rate"), answer.get("retry_after", 1))
+    return {"error": error}
+
+
+# The answer to a request for JSON: an object with each required property
+# of the schema it sent, the first of an enum's values, so that the
+# caller's check passes (Gemini CLI's router then picks a model).
+def fill_schema(schema):
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type", "object")
+    kind = kind.lower() if isinstance(kind, str) else "object"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {name: fill_schema(props[name]) for name in schema.get("required", props.keys())
+                if name in props}
+    if kind == "array":
+        return []
+    if kind == "boolean":
+        return False
+    if kind in ("number", "integer"):
+        return 0
+    return "scripted"
+
+
+def gemini_side_answer(request):
+    config = request.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
+    return gemini_response(json.dumps(fill_schema(schema) or {}))
+
+
+def gemini_wants_json(request):
+    config = (request or {}).get("generationConfig") or {}
+    return config.get("responseMimeType") == "application/json"
+
+
+# The Responses API's stream: typed events, each with a sequence number
+# (https://platform.openai.com/docs/api-reference/responses-streaming).
+
+class ResponsesStream:
+    def __init__(self):
+        with lock:
+            tool_counter[0] += 1
+            self.id = "resp_scripted%04d" % tool_counter[0]
+        self.item = "msg_scripted%04d" % tool_counter[0]
+        self.sequence = 0
+
+    def event(self, name, data):
+        data = dict(data, type=name, sequence_number=self.sequence)
+        self.sequence += 1
+        return event(name, data)
+
+    def response(self, status, output=(), error=None):
+        response = {"id": self.id, "object": "response", "created_at": 1764500000, "status": status,
+                    "model": OPENAI_MODEL, "output": list(output), "error": error,
+                    "incomplete_details": None}
+        if status == "completed":
+            response["usage"] = {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0},
+                                 "output_tokens": 8, "output_tokens_details": {"reasoning_tokens": 0},
+                                 "total_tokens": 20}
+        return response
+
+    def created(self):
+        return self.event("response.created", {"response": self.response("in_progress")})
+
+    def message(self, status, text):
+        return {"id": self.item, "type": "message", "status": status, "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}] if text is not None else []}
+
+    def text_start(self):
+        part = {"type": "output_text", "text": "", "annotations": []}
+        return (self.event("response.output_item.added", {"output_index": 0,
+                                                          "item": self.message("in_progress", None)}) +
+                self.event("response.content_part.added", {"item_id": self.item, "output_index": 0,
+                                                           "content_index": 0, "part": part}))
+
+    def delta(self, text):
+        return self.event("response.output_text.delta", {"item_id": self.item, "output_index": 0,
+                                                         "content_index": 0, "delta": text})
+
+    def text(self, text):
+        part = {"type": "output_text", "text": text, "annotations": []}
+        done = self.message("completed", text)
+        return (self.text_start() + self.delta(text) +
+                self.event("response.output_text.done", {"item_id": self.item, "output_index": 0,
+                                                         "content_index": 0, "text": text}) +
+                self.event("response.content_part.done", {"item_id": self.item, "output_index": 0,
+                                                          "content_index": 0, "part": part}) +
+                self.event("response.output_item.done", {"output_index": 0, "item": done}) +
+                self.event("response.completed", {"response": self.response("completed", [done])}))
+
+    def empty(self):
+        return self.event("response.completed", {"response": self.response("completed")})
+
+    def failed(self, code):
+        error = {"code": code, "message": OPENAI_FAILED.get(code, "An error occurred.")}
+        return self.event("response.failed", {"response": self.response("failed", error=error)})
+
+
+def openai_error(status, answer):
+    if status == 429 and answer.get("limit") == "quota":
+        error_type, code, message = OPENAI_QUOTA
+    else:
+        error_type, code, message = OPENAI_ERRORS.get(status, ("server_error", None, "Error"))
+    return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -180,17 +494,47 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    # Chunked, so that the client cannot tell the end from a drop by the
+    # length; each part is a chunk of its own, flushed.
+    def start_chunked(self, status=200, content_type="text/event-stream"):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+
+    def chunk(self, part):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        self.wfile.flush()
+
+    def end_chunked(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def drop(self, part):
+        self.start_chunked()
+        self.chunk(part)
+        self.close_connection = True
+
+    def hang(self):
+        self.close_connection = True
+        while self.rfile.read(1):
+            pass
+
+    def not_found(self):
+        self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"Not found"}}')
+
     def do_GET(self):
         if self.path == "/_requests":
             with lock:
                 body = json.dumps(counts).encode()
             self.reply(200, body)
         else:
-            self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"Not found"}}')
+            self.not_found()
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
         path = self.path.split("?")[0]
+        gemini = GEMINI_PATH.match(path)
         if path == "/_rules":
             add_rules(json.loads(body))
             self.reply(200, b"{}")
@@ -198,8 +542,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, b'{"input_tokens":12}')
         elif path == "/v1/messages":
             self.answer(pick(last_user_text(body)), body)
+        elif gemini is not None:
+            request = parse(body)
+            side = gemini.group(2) == "generateContent" and gemini_wants_json(request)
+            answer = pick(gemini_last_user_text(request, body), "gemini", side)
+            if answer is None:
+                self.reply(200, json.dumps(gemini_side_answer(request)).encode())
+            else:
+                self.answer_gemini(answer, gemini.group(2) == "streamGenerateContent")
+        elif path == "/v1/responses":
+            request = parse(body)
+            self.answer_responses(pick(responses_last_user_text(request, body), "responses"))
         else:
-            self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"Not found"}}')
+            self.not_found()
 
     def answer(self, answer, body):
         kind = answer["kind"]
@@ -213,28 +568,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif kind == "text":
             self.reply(200, message_start() + text_block(answer.get("text", "Done.")) +
                        message_end("end_turn"), "text/event-stream")
+        elif kind == "empty":
+            self.reply(200, message_start() + message_end("end_turn"), "text/event-stream")
         elif kind == "error_after_content":
             self.reply(200, message_start() + text_block("Let me look") +
                        event("error", {"type": "error", "error": {"type": "overloaded_error",
                                                                   "message": "Overloaded"}}),
                        "text/event-stream")
+        elif kind == "failed":
+            self.reply(200, message_start() +
+                       event("error", {"type": "error", "error": {"type": "overloaded_error",
+                                                                  "message": "Overloaded"}}),
+                       "text/event-stream")
         elif kind == "drop":
-            # Chunked, so that the client cannot tell the end from a drop by
-            # the length; the connection closes with no last chunk.
-            part = message_start() + event("content_block_start", {
+            self.drop(message_start() + event("content_block_start", {
                 "type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}})
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
-            self.wfile.flush()
-            self.close_connection = True
+                "content_block": {"type": "text", "text": ""}}))
         elif kind == "hang":
-            self.close_connection = True
-            while self.rfile.read(1):
-                pass
+            self.hang()
         elif kind == "task":
             self.reply(200, tool_use("Task", {
                 "description": answer.get("description", "Survey the tree"),
@@ -250,6 +601,64 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "message": answer.get("message", "Please continue.")}), "text/event-stream")
         else:
             self.reply(500, b'{"type":"error","error":{"type":"api_error","message":"bad script"}}')
+
+    def answer_gemini(self, answer, stream):
+        kind = answer["kind"]
+        sse = "text/event-stream"
+        if kind == "status":
+            status = answer["status"]
+            headers = [("retry-after", str(answer.get("retry_after", 1)))] if status == 429 else []
+            self.reply(status, json.dumps(gemini_error(status, answer), indent=2).encode(), headers=headers)
+        elif kind in ("text", "empty"):
+            text = answer.get("text", "Done.") if kind == "text" else ""
+            if stream:
+                self.reply(200, gemini_event(gemini_response(text)), sse)
+            else:
+                self.reply(200, json.dumps(gemini_response(text)).encode())
+        elif kind in ("error_after_content", "failed") and stream:
+            # Mid-stream, the API ends with a bare error object in place of
+            # an event: the SDK looks for one in each read of the body
+            # (googleapis/js-genai, src/_api_client.ts, processStreamResponse).
+            self.start_chunked()
+            if kind == "error_after_content":
+                self.chunk(gemini_event(gemini_response("Let me look", None)))
+                # A read of its own, as the error comes later than the text.
+                time.sleep(0.1)
+            self.chunk(json.dumps(gemini_error(answer.get("status", 503), answer)).encode())
+            self.end_chunked()
+        elif kind in ("error_after_content", "failed"):
+            self.reply(200, json.dumps(gemini_error(answer.get("status", 503), answer)).encode())
+        elif kind == "drop":
+            self.drop(gemini_event(gemini_response("Let me look", None)))
+        elif kind == "hang":
+            self.hang()
+        else:
+            self.reply(500, json.dumps({"error": {"code": 500, "message": "bad script",
+                                                  "status": "INTERNAL"}}).encode())
+
+    def answer_responses(self, answer):
+        kind = answer["kind"]
+        sse = "text/event-stream"
+        stream = ResponsesStream()
+        if kind == "status":
+            status = answer["status"]
+            headers = [("retry-after", str(answer.get("retry_after", 1)))] if status == 429 else []
+            self.reply(status, json.dumps(openai_error(status, answer), indent=2).encode(), headers=headers)
+        elif kind == "text":
+            self.reply(200, stream.created() + stream.text(answer.get("text", "Done.")), sse)
+        elif kind == "empty":
+            self.reply(200, stream.created() + stream.empty(), sse)
+        elif kind == "error_after_content":
+            self.reply(200, stream.created() + stream.text_start() + stream.delta("Let me look") +
+                       stream.failed(answer.get("code", "server_is_overloaded")), sse)
+        elif kind == "failed":
+            self.reply(200, stream.created() + stream.failed(answer.get("code", "server_is_overloaded")), sse)
+        elif kind == "drop":
+            self.drop(stream.created() + stream.text_start() + stream.delta("Let me look"))
+        elif kind == "hang":
+            self.hang()
+        else:
+            self.reply(500, json.dumps(openai_error(500, answer)).encode())
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

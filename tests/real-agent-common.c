@@ -12,10 +12,18 @@
 
 #include "real-agent-common.h"
 
-#define CLI_VERSION "2.1.328"
+#define CLI_VERSION "2.1.332"
 #define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 #define ADAPTER_VERSION "0.16.2"
 #define DEFAULT_ADAPTER MEND_TEST_SRCDIR "/../.agents/claude-code-acp/node_modules/.bin/claude-code-acp"
+#define AGENT_ACP_VERSION "0.23.1"
+#define DEFAULT_AGENT_ACP MEND_TEST_SRCDIR "/../.agents/claude-agent-acp/node_modules/.bin/claude-agent-acp"
+#define GEMINI_VERSION "0.61.0"
+#define GEMINI_NODE_MAJOR 20
+#define DEFAULT_GEMINI MEND_TEST_SRCDIR "/../.agents/gemini-cli/node_modules/.bin/gemini"
+#define CODEX_ACP_VERSION "0.16.0"
+/* The native binary: the package's node launcher would only start it. */
+#define DEFAULT_CODEX_ACP MEND_TEST_SRCDIR "/../.agents/codex-acp/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"
 /* Real time one scenario may take, at most. */
 #define WATCHDOG_S 40
 
@@ -98,6 +106,14 @@ model_server_n_answered (ModelServer *server,
   return (guint) json_array_get_int_element (by_rule, index);
 }
 
+guint
+model_server_n_side_requests (ModelServer *server)
+{
+  g_autoptr(JsonNode) root = model_server_get_counts (server);
+
+  return (guint) json_object_get_int_member (json_node_get_object (root), "side_requests");
+}
+
 char *
 real_agent_path (const char *env_name,
                  const char *default_path)
@@ -157,6 +173,79 @@ claude_code_acp_find (void)
   return g_steal_pointer (&adapter);
 }
 
+/* An agent at @path (from @env_name, else @default_path), or NULL with
+ * the test skipped or failed. */
+static char *
+agent_find (const char *env_name,
+            const char *default_path,
+            const char *name,
+            const char *version)
+{
+  g_autofree char *path = real_agent_path (env_name, default_path);
+
+  if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_autofree char *what = g_strdup_printf ("%s %s is not at %s: run tools/setup.sh (or set %s)",
+                                               name, version, path, env_name);
+
+      agent_missing (what);
+      return NULL;
+    }
+
+  return g_steal_pointer (&path);
+}
+
+char *
+claude_agent_acp_find (void)
+{
+  return agent_find ("MEND_CLAUDE_AGENT_ACP", DEFAULT_AGENT_ACP, "claude-agent-acp", AGENT_ACP_VERSION);
+}
+
+/* The major version of the node on PATH, or 0. */
+static guint
+node_major (char **version)
+{
+  g_autofree char *out = NULL;
+  int status = 0;
+
+  if (!g_spawn_sync (NULL, (char *[]) { (char *) "node", (char *) "--version", NULL }, NULL,
+                     G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                     &out, NULL, &status, NULL) ||
+      !g_spawn_check_wait_status (status, NULL) || out == NULL || out[0] != 'v')
+    {
+      *version = g_strdup ("none");
+      return 0;
+    }
+
+  *version = g_strstrip (g_strdup (out));
+  return (guint) g_ascii_strtoull (out + 1, NULL, 10);
+}
+
+char *
+gemini_cli_find (void)
+{
+  g_autofree char *version = NULL;
+
+  /* tools/setup.sh leaves it out with an older node; one that is there
+   * would not run either. */
+  if (node_major (&version) < GEMINI_NODE_MAJOR)
+    {
+      g_autofree char *what = g_strdup_printf ("Gemini CLI %s needs node >= %d, found %s",
+                                               GEMINI_VERSION, GEMINI_NODE_MAJOR, version);
+
+      agent_missing (what);
+      return NULL;
+    }
+
+  return agent_find ("MEND_GEMINI", DEFAULT_GEMINI, "Gemini CLI", GEMINI_VERSION);
+}
+
+char *
+codex_acp_find (void)
+{
+  return agent_find ("MEND_CODEX_ACP", DEFAULT_CODEX_ACP, "codex-acp", CODEX_ACP_VERSION);
+}
+
 MendAgentProcess *
 claude_code_process_new (const char *cli,
                          const char *base_url,
@@ -206,6 +295,127 @@ claude_code_acp_agent_new (const char *adapter,
   mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "0");
   /* As root, session/new fails without it (see REAL-AGENTS). */
   mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
+
+  return agent;
+}
+
+MendAcpAgent *
+claude_agent_acp_agent_new (const char *adapter,
+                            const char *base_url)
+{
+  const char *home = g_get_home_dir ();
+  MendAcpAgent *agent;
+
+  g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
+
+  /* The adapter runs the Claude Code it bundles. */
+  agent = mend_acp_agent_new ((const char *[]) { adapter, NULL });
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "0");
+  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
+
+  return agent;
+}
+
+static void
+write_file (const char *dir,
+            const char *name,
+            const char *contents)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (path, contents, -1, &error));
+  g_assert_no_error (error);
+}
+
+MendAcpAgent *
+gemini_cli_acp_agent_new (const char *gemini,
+                          const char *base_url)
+{
+  const char *home = g_get_home_dir ();
+  g_autofree char *dot_gemini = g_build_filename (home, ".gemini", NULL);
+  MendAcpAgent *agent;
+
+  /* Without selectedType it asks how to log in; maxAttempts is the one
+   * cap on its own retries that holds (see REAL-AGENTS). */
+  write_file (dot_gemini, "settings.json",
+              "{\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
+              " \"general\": {\"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false,\n"
+              "             \"maxAttempts\": 1},\n"
+              " \"privacy\": {\"usageStatisticsEnabled\": false},\n"
+              " \"telemetry\": {\"enabled\": false}}\n");
+
+  agent = mend_acp_agent_new ((const char *[]) { gemini, "--acp", NULL });
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  /* Where it writes its gemini-client-error-*.json reports. */
+  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  mend_agent_setenv (MEND_AGENT (agent), "GEMINI_API_KEY", "stub-gemini-key-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "GOOGLE_GEMINI_BASE_URL", base_url);
+  mend_agent_setenv (MEND_AGENT (agent), "GEMINI_CLI_TRUST_WORKSPACE", "true");
+  /* One process, not a launcher and its child. */
+  mend_agent_setenv (MEND_AGENT (agent), "GEMINI_CLI_NO_RELAUNCH", "true");
+  mend_agent_set_cwd (MEND_AGENT (agent), home);
+
+  return agent;
+}
+
+MendAcpAgent *
+codex_acp_agent_new (const char *codex_acp,
+                     const char *base_url)
+{
+  const char *home = g_get_home_dir ();
+  g_autofree char *codex_home = g_build_filename (home, ".codex", NULL);
+  g_autofree char *config = NULL;
+  MendAcpAgent *agent;
+
+  /* The server as a Responses provider, with no retries of Codex's own
+   * (it retries 4 times per request and 5 per stream by default). */
+  config = g_strdup_printf ("model = \"gpt-5.4\"\n"
+                            "model_provider = \"stub\"\n"
+                            "approval_policy = \"never\"\n"
+                            "sandbox_mode = \"read-only\"\n"
+                            "check_for_update_on_startup = false\n"
+                            "\n"
+                            "[model_providers.stub]\n"
+                            "name = \"stub\"\n"
+                            "base_url = \"%s/v1\"\n"
+                            "env_key = \"STUB_OPENAI_API_KEY\"\n"
+                            "wire_api = \"responses\"\n"
+                            "request_max_retries = 0\n"
+                            "stream_max_retries = 0\n"
+                            "stream_idle_timeout_ms = 20000\n"
+                            "\n"
+                            "[analytics]\n"
+                            "enabled = false\n"
+                            "\n"
+                            "[otel]\n"
+                            "exporter = \"none\"\n"
+                            "\n"
+                            "[history]\n"
+                            "persistence = \"none\"\n", base_url);
+  write_file (codex_home, "config.toml", config);
+
+  agent = mend_acp_agent_new ((const char *[]) { codex_acp, NULL });
+  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
+  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  mend_agent_setenv (MEND_AGENT (agent), "CODEX_HOME", codex_home);
+  mend_agent_setenv (MEND_AGENT (agent), "STUB_OPENAI_API_KEY", "stub-openai-key-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "RUST_LOG", "warn");
+  mend_agent_setenv (MEND_AGENT (agent), "NO_COLOR", "1");
   mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   return agent;

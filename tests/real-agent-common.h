@@ -30,6 +30,10 @@ guint     model_server_n_requests   (ModelServer *server);
 /* How many model requests the rule at @index (0-based) answered. */
 guint     model_server_n_answered   (ModelServer *server,
                                      guint        index);
+/* How many of Gemini CLI's own requests for JSON (its router's, on
+ * :generateContent) the server answered: they are not in
+ * model_server_n_requests(). */
+guint     model_server_n_side_requests (ModelServer *server);
 
 /* An agent program: @env_name overrides @default_path. */
 char     *real_agent_path           (const char  *env_name,
@@ -55,6 +59,32 @@ MendAgentProcess *claude_code_process_new   (const char *cli,
 #if MEND_HAS_ACP
 MendAcpAgent     *claude_code_acp_agent_new (const char *adapter,
                                              const char *base_url);
+#endif
+
+/* The other ACP agents tools/setup.sh installs: claude-agent-acp (or
+ * MEND_CLAUDE_AGENT_ACP), Gemini CLI (or MEND_GEMINI; it needs node 20 or
+ * later, and is missing with an older one) and codex-acp's native binary
+ * (or MEND_CODEX_ACP). NULL when it is not there, with the test skipped
+ * (failed when agents are required). */
+char     *claude_agent_acp_find     (void);
+char     *gemini_cli_find           (void);
+char     *codex_acp_find            (void);
+
+#if MEND_HAS_ACP
+/* Each agent set up offline for the model server at @base_url, in the
+ * test's private home (HOME, TMPDIR and working directory) with its own
+ * retries off, so that each of libmend's attempts is one model request:
+ * claude-agent-acp as claude-code-acp (CLAUDE_CODE_MAX_RETRIES=0);
+ * `gemini --acp` with HOME/.gemini/settings.json choosing the API key,
+ * no updates, statistics or telemetry, and "general": {"maxAttempts": 1};
+ * codex-acp with CODEX_HOME/config.toml naming the server as a Responses
+ * provider with request_max_retries and stream_max_retries 0. */
+MendAcpAgent     *claude_agent_acp_agent_new (const char *adapter,
+                                              const char *base_url);
+MendAcpAgent     *gemini_cli_acp_agent_new   (const char *gemini,
+                                              const char *base_url);
+MendAcpAgent     *codex_acp_agent_new        (const char *codex_acp,
+                                              const char *base_url);
 #endif
 
 /* What an agent sender wrote on its stderr, or NULL (also for a sender

@@ -3,18 +3,23 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Records the Agent Client Protocol traffic of Zed's claude-code-acp
-# adapter in scenarios of the ACP tests, against tests/model-server.py,
-# into tests/data/claude-code-acp-VERSION/SCENARIO.jsonl: one JSON object
-# per line, {"dir": "send" | "recv", "message": {…}}. Run it again after
-# bumping the adapter in tools/setup.sh, and review the diff: the
+# Records the Agent Client Protocol traffic of a real ACP agent in
+# scenarios of the ACP tests, against tests/model-server.py (which speaks
+# each agent's provider API), into tests/data/AGENT-VERSION/SCENARIO.jsonl:
+# one JSON object per line, {"dir": "send" | "recv", "message": {…}}. Run it
+# again after bumping an agent in tools/setup.sh, and review the diff: the
 # recordings show which shapes MendAcpAgent reads.
 #
-# Usage: tests/record-acp.py [SCENARIO…]   (MEND_CLAUDE_CODE_ACP overrides the adapter)
+# Usage: tests/record-acp.py [--agent AGENT] [SCENARIO…]
+#   AGENT: claude-code-acp (the default; MEND_CLAUDE_CODE_ACP overrides it),
+#          claude-agent-acp (MEND_CLAUDE_AGENT_ACP), gemini-cli (MEND_GEMINI),
+#          codex-acp (MEND_CODEX_ACP)
+# Each agent runs offline as the C tests launch it (tests/real-agent-common.c):
+# a private HOME, its own retries off.
 #
 # Session ids, tool call ids, paths and timings vary from run to run; they
-# are kept as the adapter wrote them. The available_commands_update and
-# the models list, long and irrelevant here, are kept too.
+# are kept as the agent wrote them. The available_commands_update and the
+# models list, long and irrelevant here, are kept too.
 
 import json
 import os
@@ -26,8 +31,17 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ADAPTER = os.environ.get("MEND_CLAUDE_CODE_ACP") or os.path.join(
-    ROOT, ".agents/claude-code-acp/node_modules/.bin/claude-code-acp")
+MODULES = os.path.join(ROOT, ".agents")
+
+
+def agent_path(env_name, default):
+    return os.environ.get(env_name) or os.path.join(MODULES, default)
+
+
+def package_version(path):
+    with open(path) as f:
+        return json.load(f)["version"]
+
 
 TASK_PROMPT = "Survey the source tree and list the modules"
 
@@ -37,7 +51,7 @@ def rule(match, answer, times=0):
 
 
 # name: (rules, prompts, seconds to read after the last answer, cancel after s)
-SCENARIOS = {
+CLAUDE_SCENARIOS = {
     "success": ([rule(None, {"kind": "text", "text": "Hello."})], ["Say hello"], 0, None),
     "529-error": ([rule(None, {"kind": "status", "status": 529})], ["Fix the build"], 0, None),
     "401-error": ([rule(None, {"kind": "status", "status": 401})], ["Fix the build"], 0, None),
@@ -59,10 +73,102 @@ SCENARIOS = {
                    ["Clean the build"], 0, None),
 }
 
+# What every agent is recorded in: an answer, a 503, a 429 (a rate limit
+# and, where the API tells them apart, a quota used up), and the prompt
+# after a failed one (a 503, then the answer) with a few seconds more.
+COMMON_SCENARIOS = {
+    "success": CLAUDE_SCENARIOS["success"],
+    "503-error": ([rule(None, {"kind": "status", "status": 503})], ["Fix the build"], 0, None),
+    "429-error": ([rule(None, {"kind": "status", "status": 429})], ["Fix the build"], 0, None),
+    "429-quota": ([rule(None, {"kind": "status", "status": 429, "limit": "quota"})],
+                  ["Fix the build"], 0, None),
+    "prompt-after-503": ([rule(None, {"kind": "status", "status": 503}, 1),
+                          rule(None, {"kind": "text", "text": "Build fixed."})],
+                         ["Fix the build", "Fix the build"], 3, None),
+}
+
+
+def claude_env(home, port):
+    return {"ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port,
+            "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0", "IS_SANDBOX": "1"}
+
+
+def gemini_env(home, port):
+    os.makedirs(os.path.join(home, ".gemini"))
+    with open(os.path.join(home, ".gemini", "settings.json"), "w") as f:
+        json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                   "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                               "maxAttempts": 1},
+                   "privacy": {"usageStatisticsEnabled": False},
+                   "telemetry": {"enabled": False}}, f)
+    return {"TMPDIR": home, "GEMINI_API_KEY": "stub-gemini-key-not-a-key",
+            "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:%d" % port,
+            "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "true"}
+
+
+def codex_env(home, port):
+    codex_home = os.path.join(home, ".codex")
+    os.makedirs(codex_home)
+    with open(os.path.join(codex_home, "config.toml"), "w") as f:
+        f.write("""model = "gpt-5.4"
+model_provider = "stub"
+approval_policy = "never"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[model_providers.stub]
+name = "stub"
+base_url = "http://127.0.0.1:%d/v1"
+env_key = "STUB_OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 20000
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[history]
+persistence = "none"
+""" % port)
+    return {"TMPDIR": home, "CODEX_HOME": codex_home, "STUB_OPENAI_API_KEY": "stub-openai-key-not-a-key",
+            "RUST_LOG": "warn", "NO_COLOR": "1"}
+
+
+# name: (argv, its package.json, environment, scenarios)
+def agents():
+    claude_code_acp = agent_path("MEND_CLAUDE_CODE_ACP", "claude-code-acp/node_modules/.bin/claude-code-acp")
+    claude_agent_acp = agent_path("MEND_CLAUDE_AGENT_ACP", "claude-agent-acp/node_modules/.bin/claude-agent-acp")
+    gemini = agent_path("MEND_GEMINI", "gemini-cli/node_modules/.bin/gemini")
+    codex_acp = agent_path("MEND_CODEX_ACP",
+                           "codex-acp/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp")
+    claude_common = {k: v for k, v in COMMON_SCENARIOS.items() if k != "429-quota"}
+    return {
+        "claude-code-acp": ([claude_code_acp],
+                            os.path.join(os.path.dirname(claude_code_acp), "..", "@zed-industries",
+                                         "claude-code-acp", "package.json"),
+                            claude_env, CLAUDE_SCENARIOS),
+        "claude-agent-acp": ([claude_agent_acp],
+                             os.path.join(os.path.dirname(claude_agent_acp), "..", "@zed-industries",
+                                          "claude-agent-acp", "package.json"),
+                             claude_env, claude_common),
+        "gemini-cli": ([gemini, "--acp"],
+                       os.path.join(os.path.dirname(gemini), "..", "@google", "gemini-cli", "package.json"),
+                       gemini_env, COMMON_SCENARIOS),
+        "codex-acp": ([codex_acp],
+                      os.path.join(os.path.dirname(codex_acp), "..", "..", "codex-acp", "package.json"),
+                      codex_env, COMMON_SCENARIOS),
+    }
+
 
 class Agent:
-    def __init__(self, env, cwd, out):
-        self.proc = subprocess.Popen([ADAPTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, argv, env, cwd, out):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env, cwd=cwd)
         self.out = out
         self.next_id = 0
@@ -100,8 +206,9 @@ class Agent:
         return None
 
 
-def record(name, version):
-    rules, prompts, linger, cancel_after = SCENARIOS[name]
+def record(agent, name, version):
+    argv, _, make_env, scenarios = agents()[agent]
+    rules, prompts, linger, cancel_after = scenarios[name]
     with tempfile.TemporaryDirectory() as home:
         rules_path = os.path.join(home, "rules.json")
         with open(rules_path, "w") as f:
@@ -109,18 +216,15 @@ def record(name, version):
         server = subprocess.Popen([sys.executable, os.path.join(HERE, "model-server.py"), rules_path],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         port = int(server.stdout.readline())
-        env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8",
-               "ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port,
-               "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
-               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-               "CLAUDE_CODE_MAX_RETRIES": "0", "IS_SANDBOX": "1"}
-        out_dir = os.path.join(HERE, "data", "claude-code-acp-" + version)
+        env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8"}
+        env.update(make_env(home, port))
+        out_dir = os.path.join(HERE, "data", agent + "-" + version)
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, name + ".jsonl"), "w") as out:
-            agent = Agent(env, home, out)
-            agent.read(agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {
+            agent_proc = Agent(argv, env, home, out)
+            agent_proc.read(agent_proc.call("initialize", {"protocolVersion": 1, "clientCapabilities": {
                 "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}}))
-            reply = agent.read(agent.call("session/new", {"cwd": home, "mcpServers": []}))
+            reply = agent_proc.read(agent_proc.call("session/new", {"cwd": home, "mcpServers": []}))
             session = reply["result"]["sessionId"]
 
             # As MendAcpAgent does by default: the reject_once option.
@@ -130,31 +234,36 @@ def record(name, version):
                                if o.get("kind") == "reject_once"]
                     outcome = ({"outcome": "selected", "optionId": options[0]} if options
                                else {"outcome": "cancelled"})
-                    agent.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
+                    agent_proc.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
 
             for prompt in prompts:
-                pid = agent.call("session/prompt", {"sessionId": session,
-                                                    "prompt": [{"type": "text", "text": prompt}]})
+                pid = agent_proc.call("session/prompt", {"sessionId": session,
+                                                         "prompt": [{"type": "text", "text": prompt}]})
                 if cancel_after is not None:
-                    agent.read(seconds=cancel_after, on_message=deny)
-                    agent.send({"jsonrpc": "2.0", "method": "session/cancel",
-                                "params": {"sessionId": session}})
-                agent.read(pid, on_message=deny)
+                    agent_proc.read(seconds=cancel_after, on_message=deny)
+                    agent_proc.send({"jsonrpc": "2.0", "method": "session/cancel",
+                                     "params": {"sessionId": session}})
+                agent_proc.read(pid, on_message=deny)
             if linger:
-                agent.read(seconds=linger, on_message=deny)
-            agent.proc.kill()
-            agent.proc.wait()
+                agent_proc.read(seconds=linger, on_message=deny)
+            agent_proc.proc.kill()
+            agent_proc.proc.wait()
         server.stdin.close()
         server.wait()
 
 
 def main():
-    with open(os.path.join(os.path.dirname(ADAPTER), "..", "@zed-industries", "claude-code-acp",
-                           "package.json")) as f:
-        version = json.load(f)["version"]
-    for name in sys.argv[1:] or SCENARIOS:
-        print("recording", name, file=sys.stderr)
-        record(name, version)
+    args = sys.argv[1:]
+    agent = "claude-code-acp"
+    if args[:1] == ["--agent"] and len(args) > 1:
+        agent, args = args[1], args[2:]
+    if agent not in agents():
+        sys.exit("record-acp.py: no agent %s (%s)" % (agent, ", ".join(agents())))
+    _, package, _, scenarios = agents()[agent]
+    version = package_version(package)
+    for name in args or scenarios:
+        print("recording", agent, version, name, file=sys.stderr)
+        record(agent, name, version)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,9 @@ test_every_echo_shape_is_redacted (void)
     "token expired: access_token=" K_VALUE,
     "{'client_secret': '" K_VALUE "'}",
     "jwt " K_JWT " is expired",
+    /* After a reason phrase, a credential is still one. */
+    "401 Unauthorized: Bearer " K_VALUE,
+    "401 Unauthorized: " K_SK,
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
@@ -129,6 +132,12 @@ test_what_is_not_a_key_stays_readable (void)
       "\"request_id\":\"req_011CSHoEeqs5C35K2UUqR7Fy\"}",
     "Token limit exceeded for this session",
     "Basic authentication is not supported",
+    /* An HTTP status's reason phrase is no label: the words after it stay
+     * (Codex over ACP, against an OpenAI 401 body). */
+    "401 Unauthorized: Incorrect API key",
+    "unexpected status 401 Unauthorized: Incorrect API key provided: sk-stub***key. You can find "
+      "your API key at https://platform.openai.com/account/api-keys.",
+    "UNAUTHENTICATED: Credentials are missing or invalid",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (plain); i++)

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Installs every Debian 12 package that libmend's build, tests and examples
-# need, then the pinned Claude Code CLI and Agent Client Protocol adapter
-# that the end-to-end tests run into project-local, git-ignored folders
-# (.agents/claude-code, .agents/claude-code-acp). Idempotent. The Debian
-# packages need root (or sudo); the agents are installed as the caller.
+# need, then the pinned agents that the end-to-end tests run, into
+# project-local, git-ignored folders: the Claude Code CLI (.agents/claude-code),
+# Zed's Agent Client Protocol adapters for it (.agents/claude-code-acp,
+# .agents/claude-agent-acp), Gemini CLI (.agents/gemini-cli) and Zed's ACP
+# adapter for Codex (.agents/codex-acp). Idempotent. The Debian packages need
+# root (or sudo); the agents are installed as the caller.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -25,11 +27,23 @@ command -v npm >/dev/null 2>&1 || packages="$packages npm"
 
 # The Claude Code CLI the tests run: the npm package ships the native
 # linux-x64 binary as an optional dependency.
-claude_code_version=2.1.328
+claude_code_version=2.1.332
 claude_code_dir=.agents/claude-code
-# Claude Code over the Agent Client Protocol: Zed's adapter, run by node.
+# Claude Code over the Agent Client Protocol: Zed's adapter, run by node,
+# with the Claude Code it bundles; and its successor under a new name.
 claude_code_acp_version=0.16.2
 claude_code_acp_dir=.agents/claude-code-acp
+claude_agent_acp_version=0.23.1
+claude_agent_acp_dir=.agents/claude-agent-acp
+# Gemini CLI, whose `gemini --acp` speaks the protocol itself; it needs
+# node 20 or later.
+gemini_cli_version=0.61.0
+gemini_cli_dir=.agents/gemini-cli
+gemini_cli_node_major=20
+# Codex over the Agent Client Protocol: Zed's adapter, a native binary
+# that arrives as an optional dependency.
+codex_acp_version=0.16.0
+codex_acp_dir=.agents/codex-acp
 
 as_root () {
   if [ "$(id -u)" -eq 0 ]; then
@@ -57,33 +71,42 @@ else
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 
-installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
-  "$claude_code_dir/node_modules/@anthropic-ai/claude-code/package.json" 2>/dev/null | head -n 1 || true)
-if [ "$installed" = "$claude_code_version" ] &&
-   [ -x "$claude_code_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
-  echo "setup: Claude Code $claude_code_version is installed in $claude_code_dir"
-else
-  mkdir -p "$claude_code_dir"
-  # The wrapper's postinstall is not needed: the tests run the native binary.
-  npm install --prefix "$claude_code_dir" --no-audit --no-fund --ignore-scripts \
-    --no-save "@anthropic-ai/claude-code@$claude_code_version"
-  test -x "$claude_code_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude" || {
-    echo "setup: the Claude Code binary for linux-x64 did not arrive" >&2
+# npm_install DIR PACKAGE VERSION PROGRAM NAME: PACKAGE@VERSION into DIR,
+# unless that version is there already with PROGRAM (under DIR/node_modules)
+# executable. Install scripts are not run: the tests need none of them.
+npm_install () {
+  dir=$1 package=$2 version=$3 program=$dir/node_modules/$4 name=$5
+  installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+    "$dir/node_modules/$package/package.json" 2>/dev/null | head -n 1 || true)
+  if [ "$installed" = "$version" ] && [ -x "$program" ]; then
+    echo "setup: $name $version is installed in $dir"
+    return
+  fi
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --ignore-scripts \
+    --no-save "$package@$version"
+  test -x "$program" || {
+    echo "setup: $name did not arrive: no $program" >&2
     exit 1
   }
-fi
+}
 
-installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
-  "$claude_code_acp_dir/node_modules/@zed-industries/claude-code-acp/package.json" 2>/dev/null | head -n 1 || true)
-if [ "$installed" = "$claude_code_acp_version" ] &&
-   [ -x "$claude_code_acp_dir/node_modules/.bin/claude-code-acp" ]; then
-  echo "setup: claude-code-acp $claude_code_acp_version is installed in $claude_code_acp_dir"
+# The wrapper's postinstall is not needed: the tests run the native binary.
+npm_install "$claude_code_dir" @anthropic-ai/claude-code "$claude_code_version" \
+  @anthropic-ai/claude-code-linux-x64/claude "Claude Code"
+npm_install "$claude_code_acp_dir" @zed-industries/claude-code-acp "$claude_code_acp_version" \
+  .bin/claude-code-acp claude-code-acp
+npm_install "$claude_agent_acp_dir" @zed-industries/claude-agent-acp "$claude_agent_acp_version" \
+  .bin/claude-agent-acp claude-agent-acp
+# The launcher only starts the binary of the platform's optional dependency.
+npm_install "$codex_acp_dir" @zed-industries/codex-acp "$codex_acp_version" \
+  @zed-industries/codex-acp-linux-x64/bin/codex-acp codex-acp
+
+node_version=$(node --version 2>/dev/null || echo none)
+node_major=$(echo "$node_version" | sed -n 's/^v\([0-9]*\)\..*/\1/p')
+if [ "${node_major:-0}" -ge "$gemini_cli_node_major" ]; then
+  npm_install "$gemini_cli_dir" @google/gemini-cli "$gemini_cli_version" \
+    .bin/gemini "Gemini CLI"
 else
-  mkdir -p "$claude_code_acp_dir"
-  npm install --prefix "$claude_code_acp_dir" --no-audit --no-fund --ignore-scripts \
-    --no-save "@zed-industries/claude-code-acp@$claude_code_acp_version"
-  test -x "$claude_code_acp_dir/node_modules/.bin/claude-code-acp" || {
-    echo "setup: claude-code-acp did not arrive" >&2
-    exit 1
-  }
+  echo "setup: Gemini CLI $gemini_cli_version needs node >= $gemini_cli_node_major, found $node_version: not installed, its tests skip"
 fi
