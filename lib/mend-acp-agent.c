@@ -38,7 +38,9 @@
  *   as text. Its `stopReason` finishes the attempt: `end_turn`,
  *   `max_tokens` and `max_turn_requests` succeed once the model's output
  *   was seen, and are an empty response (%MEND_REASON_EMPTY, retried)
- *   without it; `cancelled` is a Stop;
+ *   without it — right after a failed prompt, with the agent started
+ *   again for the retry, as claude-agent-acp 0.23.1 then ends prompts
+ *   falsely and answers each a prompt late; `cancelled` is a Stop;
  *   `refusal` fails the turn, never retried. A JSON-RPC error answer is
  *   read by [class@Mend.Failure]'s classifier, from its message and data:
  *   Claude Code's "API Error: 529 …" is a transient capacity failure, its
@@ -102,6 +104,7 @@ struct _MendAcpAgent
 
   guint              prompt;     /* the attempt's prompt, once sent */
   gboolean           output;     /* the model's output was seen since */
+  gboolean           failed;     /* the run's last prompt answered was an error */
 
   guint              cancel_grace_ms;
   guint              cancelled;  /* a prompt cancelled, not answered yet */
@@ -151,6 +154,9 @@ finish_task (MendAcpAgent *self,
   mend_agent_finish_attempt (AGENT (self), failure, error);
 }
 
+static void end_run (MendAcpAgent *self,
+                     MendFailure  *failure);
+
 static void
 finish_with_stop_reason (MendAcpAgent *self,
                          const char   *stop_reason)
@@ -162,10 +168,21 @@ finish_with_stop_reason (MendAcpAgent *self,
       g_strcmp0 (stop_reason, "max_turn_requests") == 0)
     {
       /* A prompt that ended with nothing from the model was not answered:
-       * the Gemini CLI ends an empty answer so, and claude-agent-acp a
-       * prompt after a failed one, before any model request. */
+       * the Gemini CLI ends an empty answer so. */
       if (!self->output)
         failure = mend_failure_new_empty_response ();
+      /* Right after a failed prompt it may be worse: claude-agent-acp
+       * 0.23.1 ends the next prompt at once, before any model request,
+       * on the failed one's late end; that prompt's answer then streams
+       * into the prompt after, and every answer after comes one prompt
+       * late. Its run is ended, so that the retry goes to a fresh one
+       * that loads the session. */
+      if (!self->output && self->failed)
+        {
+          mend_debug ("The agent ended a prompt after a failed one with no output: starting it again");
+          end_run (self, failure);
+          return;
+        }
       finish_task (self, failure, NULL);
       return;
     }
@@ -410,6 +427,7 @@ on_answered (gpointer     user_data,
 
   if (failure != NULL)
     {
+      self->failed = TRUE;
       if (ours)
         finish_task (self, failure, NULL);
     }
@@ -419,6 +437,7 @@ on_answered (gpointer     user_data,
         g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STOP_REASON]);
       if (ours)
         finish_with_stop_reason (self, stop_reason);
+      self->failed = FALSE;
     }
   /* A prompt held behind a cancelled one goes now. */
   maybe_prompt (self);
@@ -467,6 +486,7 @@ mend_acp_agent_start (MendAgent  *agent,
   MendAcpAgent *self = MEND_ACP_AGENT (agent);
   MendAgentChild *child;
 
+  self->failed = FALSE;
   if (!mend_agent_spawn (agent, NULL, error))
     return FALSE;
 

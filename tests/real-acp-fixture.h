@@ -26,6 +26,8 @@
 #define HELLO_ANSWER "Hello from the stub."
 #define FIRST "Fix the build"
 #define FIRST_ANSWER "Build fixed."
+#define SECOND "Then update the changelog"
+#define SECOND_ANSWER "Changelog updated."
 
 typedef struct _Fixture Fixture;
 
@@ -43,6 +45,11 @@ typedef struct
    * (nullable). */
   void          (*check_503_twice)  (Fixture  *f,
                                      MendTurn *turn);
+  /* The agent answers the prompt after a failed one at once with an
+   * end_turn and no output (claude-agent-acp 0.23.1): libmend reads it
+   * as an empty response and tries again, so the turn's last failure is
+   * that empty response. */
+  gboolean        false_end_turn_after_failure;
 } RealAcpAgent;
 
 struct _Fixture
@@ -201,11 +208,13 @@ play (Fixture    *f,
 {
   g_autoptr(GError) error = NULL;
 
+  guint n = f->finished->len + 1;
+
   g_assert_true (mend_chat_submit (f->chat, prompt, NULL, &error));
   g_assert_no_error (error);
   real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), turn_is_waiting, MEND_SENDER (f->agent),
-                        n_finished_is, f, GUINT_TO_POINTER (1), "the turn to finish");
-  return g_ptr_array_index (f->finished, 0);
+                        n_finished_is, f, GUINT_TO_POINTER (n), "the turn to finish");
+  return g_ptr_array_index (f->finished, n - 1);
 }
 
 /* A prompt, answered: the app sees the model's text, in one attempt and
@@ -276,7 +285,8 @@ test_503_twice_then_success (Fixture       *f,
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 3);
   g_assert_nonnull (failure);
-  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==,
+                   kind->false_end_turn_after_failure ? MEND_REASON_EMPTY : MEND_REASON_CAPACITY);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_true (mend_turn_get_output_seen (turn));
   g_assert_cmpstr (f->text->str, ==, FIRST_ANSWER);
@@ -292,13 +302,48 @@ test_503_twice_then_success (Fixture       *f,
   g_assert_cmpuint (model_server_n_answered (&f->server, RULE_ANSWER), ==, 1);
   g_assert_cmpuint (model_server_n_requests (&f->server), ==, 3);
 
-  /* One process, one session, all along. */
+  /* One process, one session, all along; an agent that ended a prompt
+   * falsely was started again once, and loaded the same session. */
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   g_assert_nonnull (session);
-  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==,
+                    kind->false_end_turn_after_failure ? 2 : 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, kind->false_end_turn_after_failure ? 1 : 0);
 
   if (kind->check_503_twice != NULL)
     kind->check_503_twice (f, turn);
+}
+
+/* A turn that a 503 failed once, then a follow-up: each gets its own
+ * answer, none the other's or an empty one (an agent whose answers
+ * shifted by a prompt after a failure would give the follow-up the first
+ * one's). */
+static void
+test_follow_up_after_a_failure_gets_its_own_answer (Fixture       *f,
+                                                    gconstpointer  data)
+{
+  const RealAcpAgent *kind = data;
+  MendTurn *first, *second;
+
+  if (!start_chat (f, kind,
+                   "[{\"match\": \"" FIRST "\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
+                   " {\"match\": \"" FIRST "\", \"times\": 0,"
+                   "  \"answer\": {\"kind\": \"text\", \"text\": \"" FIRST_ANSWER "\"}},"
+                   " {\"match\": \"" SECOND "\", \"times\": 0,"
+                   "  \"answer\": {\"kind\": \"text\", \"text\": \"" SECOND_ANSWER "\"}}]"))
+    return;
+
+  first = play (f, FIRST);
+  g_test_message ("first: attempt %u, text \"%s\"", mend_turn_get_attempt (first), f->text->str);
+  g_assert_cmpint (mend_turn_get_state (first), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (f->text->str, ==, FIRST_ANSWER);
+
+  g_string_truncate (f->text, 0);
+  second = play (f, SECOND);
+  g_test_message ("second: attempt %u, text \"%s\"", mend_turn_get_attempt (second), f->text->str);
+  g_assert_cmpint (mend_turn_get_state (second), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (f->text->str, ==, SECOND_ANSWER);
+  g_assert_cmpuint (mend_turn_get_attempt (second), ==, 1);
 }
 
 /* Registers the scenarios for @kind. */
@@ -307,9 +352,12 @@ real_acp_add_tests (const RealAcpAgent *kind)
 {
   g_autofree char *answered = g_strdup_printf ("/Mend/%s/prompt-is-answered-with-the-model-text", kind->name);
   g_autofree char *twice = g_strdup_printf ("/Mend/%s/503-twice-then-success-on-the-third-attempt", kind->name);
+  g_autofree char *follow_up = g_strdup_printf ("/Mend/%s/follow-up-after-a-failure-gets-its-own-answer", kind->name);
 
   g_test_add (answered, Fixture, kind, fixture_set_up, test_prompt_is_answered, fixture_tear_down);
   g_test_add (twice, Fixture, kind, fixture_set_up, test_503_twice_then_success, fixture_tear_down);
+  g_test_add (follow_up, Fixture, kind, fixture_set_up, test_follow_up_after_a_failure_gets_its_own_answer,
+              fixture_tear_down);
 }
 
 /* The tests' environment: loopback without proxies, settings in memory. */

@@ -85,6 +85,13 @@ COMMON_SCENARIOS = {
     "prompt-after-503": ([rule(None, {"kind": "status", "status": 503}, 1),
                           rule(None, {"kind": "text", "text": "Build fixed."})],
                          ["Fix the build", "Fix the build"], 3, None),
+    # What follows a false end_turn: the prompts after it, each answered
+    # by its own rule, so that whose answer streams when shows.
+    "prompts-after-503": ([rule("Fix the build", {"kind": "status", "status": 503}, 1),
+                           rule("Fix the build", {"kind": "text", "text": "Build fixed."}),
+                           rule("Update the changelog", {"kind": "text", "text": "Changelog updated."}),
+                           rule("Tag the release", {"kind": "text", "text": "Release tagged."})],
+                          ["Fix the build", "Fix the build", "Update the changelog", "Tag the release"], 3, None),
 }
 
 
@@ -244,6 +251,9 @@ def record(agent, name, version):
                     agent_proc.send({"jsonrpc": "2.0", "method": "session/cancel",
                                      "params": {"sessionId": session}})
                 agent_proc.read(pid, on_message=deny)
+                # As libmend's backoff would, in real time.
+                if os.environ.get("MEND_RECORD_PAUSE"):
+                    agent_proc.read(seconds=float(os.environ["MEND_RECORD_PAUSE"]), on_message=deny)
             if linger:
                 agent_proc.read(seconds=linger, on_message=deny)
             agent_proc.proc.kill()

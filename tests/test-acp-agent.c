@@ -445,6 +445,29 @@ test_end_turn_without_output_is_empty (Fixture       *f,
   g_assert_cmpstr (mend_turn_get_prompt (finished (f, 0)), ==, "Fix the build");
 }
 
+/* claude-agent-acp 0.23.1 ends the prompt after a failed one at once,
+ * with nothing (tests/data/claude-agent-acp-0.23.1/prompts-after-503.jsonl),
+ * and its answers come a prompt late from then on: the run is ended, and
+ * the retry goes to a fresh one that loads the session. */
+static void
+test_empty_end_after_a_failure_restarts (Fixture       *f,
+                                         gconstpointer  data)
+{
+  start_chat (f, "{\"loadSession\": true,"
+                 " \"prompts\": [[{\"error\": {\"code\": -32603, \"message\": \"Internal error: API Error: 503 "
+                 "no non-exhausted claude accounts available\"}}],"
+                 "              [{\"result\": {\"stopReason\": \"end_turn\", \"usage\": {\"totalTokens\": 0}}}]],"
+                 " \"promptsAfterLoad\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 3);
+  g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (finished (f, 0))), ==, MEND_REASON_EMPTY);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
+}
+
 static void
 test_refusal_is_not_retried (Fixture       *f,
                              gconstpointer  data)
@@ -981,6 +1004,7 @@ main (int   argc,
   ADD ("recorded-401-is-permanent-auth", test_recorded_401_is_permanent);
   ADD ("error-data-is-classified-with-the-message", test_error_data_is_classified);
   ADD ("end-turn-without-output-is-an-empty-response", test_end_turn_without_output_is_empty);
+  ADD ("empty-end-after-a-failure-restarts-the-agent", test_empty_end_after_a_failure_restarts);
   ADD ("refusal-is-not-retried", test_refusal_is_not_retried);
   ADD ("max-tokens-succeeds", test_max_tokens_succeeds);
   ADD ("session-error-fails-and-restarts-the-agent", test_session_error_restarts_the_agent);

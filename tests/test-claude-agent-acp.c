@@ -14,37 +14,11 @@
 
 #include "real-acp-fixture.h"
 
-/* After a failed prompt, the adapter answers the next one at once with
- * stopReason end_turn and no output, before any model request: it takes
- * the failed turn's late "idle" for the new prompt's end, and the model's
- * answer streams during the prompt after. The retry then "succeeds" with
- * nothing to show. */
-static const char *
-defect_503_twice (Fixture  *f,
-                  MendTurn *turn)
-{
-  if (mend_turn_get_state (turn) == MEND_TURN_SUCCEEDED && mend_turn_get_attempt (turn) == 2 &&
-      !mend_turn_get_output_seen (turn) && f->text->len == 0 &&
-      g_strcmp0 (mend_acp_agent_get_stop_reason (f->agent), "end_turn") == 0)
-    return "claude-agent-acp 0.23.1 answers the prompt after a failed one with a false "
-           "end_turn (no output, no model request): libmend's second attempt succeeds empty";
-
-  return NULL;
-}
-
-static void
-check_503_twice (Fixture  *f,
-                 MendTurn *turn)
-{
-  g_assert_cmpstr (mend_failure_get_api_error_type (mend_turn_get_last_failure (turn)), ==, "api_error");
-}
-
 static const RealAcpAgent claude_agent = {
   .name = "ClaudeAgentAcp",
   .find = claude_agent_acp_find,
   .make = claude_agent_acp_agent_new,
-  .defect_503_twice = defect_503_twice,
-  .check_503_twice = check_503_twice,
+  .false_end_turn_after_failure = TRUE,
 };
 
 int
