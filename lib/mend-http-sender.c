@@ -44,7 +44,8 @@
  *
  * In Responses, an attempt sends `{"model","max_output_tokens","stream":true,"input":[…]}`
  * (tool calls and their results as `function_call` and
- * `function_call_output` items) and reads `response.output_text.delta`,
+ * `function_call_output` items) and reads `response.output_text.delta`
+ * (and a refusal's `response.refusal.delta`),
  * `response.output_item.added` and `response.function_call_arguments.delta`,
  * ending with `response.completed` or `response.incomplete`;
  * `response.failed` and `error` events are failures read from their
