@@ -69,6 +69,17 @@ typedef struct
   "\"status\":\"RESOURCE_EXHAUSTED\",\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\"," \
   "\"retryDelay\":\"1.5s\"}]}}\r\n\r\n"
 
+/* The refusals of a whole (not streamed) answer, in the shapes of the
+ * API reference's chat.completion and response objects. */
+#define CHAT_WHOLE_REFUSAL \
+  "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"created\":1727346172,\"model\":\"gpt-4o-2024-08-06\"," \
+  "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null," \
+  "\"refusal\":\"I'm sorry, I can't assist with that request.\"},\"logprobs\":null,\"finish_reason\":\"stop\"}]}"
+#define RESPONSES_WHOLE_REFUSAL \
+  "{\"id\":\"resp_123\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"id\":\"msg_123\"," \
+  "\"type\":\"message\",\"role\":\"assistant\",\"status\":\"completed\"," \
+  "\"content\":[{\"type\":\"refusal\",\"refusal\":\"I cannot help with that.\"}]}]}"
+
 static const Row rows[] = {
   /* Chat Completions: OpenAI's own recordings (openai-python) */
   { "chat-completions/openai-text-usage-done", CHAT, "chat-completions/openai-text-usage-done.sse", NULL, 200, SSE, NULL,
@@ -83,6 +94,8 @@ static const Row rows[] = {
     "get_stock_price(call_DNYTawLBoN8fj3KN6qU9N1Ou) {\"ticker\":\"AAPL\",\"exchange\":\"NASDAQ\"}" },
   /* A refusal is the model's answer, in delta.refusal. */
   { "chat-completions/openai-refusal", CHAT, "chat-completions/openai-refusal.sse", NULL, 200, SSE, NULL,
+    SUCCEEDS, "I'm sorry, I can't assist with that request.", "I'm sorry, I can't assist with that request.", 44, NULL },
+  { "chat-completions/whole-refusal", CHAT, NULL, CHAT_WHOLE_REFUSAL, 200, JSON, NULL,
     SUCCEEDS, "I'm sorry, I can't assist with that request.", "I'm sorry, I can't assist with that request.", 44, NULL },
   { "chat-completions/content-filter-after-text", CHAT, "chat-completions/content-filter-after-text.sse", NULL, 200, SSE, NULL,
     SUCCEEDS, "{\"", "{\"", 2, NULL },
@@ -118,6 +131,10 @@ static const Row rows[] = {
     SUCCEEDS, "Hello world", "Hello world", 11, NULL },
   { "responses/openai-node-reasoning", RESPONSES, "responses/openai-node-reasoning.sse", NULL, 200, SSE, NULL,
     SUCCEEDS, "The answer is 42", "The answer is 42", 16, NULL },
+  { "responses/openai-node-refusal", RESPONSES, "responses/openai-node-refusal.sse", NULL, 200, SSE, NULL,
+    SUCCEEDS, "I cannot help with that.", "I cannot help with that.", 24, NULL },
+  { "responses/whole-refusal", RESPONSES, NULL, RESPONSES_WHOLE_REFUSAL, 200, JSON, NULL,
+    SUCCEEDS, "I cannot help with that.", "I cannot help with that.", 24, NULL },
   { "responses/prism-function-calls", RESPONSES, "responses/prism-function-calls.sse", NULL, 200, SSE, NULL,
     SUCCEEDS, "", "", 0,
     "search(call_GXd80NWdsX8ng3xdeNLeA42o) {\"query\":\"Detroit Tigers game time October 6, 2023\"}; "
