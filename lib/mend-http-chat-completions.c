@@ -186,6 +186,9 @@ read_message (MendHttpAnswer  *answer,
   gboolean content = FALSE;
 
   *text = mend_http_answer_add_text (answer, 0, mend_json_get_string (message, "content"));
+  /* A refusal is the model's answer too, in words of its own. */
+  if (*text == NULL)
+    *text = mend_http_answer_add_text (answer, 0, mend_json_get_string (message, "refusal"));
   content = *text != NULL;
 
   if (calls != NULL && JSON_NODE_HOLDS_ARRAY (calls))

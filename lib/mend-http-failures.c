@@ -14,6 +14,7 @@
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
 #include "mend-http-failures-private.h"
+#include "mend-http-headers-private.h"
 
 MendFailure *
 mend_http_failure_from_error (const GError *error,
@@ -63,6 +64,42 @@ mend_http_failure_over_cap (MendHttpCap cap,
   return mend_failure_new_from_error (error);
 }
 
+/* A 429 that gives no Retry-After (nor retry-after-ms) and no hint in its
+ * body, but OpenAI's x-ratelimit-reset-* headers: the headers again, with
+ * the reset as retry-after-ms; NULL when there is none to read. The
+ * body's own hint wins over the headers, since a reset is when the whole
+ * limit is back, and the body says when this request fits. */
+static SoupMessageHeaders *
+headers_with_reset (guint               status,
+                    SoupMessageHeaders *headers,
+                    MendFailure        *failure)
+{
+  SoupMessageHeaders *copy;
+  SoupMessageHeadersIter iter;
+  g_autofree char *ms = NULL;
+  const char *name;
+  const char *value;
+  gint64 reset;
+
+  if (status != 429 || headers == NULL ||
+      mend_failure_get_retry_after_ms (failure) >= 0 ||
+      soup_message_headers_get_one (headers, "Retry-After") != NULL ||
+      soup_message_headers_get_one (headers, "retry-after-ms") != NULL)
+    return NULL;
+
+  reset = mend_http_rate_limit_reset_ms (headers);
+  if (reset < 0)
+    return NULL;
+
+  copy = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  soup_message_headers_iter_init (&iter, headers);
+  while (soup_message_headers_iter_next (&iter, &name, &value))
+    soup_message_headers_append (copy, name, value);
+  ms = g_strdup_printf ("%" G_GINT64_FORMAT, reset);
+  soup_message_headers_replace (copy, "retry-after-ms", ms);
+  return copy;
+}
+
 MendFailure *
 mend_http_failure_from_response (SoupMessage     *message,
                                  const void      *data,
@@ -71,11 +108,24 @@ mend_http_failure_from_response (SoupMessage     *message,
                                  MendErrorPolicy *policy)
 {
   g_autoptr(GBytes) bytes = g_bytes_new (data, size);
+  SoupMessageHeaders *headers = soup_message_get_response_headers (message);
+  guint status = soup_message_get_status (message);
+  guint horizon = mend_error_policy_get_retry_after_max_ms (policy);
+  g_autoptr(SoupMessageHeaders) with_reset = NULL;
+  MendFailure *failure;
 
-  return mend_failure_new_from_http_within (soup_message_get_status (message),
-                                            soup_message_get_response_headers (message),
-                                            bytes, clock,
-                                            mend_error_policy_get_retry_after_max_ms (policy));
+  failure = mend_failure_new_from_http_within (status, headers, bytes, clock, horizon);
+
+  /* A failure's facts are fixed when it is made: one with the reset as its
+   * hint is made again from the same answer. */
+  with_reset = headers_with_reset (status, headers, failure);
+  if (with_reset != NULL)
+    {
+      g_object_unref (failure);
+      failure = mend_failure_new_from_http_within (status, with_reset, bytes, clock, horizon);
+    }
+
+  return failure;
 }
 
 static gboolean

@@ -37,4 +37,10 @@ void     mend_http_secrets_remember_headers (MendSecretSet      *secrets,
 void     mend_http_secrets_remember_uri     (MendSecretSet      *secrets,
                                              const char         *uri);
 
+/* The wait an OpenAI-style 429 names in x-ratelimit-reset-requests and
+ * x-ratelimit-reset-tokens, in milliseconds (-1 for none): of the limits
+ * that were hit (remaining 0, or no remaining count given), the longest
+ * reset; when requests were left, the tokens' reset. */
+gint64   mend_http_rate_limit_reset_ms      (SoupMessageHeaders *headers);
+
 G_END_DECLS

@@ -8,6 +8,7 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "mend-http-headers-private.h"
@@ -167,4 +168,104 @@ mend_http_secrets_remember_uri (MendSecretSet *secrets,
       g_free (name);
       g_free (value);
     }
+}
+
+/* Rate-limit headers: OpenAI's (and Groq's) x-ratelimit-reset-requests and
+ * x-ratelimit-reset-tokens, Go durations such as "1s", "6m0s", "20ms",
+ * "2.5s" or "1h2m3.5s" (https://platform.openai.com/docs/guides/rate-limits). */
+
+/* A Go duration in milliseconds, rounded up; -1 unless the whole value is
+ * one. */
+static gint64
+parse_go_duration (const char *value)
+{
+  const char *p = value;
+  double total = 0;
+  gboolean any = FALSE;
+
+  while (*p == ' ')
+    p++;
+  while (*p != '\0' && *p != ' ')
+    {
+      static const struct {
+        const char *unit;
+        double      ms;
+      } units[] = {
+        /* Longest first: "ms" before "m". */
+        { "ms", 1 }, { "us", 0.001 }, { "µs", 0.001 }, { "ns", 0.000001 },
+        { "h", 3600000 }, { "m", 60000 }, { "s", 1000 },
+      };
+      char *end = NULL;
+      double number;
+      guint i;
+
+      if (!g_ascii_isdigit (*p) && *p != '.')
+        return -1;
+      number = g_ascii_strtod (p, &end);
+      if (end == p || number < 0)
+        return -1;
+      for (i = 0; i < G_N_ELEMENTS (units); i++)
+        if (g_str_has_prefix (end, units[i].unit))
+          break;
+      if (i == G_N_ELEMENTS (units))
+        return -1;
+      total += number * units[i].ms;
+      p = end + strlen (units[i].unit);
+      any = TRUE;
+    }
+  while (*p == ' ')
+    p++;
+  if (!any || *p != '\0' || !isfinite (total) || total >= (double) G_MAXINT64 / 2)
+    return -1;
+
+  return (gint64) ceil (total - 1e-6);
+}
+
+/* A remaining count: -1 when absent or not a number. */
+static gint64
+remaining (SoupMessageHeaders *headers,
+           const char         *name)
+{
+  const char *value = soup_message_headers_get_one (headers, name);
+  char *end = NULL;
+  gint64 count;
+
+  if (value == NULL)
+    return -1;
+  count = g_ascii_strtoll (value, &end, 10);
+  return end != value && *end == '\0' && count >= 0 ? count : -1;
+}
+
+gint64
+mend_http_rate_limit_reset_ms (SoupMessageHeaders *headers)
+{
+  const char *requests_value;
+  const char *tokens_value;
+  gint64 requests = -1;
+  gint64 tokens = -1;
+  gboolean requests_apply;
+  gboolean tokens_apply;
+
+  if (headers == NULL)
+    return -1;
+
+  requests_value = soup_message_headers_get_one (headers, "x-ratelimit-reset-requests");
+  tokens_value = soup_message_headers_get_one (headers, "x-ratelimit-reset-tokens");
+  if (requests_value != NULL)
+    requests = parse_go_duration (requests_value);
+  if (tokens_value != NULL)
+    tokens = parse_go_duration (tokens_value);
+
+  /* A limit whose remaining count is left is not the one that was hit; a
+   * request refused with requests left was too large for the tokens left. */
+  requests_apply = requests >= 0 && remaining (headers, "x-ratelimit-remaining-requests") <= 0;
+  tokens_apply = tokens >= 0 && (remaining (headers, "x-ratelimit-remaining-tokens") <= 0 || !requests_apply);
+
+  if (requests_apply && tokens_apply)
+    return MAX (requests, tokens);
+  if (requests_apply)
+    return requests;
+  if (tokens_apply)
+    return tokens;
+  return -1;
 }

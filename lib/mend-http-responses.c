@@ -150,9 +150,13 @@ read_item (MendHttpAnswer  *answer,
       for (guint i = 0; parts != NULL && i < json_array_get_length (parts); i++)
         {
           JsonObject *part = mend_http_block_at (parts, i);
+          const char *part_type = mend_json_get_string (part, "type");
+          /* A refusal is the answer's text too. */
+          const char *words = g_strcmp0 (part_type, "output_text") == 0 ? mend_json_get_string (part, "text")
+                              : g_strcmp0 (part_type, "refusal") == 0 ? mend_json_get_string (part, "refusal")
+                              : NULL;
 
-          if (g_strcmp0 (mend_json_get_string (part, "type"), "output_text") == 0 &&
-              mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (part, "text")) != NULL)
+          if (mend_http_answer_add_text (answer, (guint) index, words) != NULL)
             any = TRUE;
         }
       return any;
@@ -184,7 +188,9 @@ responses_read_event (MendHttpAnswer *answer,
     }
 
   index = output_index (event);
-  if (g_strcmp0 (type, "response.output_text.delta") == 0 && index >= 0 && index < G_MAXINT32)
+  /* A refusal is the model's answer too, in words of its own. */
+  if ((g_strcmp0 (type, "response.output_text.delta") == 0 || g_strcmp0 (type, "response.refusal.delta") == 0) &&
+      index >= 0 && index < G_MAXINT32)
     {
       *text = mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (event, "delta"));
       return *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;

@@ -44,7 +44,8 @@
  *
  * In Responses, an attempt sends `{"model","max_output_tokens","stream":true,"input":[…]}`
  * (tool calls and their results as `function_call` and
- * `function_call_output` items) and reads `response.output_text.delta`,
+ * `function_call_output` items) and reads `response.output_text.delta`
+ * (and a refusal's `response.refusal.delta`),
  * `response.output_item.added` and `response.function_call_arguments.delta`,
  * ending with `response.completed` or `response.incomplete`;
  * `response.failed` and `error` events are failures read from their
@@ -54,7 +55,8 @@
  * `{"model","max_tokens","stream":true,"stream_options":{"include_usage":true},"messages":[…]}`
  * with each message's text as its `content`, an assistant's tool calls as
  * `tool_calls` and their results as messages of role `tool`; it reads
- * `choices[0].delta` (text and tool calls), `finish_reason` (or Ollama's
+ * `choices[0].delta` (text, a refusal's text, and tool calls),
+ * `finish_reason` (or Ollama's
  * `done_reason`), `data: [DONE]` and an `error` object inside the stream,
  * or one JSON answer (`choices[0].message`). Set the key with
  * `mend_http_sender_set_header (sender, "Authorization", "Bearer …", NULL)`.
@@ -84,7 +86,11 @@
  * one JSON body (`{"content":[…]}`) gives its text as one text-delta. The
  * text of the answer that succeeded is [property@Mend.HttpSender:answer].
  * A non-2xx response becomes a [class@Mend.Failure] with its status,
- * `Retry-After`, `retry-after-ms`, `x-should-retry` and JSON error body.
+ * `Retry-After`, `retry-after-ms`, `x-should-retry` and JSON error body
+ * (with the wait it names, such as Google's `RetryInfo` `retryDelay`). A
+ * 429 with none of these waits but OpenAI's `x-ratelimit-reset-requests`
+ * and `x-ratelimit-reset-tokens` headers waits for the longer reset of the
+ * limits that were hit (those whose `x-ratelimit-remaining-*` is 0).
  * A `Retry-After` date is read against the response's `Date` header, so a
  * server whose clock is off this machine's gets the wait it asked for;
  * without a `Date` header, a date beyond the turn policy's

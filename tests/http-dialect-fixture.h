@@ -5,8 +5,9 @@
  * Shared by the tests of the HTTP sender's wire formats: the test data is
  * the endpoint's path (Chat Completions when NULL), from which the sender
  * takes its format; every request's body is kept; the server answers each
- * request with the next reply of the script. Waits run in virtual time;
- * every object is finalized at the end.
+ * request with the next reply of the script (its status, headers and
+ * body). Waits run in virtual time; every object is finalized at the end.
+ * fixture_load () reads a recorded answer from tests/data/http.
  */
 
 #pragma once
@@ -22,6 +23,7 @@ typedef struct
   guint       status;
   const char *content_type;
   const char *body;
+  const char *headers;  /* "Name: value" lines, or NULL */
 } Reply;
 
 typedef struct
@@ -38,6 +40,7 @@ typedef struct
   MendHttpSender *sender;
   GString *deltas;
   GPtrArray *finished;
+  GPtrArray *loaded;   /* what fixture_load () read */
 } Fixture;
 
 static void
@@ -55,6 +58,21 @@ server_callback (SoupServer        *server,
   g_assert_cmpuint (f->served, <, f->n_script);
   reply = &f->script[f->served++];
   soup_server_message_set_status (msg, reply->status, NULL);
+  if (reply->headers != NULL)
+    {
+      g_auto(GStrv) lines = g_strsplit (reply->headers, "\n", -1);
+
+      for (guint i = 0; lines[i] != NULL; i++)
+        {
+          char *colon = strchr (lines[i], ':');
+
+          if (colon == NULL)
+            continue;
+          *colon = '\0';
+          soup_message_headers_append (soup_server_message_get_response_headers (msg),
+                                       g_strstrip (lines[i]), g_strstrip (colon + 1));
+        }
+    }
   soup_server_message_set_response (msg, reply->content_type, SOUP_MEMORY_STATIC,
                                     reply->body, strlen (reply->body));
 }
@@ -75,20 +93,23 @@ on_turn_finished (MendChat *chat,
   g_ptr_array_add (f->finished, g_object_ref (turn));
 }
 
+/* A chat whose sender's endpoint is @path on the server (Chat Completions'
+ * when NULL), from which the sender takes its format. */
 static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
+fixture_set_up_at (Fixture    *f,
+                   const char *path)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
-  const char *path;
   GSList *uris;
 
   f->bodies = g_ptr_array_new_with_free_func (g_free);
   f->finished = g_ptr_array_new_with_free_func (g_object_unref);
+  f->loaded = g_ptr_array_new_with_free_func (g_free);
   f->deltas = g_string_new (NULL);
   f->server = soup_server_new (NULL, NULL);
-  path = data != NULL ? data : "/v1/chat/completions";
+  if (path == NULL)
+    path = "/v1/chat/completions";
   /* Every path: Gemini's carries a query. */
   soup_server_add_handler (f->server, NULL, server_callback, f, NULL);
   g_assert_true (soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
@@ -105,6 +126,13 @@ fixture_set_up (Fixture       *f,
   mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
   f->chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "policy", policy, "sender", f->sender, NULL);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+}
+
+static G_GNUC_UNUSED void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  fixture_set_up_at (f, data);
 }
 
 static void
@@ -124,11 +152,28 @@ fixture_tear_down (Fixture       *f,
   g_assert_finalize_object (f->server);
   g_ptr_array_unref (f->finished);
   g_ptr_array_unref (f->bodies);
+  g_ptr_array_unref (f->loaded);
   g_string_free (f->deltas, TRUE);
   g_free (f->endpoint);
 }
 
-static void
+/* A recorded answer, tests/data/http/@name (see its SOURCES.md), kept
+ * until the end of the test. */
+static G_GNUC_UNUSED const char *
+fixture_load (Fixture    *f,
+              const char *name)
+{
+  g_autofree char *path = g_build_filename (MEND_TEST_SRCDIR, "data", "http", name, NULL);
+  g_autoptr(GError) error = NULL;
+  char *contents = NULL;
+
+  g_file_get_contents (path, &contents, NULL, &error);
+  g_assert_no_error (error);
+  g_ptr_array_add (f->loaded, contents);
+  return contents;
+}
+
+static G_GNUC_UNUSED void
 start (Fixture     *f,
        const Reply *script,
        guint        n)
