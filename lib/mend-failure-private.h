@@ -40,6 +40,9 @@ MendFailure *mend_failure_new_from_http_within (guint               status,
 MendFailure *mend_failure_new_partial_copy (MendFailure *self);
 
 MendFailure *mend_failure_new_no_sender     (void);
+/* The agent could not load the session of the turn (what it said in
+ * @detail): permanent, %MEND_RETRY_ERROR_SESSION_LOST. */
+MendFailure *mend_failure_new_session_lost  (const char *detail);
 
 /* Saved state: a failure's facts as a JSON object ({reason, status,
  * retryAfterMs, partial, message}), and back, classified by the default

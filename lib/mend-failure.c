@@ -511,6 +511,21 @@ mend_failure_new_no_sender (void)
 }
 
 MendFailure *
+mend_failure_new_session_lost (const char *detail)
+{
+  g_autofree char *text = NULL;
+  MendFailure *self;
+
+  text = g_strdup_printf (_("The agent could not load this conversation, and its history is gone: %s. "
+                            "A new session is opened for the next prompt"),
+                          detail != NULL ? detail : _("no reason given"));
+  self = failure_new (MEND_REASON_UNKNOWN, text, g_strdup (_("the agent lost the session")));
+  classify_default (self);
+  self->error = g_error_new_literal (MEND_RETRY_ERROR, MEND_RETRY_ERROR_SESSION_LOST, text);
+  return self;
+}
+
+MendFailure *
 mend_failure_new_partial_copy (MendFailure *self)
 {
   MendFailure *copy;
