@@ -1118,6 +1118,36 @@ test_acpmux_failed_subagent_waits_to_resume (Fixture       *f,
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
+/* The Gemini CLI's invoke_agent: a tool_call "Delegating to agent 'NAME'"
+ * then its update: a subagent that started and ended, with no id to
+ * resume it by; one the agent says failed is failed, not retryable. */
+static void
+test_gemini_delegation_is_a_subagent (Fixture       *f,
+                                      gconstpointer  data)
+{
+  const char *status = data;
+  g_autofree char *script =
+    g_strdup_printf ("{\"agentInfo\": {\"name\": \"gemini-cli\"},"
+                     " \"prompts\": [[{\"update\": {\"sessionUpdate\": \"tool_call\", \"toolCallId\": \"invoke_agent-1\","
+                     "   \"title\": \"Delegating to agent 'codebase_investigator'\", \"kind\": \"think\", \"status\": \"pending\"}},"
+                     " {\"update\": {\"sessionUpdate\": \"tool_call_update\", \"toolCallId\": \"invoke_agent-1\","
+                     "   \"status\": \"%s\", \"content\": []}},"
+                     " " SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}", status);
+  gboolean failed = g_str_equal (status, "failed");
+  MendSubagent *s;
+
+  start_chat (f, script);
+  submit (f, "Investigate the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  s = the_subagent (f);
+  g_assert_cmpstr (mend_subagent_get_id (s), ==, "invoke_agent-1");
+  g_assert_cmpstr (mend_subagent_get_name (s), ==, "codebase_investigator");
+  g_assert_cmpint (mend_subagent_get_state (s), ==, failed ? MEND_SUBAGENT_FAILED : MEND_SUBAGENT_COMPLETED);
+  g_assert_false (mend_subagent_get_retryable (s));
+  g_assert_cmpuint (count_records (f, "scheduled"), ==, 0);
+}
+
 static void
 test_task_call_failure_and_send_message (Fixture       *f,
                                          gconstpointer  data)
@@ -1217,6 +1247,10 @@ main (int   argc,
   ADD ("recorded-foreground-task-503-fails-the-subagent", test_recorded_foreground_task_503);
 
   ADD ("profile/from-agent-info", test_profile_from_agent_info);
+  g_test_add ("/Mend/AcpAgent/gemini-delegation-is-a-subagent/completed", Fixture, "completed",
+              fixture_set_up, test_gemini_delegation_is_a_subagent, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/gemini-delegation-is-a-subagent/failed", Fixture, "failed",
+              fixture_set_up, test_gemini_delegation_is_a_subagent, fixture_tear_down);
   ADD ("profile/default-and-the-apps", test_profile_default_and_the_apps);
   ADD ("profile/notice-is-not-output", test_notice_is_not_output);
   ADD ("profile/lost-session-is-told", test_lost_session_is_told);
