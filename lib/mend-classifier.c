@@ -248,6 +248,8 @@ mend_classifier_normalize (const char *text)
   g_autofree char *lower = g_ascii_strdown (text, -1);
   GString *out = g_string_sized_new (strlen (lower));
 
+  /* Never two spaces in a row: normalizing normalized text changes
+   * nothing, so that a rule's words can be checked against it. */
   for (const char *p = lower; *p != '\0'; )
     {
       if (g_str_has_prefix (p, "http://") || g_str_has_prefix (p, "https://"))
@@ -255,17 +257,19 @@ mend_classifier_normalize (const char *text)
           /* "…/account/billing" in a link says nothing about the error. */
           while (*p != '\0' && !g_ascii_isspace (*p) && *p != '"' && *p != '\'')
             p++;
-          g_string_append_c (out, ' ');
-          continue;
         }
-      if (g_ascii_isspace (*p))
+      else if (g_ascii_isspace (*p))
         {
           while (g_ascii_isspace (*p))
             p++;
-          g_string_append_c (out, ' ');
+        }
+      else
+        {
+          g_string_append_c (out, *p++);
           continue;
         }
-      g_string_append_c (out, *p++);
+      if (out->len == 0 || out->str[out->len - 1] != ' ')
+        g_string_append_c (out, ' ');
     }
 
   return g_string_free (out, FALSE);
