@@ -302,8 +302,8 @@ check_pattern (MendMatch    match,
     case MEND_MATCH_TOKEN:
     case MEND_MATCH_TOKEN_EXACT:
     case MEND_MATCH_INFIX:
-      if (match != MEND_MATCH_INFIX && (len < 4 || len > MEND_RULE_MAX_TOKEN))
-        return fail (error, line, _("a token is 4 to %d bytes"), MEND_RULE_MAX_TOKEN);
+      if (match != MEND_MATCH_INFIX && (len < 3 || len > MEND_RULE_MAX_TOKEN))
+        return fail (error, line, _("a token is 3 to %d bytes"), MEND_RULE_MAX_TOKEN);
       if (len > MEND_RULE_MAX_TOKEN)
         return fail (error, line, _("a token is at most %d bytes"), MEND_RULE_MAX_TOKEN);
       for (const char *p = pattern; *p != '\0'; p++)
@@ -559,7 +559,7 @@ mend_rule_set_foreach_token_rule (const MendRuleSet *self,
           }
     }
 
-  if (len >= 4 && len <= MEND_RULE_MAX_TOKEN && g_hash_table_size (self->tokens) > 0)
+  if (len >= 3 && len <= MEND_RULE_MAX_TOKEN && g_hash_table_size (self->tokens) > 0)
     {
       char key[MEND_RULE_MAX_TOKEN + 1];
       GPtrArray *list;

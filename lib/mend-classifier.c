@@ -165,11 +165,41 @@ weigh_codes (Weighing          *w,
     }
 }
 
+static guint
+count_in (const char *haystack,
+          const char *needle)
+{
+  gsize len = strlen (needle);
+  guint n = 0;
+
+  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + len, needle))
+    n++;
+  return n;
+}
+
+/* Whether every occurrence of @inner's words is inside an occurrence of
+ * @outer's, longer words that hold them: "you have exceeded your usage
+ * limits. please try again later" says more than "usage limit" in it, and
+ * "does not exist or you do not have access" more than "do not have
+ * access". The more specific words speak for the text. */
+static gboolean
+is_subsumed (const char     *lower,
+             const MendRule *inner,
+             const MendRule *outer)
+{
+  guint inside = count_in (outer->pattern, inner->pattern);
+
+  if (inside == 0 || strlen (outer->pattern) <= strlen (inner->pattern))
+    return FALSE;
+  return count_in (lower, inner->pattern) <= count_in (lower, outer->pattern) * inside;
+}
+
 static void
 weigh_phrases (Weighing          *w,
                const MendRuleSet *rules,
                const char        *lower)
 {
+  g_autoptr(GPtrArray) matched = g_ptr_array_new ();
   guint n = mend_rule_set_get_n_rules (rules);
 
   for (guint i = 0; i < n; i++)
@@ -177,6 +207,17 @@ weigh_phrases (Weighing          *w,
       const MendRule *rule = mend_rule_set_get_rule (rules, i);
 
       if (rule->match == MEND_MATCH_WORDS && strstr (lower, rule->pattern) != NULL)
+        g_ptr_array_add (matched, (gpointer) rule);
+    }
+
+  for (guint i = 0; i < matched->len; i++)
+    {
+      const MendRule *rule = g_ptr_array_index (matched, i);
+      gboolean subsumed = FALSE;
+
+      for (guint j = 0; j < matched->len && !subsumed; j++)
+        subsumed = j != i && is_subsumed (lower, rule, g_ptr_array_index (matched, j));
+      if (!subsumed)
         weigh (w, rule->reason, rule->rank,
                g_strdup_printf (_("words “%s” (%s)"), rule->pattern, rule->source));
     }
@@ -337,8 +378,10 @@ finish (Weighing           *w,
         MendClassification *verdict)
 {
   /* A bad request whose words say the key or access was refused is that
-   * (Google answers an invalid key with 400 INVALID_ARGUMENT). */
-  if (w->reason == MEND_REASON_BAD_REQUEST && w->refused)
+   * (Google answers an invalid key with 400 INVALID_ARGUMENT), unless a
+   * decisive fact made it one ("does not exist or you do not have access
+   * to it" is a missing model). */
+  if (w->reason == MEND_REASON_BAD_REQUEST && w->refused && w->rank < MEND_EVIDENCE_DECISIVE)
     {
       g_free (w->rule);
       w->rule = g_strdup_printf (_("%s, over a bad request"), w->refused_rule);

@@ -115,6 +115,7 @@ mend_failure_parse_text_hint (const char *text)
     { "retry-after", " :=" },
     { "retry in", " " },
     { "try again in", " " },
+    { "wait", " " },
     { "retrying in", " " },
     { "reset after", " " },
     { "retrydelay", " \"':=\\" },

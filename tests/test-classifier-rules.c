@@ -114,7 +114,7 @@ test_malformed_lines_are_refused (void)
     { "words specific capacity \"Busy\" src", "lower case" },
     { "words specific capacity \"too  busy\" src", "lower case" },
     { "words specific capacity \" busy\" src", "lower case" },
-    { "token code capacity \"ab\" src", "4 to" },
+    { "token code capacity \"ab\" src", "3 to" },
     { "token code capacity \"a.b.c\" src", "letters, digits" },
     { "status status capacity \"600\" src", "three digits" },
     { "status status capacity \"5x3\" src", "three digits" },
