@@ -291,9 +291,9 @@ kind_nick (MendFailureKind kind)
 #define RULES_NEVER_RETRIED_MAX      0
 #define RULES_REASON_WRONG_MAX       1    /* clear cases; target 0 */
 #define RULES_HINTS_WRONG_MAX        0
-#define CHECK_KIND_PERCENT_MIN      92.0  /* target 95 */
-#define CHECK_NEVER_RETRIED_MAX      7    /* target 0 */
-#define CHECK_LIMIT_PERCENT_MIN     85.9  /* target 90 */
+#define CHECK_KIND_PERCENT_MIN      94.0  /* target 95 */
+#define CHECK_NEVER_RETRIED_MAX      4    /* target 0 */
+#define CHECK_LIMIT_PERCENT_MIN     89.4  /* target 90 */
 
 typedef struct
 {
