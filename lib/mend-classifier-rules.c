@@ -399,9 +399,9 @@ mend_rule_set_parse (const char  *text,
 
   if (length < 0)
     length = strlen (text);
-  if (memchr (text, '\0', length) != NULL)
+  if (memchr (text, '\0', length) != NULL || !g_utf8_validate (text, length, NULL))
     {
-      fail (error, 0, _("the rules are not text"));
+      fail (error, 0, _("the rules are not UTF-8 text"));
       return NULL;
     }
   copy = g_strndup (text, length);
@@ -496,7 +496,8 @@ mend_rule_set_add_words (MendRuleSet       *self,
   rule->rank = rank;
   rule->reason = reason;
   rule->pattern = g_steal_pointer (&normal);
-  rule->source = g_strdup (source != NULL && *source != '\0' ? source : _("the app’s rule"));
+  rule->source = source != NULL && *source != '\0' ? g_utf8_make_valid (source, -1)
+                                                     : g_strdup (_("the app’s rule"));
   /* One line, as in the file. */
   for (char *p = rule->source; *p != '\0'; p++)
     if (*p == '\n' || *p == '\r')
