@@ -186,7 +186,7 @@ mend_error_policy_get_reason_for (MendErrorPolicy *self,
   return mend_failure_get_reason (failure);
 }
 
-static MendRuleSet *
+static gboolean
 invalid (GError     **error,
          const char  *key,
          const char  *detail)
@@ -197,7 +197,7 @@ invalid (GError     **error,
                _("Invalid policy key “%s”: %s"), key, detail);
   if (error != NULL)
     mend_redact_error (*error);
-  return NULL;
+  return FALSE;
 }
 
 static const char *
@@ -230,7 +230,7 @@ read_rule (MendRuleSet  *rules,
   JsonNode *value;
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
-    return invalid (error, key, _("expected an object with “phrase”, “reason” and “source”")) != NULL;
+    return invalid (error, key, _("expected an object with “phrase”, “reason” and “source”"));
   object = json_node_get_object (node);
 
   json_object_iter_init (&iter, object);
@@ -240,7 +240,7 @@ read_rule (MendRuleSet  *rules,
       {
         g_autofree char *where = g_strdup_printf ("%s.%s", key, member);
 
-        return invalid (error, where, _("unknown key")) != NULL;
+        return invalid (error, where, _("unknown key"));
       }
 
   phrase = string_member (object, "phrase");
@@ -248,7 +248,7 @@ read_rule (MendRuleSet  *rules,
     {
       g_autofree char *where = g_strdup_printf ("%s.phrase", key);
 
-      return invalid (error, where, _("expected a string")) != NULL;
+      return invalid (error, where, _("expected a string"));
     }
 
   nick = string_member (object, "reason");
@@ -257,7 +257,7 @@ read_rule (MendRuleSet  *rules,
     {
       g_autofree char *where = g_strdup_printf ("%s.reason", key);
 
-      return invalid (error, where, _("expected a reason such as “capacity” or “usage-limit”")) != NULL;
+      return invalid (error, where, _("expected a reason such as “capacity” or “usage-limit”"));
     }
 
   if (json_object_has_member (object, "source"))
@@ -267,7 +267,7 @@ read_rule (MendRuleSet  *rules,
         {
           g_autofree char *where = g_strdup_printf ("%s.source", key);
 
-          return invalid (error, where, _("expected a string")) != NULL;
+          return invalid (error, where, _("expected a string"));
         }
     }
 
@@ -276,7 +276,7 @@ read_rule (MendRuleSet  *rules,
     {
       g_autofree char *where = g_strdup_printf ("%s.phrase", key);
 
-      return invalid (error, where, _("has nothing to match, or is longer than 1024 bytes")) != NULL;
+      return invalid (error, where, _("has nothing to match, or is longer than 1024 bytes"));
     }
 
   return TRUE;
@@ -292,7 +292,10 @@ mend_error_policy_rules_from_json (JsonNode    *node,
   guint len;
 
   if (!JSON_NODE_HOLDS_ARRAY (node))
-    return invalid (error, key, _("expected an array of rules"));
+    {
+      invalid (error, key, _("expected an array of rules"));
+      return NULL;
+    }
 
   array = json_node_get_array (node);
   len = json_array_get_length (array);
@@ -300,7 +303,8 @@ mend_error_policy_rules_from_json (JsonNode    *node,
     {
       g_autofree char *detail = g_strdup_printf (_("has more than %d rules"), MAX_RULES);
 
-      return invalid (error, key, detail);
+      invalid (error, key, detail);
+      return NULL;
     }
 
   for (guint i = 0; i < len; i++)

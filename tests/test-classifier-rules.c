@@ -160,8 +160,11 @@ test_order_is_the_built_in_files (void)
   g_assert_cmpint (mend_rule_set_safety (with_order, MEND_REASON_USAGE_LIMIT), <,
                    mend_rule_set_safety (with_order, MEND_REASON_CAPACITY));
 
-  /* Text with a NUL in it is not rules. */
+  /* Text with a NUL in it, or that is not UTF-8, is not rules. */
   g_assert_null (mend_rule_set_parse ("words specific capacity \"a\0b\" src", 33, FALSE, &error));
+  g_assert_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (mend_rule_set_parse ("words specific capacity \"\xff\" src", -1, FALSE, &error));
   g_assert_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID);
 }
 
