@@ -282,18 +282,22 @@ kind_nick (MendFailureKind kind)
   return mend_failure_kind_to_nick (kind);
 }
 
-/* The bars each half is held to. The targets are the issue's: on the
- * check half the kind right for 95 %, nothing that must not be retried
- * retried, 90 % of the limits classified as limits; on the rules half
- * every kind right. Until the classifier reaches a target the bar is the
- * floor measured so far, so that nothing falls back. */
+/* The bars each half is held to. The issue's targets, on the check half:
+ * the kind right for 95 %, nothing that must not be retried retried, 90 %
+ * of the limits classified as limits, measured as the issue measured, on
+ * the clear cases (those not marked ambiguous); on the rules half every
+ * kind right. Over all the check half's cases, ambiguous ones included,
+ * the bar is the floor measured so far, so that nothing falls back. */
 #define RULES_KIND_PERCENT_MIN     100.0
 #define RULES_NEVER_RETRIED_MAX      0
 #define RULES_REASON_WRONG_MAX       1    /* clear cases; target 0 */
 #define RULES_HINTS_WRONG_MAX        0
-#define CHECK_KIND_PERCENT_MIN      94.0  /* target 95 */
-#define CHECK_NEVER_RETRIED_MAX      5    /* target 0 */
-#define CHECK_LIMIT_PERCENT_MIN     89.4  /* target 90 */
+#define CHECK_KIND_PERCENT_MIN      95.0  /* clear cases */
+#define CHECK_NEVER_RETRIED_MAX      0    /* clear cases */
+#define CHECK_LIMIT_PERCENT_MIN     90.0  /* clear cases */
+#define CHECK_ALL_KIND_PERCENT_MIN  94.0  /* all cases; target 95 */
+#define CHECK_ALL_NEVER_RETRIED_MAX  5    /* all cases; target 0 */
+#define CHECK_ALL_LIMIT_PERCENT_MIN 89.4  /* all cases; target 90 */
 
 typedef struct
 {
@@ -306,8 +310,12 @@ typedef struct
   guint reason_right_clear;
   guint never;                 /* must not be retried: permanent, limit, stopped */
   guint never_retried;         /* … and were classified transient */
+  guint never_clear;
+  guint never_retried_clear;
   guint limits;
   guint limits_as_limit;
+  guint limits_clear;
+  guint limits_as_limit_clear;
   guint transient;
   guint transient_missed;
   guint hints;
@@ -350,6 +358,11 @@ score_half (Half   half,
         {
           s->never++;
           s->never_retried += c->kind == MEND_FAILURE_TRANSIENT;
+          if (c->ambiguous == NULL)
+            {
+              s->never_clear++;
+              s->never_retried_clear += c->kind == MEND_FAILURE_TRANSIENT;
+            }
         }
       else
         {
@@ -360,6 +373,11 @@ score_half (Half   half,
         {
           s->limits++;
           s->limits_as_limit += c->kind == MEND_FAILURE_LIMIT;
+          if (c->ambiguous == NULL)
+            {
+              s->limits_clear++;
+              s->limits_as_limit_clear += c->kind == MEND_FAILURE_LIMIT;
+            }
         }
       if (c->want_hint >= 0)
         {
@@ -390,10 +408,13 @@ print_score (const char  *title,
   g_test_message ("  reason right: %u of %u (%.1f %%); clear cases %u of %u (%.1f %%)",
                   s->reason_right, s->n, percent (s->reason_right, s->n),
                   s->reason_right_clear, s->clear, percent (s->reason_right_clear, s->clear));
-  g_test_message ("  must not be retried, retried: %u of %u", s->never_retried, s->never);
+  g_test_message ("  must not be retried, retried: %u of %u; clear cases %u of %u",
+                  s->never_retried, s->never, s->never_retried_clear, s->never_clear);
   g_test_message ("  transient, not retried: %u of %u", s->transient_missed, s->transient);
-  g_test_message ("  limits classified limit: %u of %u (%.1f %%)", s->limits_as_limit, s->limits,
-                  percent (s->limits_as_limit, s->limits));
+  g_test_message ("  limits classified limit: %u of %u (%.1f %%); clear cases %u of %u (%.1f %%)",
+                  s->limits_as_limit, s->limits, percent (s->limits_as_limit, s->limits),
+                  s->limits_as_limit_clear, s->limits_clear,
+                  percent (s->limits_as_limit_clear, s->limits_clear));
   g_test_message ("  hints read: %u of %u", s->hints_right, s->hints);
   g_test_message ("  expected \\ got  transient  permanent      limit    stopped");
   for (int w = 0; w < N_KINDS; w++)
@@ -552,9 +573,12 @@ test_check_kind_accuracy (void)
   Score s;
 
   score_half (HALF_CHECK, ONLY_ALL, &s);
-  g_test_message ("check half: kind right for %.1f %%, the bar is %.0f %%",
-                  percent (s.kind_right, s.n), CHECK_KIND_PERCENT_MIN);
-  g_assert_cmpfloat (percent (s.kind_right, s.n), >=, CHECK_KIND_PERCENT_MIN);
+  g_test_message ("check half: kind right for %.1f %% of the clear cases (the bar is %.0f %%), "
+                  "%.1f %% of all (the floor is %.1f %%)",
+                  percent (s.kind_right_clear, s.clear), CHECK_KIND_PERCENT_MIN,
+                  percent (s.kind_right, s.n), CHECK_ALL_KIND_PERCENT_MIN);
+  g_assert_cmpfloat (percent (s.kind_right_clear, s.clear), >=, CHECK_KIND_PERCENT_MIN);
+  g_assert_cmpfloat (percent (s.kind_right, s.n), >=, CHECK_ALL_KIND_PERCENT_MIN);
 }
 
 static void
@@ -563,9 +587,12 @@ test_check_never_retries_what_cannot_succeed (void)
   Score s;
 
   score_half (HALF_CHECK, ONLY_ALL, &s);
-  g_test_message ("check half: %u that must not be retried are retried, the bar is %u",
-                  s.never_retried, CHECK_NEVER_RETRIED_MAX);
-  g_assert_cmpuint (s.never_retried, <=, CHECK_NEVER_RETRIED_MAX);
+  g_test_message ("check half: %u clear cases that must not be retried are retried (the bar is %u), "
+                  "%u of all (the floor is %u)",
+                  s.never_retried_clear, CHECK_NEVER_RETRIED_MAX,
+                  s.never_retried, CHECK_ALL_NEVER_RETRIED_MAX);
+  g_assert_cmpuint (s.never_retried_clear, <=, CHECK_NEVER_RETRIED_MAX);
+  g_assert_cmpuint (s.never_retried, <=, CHECK_ALL_NEVER_RETRIED_MAX);
 }
 
 static void
@@ -574,9 +601,12 @@ test_check_limits_are_limits (void)
   Score s;
 
   score_half (HALF_CHECK, ONLY_ALL, &s);
-  g_test_message ("check half: %.1f %% of the limits are limits, the bar is %.0f %%",
-                  percent (s.limits_as_limit, s.limits), CHECK_LIMIT_PERCENT_MIN);
-  g_assert_cmpfloat (percent (s.limits_as_limit, s.limits), >=, CHECK_LIMIT_PERCENT_MIN);
+  g_test_message ("check half: %.1f %% of the clear limits are limits (the bar is %.0f %%), "
+                  "%.1f %% of all (the floor is %.1f %%)",
+                  percent (s.limits_as_limit_clear, s.limits_clear), CHECK_LIMIT_PERCENT_MIN,
+                  percent (s.limits_as_limit, s.limits), CHECK_ALL_LIMIT_PERCENT_MIN);
+  g_assert_cmpfloat (percent (s.limits_as_limit_clear, s.limits_clear), >=, CHECK_LIMIT_PERCENT_MIN);
+  g_assert_cmpfloat (percent (s.limits_as_limit, s.limits), >=, CHECK_ALL_LIMIT_PERCENT_MIN);
 }
 
 int
@@ -600,11 +630,11 @@ main (int   argc,
                    test_rules_reasons_match_unless_ambiguous);
   g_test_add_func ("/Mend/FailureCorpus/rules-half/server-hints-are-read",
                    test_rules_server_hints_are_read);
-  g_test_add_func ("/Mend/FailureCorpus/check-half/kind-accuracy-meets-the-bar",
+  g_test_add_func ("/Mend/FailureCorpus/check-half/kind-right-for-95-percent-of-clear-cases",
                    test_check_kind_accuracy);
-  g_test_add_func ("/Mend/FailureCorpus/check-half/never-retries-what-cannot-succeed",
+  g_test_add_func ("/Mend/FailureCorpus/check-half/no-clear-case-that-must-not-be-retried-is-retried",
                    test_check_never_retries_what_cannot_succeed);
-  g_test_add_func ("/Mend/FailureCorpus/check-half/limits-are-limits",
+  g_test_add_func ("/Mend/FailureCorpus/check-half/90-percent-of-clear-limits-are-limits",
                    test_check_limits_are_limits);
 
   ret = g_test_run ();

@@ -29,13 +29,16 @@ from mendtest import Gio, GLib, Mend, Soup  # noqa: E402
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "data", "failures")
 KINDS = ["transient", "permanent", "limit", "stopped"]
 
-# The bars, as in tests/test-failure-corpus.c: the measured floor until a
-# target (in the comment) is reached.
+# The bars, as in tests/test-failure-corpus.c: the on the check
+# half's clear cases, the floor measured so far on all its cases.
 RULES_KIND_PERCENT_MIN = 100.0
 RULES_NEVER_RETRIED_MAX = 0
-CHECK_KIND_PERCENT_MIN = 94.0      # target 95
-CHECK_NEVER_RETRIED_MAX = 5        # target 0
-CHECK_LIMIT_PERCENT_MIN = 89.4     # target 90
+CHECK_KIND_PERCENT_MIN = 95.0       # clear cases
+CHECK_NEVER_RETRIED_MAX = 0         # clear cases
+CHECK_LIMIT_PERCENT_MIN = 90.0      # clear cases
+CHECK_ALL_KIND_PERCENT_MIN = 94.0   # all cases; target 95
+CHECK_ALL_NEVER_RETRIED_MAX = 5     # all cases; target 0
+CHECK_ALL_LIMIT_PERCENT_MIN = 89.4  # all cases; target 90
 
 
 def half_of(case_id):
@@ -130,9 +133,12 @@ def score(results):
         if case["kind"] != "transient":
             s["never"] += 1
             s["never_retried"] += r["kind"] == "transient"
+            s["never_retried_clear"] += r["kind"] == "transient" and clear
         if case["kind"] == "limit":
             s["limits"] += 1
             s["limits_as_limit"] += r["kind"] == "limit"
+            s["limits_clear"] += clear
+            s["limits_as_limit_clear"] += r["kind"] == "limit" and clear
     return s
 
 
@@ -145,9 +151,11 @@ def report_half(title, results):
              "  reason right: %d of %d (%.1f %%); clear %d of %d (%.1f %%)" % (
                  s["reason_right"], s["n"], percent(s["reason_right"], s["n"]),
                  s["reason_right_clear"], s["clear"], percent(s["reason_right_clear"], s["clear"])),
-             "  must not be retried, retried: %d of %d" % (s["never_retried"], s["never"]),
-             "  limits classified limit: %d of %d (%.1f %%)" % (
-                 s["limits_as_limit"], s["limits"], percent(s["limits_as_limit"], s["limits"])),
+             "  must not be retried, retried: %d of %d; clear %d" % (
+                 s["never_retried"], s["never"], s["never_retried_clear"]),
+             "  limits classified limit: %d of %d (%.1f %%); clear %d of %d" % (
+                 s["limits_as_limit"], s["limits"], percent(s["limits_as_limit"], s["limits"]),
+                 s["limits_as_limit_clear"], s["limits_clear"]),
              "  expected \\ got " + "".join("%11s" % k for k in KINDS)]
     for want in KINDS:
         lines.append("  %-14s" % want + "".join("%11d" % s["table"][(want, got)] for got in KINDS))
@@ -210,9 +218,13 @@ class FailureCorpusTests(unittest.TestCase):
 
     def test_check_half_meets_the_bars(self):
         s = score(self.half("check"))
-        self.assertGreaterEqual(percent(s["kind_right"], s["n"]), CHECK_KIND_PERCENT_MIN)
-        self.assertLessEqual(s["never_retried"], CHECK_NEVER_RETRIED_MAX)
-        self.assertGreaterEqual(percent(s["limits_as_limit"], s["limits"]), CHECK_LIMIT_PERCENT_MIN)
+        self.assertGreaterEqual(percent(s["kind_right_clear"], s["clear"]), CHECK_KIND_PERCENT_MIN)
+        self.assertLessEqual(s["never_retried_clear"], CHECK_NEVER_RETRIED_MAX)
+        self.assertGreaterEqual(percent(s["limits_as_limit_clear"], s["limits_clear"]),
+                                CHECK_LIMIT_PERCENT_MIN)
+        self.assertGreaterEqual(percent(s["kind_right"], s["n"]), CHECK_ALL_KIND_PERCENT_MIN)
+        self.assertLessEqual(s["never_retried"], CHECK_ALL_NEVER_RETRIED_MAX)
+        self.assertGreaterEqual(percent(s["limits_as_limit"], s["limits"]), CHECK_ALL_LIMIT_PERCENT_MIN)
 
     def test_rules_half_server_hints_are_read(self):
         wrong = [r["case"]["id"] for r in self.half("rules")
