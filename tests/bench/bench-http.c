@@ -1,0 +1,1010 @@
+/* bench-http.c — what MendHttpSender costs per streamed delta, per request body, per trim
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Three measures, each against the naive way or the floor in the same run:
+ *
+ * 1. Per streamed text delta, for each wire format (Messages, Chat
+ *    Completions, Responses, Gemini): a real MendHttpSender under a MendChat
+ *    against a loopback SoupServer, and a naive libsoup + json-glib client
+ *    that reads the same event stream, parses every event into a JsonParser
+ *    tree (one parser, reused) and takes its text. Both hand each delta's
+ *    text to the app (a GString). Per delta is (a turn of N + 1 deltas − a
+ *    turn of 1 delta) ÷ N, so that the request, the headers and the turn
+ *    cancel out; instructions under callgrind (tools/bench) and mallocs with
+ *    a counting allocator (G_SLICE=always-malloc, so that GSlice's
+ *    allocations count too).
+ *
+ *    The server runs in a child process of its own (bench-http --serve), so
+ *    that neither its instructions nor its CPU time count. It writes each
+ *    stream whole, so the client reads it in chunks of up to 16 KiB, as it
+ *    reads a fast server's or one it lags behind: each read costs libsoup
+ *    and GIO some thousands of instructions and a dozen allocations, the
+ *    same for both clients, which is the socket's cost and not the
+ *    sender's. The "event-chunks" variant (?chunks=event) sends each event
+ *    as an HTTP chunk of its own, which libsoup hands over one read at a
+ *    time, as it does a model that streams slower than the client reads;
+ *    it is reported beside the first to show that share, without a target.
+ *
+ * 2. Building a request body for a transcript of K committed messages
+ *    (mend_http_sender_build_body () for a new turn), against writing the
+ *    same bytes (g_string_append () of the body), CPU time.
+ *
+ * 3. mend_transcript_trim () from T turns to T / 2, CPU time per turn
+ *    dropped, at T = 1 000, 4 000 and 16 000: linear when flat.
+ *
+ * usage: bench-http [DELTAS [ROUNDS]]
+ *        bench-http --serve                      (the server; prints its port)
+ *        bench-http --only mend|naive FORMAT DELTAS PORT [event]
+ *
+ * --only runs one turn of one client once, for instruction counts under
+ * callgrind against a server started with --serve.
+ *
+ * The events are in the shapes the providers document: Anthropic's
+ * https://docs.anthropic.com/en/api/messages-streaming, OpenAI's
+ * https://platform.openai.com/docs/api-reference/chat-streaming and
+ * https://platform.openai.com/docs/api-reference/responses-streaming,
+ * Google's https://ai.google.dev/api/generate-content (its SSE lines end
+ * in CRLF, its JSON has a space after each colon and comma).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+#include <libmend.h>
+
+#include "bench-common.h"
+
+/* Counting allocator: every malloc in the process goes through these. */
+extern void *__libc_malloc (size_t size);
+extern void *__libc_calloc (size_t n, size_t size);
+extern void *__libc_realloc (void *p, size_t size);
+
+static volatile gboolean counting;
+static volatile gsize n_allocs;
+
+void *
+malloc (size_t size)
+{
+  if (counting)
+    n_allocs++;
+  return __libc_malloc (size);
+}
+
+void *
+calloc (size_t n,
+        size_t size)
+{
+  if (counting)
+    n_allocs++;
+  return __libc_calloc (n, size);
+}
+
+void *
+realloc (void   *p,
+         size_t  size)
+{
+  if (counting)
+    n_allocs++;
+  return __libc_realloc (p, size);
+}
+
+typedef enum
+{
+  FORMAT_MESSAGES,
+  FORMAT_CHAT,
+  FORMAT_RESPONSES,
+  FORMAT_GEMINI,
+  N_FORMATS
+} Format;
+
+static const char *const format_names[N_FORMATS] = { "messages", "chat", "responses", "gemini" };
+static const char *const format_paths[N_FORMATS] = {
+  "/v1/messages?",
+  "/v1/chat/completions?",
+  "/v1/responses?",
+  "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse&",
+};
+
+static Format
+format_from_name (const char *name)
+{
+  for (guint i = 0; i < N_FORMATS; i++)
+    if (g_str_equal (name, format_names[i]))
+      return i;
+  g_printerr ("bench-http: no format %s\n", name);
+  exit (2);
+}
+
+static double
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* The streams */
+
+/* The text of delta @i, as JSON string content: mostly words, some with a
+ * line break, a quote or a letter beyond ASCII. */
+static const char *
+delta_text (guint i)
+{
+  static const char *const words[] = {
+    " The", " build", " fails", " because", " libsoup", " is", " not", " found",
+    ".\\n\\n", " Install", " `libsoup-3.0-dev`", " and", " run", " \\\"meson", " setup\\\"", " again",
+    " caf\xc3\xa9", " then", " rebuild", ":",
+  };
+
+  return words[i % G_N_ELEMENTS (words)];
+}
+
+static void
+append_event (GString *s,
+              Format   format,
+              guint    i)
+{
+  const char *text = delta_text (i);
+
+  switch (format)
+    {
+    case FORMAT_MESSAGES:
+      g_string_append_printf (s, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                                 "\"delta\":{\"type\":\"text_delta\",\"text\":\"%s\"}}\n\n", text);
+      break;
+    case FORMAT_CHAT:
+      g_string_append_printf (s, "data: {\"id\":\"chatcmpl-mend0000000000000000000001\",\"object\":\"chat.completion.chunk\","
+                                 "\"created\":1764500000,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\","
+                                 "\"system_fingerprint\":\"fp_0123456789\",\"choices\":[{\"index\":0,\"delta\":"
+                                 "{\"content\":\"%s\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n", text);
+      break;
+    case FORMAT_RESPONSES:
+      g_string_append_printf (s, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+                                 "\"sequence_number\":%u,\"item_id\":\"msg_0123456789abcdef\",\"output_index\":0,"
+                                 "\"content_index\":0,\"delta\":\"%s\",\"logprobs\":[]}\n\n", i + 4, text);
+      break;
+    case FORMAT_GEMINI:
+    default:
+      g_string_append_printf (s, "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"%s\"}],"
+                                 "\"role\": \"model\"},\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 9,"
+                                 "\"candidatesTokenCount\": %u,\"totalTokenCount\": %u},"
+                                 "\"modelVersion\": \"gemini-2.0-flash\",\"responseId\": \"mend0123456789\"}\r\n\r\n",
+                              text, i + 1, i + 10);
+      break;
+    }
+}
+
+/* The events of a stream of @n deltas, each a string of its own. */
+static GPtrArray *
+make_stream (Format format,
+             guint  n)
+{
+  GPtrArray *events = g_ptr_array_new_with_free_func (g_free);
+  GString *s = g_string_new (NULL);
+
+#define ADD(text) g_ptr_array_add (events, g_strdup (text))
+  switch (format)
+    {
+    case FORMAT_MESSAGES:
+      ADD ("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_0123456789\","
+           "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-4-5\","
+           "\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n");
+      ADD ("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+           "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+      ADD ("event: ping\ndata: {\"type\": \"ping\"}\n\n");
+      break;
+    case FORMAT_CHAT:
+      ADD ("data: {\"id\":\"chatcmpl-mend0000000000000000000001\",\"object\":\"chat.completion.chunk\","
+           "\"created\":1764500000,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\","
+           "\"system_fingerprint\":\"fp_0123456789\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+           "\"content\":\"\",\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+      break;
+    case FORMAT_RESPONSES:
+      ADD ("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":"
+           "{\"id\":\"resp_0123456789\",\"object\":\"response\",\"created_at\":1764500000,\"status\":\"in_progress\","
+           "\"model\":\"gpt-4o-2024-08-06\",\"output\":[]}}\n\n");
+      ADD ("event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"sequence_number\":2,"
+           "\"output_index\":0,\"item\":{\"id\":\"msg_0123456789abcdef\",\"type\":\"message\",\"status\":\"in_progress\","
+           "\"content\":[],\"role\":\"assistant\"}}\n\n");
+      ADD ("event: response.content_part.added\ndata: {\"type\":\"response.content_part.added\",\"sequence_number\":3,"
+           "\"item_id\":\"msg_0123456789abcdef\",\"output_index\":0,\"content_index\":0,\"part\":{\"type\":\"output_text\","
+           "\"annotations\":[],\"text\":\"\"}}\n\n");
+      break;
+    case FORMAT_GEMINI:
+    default:
+      break;
+    }
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_string_truncate (s, 0);
+      append_event (s, format, i);
+      ADD (s->str);
+    }
+
+  switch (format)
+    {
+    case FORMAT_MESSAGES:
+      ADD ("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+      ADD ("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\","
+           "\"stop_sequence\":null},\"usage\":{\"output_tokens\":15}}\n\n");
+      ADD ("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+      break;
+    case FORMAT_CHAT:
+      ADD ("data: {\"id\":\"chatcmpl-mend0000000000000000000001\",\"object\":\"chat.completion.chunk\","
+           "\"created\":1764500000,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\","
+           "\"system_fingerprint\":\"fp_0123456789\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,"
+           "\"finish_reason\":\"stop\"}]}\n\n");
+      ADD ("data: {\"id\":\"chatcmpl-mend0000000000000000000001\",\"object\":\"chat.completion.chunk\","
+           "\"created\":1764500000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,"
+           "\"completion_tokens\":12,\"total_tokens\":21}}\n\n");
+      ADD ("data: [DONE]\n\n");
+      break;
+    case FORMAT_RESPONSES:
+      ADD ("event: response.output_text.done\ndata: {\"type\":\"response.output_text.done\",\"sequence_number\":9,"
+           "\"item_id\":\"msg_0123456789abcdef\",\"output_index\":0,\"content_index\":0,\"text\":\"The build\"}\n\n");
+      ADD ("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":10,\"response\":"
+           "{\"id\":\"resp_0123456789\",\"object\":\"response\",\"created_at\":1764500000,\"status\":\"completed\","
+           "\"model\":\"gpt-4o-2024-08-06\",\"usage\":{\"input_tokens\":9,\"output_tokens\":12,\"total_tokens\":21}}}\n\n");
+      break;
+    case FORMAT_GEMINI:
+    default:
+      ADD ("data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \".\"}],\"role\": \"model\"},"
+           "\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 9,"
+           "\"candidatesTokenCount\": 12,\"totalTokenCount\": 21},\"modelVersion\": \"gemini-2.0-flash\","
+           "\"responseId\": \"mend0123456789\"}\r\n\r\n");
+      break;
+    }
+#undef ADD
+
+  g_string_free (s, TRUE);
+  return events;
+}
+
+/* The server: in a process of its own */
+
+static void
+serve (SoupServer        *server,
+       SoupServerMessage *msg,
+       const char        *path,
+       GHashTable        *query,
+       gpointer           user_data)
+{
+  const char *deltas = query != NULL ? g_hash_table_lookup (query, "deltas") : NULL;
+  const char *chunks = query != NULL ? g_hash_table_lookup (query, "chunks") : NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  SoupMessageBody *body = soup_server_message_get_response_body (msg);
+  Format format = FORMAT_MESSAGES;
+
+  if (g_str_has_suffix (path, "/chat/completions"))
+    format = FORMAT_CHAT;
+  else if (g_str_has_suffix (path, "/responses"))
+    format = FORMAT_RESPONSES;
+  else if (g_str_has_suffix (path, ":streamGenerateContent"))
+    format = FORMAT_GEMINI;
+
+  events = make_stream (format, deltas != NULL ? (guint) g_ascii_strtoull (deltas, NULL, 10) : 1);
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_message_headers_set_content_type (soup_server_message_get_response_headers (msg), "text/event-stream", NULL);
+  if (g_strcmp0 (chunks, "event") == 0)
+    {
+      soup_message_headers_set_encoding (soup_server_message_get_response_headers (msg), SOUP_ENCODING_CHUNKED);
+      for (guint i = 0; i < events->len; i++)
+        soup_message_body_append (body, SOUP_MEMORY_COPY, events->pdata[i], strlen (events->pdata[i]));
+      soup_message_body_complete (body);
+    }
+  else
+    {
+      GString *whole = g_string_new (NULL);
+      gsize length;
+
+      for (guint i = 0; i < events->len; i++)
+        g_string_append (whole, events->pdata[i]);
+      length = whole->len;
+      soup_message_body_append (body, SOUP_MEMORY_TAKE, g_string_free (whole, FALSE), length);
+    }
+}
+
+static gboolean
+on_stdin (GIOChannel   *channel,
+          GIOCondition  condition,
+          gpointer      loop)
+{
+  char buffer[64];
+
+  /* The parent went away: so does the server. */
+  if (read (0, buffer, sizeof buffer) <= 0)
+    g_main_loop_quit (loop);
+  return G_SOURCE_CONTINUE;
+}
+
+static int
+run_server (void)
+{
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autoptr(SoupServer) server = soup_server_new (NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GIOChannel) channel = g_io_channel_unix_new (0);
+  GSList *uris;
+
+  soup_server_add_handler (server, NULL, serve, NULL, NULL);
+  if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
+    {
+      g_printerr ("bench-http: %s\n", error->message);
+      return 1;
+    }
+  uris = soup_server_get_uris (server);
+  printf ("PORT %d\n", g_uri_get_port (uris->data));
+  fflush (stdout);
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  g_io_add_watch (channel, G_IO_IN | G_IO_HUP | G_IO_ERR, on_stdin, loop);
+  g_main_loop_run (loop);
+  return 0;
+}
+
+/* Starts the server; its stdin is @to_server, which ends it when closed. */
+static guint
+start_server (const char *argv0,
+              int        *to_server,
+              GPid       *pid)
+{
+  const char *argv[] = { argv0, "--serve", NULL };
+  g_autoptr(GError) error = NULL;
+  char line[64] = "";
+  int from_server;
+  FILE *out;
+  guint port = 0;
+
+  if (!g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, pid,
+                                 to_server, &from_server, NULL, &error))
+    {
+      g_printerr ("bench-http: no server: %s\n", error->message);
+      exit (1);
+    }
+  out = fdopen (from_server, "r");
+  if (fgets (line, sizeof line, out) == NULL || sscanf (line, "PORT %u", &port) != 1)
+    {
+      g_printerr ("bench-http: the server did not start\n");
+      exit (1);
+    }
+  fclose (out);
+  return port;
+}
+
+/* The two clients */
+
+typedef struct
+{
+  Format       format;
+  guint        port;
+  gboolean     event_chunks;
+  GString     *text;        /* what the app was given */
+
+  /* libmend */
+  MendClock      *clock;
+  MendHttpSender *sender;
+  MendChat       *chat;
+  gboolean        finished;
+  MendTurnState   state;
+
+  /* naive */
+  SoupSession  *session;
+  GInputStream *stream;
+  GString      *buffer;     /* bytes not yet split into lines */
+  GString      *data;       /* the data lines of the event so far */
+  JsonParser   *parser;
+  gboolean      done;
+} Client;
+
+static char *
+stream_uri (Client *c,
+            guint   deltas)
+{
+  return g_strdup_printf ("http://127.0.0.1:%u%sdeltas=%u%s", c->port, format_paths[c->format], deltas,
+                          c->event_chunks ? "&chunks=event" : "");
+}
+
+static void
+on_text_delta (MendHttpSender *sender,
+               const char     *delta,
+               Client         *c)
+{
+  g_string_append (c->text, delta);
+}
+
+static void
+on_turn_finished (MendChat *chat,
+                  MendTurn *turn,
+                  Client   *c)
+{
+  c->state = mend_turn_get_state (turn);
+  c->finished = TRUE;
+}
+
+/* One turn through a MendChat over a MendHttpSender of the format. */
+static void
+mend_turn (Client *c,
+           guint   deltas)
+{
+  g_autofree char *uri = stream_uri (c, deltas);
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+
+  mend_error_policy_set_max_retries (policy, 0);
+  c->clock = mend_manual_clock_new (1764500000000000);
+  c->sender = mend_http_sender_new (uri);
+  g_signal_connect (c->sender, "text-delta", G_CALLBACK (on_text_delta), c);
+  c->chat = g_object_new (MEND_TYPE_CHAT, "clock", c->clock, "policy", policy, "sender", c->sender, NULL);
+  g_signal_connect (c->chat, "turn-finished", G_CALLBACK (on_turn_finished), c);
+
+  c->finished = FALSE;
+  if (!mend_chat_submit (c->chat, "Why does the build fail?", NULL, NULL))
+    exit (1);
+  while (!c->finished)
+    g_main_context_iteration (NULL, TRUE);
+  if (c->state != MEND_TURN_SUCCEEDED)
+    {
+      g_printerr ("bench-http: the %s turn did not succeed\n", format_names[c->format]);
+      exit (1);
+    }
+
+  mend_chat_close (c->chat);
+  g_clear_object (&c->chat);
+  g_clear_object (&c->sender);
+  g_clear_object (&c->clock);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* The naive client's text of one event's JSON, or NULL. */
+static const char *
+naive_text (Format      format,
+            JsonObject *root,
+            GString    *joined)
+{
+  JsonObject *object;
+  JsonArray *array;
+
+  switch (format)
+    {
+    case FORMAT_MESSAGES:
+      if (g_strcmp0 (json_object_get_string_member_with_default (root, "type", NULL), "content_block_delta") != 0 ||
+          (object = json_object_get_object_member (root, "delta")) == NULL)
+        return NULL;
+      return json_object_get_string_member_with_default (object, "text", NULL);
+    case FORMAT_CHAT:
+      if (!json_object_has_member (root, "choices") || (array = json_object_get_array_member (root, "choices")) == NULL ||
+          json_array_get_length (array) == 0 || (object = json_array_get_object_element (array, 0)) == NULL ||
+          (object = json_object_get_object_member (object, "delta")) == NULL)
+        return NULL;
+      return json_object_get_string_member_with_default (object, "content", NULL);
+    case FORMAT_RESPONSES:
+      if (g_strcmp0 (json_object_get_string_member_with_default (root, "type", NULL), "response.output_text.delta") != 0)
+        return NULL;
+      return json_object_get_string_member_with_default (root, "delta", NULL);
+    case FORMAT_GEMINI:
+    default:
+      if (!json_object_has_member (root, "candidates") ||
+          (array = json_object_get_array_member (root, "candidates")) == NULL ||
+          json_array_get_length (array) == 0 || (object = json_array_get_object_element (array, 0)) == NULL ||
+          (object = json_object_get_object_member (object, "content")) == NULL ||
+          (array = json_object_get_array_member (object, "parts")) == NULL)
+        return NULL;
+      g_string_truncate (joined, 0);
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonObject *part = json_array_get_object_element (array, i);
+          const char *piece = part != NULL ? json_object_get_string_member_with_default (part, "text", NULL) : NULL;
+
+          if (piece != NULL)
+            g_string_append (joined, piece);
+        }
+      return joined->len > 0 ? joined->str : NULL;
+    }
+}
+
+static void
+naive_event (Client *c)
+{
+  static GString *joined;
+  JsonNode *root;
+  const char *text;
+
+  if (joined == NULL)
+    joined = g_string_new (NULL);
+  if (c->format == FORMAT_CHAT && g_str_has_prefix (c->data->str, "[DONE]"))
+    {
+      c->done = TRUE;
+      return;
+    }
+  if (!json_parser_load_from_data (c->parser, c->data->str, c->data->len, NULL) ||
+      (root = json_parser_get_root (c->parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return;
+  text = naive_text (c->format, json_node_get_object (root), joined);
+  if (text != NULL && text[0] != '\0')
+    g_string_append (c->text, text);
+}
+
+/* Server-sent events, split as the specification says (LF or CRLF). */
+static void
+naive_feed (Client     *c,
+            const char *bytes,
+            gsize       size)
+{
+  const char *p;
+  const char *end;
+
+  g_string_append_len (c->buffer, bytes, size);
+  p = c->buffer->str;
+  end = p + c->buffer->len;
+  for (;;)
+    {
+      const char *nl = memchr (p, '\n', end - p);
+      gsize length;
+
+      if (nl == NULL)
+        break;
+      length = nl - p;
+      if (length > 0 && p[length - 1] == '\r')
+        length--;
+      if (length == 0)
+        {
+          if (c->data->len > 0)
+            naive_event (c);
+          g_string_truncate (c->data, 0);
+        }
+      else if (length >= 5 && memcmp (p, "data:", 5) == 0)
+        {
+          const char *value = p + 5 + (length > 5 && p[5] == ' ');
+
+          if (c->data->len > 0)
+            g_string_append_c (c->data, '\n');
+          g_string_append_len (c->data, value, p + length - value);
+        }
+      p = nl + 1;
+    }
+  g_string_erase (c->buffer, 0, p - c->buffer->str);
+}
+
+static void naive_read (Client *c);
+
+static void
+on_naive_read (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Client *c = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
+  gsize size = 0;
+  const char *data;
+
+  if (chunk == NULL)
+    {
+      g_printerr ("bench-http: %s\n", error->message);
+      exit (1);
+    }
+  data = g_bytes_get_data (chunk, &size);
+  if (size == 0)
+    {
+      c->done = TRUE;
+      return;
+    }
+  naive_feed (c, data, size);
+  naive_read (c);
+}
+
+static void
+naive_read (Client *c)
+{
+  g_input_stream_read_bytes_async (c->stream, 16384, G_PRIORITY_DEFAULT, NULL, on_naive_read, c);
+}
+
+static void
+on_naive_sent (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Client *c = user_data;
+  g_autoptr(GError) error = NULL;
+
+  c->stream = soup_session_send_finish (SOUP_SESSION (object), result, &error);
+  if (c->stream == NULL)
+    {
+      g_printerr ("bench-http: %s\n", error->message);
+      exit (1);
+    }
+  naive_read (c);
+}
+
+/* One request of the naive client: the same stream, every event parsed. */
+static void
+naive_turn (Client *c,
+            guint   deltas)
+{
+  g_autofree char *uri = stream_uri (c, deltas);
+  g_autoptr(SoupMessage) message = soup_message_new ("POST", uri);
+  static const char body[] = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Why?\"}]}";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (body, strlen (body));
+
+  soup_message_set_request_body_from_bytes (message, "application/json", bytes);
+  c->session = soup_session_new ();
+  c->parser = json_parser_new ();
+  c->buffer = g_string_new (NULL);
+  c->data = g_string_new (NULL);
+  c->done = FALSE;
+  soup_session_send_async (c->session, message, G_PRIORITY_DEFAULT, NULL, on_naive_sent, c);
+  while (!c->done)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_clear_object (&c->stream);
+  g_clear_object (&c->parser);
+  g_clear_object (&c->session);
+  g_string_free (c->buffer, TRUE);
+  g_string_free (c->data, TRUE);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+typedef void (*TurnFunc) (Client *c,
+                          guint   deltas);
+
+/* Per delta: CPU time and mallocs of a turn of @n + 1 deltas beyond a
+ * turn of 1, the best of @rounds. */
+static void
+measure_turns (Client   *c,
+               TurnFunc  turn,
+               guint     n,
+               guint     rounds,
+               double   *ns,
+               double   *allocs)
+{
+  double best = G_MAXDOUBLE;
+  gsize base_allocs, full_allocs;
+
+  turn (c, 2);   /* the warm-up: types, connections */
+  for (guint r = 0; r < rounds; r++)
+    {
+      double t0, t1, t2;
+
+      t0 = thread_cpu_ns ();
+      turn (c, 1);
+      t1 = thread_cpu_ns ();
+      turn (c, n + 1);
+      t2 = thread_cpu_ns ();
+      best = MIN (best, ((t2 - t1) - (t1 - t0)) / n);
+    }
+
+  n_allocs = 0;
+  counting = TRUE;
+  turn (c, 1);
+  counting = FALSE;
+  base_allocs = n_allocs;
+  n_allocs = 0;
+  counting = TRUE;
+  turn (c, n + 1);
+  counting = FALSE;
+  full_allocs = n_allocs;
+
+  *ns = best;
+  *allocs = ((double) full_allocs - (double) base_allocs) / n;
+}
+
+static void
+check_text (Client *c,
+            guint   n)
+{
+  g_autoptr(GString) expected = g_string_new (NULL);
+
+  /* The text of the deltas, unescaped (the Gemini stream's last chunk
+   * adds a period), once per turn. */
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *json = g_strdup_printf ("\"%s\"", delta_text (i));
+      g_autoptr(JsonNode) node = json_from_string (json, NULL);
+
+      g_string_append (expected, json_node_get_string (node));
+    }
+  if (c->format == FORMAT_GEMINI)
+    g_string_append_c (expected, '.');
+  if (!g_str_equal (c->text->str, expected->str))
+    {
+      g_printerr ("bench-http: the %s text is not the stream's:\n%s\n", format_names[c->format], c->text->str);
+      exit (1);
+    }
+}
+
+static void
+run_streams (const char *argv0,
+             guint       n,
+             guint       rounds)
+{
+  int to_server;
+  GPid pid;
+  guint port = start_server (argv0, &to_server, &pid);
+
+  for (int chunks = 0; chunks < 2; chunks++)
+    for (Format format = 0; format < N_FORMATS; format++)
+      {
+        Client c = { .format = format, .port = port, .event_chunks = chunks, .text = g_string_new (NULL) };
+        double mend_ns, naive_ns, mend_allocs, naive_allocs;
+
+        /* Both give the app the same text. */
+        mend_turn (&c, 40);
+        check_text (&c, 40);
+        g_string_truncate (c.text, 0);
+        naive_turn (&c, 40);
+        check_text (&c, 40);
+
+        measure_turns (&c, mend_turn, n, rounds, &mend_ns, &mend_allocs);
+        measure_turns (&c, naive_turn, n, rounds, &naive_ns, &naive_allocs);
+        printf ("http %s%s: %u deltas, best of %u: libmend %.0f ns and %.1f mallocs per delta, "
+                "naive %.0f ns and %.1f mallocs (libmend %.2fx the naive CPU)\n",
+                format_names[format], chunks ? " (event chunks)" : "", n, rounds, mend_ns, mend_allocs,
+                naive_ns, naive_allocs, mend_ns / naive_ns);
+        printf ("RESULT http_stream format=%s chunks=%s deltas=%u mend_ns=%.0f naive_ns=%.0f "
+                "mend_allocs=%.2f naive_allocs=%.2f\n",
+                format_names[format], chunks ? "event" : "whole", n, mend_ns, naive_ns, mend_allocs, naive_allocs);
+        fflush (stdout);
+        g_string_free (c.text, TRUE);
+      }
+
+  close (to_server);
+  g_spawn_close_pid (pid);
+}
+
+/* Request bodies */
+
+/* A transcript of @k messages: questions of a few hundred bytes, answers
+ * of one or two kilobytes, and one turn in four a tool call and its
+ * result. */
+static char *
+make_transcript (guint k)
+{
+  GString *s = g_string_new ("[");
+
+  for (guint i = 0; i < k; i++)
+    {
+      gboolean user = i % 2 == 0;
+      gboolean tools = (i / 2) % 4 == 3;
+
+      if (i > 0)
+        g_string_append_c (s, ',');
+      if (user && tools)
+        g_string_append_printf (s, "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_%u\","
+                                   "\"content\":\"meson.build:12:0: ERROR: Dependency \\\"libsoup-3.0\\\" not found, "
+                                   "tried pkgconfig and cmake\\nA full log can be found at build/meson-logs/meson-log.txt"
+                                   "\"},{\"type\":\"text\",\"text\":\"Here is the log of run %u; what now?\"}]}", i - 1, i);
+      else if (user)
+        {
+          g_string_append_printf (s, "{\"role\":\"user\",\"content\":\"Turn %u: ", i);
+          for (guint j = 0; j < 3; j++)
+            g_string_append (s, "The build of the project fails on the CI runner with a missing dependency; ");
+          g_string_append (s, "what should I change in the \\\"meson.build\\\" file?\"}");
+        }
+      else
+        {
+          g_string_append (s, "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"");
+          for (guint j = 0; j < 12 + i % 7; j++)
+            g_string_append (s, "The dependency is looked up with pkg-config, so install the development package "
+                                "first.\\n");
+          g_string_append (s, "\"}");
+          if ((i / 2) % 4 == 2)
+            g_string_append_printf (s, ",{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":\"run\",\"input\":"
+                                       "{\"command\":\"meson setup build --wipe\",\"timeout\":120}}", i);
+          g_string_append (s, "]}");
+        }
+    }
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+static double
+best_of (guint   rounds,
+         guint   repeat,
+         void  (*func) (gpointer data),
+         gpointer data)
+{
+  double best = G_MAXDOUBLE;
+
+  for (guint r = 0; r < rounds; r++)
+    {
+      double t0 = thread_cpu_ns ();
+
+      for (guint i = 0; i < repeat; i++)
+        func (data);
+      best = MIN (best, (thread_cpu_ns () - t0) / repeat);
+    }
+  return best;
+}
+
+typedef struct
+{
+  MendHttpSender *sender;
+  MendTurn       *turn;
+  const char     *body;
+  gsize           length;
+} BodyCase;
+
+static void
+build_once (gpointer data)
+{
+  BodyCase *b = data;
+
+  g_free (mend_http_sender_build_body (b->sender, b->turn));
+}
+
+static void
+write_once (gpointer data)
+{
+  BodyCase *b = data;
+  GString *s = g_string_new (NULL);
+
+  g_string_append_len (s, b->body, b->length);
+  g_string_free (s, TRUE);
+}
+
+static void
+run_bodies (guint rounds)
+{
+  static const guint sizes[] = { 50, 500 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    for (Format format = 0; format < N_FORMATS; format++)
+      {
+        g_autofree char *json = make_transcript (sizes[i]);
+        g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:9%s", format_paths[format]);
+        g_autoptr(MendHttpSender) sender = mend_http_sender_new (uri);
+        MendTranscript *transcript = mend_http_sender_get_transcript (sender);
+        g_autoptr(MendTurn) turn = mend_turn_new ("Why does the build still fail after that?", NULL);
+        g_autoptr(GError) error = NULL;
+        g_autofree char *body = NULL;
+        BodyCase b = { sender, turn };
+        guint repeat = sizes[i] >= 500 ? 20 : 200;
+        double build_ns, write_ns;
+
+        mend_transcript_set_max_messages (transcript, 100000);
+        mend_transcript_set_max_bytes (transcript, 8 * 1024 * 1024);
+        if (!mend_transcript_load_json (transcript, json, &error))
+          {
+            g_printerr ("bench-http: %s\n", error->message);
+            exit (1);
+          }
+        body = mend_http_sender_build_body (sender, turn);
+        b.body = body;
+        b.length = strlen (body);
+        build_ns = best_of (rounds, repeat, build_once, &b);
+        write_ns = best_of (rounds, repeat, write_once, &b);
+        printf ("http body %s: %u messages, %zu bytes: built in %.1f us, written in %.1f us (%.1fx)\n",
+                format_names[format], sizes[i], b.length, build_ns / 1000, write_ns / 1000, build_ns / write_ns);
+        printf ("RESULT http_body format=%s messages=%u bytes=%zu build_ns=%.0f write_ns=%.0f ratio=%.2f\n",
+                format_names[format], sizes[i], b.length, build_ns, write_ns, build_ns / write_ns);
+        fflush (stdout);
+      }
+}
+
+/* Trimming */
+
+static char *
+make_turns (guint turns)
+{
+  GString *s = g_string_new ("[");
+
+  for (guint i = 0; i < turns; i++)
+    g_string_append_printf (s, "%s{\"role\":\"user\",\"content\":\"Question %u\"},{\"role\":\"assistant\","
+                               "\"content\":[{\"type\":\"text\",\"text\":\"Answer %u, short\"}]}",
+                            i > 0 ? "," : "", i, i);
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+static double
+trim_ns_per_turn (guint turns,
+                  guint rounds)
+{
+  g_autofree char *json = make_turns (turns);
+  double best = G_MAXDOUBLE;
+
+  for (guint r = 0; r < rounds; r++)
+    {
+      g_autoptr(MendTranscript) transcript = mend_transcript_new ();
+      g_autoptr(GError) error = NULL;
+      double t0;
+
+      mend_transcript_set_max_messages (transcript, 2 * turns);
+      mend_transcript_set_max_bytes (transcript, 8 * 1024 * 1024);
+      if (!mend_transcript_load_json (transcript, json, &error))
+        {
+          g_printerr ("bench-http: %s\n", error->message);
+          exit (1);
+        }
+      t0 = thread_cpu_ns ();
+      mend_transcript_trim (transcript, turns / 2);
+      best = MIN (best, (thread_cpu_ns () - t0) / (turns - turns / 2));
+      if (mend_transcript_get_n_messages (transcript) != turns / 2 * 2)
+        exit (1);
+    }
+  return best;
+}
+
+static void
+run_trims (guint rounds,
+           guint max_turns)
+{
+  static const guint sizes[] = { 1000, 4000, 16000 };
+  double first = 0, last = 0;
+  guint from = 0, to = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (sizes) && sizes[i] <= max_turns; i++)
+    {
+      double ns = trim_ns_per_turn (sizes[i], rounds);
+
+      printf ("trim %u turns to %u: %.0f ns per turn dropped\n", sizes[i], sizes[i] / 2, ns);
+      printf ("RESULT http_trim turns=%u ns_per_turn=%.1f total_us=%.0f\n", sizes[i], ns,
+              ns * (sizes[i] - sizes[i] / 2) / 1000);
+      if (i == 0)
+        first = ns, from = sizes[i];
+      last = ns, to = sizes[i];
+    }
+  if (to > from)
+    printf ("RESULT http_trim_growth from=%u to=%u growth=%.2f\n", from, to, last / first);
+}
+
+/* One turn of one client, for callgrind */
+static int
+run_only (const char *argv0,
+          const char *who,
+          const char *format,
+          guint       deltas,
+          guint       port,
+          gboolean    event_chunks)
+{
+  Client c = { .format = format_from_name (format), .port = port, .event_chunks = event_chunks,
+               .text = g_string_new (NULL) };
+
+  if (g_str_equal (who, "mend"))
+    mend_turn (&c, deltas);
+  else
+    naive_turn (&c, deltas);
+  g_string_free (c.text, TRUE);
+  return 0;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  guint n, rounds;
+
+  /* GSlice's allocations count as the mallocs they are under valgrind:
+   * GLib reads G_SLICE before main (), hence the exec. */
+  if (g_strcmp0 (g_getenv ("G_SLICE"), "always-malloc") != 0)
+    {
+      g_setenv ("G_SLICE", "always-malloc", TRUE);
+      execv ("/proc/self/exe", argv);
+      g_printerr ("bench-http: could not run again with G_SLICE=always-malloc\n");
+      return 1;
+    }
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+
+  if (argc == 2 && g_str_equal (argv[1], "--serve"))
+    return run_server ();
+  if ((argc == 6 || argc == 7) && g_str_equal (argv[1], "--only"))
+    return run_only (argv[0], argv[2], argv[3], (guint) g_ascii_strtoull (argv[4], NULL, 10),
+                     (guint) g_ascii_strtoull (argv[5], NULL, 10), argc == 7);
+
+  n = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 20000;
+  rounds = argc > 2 ? (guint) g_ascii_strtoull (argv[2], NULL, 10) : 5;
+  if (n == 0 || rounds == 0)
+    return 2;
+
+  run_streams (argv[0], n, rounds);
+  run_bodies (rounds);
+  run_trims (MIN (rounds, 3), n >= 10000 ? 16000 : n >= 1000 ? 4000 : 1000);
+  return 0;
+}
