@@ -22,6 +22,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
+#include "mend-json-scan-private.h"
 
 char *
 mend_http_content_text (JsonNode *content)
@@ -266,6 +267,160 @@ chat_read_event (MendHttpAnswer *answer,
   return content ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
+/* null, or [] (some servers write "tool_calls":[] in every delta). */
+static gboolean
+scan_no_calls (MendJsonScan *scan)
+{
+  gboolean first = TRUE;
+
+  if (mend_json_scan_peek (scan) == 'n')
+    return mend_json_scan_null (scan);
+  return mend_json_scan_char (scan, '[') && mend_json_scan_element (scan, &first) == MEND_JSON_SCAN_DONE;
+}
+
+/* A delta with text and no tool call: {"content":"…"} and members
+ * read_message () does not read. */
+static gboolean
+scan_delta (MendJsonScan *scan,
+            GString      *scratch,
+            gboolean     *has_text)
+{
+  gboolean first = TRUE, content = FALSE, calls = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "content"))
+        {
+          if (content)
+            return FALSE;
+          content = TRUE;
+          if (mend_json_scan_peek (scan) == 'n')
+            {
+              if (!mend_json_scan_null (scan))
+                return FALSE;
+            }
+          else if (!mend_json_scan_string (scan, scratch))
+            return FALSE;
+          else
+            *has_text = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "tool_calls"))
+        {
+          if (calls || !scan_no_calls (scan))
+            return FALSE;
+          calls = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A choice that has not finished: {"index":0,"delta":{…},
+ * "finish_reason":null} and others. */
+static gboolean
+scan_choice (MendJsonScan *scan,
+             GString      *scratch,
+             gboolean     *has_text)
+{
+  gboolean first = TRUE, delta = FALSE, finish = FALSE, done = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "delta"))
+        {
+          if (delta || !scan_delta (scan, scratch, has_text))
+            return FALSE;
+          delta = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "finish_reason"))
+        {
+          if (finish || !mend_json_scan_null (scan))
+            return FALSE;
+          finish = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "done_reason"))
+        {
+          if (done || !mend_json_scan_null (scan))
+            return FALSE;
+          done = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A chunk of text: {"choices":[{"delta":{"content":"…"}}]} with any of
+ * the members servers add (id, model, created, usage:null, error:null…),
+ * in any order. */
+static gboolean
+chat_scan_event (MendHttpAnswer *answer,
+                 const char     *name,
+                 const char     *data,
+                 gsize           length,
+                 GString        *scratch,
+                 MendHttpEvent  *event,
+                 const char    **text)
+{
+  gboolean first = TRUE, choices = FALSE, error = FALSE, has_text = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  gsize n;
+
+  if (g_strcmp0 (name, "error") == 0)
+    return FALSE;
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "choices"))
+        {
+          gboolean element = TRUE;
+
+          /* The first choice read, the others skipped, as read_event ()
+           * does. */
+          if (choices || !mend_json_scan_char (&scan, '[') ||
+              mend_json_scan_element (&scan, &element) != MEND_JSON_SCAN_NEXT ||
+              !scan_choice (&scan, scratch, &has_text))
+            return FALSE;
+          while ((step = mend_json_scan_element (&scan, &element)) == MEND_JSON_SCAN_NEXT)
+            if (!mend_json_scan_skip (&scan))
+              return FALSE;
+          if (step != MEND_JSON_SCAN_DONE)
+            return FALSE;
+          choices = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "error"))
+        {
+          if (error || !mend_json_scan_null (&scan))
+            return FALSE;
+          error = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !choices || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  *text = has_text ? mend_http_answer_add_text (answer, 0, scratch->str) : NULL;
+  *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  return TRUE;
+}
+
 static MendHttpEvent
 chat_read_whole (MendHttpAnswer *answer,
                  JsonNode       *root)
@@ -294,5 +449,6 @@ const MendHttpDialectClass mend_http_dialect_chat_completions = {
   .dialect = MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
   .build_body = chat_build_body,
   .read_event = chat_read_event,
+  .scan_event = chat_scan_event,
   .read_whole = chat_read_whole,
 };

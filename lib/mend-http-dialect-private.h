@@ -43,6 +43,19 @@ typedef struct
                                  JsonObject     *event,
                                  const char    **text);
 
+  /* The quick way for the bulk of a stream, its text deltas: a byte scan
+   * of @data, no parse. TRUE when it read the event with certainty, with
+   * the same effect on @answer as read_event () (*@text, if any, in
+   * @scratch); FALSE, having changed nothing, for anything else, which
+   * read_event () then reads. */
+  gboolean        (*scan_event) (MendHttpAnswer *answer,
+                                 const char     *name,
+                                 const char     *data,
+                                 gsize           length,
+                                 GString        *scratch,
+                                 MendHttpEvent  *event,
+                                 const char    **text);
+
   /* A whole answer in one JSON body: END when it is one (read into
    * @answer, maybe with no content), ERROR when it reports an error (the
    * body is its error), OTHER when it is not the dialect's answer. */

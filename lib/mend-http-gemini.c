@@ -21,6 +21,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
+#include "mend-json-scan-private.h"
 
 /* The name of the tool call @id, from the assistant messages before. */
 static const char *
@@ -254,6 +255,159 @@ gemini_read_event (MendHttpAnswer *answer,
   return read_candidate (answer, candidate, text) ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
+/* A part with text (appended to @scratch) or none, and no call. */
+static gboolean
+scan_part (MendJsonScan *scan,
+           GString      *scratch)
+{
+  gboolean first = TRUE, text = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "text"))
+        {
+          if (text || !mend_json_scan_string (scan, scratch))
+            return FALSE;
+          text = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "functionCall") || !mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* {"parts":[…],"role":"model"} */
+static gboolean
+scan_content (MendJsonScan *scan,
+              GString      *scratch)
+{
+  gboolean first = TRUE, parts = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "parts"))
+        {
+          gboolean element = TRUE;
+
+          if (parts || !mend_json_scan_char (scan, '['))
+            return FALSE;
+          while ((step = mend_json_scan_element (scan, &element)) == MEND_JSON_SCAN_NEXT)
+            if (!scan_part (scan, scratch))
+              return FALSE;
+          if (step != MEND_JSON_SCAN_DONE)
+            return FALSE;
+          parts = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A candidate that has not finished. */
+static gboolean
+scan_candidate (MendJsonScan *scan,
+                GString      *scratch)
+{
+  gboolean first = TRUE, content = FALSE, finish = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "content"))
+        {
+          if (content || !scan_content (scan, scratch))
+            return FALSE;
+          content = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "finishReason"))
+        {
+          if (finish || !mend_json_scan_null (scan))
+            return FALSE;
+          finish = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A chunk of text: {"candidates":[{"content":{"parts":[{"text":"…"}]}}]}
+ * with usageMetadata, modelVersion and the like, in any order. */
+static gboolean
+gemini_scan_event (MendHttpAnswer *answer,
+                   const char     *name,
+                   const char     *data,
+                   gsize           length,
+                   GString        *scratch,
+                   MendHttpEvent  *event,
+                   const char    **text)
+{
+  gboolean first = TRUE, candidates = FALSE, error = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  gsize n;
+
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "candidates"))
+        {
+          gboolean element = TRUE;
+
+          /* The first candidate read, the others skipped. */
+          if (candidates || !mend_json_scan_char (&scan, '[') ||
+              mend_json_scan_element (&scan, &element) != MEND_JSON_SCAN_NEXT ||
+              !scan_candidate (&scan, scratch))
+            return FALSE;
+          while ((step = mend_json_scan_element (&scan, &element)) == MEND_JSON_SCAN_NEXT)
+            if (!mend_json_scan_skip (&scan))
+              return FALSE;
+          if (step != MEND_JSON_SCAN_DONE)
+            return FALSE;
+          candidates = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "error"))
+        {
+          if (error || !mend_json_scan_null (&scan))
+            return FALSE;
+          error = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !candidates || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  /* The parts of one chunk are one delta, as read_candidate () makes it. */
+  *text = NULL;
+  *event = MEND_HTTP_EVENT_OTHER;
+  if (scratch->len > 0)
+    {
+      *text = mend_http_answer_add_text (answer, 0, scratch->str);
+      *event = MEND_HTTP_EVENT_CONTENT;
+    }
+  return TRUE;
+}
+
 static MendHttpEvent
 gemini_read_whole (MendHttpAnswer *answer,
                    JsonNode       *root)
@@ -277,5 +431,6 @@ const MendHttpDialectClass mend_http_dialect_gemini = {
   .dialect = MEND_HTTP_DIALECT_GEMINI,
   .build_body = gemini_build_body,
   .read_event = gemini_read_event,
+  .scan_event = gemini_scan_event,
   .read_whole = gemini_read_whole,
 };

@@ -16,6 +16,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
+#include "mend-json-scan-private.h"
 
 char *
 mend_http_build_streamed_body (const char         *model,
@@ -127,6 +128,91 @@ messages_read_event (MendHttpAnswer *answer,
   return MEND_HTTP_EVENT_OTHER;
 }
 
+/* {"type":"text_delta","text":"…"}: its text in @scratch. */
+static gboolean
+scan_text_delta (MendJsonScan *scan,
+                 GString      *scratch)
+{
+  gboolean first = TRUE, type = FALSE, text = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "type"))
+        {
+          if (type || !mend_json_scan_string_is (scan, "text_delta"))
+            return FALSE;
+          type = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "text"))
+        {
+          if (text || !mend_json_scan_string (scan, scratch))
+            return FALSE;
+          text = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE && type && text;
+}
+
+/* {"type":"content_block_delta","index":N,"delta":{"type":"text_delta",
+ * "text":"…"}}, its members in any order, others skipped. */
+static gboolean
+messages_scan_event (MendHttpAnswer *answer,
+                     const char     *name,
+                     const char     *data,
+                     gsize           length,
+                     GString        *scratch,
+                     MendHttpEvent  *event,
+                     const char    **text)
+{
+  gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  guint index = 0;
+  gsize n;
+
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "type"))
+        {
+          if (type || !mend_json_scan_string_is (&scan, "content_block_delta"))
+            return FALSE;
+          type = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "index"))
+        {
+          if (has_index || !mend_json_scan_index (&scan, &index))
+            return FALSE;
+          has_index = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "delta"))
+        {
+          if (delta || !scan_text_delta (&scan, scratch))
+            return FALSE;
+          delta = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !type || !has_index || !delta || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  *text = mend_http_answer_add_text (answer, index, scratch->str);
+  *event = MEND_HTTP_EVENT_CONTENT;
+  return TRUE;
+}
+
 static MendHttpEvent
 messages_read_whole (MendHttpAnswer *answer,
                      JsonNode       *root)
@@ -142,6 +228,7 @@ const MendHttpDialectClass mend_http_dialect_messages = {
   .dialect = MEND_HTTP_DIALECT_MESSAGES,
   .build_body = messages_build_body,
   .read_event = messages_read_event,
+  .scan_event = messages_scan_event,
   .read_whole = messages_read_whole,
 };
 

@@ -22,6 +22,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
+#include "mend-json-scan-private.h"
 
 static void
 add_item (JsonBuilder *builder,
@@ -201,6 +202,59 @@ responses_read_event (MendHttpAnswer *answer,
   return MEND_HTTP_EVENT_OTHER;
 }
 
+/* {"type":"response.output_text.delta","output_index":N,"delta":"…"},
+ * in any order, other members skipped. */
+static gboolean
+responses_scan_event (MendHttpAnswer *answer,
+                      const char     *name,
+                      const char     *data,
+                      gsize           length,
+                      GString        *scratch,
+                      MendHttpEvent  *event,
+                      const char    **text)
+{
+  gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  guint index = 0;
+  gsize n;
+
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "type"))
+        {
+          if (type || !mend_json_scan_string_is (&scan, "response.output_text.delta"))
+            return FALSE;
+          type = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "output_index"))
+        {
+          if (has_index || !mend_json_scan_index (&scan, &index))
+            return FALSE;
+          has_index = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "delta"))
+        {
+          if (delta || !mend_json_scan_string (&scan, scratch))
+            return FALSE;
+          delta = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !type || !has_index || !delta || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  *text = mend_http_answer_add_text (answer, index, scratch->str);
+  *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  return TRUE;
+}
+
 static MendHttpEvent
 responses_read_whole (MendHttpAnswer *answer,
                       JsonNode       *root)
@@ -233,5 +287,6 @@ const MendHttpDialectClass mend_http_dialect_responses = {
   .dialect = MEND_HTTP_DIALECT_RESPONSES,
   .build_body = responses_build_body,
   .read_event = responses_read_event,
+  .scan_event = responses_scan_event,
   .read_whole = responses_read_whole,
 };

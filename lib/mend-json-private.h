@@ -21,6 +21,12 @@ G_BEGIN_DECLS
 JsonNode   *mend_json_parse          (const char    *data,
                                       gssize         length,
                                       GError       **error);
+/* The same with @parser (json_parser_new_immutable ()), reused for many
+ * texts in a row; it keeps the last root until the next parse. */
+JsonNode   *mend_json_parse_with     (JsonParser    *parser,
+                                      const char    *data,
+                                      gssize         length,
+                                      GError       **error);
 char       *mend_json_to_string      (JsonNode      *node);
 char       *mend_json_builder_finish (JsonBuilder   *builder);
 const char *mend_json_get_string     (JsonObject    *object,

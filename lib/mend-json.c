@@ -111,7 +111,17 @@ mend_json_parse (const char  *data,
                  gssize       length,
                  GError     **error)
 {
-  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+
+  return mend_json_parse_with (parser, data, length, error);
+}
+
+JsonNode *
+mend_json_parse_with (JsonParser  *parser,
+                      const char  *data,
+                      gssize       length,
+                      GError     **error)
+{
   g_autofree char *problem = NULL;
   JsonNode *root;
 
@@ -125,7 +135,6 @@ mend_json_parse (const char  *data,
       return NULL;
     }
 
-  parser = json_parser_new_immutable ();
   if (!json_parser_load_from_data (parser, data, length, error))
     {
       /* json-glib quotes the token it could not read. */
