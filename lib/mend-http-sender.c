@@ -181,7 +181,17 @@ typedef struct
   MendFailure      *outcome;      /* …with this failure, or NULL for success */
   int               io_priority;
   MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
+  JsonParser       *parser;       /* for the events the scan leaves, reused */
+  GString          *scratch;      /* the text of the event the scan read */
+  char             *buffer;       /* a chunk read from a pollable stream */
+  GSource          *readable;     /* waits for the next chunk of one */
+  guint             empty_wakeups;  /* in a row, that read nothing */
 } Attempt;
+
+/* Bytes read at a time, and the most read in one go before the main loop
+ * gets a turn. */
+#define READ_SIZE 16384
+#define READS_PER_DISPATCH 64
 
 static void
 attempt_free (Attempt *attempt)
@@ -192,8 +202,17 @@ attempt_free (Attempt *attempt)
     g_cancellable_disconnect (attempt->outer, attempt->outer_id);
   g_clear_object (&attempt->outer);
   g_clear_object (&attempt->cancellable);
+  if (attempt->readable != NULL)
+    {
+      g_source_destroy (attempt->readable);
+      g_clear_pointer (&attempt->readable, g_source_unref);
+    }
   g_clear_object (&attempt->body_stream);
   mend_sse_reader_clear (&attempt->events);
+  g_clear_object (&attempt->parser);
+  if (attempt->scratch != NULL)
+    g_string_free (attempt->scratch, TRUE);
+  g_free (attempt->buffer);
   g_clear_pointer (&attempt->body, g_byte_array_unref);
   g_clear_pointer (&attempt->answer, mend_http_answer_free);
   g_clear_object (&attempt->outcome);
@@ -276,15 +295,23 @@ on_event (const char *name,
           gpointer    user_data)
 {
   Attempt *attempt = user_data;
+  const MendHttpDialectClass *wire = attempt->self->wire;
   g_autoptr(JsonNode) node = NULL;
   const char *text = NULL;
   MendHttpEvent event;
 
-  node = mend_json_parse (data, length, NULL);
-  event = attempt->self->wire->read_event (attempt->answer, name, data, length,
-                                           node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                                           ? json_node_get_object (node) : NULL,
-                                           &text);
+  /* A text delta costs a byte scan; anything else, a parse (with one
+   * parser for the attempt). */
+  if (!wire->scan_event (attempt->answer, name, data, length, attempt->scratch, &event, &text))
+    {
+      if (attempt->parser == NULL)
+        attempt->parser = json_parser_new_immutable ();
+      node = mend_json_parse_with (attempt->parser, data, length, NULL);
+      text = NULL;
+      event = wire->read_event (attempt->answer, name, data, length,
+                                node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
+                                &text);
+    }
   switch (event)
     {
     case MEND_HTTP_EVENT_ERROR:
@@ -388,6 +415,73 @@ finish_body (GTask *task)
     }
 }
 
+/* One chunk of the answer, as decoded; TRUE when it ended the attempt
+ * (the task may be gone then). */
+static gboolean
+take_chunk (GTask      *task,
+            const char *data,
+            gsize       size)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
+
+  /* The bytes as decoded: a small compressed answer counts as what it
+   * becomes. */
+  attempt->received += size;
+  if (success && attempt->received > attempt->self->max_body_bytes)
+    {
+      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
+      return TRUE;
+    }
+
+  if (attempt->streaming)
+    return sse_status_ends (task, mend_sse_reader_feed (&attempt->events, data, size));
+  if (success)
+    {
+      g_byte_array_append (attempt->body, (const guint8 *) data, size);
+      return FALSE;
+    }
+
+  /* Of an error, only the head is kept; the rest is not read. */
+  g_byte_array_append (attempt->body, (const guint8 *) data,
+                       MIN (size, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES - attempt->body->len));
+  if (attempt->body->len >= MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES)
+    {
+      finish_body (task);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* The end of the answer's bytes. */
+static void
+take_end (GTask *task)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) eof = NULL;
+
+  if (!attempt->streaming)
+    {
+      finish_body (task);
+      return;
+    }
+  if (sse_status_ends (task, mend_sse_reader_finish (&attempt->events)))
+    return;
+  /* A stream whose model said how it ended, with no end marker after
+   * (some servers send none): complete. */
+  if (mend_http_answer_get_stop_reason (attempt->answer) != NULL &&
+      attempt->self->wire->dialect != MEND_HTTP_DIALECT_MESSAGES)
+    {
+      finish (task, answer_outcome (attempt));
+      return;
+    }
+  eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+                             _("The event stream ended before the message did"));
+  finish (task, mend_failure_new_from_error (eof));
+}
+
+/* Reading a stream that is not pollable: a chunk at a time, each a GTask. */
+
 static void read_more (GTask *task);
 
 static void
@@ -399,7 +493,6 @@ on_read (GObject      *object,
   Attempt *attempt = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
-  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
   const char *data;
   gsize size = 0;
 
@@ -410,61 +503,10 @@ on_read (GObject      *object,
     }
 
   data = g_bytes_get_data (chunk, &size);
-
   if (size == 0)
-    {
-      g_autoptr(GError) eof = NULL;
-
-      if (!attempt->streaming)
-        {
-          finish_body (task);
-          return;
-        }
-      if (sse_status_ends (task, mend_sse_reader_finish (&attempt->events)))
-        return;
-      /* A stream whose model said how it ended, with no end marker after
-       * (some servers send none): complete. */
-      if (mend_http_answer_get_stop_reason (attempt->answer) != NULL &&
-          attempt->self->wire->dialect != MEND_HTTP_DIALECT_MESSAGES)
-        {
-          finish (task, answer_outcome (attempt));
-          return;
-        }
-      eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
-                                 _("The event stream ended before the message did"));
-      finish (task, mend_failure_new_from_error (eof));
-      return;
-    }
-
-  /* The bytes as decoded: a small compressed answer counts as what it
-   * becomes. */
-  attempt->received += size;
-  if (success && attempt->received > attempt->self->max_body_bytes)
-    {
-      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
-      return;
-    }
-
-  if (attempt->streaming)
-    {
-      if (sse_status_ends (task, mend_sse_reader_feed (&attempt->events, data, size)))
-        return;
-    }
-  else if (success)
-    g_byte_array_append (attempt->body, (const guint8 *) data, size);
-  else
-    {
-      /* Of an error, only the head is kept; the rest is not read. */
-      g_byte_array_append (attempt->body, (const guint8 *) data,
-                           MIN (size, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES - attempt->body->len));
-      if (attempt->body->len >= MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES)
-        {
-          finish_body (task);
-          return;
-        }
-    }
-
-  read_more (task);
+    take_end (task);
+  else if (!take_chunk (task, data, size))
+    read_more (task);
 }
 
 static void
@@ -472,8 +514,116 @@ read_more (GTask *task)
 {
   Attempt *attempt = g_task_get_task_data (task);
 
-  g_input_stream_read_bytes_async (attempt->body_stream, 16384, attempt->io_priority,
+  g_input_stream_read_bytes_async (attempt->body_stream, READ_SIZE, attempt->io_priority,
                                    attempt->cancellable, on_read, task);
+}
+
+/* Reading a pollable stream (libsoup's are): every chunk at hand in one
+ * go, into one buffer, with no task or allocation per chunk; one source
+ * waits for the next chunks while it brings them. libsoup makes a stream's
+ * source for what the stream holds when it is made (its own buffer, an
+ * HTTP/2 stream's data), so a source that wakes the reader for nothing
+ * is made again. */
+
+static void
+new_readable (Attempt *attempt)
+{
+  if (attempt->readable != NULL)
+    {
+      g_source_destroy (attempt->readable);
+      g_source_unref (attempt->readable);
+    }
+  attempt->readable = g_pollable_input_stream_create_source (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
+                                                             attempt->cancellable);
+  g_source_set_priority (attempt->readable, attempt->io_priority);
+  g_source_attach (attempt->readable, g_main_context_get_thread_default ());
+}
+
+static gboolean on_readable (GObject  *stream,
+                             gpointer  user_data);
+
+static gboolean
+read_at_hand (GTask *task)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+  GSource *woke = attempt->readable;
+  gsize got = 0;
+
+  if (woke != NULL)
+    g_source_set_ready_time (woke, -1);
+  for (guint i = 0; i < READS_PER_DISPATCH; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      gssize n;
+
+      if (g_cancellable_set_error_if_cancelled (attempt->cancellable, &error))
+        {
+          finish (task, failure_from_error (attempt, error));
+          return G_SOURCE_REMOVE;
+        }
+      n = g_pollable_input_stream_read_nonblocking (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
+                                                    attempt->buffer, READ_SIZE, NULL, &error);
+      if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        break;
+      if (n < 0)
+        {
+          finish (task, failure_from_error (attempt, error));
+          return G_SOURCE_REMOVE;
+        }
+      if (n == 0)
+        {
+          take_end (task);
+          return G_SOURCE_REMOVE;
+        }
+      got += n;
+      if (take_chunk (task, attempt->buffer, n))
+        return G_SOURCE_REMOVE;
+      /* Enough for one go: the main loop's turn, then the rest. */
+      if (i + 1 == READS_PER_DISPATCH)
+        {
+          if (woke == NULL)
+            {
+              new_readable (attempt);
+              g_source_set_callback (attempt->readable, G_SOURCE_FUNC (on_readable), task, NULL);
+            }
+          g_source_set_ready_time (attempt->readable, 0);
+          return woke == NULL ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
+        }
+    }
+
+  /* Read all there was: the source waits for more, unless it woke the
+   * reader for nothing twice in a row (once is a part of a chunk). */
+  attempt->empty_wakeups = got == 0 ? attempt->empty_wakeups + 1 : 0;
+  if (woke == NULL || attempt->empty_wakeups >= 2)
+    {
+      attempt->empty_wakeups = 0;
+      new_readable (attempt);
+      g_source_set_callback (attempt->readable, G_SOURCE_FUNC (on_readable), task, NULL);
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_readable (GObject  *stream,
+             gpointer  user_data)
+{
+  return read_at_hand (user_data);
+}
+
+static void
+read_body (GTask *task)
+{
+  Attempt *attempt = g_task_get_task_data (task);
+
+  if (G_IS_POLLABLE_INPUT_STREAM (attempt->body_stream) &&
+      g_pollable_input_stream_can_poll (G_POLLABLE_INPUT_STREAM (attempt->body_stream)))
+    {
+      attempt->buffer = g_malloc (READ_SIZE);
+      read_at_hand (task);
+    }
+  else
+    read_more (task);
 }
 
 static void
@@ -505,9 +655,12 @@ on_sent (GObject      *object,
   attempt->streaming = SOUP_STATUS_IS_SUCCESSFUL (status) &&
                        g_strcmp0 (content_type, "text/event-stream") == 0;
   if (attempt->streaming)
-    mend_sse_reader_init (&attempt->events, attempt->self->max_line_bytes,
-                          attempt->self->max_event_bytes, on_event, attempt);
-  read_more (task);
+    {
+      mend_sse_reader_init (&attempt->events, attempt->self->max_line_bytes,
+                            attempt->self->max_event_bytes, on_event, attempt);
+      attempt->scratch = g_string_new (NULL);
+    }
+  read_body (task);
 }
 
 static void
@@ -996,19 +1149,19 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * @self: the sender
    * @turn: the turn
    * @event: the content event's JSON data (or the whole body of an answer
-   *   that is not a stream)
+   *   that is not a stream), valid during the emission
    *
    * Output arrived: a text delta or a tool call.
    */
   signals[CONTENT] =
     g_signal_new ("content", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING);
+                  G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING | G_SIGNAL_TYPE_STATIC_SCOPE);
 
   /**
    * MendHttpSender::text-delta:
    * @self: the sender
-   * @delta: the piece of text
+   * @delta: the piece of text, valid during the emission
    *
    * The assistant's text grew by @delta: emitted for each `text_delta` of
    * a streamed answer, and once with the whole text of an answer that is
@@ -1019,7 +1172,7 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
   signals[TEXT_DELTA] =
     g_signal_new ("text-delta", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, G_TYPE_STRING);
+                  G_TYPE_NONE, 1, G_TYPE_STRING | G_SIGNAL_TYPE_STATIC_SCOPE);
 }
 
 static void
