@@ -15,16 +15,18 @@
  *    a counting allocator (G_SLICE=always-malloc, so that GSlice's
  *    allocations count too).
  *
- *    The server runs in a child process of its own (bench-http --serve), so
- *    that neither its instructions nor its CPU time count. It writes each
- *    stream whole, so the client reads it in chunks of up to 16 KiB, as it
- *    reads a fast server's or one it lags behind: each read costs libsoup
- *    and GIO some thousands of instructions and a dozen allocations, the
- *    same for both clients, which is the socket's cost and not the
- *    sender's. The "event-chunks" variant (?chunks=event) sends each event
- *    as an HTTP chunk of its own, which libsoup hands over one read at a
- *    time, as it does a model that streams slower than the client reads;
- *    it is reported beside the first to show that share, without a target.
+ *    The server runs in a process of its own (bench-http --serve), so
+ *    that neither its instructions nor its CPU time count, and streams in
+ *    one of two ways. "whole": it writes the stream at once, so the client
+ *    reads it in chunks of up to 16 KiB, as it reads a fast server's or
+ *    one it lags behind; the per-read cost of libsoup and GIO (thousands
+ *    of instructions, a dozen allocations) is then spread over many
+ *    deltas, and what is left is the sender's. "paced": each event is an
+ *    HTTP chunk of its own, written a millisecond after the one before, as
+ *    a model streams: each delta is then a wakeup of the main loop and a
+ *    read, whose cost both clients pay, the sender with a pollable read
+ *    and the naive client with g_input_stream_read_bytes_async (). The
+ *    targets hold for both.
  *
  * 2. Building a request body for a transcript of K committed messages
  *    (mend_http_sender_build_body () for a new turn), against writing the
@@ -35,7 +37,7 @@
  *
  * usage: bench-http [DELTAS [ROUNDS]]
  *        bench-http --serve                      (the server; prints its port)
- *        bench-http --only mend|naive FORMAT DELTAS PORT [event]
+ *        bench-http --only mend|naive FORMAT DELTAS PORT [paced]
  *
  * --only runs one turn of one client once, for instruction counts under
  * callgrind against a server started with --serve.
@@ -269,6 +271,50 @@ make_stream (Format format,
 
 /* The server: in a process of its own */
 
+/* A stream paced as a model streams: one event a millisecond. */
+typedef struct
+{
+  SoupServerMessage *msg;
+  GPtrArray         *events;
+  guint              next;
+  guint              timer;
+} Paced;
+
+static void
+paced_free (gpointer data)
+{
+  Paced *paced = data;
+
+  if (paced->timer != 0)
+    g_source_remove (paced->timer);
+  g_ptr_array_unref (paced->events);
+  g_free (paced);
+}
+
+static gboolean
+on_pace (gpointer data)
+{
+  Paced *paced = data;
+  SoupMessageBody *body = soup_server_message_get_response_body (paced->msg);
+  const char *event = paced->events->pdata[paced->next++];
+
+  soup_message_body_append (body, SOUP_MEMORY_COPY, event, strlen (event));
+  if (paced->next == paced->events->len)
+    {
+      soup_message_body_complete (body);
+      paced->timer = 0;
+    }
+  soup_server_message_unpause (paced->msg);
+  return paced->timer != 0 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static void
+on_paced_finished (SoupServerMessage *msg,
+                   gpointer           data)
+{
+  g_object_set_data (G_OBJECT (msg), "paced", NULL);
+}
+
 static void
 serve (SoupServer        *server,
        SoupServerMessage *msg,
@@ -278,7 +324,7 @@ serve (SoupServer        *server,
 {
   const char *deltas = query != NULL ? g_hash_table_lookup (query, "deltas") : NULL;
   const char *chunks = query != NULL ? g_hash_table_lookup (query, "chunks") : NULL;
-  g_autoptr(GPtrArray) events = NULL;
+  GPtrArray *events;
   SoupMessageBody *body = soup_server_message_get_response_body (msg);
   Format format = FORMAT_MESSAGES;
 
@@ -292,12 +338,16 @@ serve (SoupServer        *server,
   events = make_stream (format, deltas != NULL ? (guint) g_ascii_strtoull (deltas, NULL, 10) : 1);
   soup_server_message_set_status (msg, 200, NULL);
   soup_message_headers_set_content_type (soup_server_message_get_response_headers (msg), "text/event-stream", NULL);
-  if (g_strcmp0 (chunks, "event") == 0)
+  if (g_strcmp0 (chunks, "paced") == 0)
     {
+      Paced *paced = g_new0 (Paced, 1);
+
+      paced->msg = msg;
+      paced->events = events;
+      paced->timer = g_timeout_add (1, on_pace, paced);
+      g_object_set_data_full (G_OBJECT (msg), "paced", paced, paced_free);
+      g_signal_connect (msg, "finished", G_CALLBACK (on_paced_finished), NULL);
       soup_message_headers_set_encoding (soup_server_message_get_response_headers (msg), SOUP_ENCODING_CHUNKED);
-      for (guint i = 0; i < events->len; i++)
-        soup_message_body_append (body, SOUP_MEMORY_COPY, events->pdata[i], strlen (events->pdata[i]));
-      soup_message_body_complete (body);
     }
   else
     {
@@ -308,6 +358,7 @@ serve (SoupServer        *server,
         g_string_append (whole, events->pdata[i]);
       length = whole->len;
       soup_message_body_append (body, SOUP_MEMORY_TAKE, g_string_free (whole, FALSE), length);
+      g_ptr_array_unref (events);
     }
 }
 
@@ -383,7 +434,7 @@ typedef struct
 {
   Format       format;
   guint        port;
-  gboolean     event_chunks;
+  gboolean     paced;
   GString     *text;        /* what the app was given */
 
   /* libmend */
@@ -407,7 +458,7 @@ stream_uri (Client *c,
             guint   deltas)
 {
   return g_strdup_printf ("http://127.0.0.1:%u%sdeltas=%u%s", c->port, format_paths[c->format], deltas,
-                          c->event_chunks ? "&chunks=event" : "");
+                          c->paced ? "&chunks=paced" : "");
 }
 
 static void
@@ -517,11 +568,9 @@ naive_event (Client *c)
 
   if (joined == NULL)
     joined = g_string_new (NULL);
+  /* The end of a Chat Completions stream, which then closes. */
   if (c->format == FORMAT_CHAT && g_str_has_prefix (c->data->str, "[DONE]"))
-    {
-      c->done = TRUE;
-      return;
-    }
+    return;
   if (!json_parser_load_from_data (c->parser, c->data->str, c->data->len, NULL) ||
       (root = json_parser_get_root (c->parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return;
@@ -728,10 +777,13 @@ run_streams (const char *argv0,
   GPid pid;
   guint port = start_server (argv0, &to_server, &pid);
 
-  for (int chunks = 0; chunks < 2; chunks++)
+  for (int paced = 0; paced < 2; paced++)
     for (Format format = 0; format < N_FORMATS; format++)
       {
-        Client c = { .format = format, .port = port, .event_chunks = chunks, .text = g_string_new (NULL) };
+        Client c = { .format = format, .port = port, .paced = paced, .text = g_string_new (NULL) };
+        /* A millisecond a delta: fewer of them. */
+        guint deltas = paced ? MAX (n / 20, 50) : n;
+        guint tries = paced ? MIN (rounds, 3) : rounds;
         double mend_ns, naive_ns, mend_allocs, naive_allocs;
 
         /* Both give the app the same text. */
@@ -741,15 +793,16 @@ run_streams (const char *argv0,
         naive_turn (&c, 40);
         check_text (&c, 40);
 
-        measure_turns (&c, mend_turn, n, rounds, &mend_ns, &mend_allocs);
-        measure_turns (&c, naive_turn, n, rounds, &naive_ns, &naive_allocs);
+        measure_turns (&c, mend_turn, deltas, tries, &mend_ns, &mend_allocs);
+        measure_turns (&c, naive_turn, deltas, tries, &naive_ns, &naive_allocs);
         printf ("http %s%s: %u deltas, best of %u: libmend %.0f ns and %.1f mallocs per delta, "
                 "naive %.0f ns and %.1f mallocs (libmend %.2fx the naive CPU)\n",
-                format_names[format], chunks ? " (event chunks)" : "", n, rounds, mend_ns, mend_allocs,
+                format_names[format], paced ? " (paced)" : "", deltas, tries, mend_ns, mend_allocs,
                 naive_ns, naive_allocs, mend_ns / naive_ns);
         printf ("RESULT http_stream format=%s chunks=%s deltas=%u mend_ns=%.0f naive_ns=%.0f "
                 "mend_allocs=%.2f naive_allocs=%.2f\n",
-                format_names[format], chunks ? "event" : "whole", n, mend_ns, naive_ns, mend_allocs, naive_allocs);
+                format_names[format], paced ? "paced" : "whole", deltas, mend_ns, naive_ns, mend_allocs,
+                naive_allocs);
         fflush (stdout);
         g_string_free (c.text, TRUE);
       }
@@ -962,9 +1015,9 @@ run_only (const char *argv0,
           const char *format,
           guint       deltas,
           guint       port,
-          gboolean    event_chunks)
+          gboolean    paced)
 {
-  Client c = { .format = format_from_name (format), .port = port, .event_chunks = event_chunks,
+  Client c = { .format = format_from_name (format), .port = port, .paced = paced,
                .text = g_string_new (NULL) };
 
   if (g_str_equal (who, "mend"))
