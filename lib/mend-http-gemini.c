@@ -23,30 +23,6 @@
 #include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
-/* The name of the tool call @id, from the assistant messages before. */
-static const char *
-tool_name (JsonArray  *messages,
-           const char *id)
-{
-  for (guint i = 0; i < json_array_get_length (messages); i++)
-    {
-      JsonObject *message = mend_http_block_at (messages, i);
-      JsonNode *content = message != NULL ? json_object_get_member (message, "content") : NULL;
-      JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
-
-      for (guint j = 0; blocks != NULL && j < json_array_get_length (blocks); j++)
-        {
-          JsonObject *block = mend_http_block_at (blocks, j);
-
-          if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") == 0 &&
-              g_strcmp0 (mend_json_get_string (block, "id"), id) == 0 &&
-              mend_json_get_string (block, "name") != NULL)
-            return mend_json_get_string (block, "name");
-        }
-    }
-  return id;
-}
-
 static void
 add_text_part (JsonBuilder *builder,
                const char  *text)
@@ -58,9 +34,9 @@ add_text_part (JsonBuilder *builder,
 }
 
 static void
-add_message (JsonBuilder *builder,
-             JsonArray   *messages,
-             JsonObject  *message)
+add_message (JsonBuilder          *builder,
+             MendTranscriptLookup *lookup,
+             JsonObject           *message)
 {
   const char *role = mend_json_get_string (message, "role");
   JsonNode *content = json_object_get_member (message, "content");
@@ -86,12 +62,15 @@ add_message (JsonBuilder *builder,
       if (g_strcmp0 (type, "tool_result") == 0 && id != NULL)
         {
           g_autofree char *output = mend_http_content_text (json_object_get_member (block, "content"));
+          const char *name;
 
           json_builder_begin_object (builder);
           json_builder_set_member_name (builder, "functionResponse");
           json_builder_begin_object (builder);
           json_builder_set_member_name (builder, "name");
-          json_builder_add_string_value (builder, tool_name (messages, id));
+          /* The name of its call, before it; else its id. */
+          name = mend_transcript_lookup_tool_name (lookup, id);
+          json_builder_add_string_value (builder, name != NULL ? name : id);
           json_builder_set_member_name (builder, "response");
           json_builder_begin_object (builder);
           json_builder_set_member_name (builder, "content");
@@ -131,37 +110,51 @@ add_message (JsonBuilder *builder,
   json_builder_end_object (builder);
 }
 
-static char *
-gemini_build_body (const char *model,
-                   guint       max_tokens,
-                   JsonNode   *messages)
+static void
+gemini_write_frame (const char *model,
+                    guint       max_tokens,
+                    GString    *head,
+                    GString    *tail)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
-  JsonArray *array;
-
-  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
-
   /* The model is the endpoint's, in its path. */
-  array = json_node_get_array (messages);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "contents");
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < json_array_get_length (array); i++)
+  g_string_assign (head, "{\"contents\":[");
+  g_string_printf (tail, "],\"generationConfig\":{\"maxOutputTokens\":%u}}", max_tokens);
+}
+
+/* A prompt alone, as write_message () writes it. */
+static void
+gemini_write_prompt (GString    *out,
+                      const char *prompt)
+{
+  g_string_append (out, "{\"role\":\"user\",\"parts\":[{\"text\":");
+  mend_json_write_string (out, prompt);
+  g_string_append (out, "}]}");
+}
+
+static void
+gemini_write_message (GString              *out,
+                      JsonObject           *message,
+                      MendTranscriptLookup *lookup)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *text = NULL;
+  const char *role;
+
+  /* Text alone, as add_message () writes it, without a builder. */
+  if (mend_http_plain_message (message, &role, &text))
     {
-      JsonObject *message = mend_http_block_at (array, i);
-
-      if (message != NULL)
-        add_message (builder, array, message);
+      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"parts\":[{\"text\":"
+                                                       : "{\"role\":\"model\",\"parts\":[{\"text\":");
+      mend_json_write_string (out, text);
+      g_string_append (out, "}]}");
+      return;
     }
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "generationConfig");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "maxOutputTokens");
-  json_builder_add_int_value (builder, max_tokens);
-  json_builder_end_object (builder);
-  json_builder_end_object (builder);
 
-  return mend_json_builder_finish (builder);
+  builder = json_builder_new_immutable ();
+  json_builder_begin_array (builder);
+  add_message (builder, lookup, message);
+  json_builder_end_array (builder);
+  mend_http_append_items (out, builder);
 }
 
 /* The parts of the first candidate: their text at block 0 (the parts of
@@ -429,7 +422,10 @@ gemini_read_whole (MendHttpAnswer *answer,
 
 const MendHttpDialectClass mend_http_dialect_gemini = {
   .dialect = MEND_HTTP_DIALECT_GEMINI,
-  .build_body = gemini_build_body,
+  .shape = 3,
+  .write_frame = gemini_write_frame,
+  .write_message = gemini_write_message,
+  .write_prompt = gemini_write_prompt,
   .read_event = gemini_read_event,
   .scan_event = gemini_scan_event,
   .read_whole = gemini_read_whole,

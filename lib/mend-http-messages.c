@@ -18,19 +18,20 @@
 #include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
-char *
-mend_http_build_streamed_body (const char         *model,
-                               const char         *max_name,
-                               guint               max_tokens,
-                               gboolean            include_usage,
-                               const char         *list_name,
-                               JsonNode           *messages,
-                               MendHttpAddMessage  add)
+void
+mend_http_write_streamed_frame (const char *model,
+                                const char *max_name,
+                                guint       max_tokens,
+                                gboolean    include_usage,
+                                const char *list_name,
+                                GString    *head,
+                                GString    *tail)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  g_autofree char *text = NULL;
+  gsize length;
 
   g_assert (model != NULL);
-  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
 
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "model");
@@ -48,25 +49,98 @@ mend_http_build_streamed_body (const char         *model,
       json_builder_end_object (builder);
     }
   json_builder_set_member_name (builder, list_name);
-  if (add == NULL)
-    json_builder_add_value (builder, json_node_ref (messages));
-  else
-    {
-      JsonArray *array = json_node_get_array (messages);
-
-      json_builder_begin_array (builder);
-      for (guint i = 0; i < json_array_get_length (array); i++)
-        {
-          JsonObject *message = mend_http_block_at (array, i);
-
-          if (message != NULL)
-            add (builder, message);
-        }
-      json_builder_end_array (builder);
-    }
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
   json_builder_end_object (builder);
 
-  return mend_json_builder_finish (builder);
+  /* The list is the last member: the body ends with "[]}". */
+  text = mend_json_builder_finish (builder);
+  length = strlen (text);
+  g_assert (length >= 3 && strcmp (text + length - 3, "[]}") == 0);
+  g_string_truncate (head, 0);
+  g_string_append_len (head, text, length - 2);
+  g_string_assign (tail, "]}");
+}
+
+void
+mend_http_append_items (GString     *out,
+                        JsonBuilder *builder)
+{
+  g_autofree char *text = mend_json_builder_finish (builder);
+  gsize length = strlen (text);
+
+  /* "[a,b]": the items, without their brackets. */
+  g_assert (length >= 2 && text[0] == '[' && text[length - 1] == ']');
+  g_string_append_len (out, text + 1, length - 2);
+}
+
+gboolean
+mend_http_plain_message (JsonObject  *message,
+                         const char **role,
+                         char       **text)
+{
+  JsonNode *content = json_object_get_member (message, "content");
+
+  *role = mend_json_get_string (message, "role");
+  if (g_strcmp0 (*role, "user") != 0 && g_strcmp0 (*role, "assistant") != 0)
+    return FALSE;
+  if (content == NULL ||
+      !(JSON_NODE_HOLDS_ARRAY (content) ||
+        (JSON_NODE_HOLDS_VALUE (content) && json_node_get_value_type (content) == G_TYPE_STRING)))
+    return FALSE;
+  if (JSON_NODE_HOLDS_ARRAY (content))
+    {
+      JsonArray *blocks = json_node_get_array (content);
+
+      for (guint i = 0; i < json_array_get_length (blocks); i++)
+        {
+          const char *type = mend_json_get_string (mend_http_block_at (blocks, i), "type");
+
+          if (g_strcmp0 (type, "tool_use") == 0 || g_strcmp0 (type, "tool_result") == 0)
+            return FALSE;
+        }
+    }
+  *text = mend_http_content_text (content);
+  return TRUE;
+}
+
+char *
+mend_http_dialect_write_body (const MendHttpDialectClass *wire,
+                              GString                    *head,
+                              GString                    *tail,
+                              MendTranscriptRequest      *request,
+                              gsize                      *length)
+{
+  gsize n = mend_transcript_request_prepare (request, wire->shape, wire->write_message, wire->write_prompt);
+  char *body = g_malloc (head->len + n + tail->len + 1);
+  char *end;
+
+  /* Each piece copied once, to where it goes. */
+  memcpy (body, head->str, head->len);
+  end = mend_transcript_request_copy (request, wire->shape, body + head->len);
+  memcpy (end, tail->str, tail->len);
+  end += tail->len;
+  *end = '\0';
+  if (length != NULL)
+    *length = end - body;
+  return body;
+}
+
+char *
+mend_http_dialect_build_body (const MendHttpDialectClass *wire,
+                              const char                 *model,
+                              guint                       max_tokens,
+                              JsonNode                   *messages)
+{
+  g_autoptr(GString) head = g_string_new (NULL);
+  g_autoptr(GString) tail = g_string_new (NULL);
+  g_autoptr(MendTranscriptRequest) request = NULL;
+
+  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
+
+  request = mend_transcript_request_new_from_array (json_node_get_array (messages));
+  wire->write_frame (model, max_tokens, head, tail);
+  return mend_http_dialect_write_body (wire, head, tail, request, NULL);
 }
 
 gboolean
@@ -94,12 +168,13 @@ mend_http_tool_arguments (JsonObject *block)
   return input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
 }
 
-static char *
-messages_build_body (const char *model,
-                     guint       max_tokens,
-                     JsonNode   *messages)
+static void
+messages_write_frame (const char *model,
+                      guint       max_tokens,
+                      GString    *head,
+                      GString    *tail)
 {
-  return mend_http_build_streamed_body (model, "max_tokens", max_tokens, FALSE, "messages", messages, NULL);
+  mend_http_write_streamed_frame (model, "max_tokens", max_tokens, FALSE, "messages", head, tail);
 }
 
 static MendHttpEvent
@@ -226,7 +301,9 @@ messages_read_whole (MendHttpAnswer *answer,
 
 const MendHttpDialectClass mend_http_dialect_messages = {
   .dialect = MEND_HTTP_DIALECT_MESSAGES,
-  .build_body = messages_build_body,
+  /* The messages as the transcript keeps them. */
+  .shape = MEND_TRANSCRIPT_SHAPE_OWN,
+  .write_frame = messages_write_frame,
   .read_event = messages_read_event,
   .scan_event = messages_scan_event,
   .read_whole = messages_read_whole,

@@ -102,12 +102,49 @@ add_message (JsonBuilder *builder,
     }
 }
 
-static char *
-responses_build_body (const char *model,
-                      guint       max_tokens,
-                      JsonNode   *messages)
+static void
+responses_write_frame (const char *model,
+                       guint       max_tokens,
+                       GString    *head,
+                       GString    *tail)
 {
-  return mend_http_build_streamed_body (model, "max_output_tokens", max_tokens, FALSE, "input", messages, add_message);
+  mend_http_write_streamed_frame (model, "max_output_tokens", max_tokens, FALSE, "input", head, tail);
+}
+
+/* A prompt alone, as write_message () writes it. */
+static void
+responses_write_prompt (GString    *out,
+                         const char *prompt)
+{
+  g_string_append (out, "{\"role\":\"user\",\"content\":");
+  mend_json_write_string (out, prompt);
+  g_string_append (out, "}");
+}
+
+static void
+responses_write_message (GString              *out,
+                         JsonObject           *message,
+                         MendTranscriptLookup *lookup)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *text = NULL;
+  const char *role;
+
+  /* Text alone, as add_message () writes it, without a builder. */
+  if (mend_http_plain_message (message, &role, &text))
+    {
+      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"content\":"
+                                                       : "{\"role\":\"assistant\",\"content\":");
+      mend_json_write_string (out, text);
+      g_string_append_c (out, '}');
+      return;
+    }
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_array (builder);
+  add_message (builder, message);
+  json_builder_end_array (builder);
+  mend_http_append_items (out, builder);
 }
 
 /* The event's output_index, or -1. */
@@ -285,7 +322,10 @@ responses_read_whole (MendHttpAnswer *answer,
 
 const MendHttpDialectClass mend_http_dialect_responses = {
   .dialect = MEND_HTTP_DIALECT_RESPONSES,
-  .build_body = responses_build_body,
+  .shape = 2,
+  .write_frame = responses_write_frame,
+  .write_message = responses_write_message,
+  .write_prompt = responses_write_prompt,
   .read_event = responses_read_event,
   .scan_event = responses_scan_event,
   .read_whole = responses_read_whole,

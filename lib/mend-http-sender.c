@@ -128,6 +128,12 @@ struct _MendHttpSender
   MendTranscript *transcript;
   MendHttpDialect dialect;
   const MendHttpDialectClass *wire;   /* the dialect spoken: never AUTO */
+
+  /* The body around its messages, for frame_model and frame_max_tokens */
+  GString     *frame_head;
+  GString     *frame_tail;
+  char        *frame_model;
+  guint        frame_max_tokens;
 };
 
 enum {
@@ -680,6 +686,25 @@ on_outer_cancelled (GCancellable *outer,
   g_cancellable_cancel (inner);
 }
 
+/* The body of @request: the frame (made again when the model or
+ * max_tokens changed), and each message as written for the last request,
+ * or written now. */
+static char *
+write_body (MendHttpSender        *self,
+            MendTranscriptRequest *request,
+            gsize                 *length)
+{
+  if (self->frame_model == NULL || !g_str_equal (self->frame_model, self->model) ||
+      self->frame_max_tokens != self->max_tokens)
+    {
+      g_free (self->frame_model);
+      self->frame_model = g_strdup (self->model);
+      self->frame_max_tokens = self->max_tokens;
+      self->wire->write_frame (self->model, self->max_tokens, self->frame_head, self->frame_tail);
+    }
+  return mend_http_dialect_write_body (self->wire, self->frame_head, self->frame_tail, request, length);
+}
+
 /**
  * mend_http_sender_build_body:
  * @self: a sender
@@ -697,14 +722,14 @@ char *
 mend_http_sender_build_body (MendHttpSender *self,
                              MendTurn       *turn)
 {
-  g_autoptr(JsonNode) messages = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
-  messages = mend_transcript_request_for (self->transcript, turn, FALSE);
-  return self->wire->build_body (self->model, self->max_tokens, messages);
+  request = mend_transcript_request_for (self->transcript, turn, FALSE);
+  return write_body (self, request, NULL);
 }
 
 /**
@@ -725,14 +750,21 @@ char *
 mend_http_sender_build_messages (MendHttpSender *self,
                                  MendTurn       *turn)
 {
-  g_autoptr(JsonNode) messages = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
+  char *json;
+  char *end;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
-  messages = mend_transcript_request_for (self->transcript, turn, FALSE);
-  return mend_json_to_string (messages);
+  request = mend_transcript_request_for (self->transcript, turn, FALSE);
+  json = g_malloc (mend_transcript_request_prepare (request, MEND_TRANSCRIPT_SHAPE_OWN, NULL, NULL) + 3);
+  json[0] = '[';
+  end = mend_transcript_request_copy (request, MEND_TRANSCRIPT_SHAPE_OWN, json + 1);
+  end[0] = ']';
+  end[1] = '\0';
+  return json;
 }
 
 static void
@@ -745,7 +777,7 @@ mend_http_sender_send_async (MendSender          *sender,
                              gpointer             user_data)
 {
   MendHttpSender *self = MEND_HTTP_SENDER (sender);
-  g_autoptr(JsonNode) messages = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
   g_autofree char *body = NULL;
   g_autofree char *key = NULL;
   g_autoptr(GBytes) bytes = NULL;
@@ -789,9 +821,8 @@ mend_http_sender_send_async (MendSender          *sender,
                                   g_ptr_array_index (self->headers, i + 1));
 
   /* From here on the transcript follows the turn, to its end. */
-  messages = mend_transcript_request_for (self->transcript, turn, TRUE);
-  body = self->wire->build_body (self->model, self->max_tokens, messages);
-  length = strlen (body);
+  request = mend_transcript_request_for (self->transcript, turn, TRUE);
+  body = write_body (self, request, &length);
   bytes = g_bytes_new_take (g_steal_pointer (&body), length);
   soup_message_set_request_body_from_bytes (attempt->message, "application/json", bytes);
   /* A redirect would take the credentials and the prompt somewhere else,
@@ -859,6 +890,9 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->model, g_free);
   g_clear_pointer (&self->answer, g_free);
   g_clear_object (&self->transcript);
+  g_string_free (self->frame_head, TRUE);
+  g_string_free (self->frame_tail, TRUE);
+  g_free (self->frame_model);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
   g_clear_pointer (&self->secrets, mend_secret_set_free);
   g_clear_object (&self->session);
@@ -1187,6 +1221,8 @@ mend_http_sender_init (MendHttpSender *self)
   self->max_body_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES;
   self->max_line_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES;
   self->max_event_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES;
+  self->frame_head = g_string_new (NULL);
+  self->frame_tail = g_string_new (NULL);
 }
 
 /**

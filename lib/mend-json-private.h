@@ -29,6 +29,10 @@ JsonNode   *mend_json_parse_with     (JsonParser    *parser,
                                       GError       **error);
 char       *mend_json_to_string      (JsonNode      *node);
 char       *mend_json_builder_finish (JsonBuilder   *builder);
+/* Appends @value as a JSON string, escaped byte for byte as json-glib's
+ * generator escapes it. */
+void        mend_json_write_string   (GString       *out,
+                                      const char    *value);
 const char *mend_json_get_string     (JsonObject    *object,
                                       const char    *member);
 JsonObject *mend_json_get_object     (JsonObject    *object,

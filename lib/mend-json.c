@@ -163,6 +163,52 @@ mend_json_to_string (JsonNode *node)
   return json_generator_to_data (generator, NULL);
 }
 
+/* The bytes json-glib's generator escapes: '"', '\\', the control
+ * characters but 0x1f, and 0x7f. */
+static const guint8 escaped[256] = {
+  [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1, [0x08] = 1,
+  [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1, [0x10] = 1,
+  [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
+  [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1,
+  ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
+void
+mend_json_write_string (GString    *out,
+                        const char *value)
+{
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+
+  g_string_append_c (out, '"');
+  for (;;)
+    {
+      char escape[8];
+
+      while (*p != '\0' && !escaped[*p])
+        p++;
+      g_string_append_len (out, (const char *) run, p - run);
+      if (*p == '\0')
+        break;
+      switch (*p)
+        {
+        case '"': g_string_append (out, "\\\""); break;
+        case '\\': g_string_append (out, "\\\\"); break;
+        case '\b': g_string_append (out, "\\b"); break;
+        case '\f': g_string_append (out, "\\f"); break;
+        case '\n': g_string_append (out, "\\n"); break;
+        case '\r': g_string_append (out, "\\r"); break;
+        case '\t': g_string_append (out, "\\t"); break;
+        default:
+          g_snprintf (escape, sizeof escape, "\\u%04x", *p);
+          g_string_append (out, escape);
+          break;
+        }
+      run = ++p;
+    }
+  g_string_append_c (out, '"');
+}
+
 char *
 mend_json_builder_finish (JsonBuilder *builder)
 {

@@ -262,6 +262,39 @@ test_model_and_tokens (void)
   bodies_check (&b, "model");
 }
 
+/* A turn in flight sends what it sent first on every attempt, whatever
+ * the transcript became since and whatever other bodies were written
+ * from it: Gemini names a tool result by its call, which a trim drops. */
+static void
+test_turn_in_flight_keeps_its_body (void)
+{
+  g_autofree char *json = tool_transcript (4);
+  g_autoptr(MendTurn) turn = mend_turn_new ("Next", NULL);
+  g_autoptr(MendTurn) other = mend_turn_new ("Other", NULL);
+  Bodies b;
+
+  bodies_init (&b);
+  load (&b, json);
+  mend_transcript_request_unref (mend_transcript_request_for (b.transcript, turn, TRUE));
+  for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+    {
+      g_autofree char *first = mend_http_sender_build_body (b.senders[i], turn);
+      g_autofree char *trimmed = NULL;
+      g_autofree char *again = NULL;
+
+      mend_transcript_trim (b.transcript, 4 - i);
+      trimmed = mend_http_sender_build_body (b.senders[i], other);
+      again = mend_http_sender_build_body (b.senders[i], turn);
+      g_assert_cmpstr (again, ==, first);
+      if (i > 0)
+        g_assert_cmpstr (trimmed, !=, first);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+    g_assert_finalize_object (b.senders[i]);
+  g_assert_finalize_object (b.transcript);
+  g_string_free (b.bodies, TRUE);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -275,6 +308,7 @@ main (int   argc,
   g_test_add_func ("/Mend/HttpBodies/tools-and-trims", test_tools_and_trims);
   g_test_add_func ("/Mend/HttpBodies/pending-and-restore", test_pending_and_restore);
   g_test_add_func ("/Mend/HttpBodies/model-and-tokens", test_model_and_tokens);
+  g_test_add_func ("/Mend/HttpBodies/turn-in-flight-keeps-its-body", test_turn_in_flight_keeps_its_body);
 
   return g_test_run ();
 }
