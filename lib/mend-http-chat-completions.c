@@ -213,8 +213,9 @@ first_choice (JsonObject *object)
   return mend_http_block_at (json_node_get_array (choices), 0);
 }
 
-/* A message or a delta: its text at block 0, its tool calls after. TRUE
- * when it had content. */
+/* A message or a delta: its text after what came so far (in a new block
+ * after a tool call), its tool calls each in a block of its own, by the
+ * stream's index. TRUE when the answer kept any of it. */
 static gboolean
 read_message (MendHttpAnswer  *answer,
               JsonObject      *message,
@@ -223,7 +224,7 @@ read_message (MendHttpAnswer  *answer,
   JsonNode *calls = json_object_get_member (message, "tool_calls");
   gboolean content = FALSE;
 
-  *text = mend_http_answer_add_text (answer, 0, mend_json_get_string (message, "content"));
+  *text = mend_http_answer_add_text_after (answer, mend_json_get_string (message, "content"), NULL);
   content = *text != NULL;
 
   if (calls != NULL && JSON_NODE_HOLDS_ARRAY (calls))
@@ -244,11 +245,12 @@ read_message (MendHttpAnswer  *answer,
             n = json_node_get_int (index);
           if (n < 0 || n >= G_MAXINT32)
             continue;
-          mend_http_answer_add_tool_call (answer, (guint) n + 1,
-                                          mend_json_get_string (call, "id"),
-                                          mend_json_get_string (function, "name"),
-                                          mend_json_get_string (function, "arguments"));
-          content = TRUE;
+          /* A call past the blocks kept is no output. */
+          if (mend_http_answer_add_tool_call (answer, mend_http_answer_call_block (answer, (guint) n),
+                                              mend_json_get_string (call, "id"),
+                                              mend_json_get_string (function, "name"),
+                                              mend_json_get_string (function, "arguments")))
+            content = TRUE;
         }
     }
 
@@ -286,11 +288,15 @@ chat_read_event (MendHttpAnswer *answer,
     data++, length--;
   if (length >= strlen ("[DONE]") && memcmp (data, "[DONE]", strlen ("[DONE]")) == 0)
     return MEND_HTTP_EVENT_END;
+  /* An error event fails the attempt with its data, JSON or not (a
+   * proxy's own words), as in the other formats. */
+  if (g_strcmp0 (name, "error") == 0)
+    return MEND_HTTP_EVENT_ERROR;
   if (event == NULL)
     return MEND_HTTP_EVENT_OTHER;
   /* "error":null is the member of a healthy chunk that some servers
    * always write. */
-  if (mend_http_has_error (event) || g_strcmp0 (name, "error") == 0)
+  if (mend_http_has_error (event))
     return MEND_HTTP_EVENT_ERROR;
 
   choice = first_choice (event);
@@ -453,7 +459,7 @@ chat_scan_event (MendHttpAnswer *answer,
   if (step != MEND_JSON_SCAN_DONE || !choices || !mend_json_scan_end (&scan))
     return FALSE;
 
-  *text = has_text ? mend_http_answer_add_text (answer, 0, scratch->str) : NULL;
+  *text = has_text ? mend_http_answer_add_text_after (answer, scratch->str, NULL) : NULL;
   *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
   return TRUE;
 }

@@ -191,8 +191,9 @@ read_candidate (MendHttpAnswer  *answer,
               JsonNode *args = json_object_get_member (call, "args");
               g_autofree char *arguments = args != NULL ? mend_json_to_string (args) : g_strdup ("{}");
 
-              mend_http_answer_add_tool_call (answer, index, id, mend_json_get_string (call, "name"), arguments);
-              content = TRUE;
+              /* A call past the blocks kept is no output. */
+              if (mend_http_answer_add_tool_call (answer, index, id, mend_json_get_string (call, "name"), arguments))
+                content = TRUE;
             }
           else if (piece != NULL)
             g_string_append (joined, piece);
@@ -200,7 +201,7 @@ read_candidate (MendHttpAnswer  *answer,
     }
   if (joined->len > 0)
     {
-      *text = mend_http_answer_add_text_copy (answer, 0, joined->str);
+      *text = mend_http_answer_add_text_copy (answer, 0, joined->str, NULL);
       content = TRUE;
     }
   if (mend_json_get_string (candidate, "finishReason") != NULL)
@@ -395,7 +396,7 @@ gemini_scan_event (MendHttpAnswer *answer,
   *event = MEND_HTTP_EVENT_OTHER;
   if (scratch->len > 0)
     {
-      *text = mend_http_answer_add_text (answer, 0, scratch->str);
+      *text = mend_http_answer_add_text (answer, 0, scratch->str, NULL);
       *event = MEND_HTTP_EVENT_CONTENT;
     }
   return TRUE;

@@ -165,6 +165,9 @@ mend_http_tool_arguments (JsonObject *block)
 {
   JsonNode *input = json_object_get_member (block, "input");
 
+  /* Arguments that were never JSON are kept as the text the model sent. */
+  if (input != NULL && JSON_NODE_HOLDS_VALUE (input) && json_node_get_value_type (input) == G_TYPE_STRING)
+    return g_strdup (json_node_get_string (input));
   return input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
 }
 
@@ -186,20 +189,23 @@ messages_read_event (MendHttpAnswer *answer,
                      const char    **text)
 {
   const char *type = name;
+  /* An event that is not read is taken for the model's, as it came. */
+  gboolean kept = TRUE;
 
   if (event != NULL && mend_json_get_string (event, "type") != NULL)
     {
       type = mend_json_get_string (event, "type");
-      *text = mend_http_answer_feed_event (answer, event);
+      kept = mend_http_answer_feed_event (answer, event, text);
     }
 
   if (g_strcmp0 (type, "error") == 0)
     return MEND_HTTP_EVENT_ERROR;
   if (g_strcmp0 (type, "message_stop") == 0)
     return MEND_HTTP_EVENT_END;
+  /* A block past those kept, or a delta no block took, is no output. */
   if (g_strcmp0 (type, "content_block_delta") == 0 ||
       g_strcmp0 (type, "content_block_start") == 0)
-    return MEND_HTTP_EVENT_CONTENT;
+    return kept ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
   return MEND_HTTP_EVENT_OTHER;
 }
 
@@ -246,7 +252,7 @@ messages_scan_event (MendHttpAnswer *answer,
                      MendHttpEvent  *event,
                      const char    **text)
 {
-  gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE;
+  gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE, kept;
   MendJsonScanStep step;
   MendJsonScan scan;
   const char *key;
@@ -283,8 +289,8 @@ messages_scan_event (MendHttpAnswer *answer,
   if (step != MEND_JSON_SCAN_DONE || !type || !has_index || !delta || !mend_json_scan_end (&scan))
     return FALSE;
 
-  *text = mend_http_answer_add_text (answer, index, scratch->str);
-  *event = MEND_HTTP_EVENT_CONTENT;
+  *text = mend_http_answer_add_text (answer, index, scratch->str, &kept);
+  *event = kept ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
   return TRUE;
 }
 

@@ -171,14 +171,12 @@ read_item (MendHttpAnswer  *answer,
 
   if (index < 0 || index >= G_MAXINT32)
     return FALSE;
+  /* A call past the blocks kept is no output. */
   if (g_strcmp0 (type, "function_call") == 0)
-    {
-      mend_http_answer_add_tool_call (answer, (guint) index,
-                                      mend_json_get_string (item, "call_id"),
-                                      mend_json_get_string (item, "name"),
-                                      mend_json_get_string (item, "arguments"));
-      return TRUE;
-    }
+    return mend_http_answer_add_tool_call (answer, (guint) index,
+                                           mend_json_get_string (item, "call_id"),
+                                           mend_json_get_string (item, "name"),
+                                           mend_json_get_string (item, "arguments"));
   if (whole && g_strcmp0 (type, "message") == 0)
     {
       JsonNode *content = json_object_get_member (item, "content");
@@ -190,7 +188,7 @@ read_item (MendHttpAnswer  *answer,
           JsonObject *part = mend_http_block_at (parts, i);
 
           if (g_strcmp0 (mend_json_get_string (part, "type"), "output_text") == 0 &&
-              mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (part, "text")) != NULL)
+              mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (part, "text"), NULL) != NULL)
             any = TRUE;
         }
       return any;
@@ -224,17 +222,15 @@ responses_read_event (MendHttpAnswer *answer,
   index = output_index (event);
   if (g_strcmp0 (type, "response.output_text.delta") == 0 && index >= 0 && index < G_MAXINT32)
     {
-      *text = mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (event, "delta"));
+      *text = mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (event, "delta"), NULL);
       return *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
     }
   if (g_strcmp0 (type, "response.output_item.added") == 0)
     return read_item (answer, index, mend_json_get_object (event, "item"), FALSE, text)
            ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
   if (g_strcmp0 (type, "response.function_call_arguments.delta") == 0 && index >= 0 && index < G_MAXINT32)
-    {
-      mend_http_answer_add_tool_call (answer, (guint) index, NULL, NULL, mend_json_get_string (event, "delta"));
-      return MEND_HTTP_EVENT_CONTENT;
-    }
+    return mend_http_answer_add_tool_call (answer, (guint) index, NULL, NULL, mend_json_get_string (event, "delta"))
+           ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 
   return MEND_HTTP_EVENT_OTHER;
 }
@@ -287,7 +283,7 @@ responses_scan_event (MendHttpAnswer *answer,
   if (step != MEND_JSON_SCAN_DONE || !type || !has_index || !delta || !mend_json_scan_end (&scan))
     return FALSE;
 
-  *text = mend_http_answer_add_text (answer, index, scratch->str);
+  *text = mend_http_answer_add_text (answer, index, scratch->str, NULL);
   *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
   return TRUE;
 }

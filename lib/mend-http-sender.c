@@ -54,9 +54,11 @@
  * `{"model","max_tokens","stream":true,"stream_options":{"include_usage":true},"messages":[…]}`
  * with each message's text as its `content`, an assistant's tool calls as
  * `tool_calls` and their results as messages of role `tool`; it reads
- * `choices[0].delta` (text and tool calls), `finish_reason` (or Ollama's
- * `done_reason`), `data: [DONE]` and an `error` object inside the stream,
- * or one JSON answer (`choices[0].message`). Set the key with
+ * `choices[0].delta` (text and tool calls, in the order they come: text
+ * after a tool call is a block of its own after it), `finish_reason` (or
+ * Ollama's `done_reason`), `data: [DONE]`, an `error` object inside the
+ * stream and an `event: error` (whatever its data), or one JSON answer
+ * (`choices[0].message`). Set the key with
  * `mend_http_sender_set_header (sender, "Authorization", "Bearer …", NULL)`.
  * An answer with no text and no tool call is the model's empty response
  * (%MEND_REASON_EMPTY, retried), in every format; a stream that said how
@@ -79,7 +81,9 @@
  * [signal@Mend.HttpSender::text-delta]) and marks the turn's output as
  * seen; an `error` event (such as `overloaded_error` inside a 200 stream)
  * or the end of the stream before `message_stop` is a failure — transient
- * when nothing was emitted yet, partial (not retried) after. A response of
+ * when nothing was emitted yet, partial (not retried) after. An answer
+ * keeps at most 1 024 content blocks; an event for a block past them is
+ * dropped and is no output. A response of
  * another type succeeds when its body is not empty; a Messages answer in
  * one JSON body (`{"content":[…]}`) gives its text as one text-delta. The
  * text of the answer that succeeded is [property@Mend.HttpSender:answer].

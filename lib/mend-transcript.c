@@ -74,7 +74,10 @@
  * offers the model no tools, so it sends none; an app that offers tools
  * (in a [signal@Mend.HttpSender::build-message] handler) answers them in
  * the body it builds, and keeps the transcript with
- * [method@Mend.Transcript.load_json].
+ * [method@Mend.Transcript.load_json]. A tool call whose arguments never
+ * formed JSON (a stream cut short by the token limit, a model's slip) is
+ * kept with the text the model sent as its `input`, a string; the OpenAI
+ * formats send it back as the call's `arguments`.
  *
  * ```c
  * g_autoptr(MendHttpSender) sender = mend_http_sender_new (url);

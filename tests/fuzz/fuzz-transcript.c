@@ -159,7 +159,7 @@ check_answers (const char *text)
 
       if (event == NULL || !JSON_NODE_HOLDS_OBJECT (event))
         continue;
-      piece = mend_http_answer_feed_event (streamed, json_node_get_object (event));
+      mend_http_answer_feed_event (streamed, json_node_get_object (event), &piece);
       if (piece != NULL)
         g_string_append (pieces, piece);
     }
