@@ -238,7 +238,21 @@ test_chat_completions (void)
     { NULL, "  [DONE] ", PARSED },
   };
 
+  /* After a tool call: the text goes to a block after it, either way. */
+  static const Case after_call[] = {
+    { NULL, CHUNK ("{\"content\":\"Let me look.\"}", "null"), 0 },
+    { NULL, CHUNK ("{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+                   "\"function\":{\"name\":\"read_file\",\"arguments\":\"{}\"}}]}", "null"), 0 },
+    { NULL, NULL, 0 },
+  };
+  static const Case after_cases[] = {
+    { NULL, CHUNK ("{\"content\":\"Done\"}", "null"), SCANNED },
+    { NULL, CHUNK ("{\"content\":\"\"}", "null"), SCANNED },
+    { NULL, CHUNK ("{\"content\":null,\"tool_calls\":[]}", "null"), SCANNED },
+  };
+
   check_cases (&mend_http_dialect_chat_completions, NULL, cases, G_N_ELEMENTS (cases));
+  check_cases (&mend_http_dialect_chat_completions, after_call, after_cases, G_N_ELEMENTS (after_cases));
 }
 
 /* Responses */
