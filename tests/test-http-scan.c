@@ -96,7 +96,11 @@ check_cases (const MendHttpDialectClass *wire,
           read_parsed (wire, slow, s, &ignored_too);
         }
 
-      g_test_message ("case %u: %s", i, cases[i].data);
+      {
+        g_autofree char *shown = g_strescape (cases[i].data, NULL);
+
+        g_test_message ("case %u: %s", i, shown);
+      }
       before = answer_state (quick);
       scanned = wire->scan_event (quick, cases[i].name, cases[i].data, strlen (cases[i].data),
                                   scratch, &quick_event, &text);
