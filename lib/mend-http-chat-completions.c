@@ -165,16 +165,6 @@ chat_write_frame (const char *model,
   mend_http_write_streamed_frame (model, "max_tokens", max_tokens, TRUE, "messages", head, tail);
 }
 
-/* A prompt alone, as write_message () writes it. */
-static void
-chat_write_prompt (GString    *out,
-                    const char *prompt)
-{
-  g_string_append (out, "{\"role\":\"user\",\"content\":");
-  mend_json_write_string (out, prompt);
-  g_string_append (out, "}");
-}
-
 static void
 chat_write_message (GString              *out,
                     JsonObject           *message,
@@ -493,7 +483,8 @@ const MendHttpDialectClass mend_http_dialect_chat_completions = {
   .shape = 1,
   .write_frame = chat_write_frame,
   .write_message = chat_write_message,
-  .write_prompt = chat_write_prompt,
+  /* A prompt alone, as write_message () writes it. */
+  .write_prompt = { "{\"role\":\"user\",\"content\":", "}" },
   .read_event = chat_read_event,
   .scan_event = chat_scan_event,
   .read_whole = chat_read_whole,

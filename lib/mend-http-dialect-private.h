@@ -39,7 +39,7 @@ typedef struct
                                             GString    *head,
                                             GString    *tail);
   MendTranscriptWriteFunc   write_message;
-  MendTranscriptWritePromptFunc write_prompt;
+  MendTranscriptPromptShape write_prompt;
 
   /* One event: @data as sent, @event the same parsed when it is a JSON
    * object (else %NULL). Sets *@text to the text it adds to the answer

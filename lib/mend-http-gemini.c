@@ -121,16 +121,6 @@ gemini_write_frame (const char *model,
   g_string_printf (tail, "],\"generationConfig\":{\"maxOutputTokens\":%u}}", max_tokens);
 }
 
-/* A prompt alone, as write_message () writes it. */
-static void
-gemini_write_prompt (GString    *out,
-                      const char *prompt)
-{
-  g_string_append (out, "{\"role\":\"user\",\"parts\":[{\"text\":");
-  mend_json_write_string (out, prompt);
-  g_string_append (out, "}]}");
-}
-
 static void
 gemini_write_message (GString              *out,
                       JsonObject           *message,
@@ -426,7 +416,8 @@ const MendHttpDialectClass mend_http_dialect_gemini = {
   .shape = 3,
   .write_frame = gemini_write_frame,
   .write_message = gemini_write_message,
-  .write_prompt = gemini_write_prompt,
+  /* A prompt alone, as write_message () writes it. */
+  .write_prompt = { "{\"role\":\"user\",\"parts\":[{\"text\":", "}]}" },
   .read_event = gemini_read_event,
   .scan_event = gemini_scan_event,
   .read_whole = gemini_read_whole,

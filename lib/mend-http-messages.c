@@ -111,7 +111,7 @@ mend_http_dialect_write_body (const MendHttpDialectClass *wire,
                               MendTranscriptRequest      *request,
                               gsize                      *length)
 {
-  gsize n = mend_transcript_request_prepare (request, wire->shape, wire->write_message, wire->write_prompt);
+  gsize n = mend_transcript_request_prepare (request, wire->shape, wire->write_message, &wire->write_prompt);
   char *body = g_malloc (head->len + n + tail->len + 1);
   char *end;
 

@@ -111,16 +111,6 @@ responses_write_frame (const char *model,
   mend_http_write_streamed_frame (model, "max_output_tokens", max_tokens, FALSE, "input", head, tail);
 }
 
-/* A prompt alone, as write_message () writes it. */
-static void
-responses_write_prompt (GString    *out,
-                         const char *prompt)
-{
-  g_string_append (out, "{\"role\":\"user\",\"content\":");
-  mend_json_write_string (out, prompt);
-  g_string_append (out, "}");
-}
-
 static void
 responses_write_message (GString              *out,
                          JsonObject           *message,
@@ -321,7 +311,8 @@ const MendHttpDialectClass mend_http_dialect_responses = {
   .shape = 2,
   .write_frame = responses_write_frame,
   .write_message = responses_write_message,
-  .write_prompt = responses_write_prompt,
+  /* A prompt alone, as write_message () writes it. */
+  .write_prompt = { "{\"role\":\"user\",\"content\":", "}" },
   .read_event = responses_read_event,
   .scan_event = responses_scan_event,
   .read_whole = responses_read_whole,

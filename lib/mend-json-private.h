@@ -33,6 +33,11 @@ char       *mend_json_builder_finish (JsonBuilder   *builder);
  * generator escapes it. */
 void        mend_json_write_string   (GString       *out,
                                       const char    *value);
+/* The same: its length, quotes included, and a copy to @out (which has
+ * room for it), returning the end of what was written. */
+gsize       mend_json_string_length  (const char    *value);
+char       *mend_json_string_copy    (char          *out,
+                                      const char    *value);
 const char *mend_json_get_string     (JsonObject    *object,
                                       const char    *member);
 JsonObject *mend_json_get_object     (JsonObject    *object,

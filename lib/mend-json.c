@@ -173,6 +173,66 @@ static const guint8 escaped[256] = {
   ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
 };
 
+/* The escape of byte @c, in @escape (at least 7 bytes); its length. */
+static gsize
+escape_byte (guchar  c,
+             char   *escape)
+{
+  switch (c)
+    {
+    case '"': memcpy (escape, "\\\"", 2); return 2;
+    case '\\': memcpy (escape, "\\\\", 2); return 2;
+    case '\b': memcpy (escape, "\\b", 2); return 2;
+    case '\f': memcpy (escape, "\\f", 2); return 2;
+    case '\n': memcpy (escape, "\\n", 2); return 2;
+    case '\r': memcpy (escape, "\\r", 2); return 2;
+    case '\t': memcpy (escape, "\\t", 2); return 2;
+    default:
+      g_snprintf (escape, 7, "\\u%04x", c);
+      return 6;
+    }
+}
+
+gsize
+mend_json_string_length (const char *value)
+{
+  gsize length = 2;
+  char escape[8];
+
+  for (const guchar *p = (const guchar *) value; *p != '\0'; p++)
+    length += escaped[*p] ? escape_byte (*p, escape) : 1;
+  return length;
+}
+
+char *
+mend_json_string_copy (char       *out,
+                       const char *value)
+{
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+
+  *out++ = '"';
+  for (;;)
+    {
+      while (*p != '\0' && !escaped[*p])
+        p++;
+      memcpy (out, run, p - run);
+      out += p - run;
+      if (*p == '\0')
+        break;
+      {
+        char escape[8];
+        gsize n = escape_byte (*p, escape);
+
+        memcpy (out, escape, n);
+        out += n;
+      }
+      run = ++p;
+    }
+  *out++ = '"';
+  return out;
+}
+
 void
 mend_json_write_string (GString    *out,
                         const char *value)

@@ -36,9 +36,13 @@ typedef struct _MendTranscriptLookup MendTranscriptLookup;
 typedef void (*MendTranscriptWriteFunc) (GString              *out,
                                          JsonObject           *message,
                                          MendTranscriptLookup *lookup);
-/* Writes the same for {"role":"user","content":@prompt}. */
-typedef void (*MendTranscriptWritePromptFunc) (GString    *out,
-                                               const char *prompt);
+/* How a shape writes {"role":"user","content":prompt}: @head, the prompt
+ * as a JSON string, @tail. */
+typedef struct
+{
+  const char *head;
+  const char *tail;
+} MendTranscriptPromptShape;
 
 /* An entry of @message, which is sealed; @own_json, if given, is its own
  * JSON text (taken). */
@@ -84,10 +88,10 @@ JsonNode              *mend_transcript_request_dup_messages (MendTranscriptReque
 /* Writes every message of the request in @shape that is not written yet
  * (or was written for messages before it that are gone), with @write, and
  * returns the length of them all, joined by commas. */
-gsize                  mend_transcript_request_prepare    (MendTranscriptRequest         *request,
-                                                           guint                          shape,
-                                                           MendTranscriptWriteFunc        write,
-                                                           MendTranscriptWritePromptFunc  write_prompt);
+gsize                  mend_transcript_request_prepare    (MendTranscriptRequest           *request,
+                                                           guint                            shape,
+                                                           MendTranscriptWriteFunc          write,
+                                                           const MendTranscriptPromptShape *prompt);
 /* Copies the messages as prepare () wrote them, joined by commas, to
  * @out, which has room for them; returns the end of what it wrote. */
 char                  *mend_transcript_request_copy       (MendTranscriptRequest   *request,

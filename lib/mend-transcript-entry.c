@@ -243,13 +243,27 @@ write_plain_user (GString  *out,
   return TRUE;
 }
 
-static void
-write_own_prompt (GString    *out,
-                  const char *prompt)
+/* The transcript's own shape of a prompt. */
+static const MendTranscriptPromptShape own_prompt = { "{\"role\":\"user\",\"content\":", "}" };
+
+/* {"role":"user","content":@prompt} in @shape, in one allocation. */
+static char *
+write_prompt (const MendTranscriptPromptShape *shape,
+              const char                      *prompt,
+              gsize                           *length)
 {
-  g_string_append (out, "{\"role\":\"user\",\"content\":");
-  mend_json_write_string (out, prompt);
-  g_string_append_c (out, '}');
+  gsize head = strlen (shape->head);
+  gsize tail = strlen (shape->tail);
+  char *text;
+  char *end;
+
+  *length = head + mend_json_string_length (prompt) + tail;
+  text = g_malloc (*length + 1);
+  memcpy (text, shape->head, head);
+  end = mend_json_string_copy (text + head, prompt);
+  memcpy (end, shape->tail, tail);
+  end[tail] = '\0';
+  return text;
 }
 
 const char *
@@ -258,13 +272,13 @@ mend_transcript_entry_get_json (MendTranscriptEntry *entry,
 {
   Shape *own = &entry->shapes[MEND_TRANSCRIPT_SHAPE_OWN];
 
-  if (own->text == NULL)
+  if (own->text == NULL && entry->prompt != NULL)
+    own->text = write_prompt (&own_prompt, entry->prompt, &own->length);
+  else if (own->text == NULL)
     {
-      GString *out = g_string_sized_new (entry->prompt != NULL ? strlen (entry->prompt) + 64 : 256);
+      GString *out = g_string_new (NULL);
 
-      if (entry->prompt != NULL)
-        write_own_prompt (out, entry->prompt);
-      else if (!write_plain_user (out, entry->message))
+      if (!write_plain_user (out, entry->message))
         {
           g_autofree char *text = mend_json_to_string (entry->message);
 
@@ -426,12 +440,12 @@ shape_is_good (Shape   *shape,
 /* Writes entry @i of @request in @shape unless it is written for it;
  * returns its length. */
 static gsize
-prepare_entry (MendTranscriptRequest         *request,
-               guint                          i,
-               guint                          shape,
-               MendTranscriptWriteFunc        write,
-               MendTranscriptWritePromptFunc  write_prompt,
-               gboolean                      *lookups)
+prepare_entry (MendTranscriptRequest           *request,
+               guint                            i,
+               guint                            shape,
+               MendTranscriptWriteFunc          write,
+               const MendTranscriptPromptShape *prompt,
+               gboolean                        *lookups)
 {
   MendTranscriptEntry *entry = entry_at (request, i);
   Shape *written = &entry->shapes[shape];
@@ -444,19 +458,21 @@ prepare_entry (MendTranscriptRequest         *request,
   else if (!shape_is_good (written, request->first_seq))
     {
       MendTranscriptLookup lookup = { request, i, FALSE, G_MAXUINT64 };
-      /* A prompt's message, in one allocation (most prompts escape
-       * nothing). */
-      GString *out = g_string_sized_new (entry->prompt != NULL ? strlen (entry->prompt) + 64 : 256);
 
-      /* A message that is not an object is none (a body of an array
-       * given by hand). */
-      if (entry->prompt != NULL)
-        write_prompt (out, entry->prompt);
-      else if (JSON_NODE_HOLDS_OBJECT (entry->message))
-        write (out, json_node_get_object (entry->message), &lookup);
       g_free (written->text);
-      written->length = out->len;
-      written->text = g_string_free (out, FALSE);
+      /* A prompt's message, in one allocation; a message that is not an
+       * object is none (a body of an array given by hand). */
+      if (entry->prompt != NULL)
+        written->text = write_prompt (prompt, entry->prompt, &written->length);
+      else
+        {
+          GString *out = g_string_new (NULL);
+
+          if (JSON_NODE_HOLDS_OBJECT (entry->message))
+            write (out, json_node_get_object (entry->message), &lookup);
+          written->length = out->len;
+          written->text = g_string_free (out, FALSE);
+        }
       written->lookups = lookup.used;
       written->built_from = request->first_seq;
       written->dep = lookup.dep;
@@ -467,10 +483,10 @@ prepare_entry (MendTranscriptRequest         *request,
 }
 
 gsize
-mend_transcript_request_prepare (MendTranscriptRequest         *request,
-                                 guint                          shape,
-                                 MendTranscriptWriteFunc        write,
-                                 MendTranscriptWritePromptFunc  write_prompt)
+mend_transcript_request_prepare (MendTranscriptRequest           *request,
+                                 guint                            shape,
+                                 MendTranscriptWriteFunc          write,
+                                 const MendTranscriptPromptShape *prompt)
 {
   MendTranscriptEntries *list = request->list;
   gboolean lookups = FALSE;
@@ -494,7 +510,7 @@ mend_transcript_request_prepare (MendTranscriptRequest         *request,
           if (G_LIKELY (written->text != NULL && !written->lookups))
             n = written->length;
           else
-            n = prepare_entry (request, i, shape, write, write_prompt, &lookups);
+            n = prepare_entry (request, i, shape, write, prompt, &lookups);
           if (n > 0)
             length += n + (length > 0 ? 1 : 0);
         }
@@ -507,7 +523,7 @@ mend_transcript_request_prepare (MendTranscriptRequest         *request,
 
   if (request->user == NULL)
     return length;
-  user = prepare_entry (request, list->array->len, shape, write, write_prompt, &lookups);
+  user = prepare_entry (request, list->array->len, shape, write, prompt, &lookups);
   return user > 0 ? length + user + (length > 0 ? 1 : 0) : length;
 }
 
@@ -516,12 +532,17 @@ mend_transcript_request_copy (MendTranscriptRequest *request,
                               guint                  shape,
                               char                  *out)
 {
+  GPtrArray *array = request->list->array;
   gboolean any = FALSE;
 
-  for (guint i = 0, n = n_entries (request); i < n; i++)
+  for (guint i = 0; i <= array->len; i++)
     {
-      Shape *written = &entry_at (request, i)->shapes[shape];
+      MendTranscriptEntry *entry = i < array->len ? g_ptr_array_index (array, i) : request->user;
+      Shape *written;
 
+      if (entry == NULL)
+        break;
+      written = &entry->shapes[shape];
       if (written->length == 0)
         continue;
       if (any)
