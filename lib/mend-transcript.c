@@ -223,7 +223,7 @@ append_message (MendTranscript      *self,
   self->values += cost.values;
 }
 
-/* The bytes and values left once the @n oldest messages are dropped. */
+/* Drops the @n oldest messages, and what they cost. */
 static void
 drop_front (MendTranscript *self,
             guint           n)
