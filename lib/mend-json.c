@@ -111,7 +111,17 @@ mend_json_parse (const char  *data,
                  gssize       length,
                  GError     **error)
 {
-  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+
+  return mend_json_parse_with (parser, data, length, error);
+}
+
+JsonNode *
+mend_json_parse_with (JsonParser  *parser,
+                      const char  *data,
+                      gssize       length,
+                      GError     **error)
+{
   g_autofree char *problem = NULL;
   JsonNode *root;
 
@@ -125,7 +135,6 @@ mend_json_parse (const char  *data,
       return NULL;
     }
 
-  parser = json_parser_new_immutable ();
   if (!json_parser_load_from_data (parser, data, length, error))
     {
       /* json-glib quotes the token it could not read. */
@@ -152,6 +161,112 @@ mend_json_to_string (JsonNode *node)
 
   json_generator_set_root (generator, node);
   return json_generator_to_data (generator, NULL);
+}
+
+/* The bytes json-glib's generator escapes: '"', '\\', the control
+ * characters but 0x1f, and 0x7f. */
+static const guint8 escaped[256] = {
+  [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1, [0x08] = 1,
+  [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1, [0x10] = 1,
+  [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
+  [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1,
+  ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
+/* The escape of byte @c, in @escape (at least 7 bytes); its length. */
+static gsize
+escape_byte (guchar  c,
+             char   *escape)
+{
+  switch (c)
+    {
+    case '"': memcpy (escape, "\\\"", 2); return 2;
+    case '\\': memcpy (escape, "\\\\", 2); return 2;
+    case '\b': memcpy (escape, "\\b", 2); return 2;
+    case '\f': memcpy (escape, "\\f", 2); return 2;
+    case '\n': memcpy (escape, "\\n", 2); return 2;
+    case '\r': memcpy (escape, "\\r", 2); return 2;
+    case '\t': memcpy (escape, "\\t", 2); return 2;
+    default:
+      g_snprintf (escape, 7, "\\u%04x", c);
+      return 6;
+    }
+}
+
+gsize
+mend_json_string_length (const char *value)
+{
+  gsize length = 2;
+  char escape[8];
+
+  for (const guchar *p = (const guchar *) value; *p != '\0'; p++)
+    length += escaped[*p] ? escape_byte (*p, escape) : 1;
+  return length;
+}
+
+char *
+mend_json_string_copy (char       *out,
+                       const char *value)
+{
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+
+  *out++ = '"';
+  for (;;)
+    {
+      while (*p != '\0' && !escaped[*p])
+        p++;
+      memcpy (out, run, p - run);
+      out += p - run;
+      if (*p == '\0')
+        break;
+      {
+        char escape[8];
+        gsize n = escape_byte (*p, escape);
+
+        memcpy (out, escape, n);
+        out += n;
+      }
+      run = ++p;
+    }
+  *out++ = '"';
+  return out;
+}
+
+void
+mend_json_write_string (GString    *out,
+                        const char *value)
+{
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+
+  g_string_append_c (out, '"');
+  for (;;)
+    {
+      char escape[8];
+
+      while (*p != '\0' && !escaped[*p])
+        p++;
+      g_string_append_len (out, (const char *) run, p - run);
+      if (*p == '\0')
+        break;
+      switch (*p)
+        {
+        case '"': g_string_append (out, "\\\""); break;
+        case '\\': g_string_append (out, "\\\\"); break;
+        case '\b': g_string_append (out, "\\b"); break;
+        case '\f': g_string_append (out, "\\f"); break;
+        case '\n': g_string_append (out, "\\n"); break;
+        case '\r': g_string_append (out, "\\r"); break;
+        case '\t': g_string_append (out, "\\t"); break;
+        default:
+          g_snprintf (escape, sizeof escape, "\\u%04x", *p);
+          g_string_append (out, escape);
+          break;
+        }
+      run = ++p;
+    }
+  g_string_append_c (out, '"');
 }
 
 char *

@@ -313,6 +313,125 @@ test_chat_many_tiny_deltas (Fixture       *f,
   g_assert_cmpuint (f->deltas->len, ==, TINY_DELTAS);
 }
 
+/* A tool call whose arguments never become JSON (here cut short by the
+ * token limit) keeps the text the model sent, as the call's input (a
+ * string), and the next body gives it back as the call's arguments: it
+ * was kept as {} before, the arguments lost. */
+static void
+test_chat_tool_arguments_not_json_are_kept (Fixture       *f,
+                                            gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+             "\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"path\\\": \\\"bui\"}}]}", "null")
+      CHUNK ("{}", "\"length\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  g_autofree char *json = NULL;
+  const char *body;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_test_message ("%s", json);
+  g_assert_nonnull (strstr (json, "\"id\":\"call_1\",\"name\":\"read_file\",\"input\":\"{\\\"path\\\": \\\"bui\""));
+
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  body = g_ptr_array_index (f->bodies, 1);
+  assert_valid_json (body);
+  g_assert_nonnull (strstr (body, "\"arguments\":\"{\\\"path\\\": \\\"bui\""));
+}
+
+/* Text after a tool call is a text block of its own after the call, in
+ * the order the model wrote them: it was joined to the text before. */
+static void
+test_chat_text_after_a_tool_call (Fixture       *f,
+                                  gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"content\":\"Let me look.\"}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+             "\"function\":{\"name\":\"read_file\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{\"content\":\"\"}", "null")
+      CHUNK ("{\"content\":\"Done\"}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\",\"type\":\"function\","
+             "\"function\":{\"name\":\"list_dir\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\"}}]}", "null")
+      CHUNK ("{\"content\":\".\"}", "\"tool_calls\"")
+      "data: [DONE]\n\n" },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Let me look.Done.");
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_test_message ("%s", json);
+  g_assert_nonnull (strstr (json, "\"content\":[{\"type\":\"text\",\"text\":\"Let me look.\"},"
+                                  "{\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"read_file\",\"input\":{}},"
+                                  "{\"type\":\"text\",\"text\":\"Done\"},"
+                                  "{\"type\":\"tool_use\",\"id\":\"call_2\",\"name\":\"list_dir\",\"input\":{}},"
+                                  "{\"type\":\"text\",\"text\":\".\"}]"));
+}
+
+/* A tool call at an index past the blocks an answer keeps is not kept,
+ * and so is no output either: an answer of that alone is the empty
+ * response, retried (it counted as output before, and the empty answer
+ * after output was not retried). */
+static void
+test_chat_tool_call_past_the_blocks_is_no_output (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"tool_calls\":[{\"index\":1500,\"id\":\"call_far\",\"type\":\"function\","
+             "\"function\":{\"name\":\"rm\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{}", "\"tool_calls\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
+  g_assert_false (mend_failure_get_partial (last_failure (f)));
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
+/* An `event: error` whose data is no JSON (a proxy's own words) fails the
+ * attempt with that text, as in the other formats: it was ignored, and
+ * what followed read as the answer. */
+static void
+test_chat_error_event_not_json (Fixture       *f,
+                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      "event: error\ndata: Internal Server Error\n\n"
+      CHUNK ("{\"role\":\"assistant\",\"content\":\"Hello\"}", "\"stop\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  MendFailure *failure;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  failure = last_failure (f);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_SERVER);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "Internal Server Error"));
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+  g_assert_cmpstr (f->deltas->str, ==, "");
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+}
+
 /* Responses */
 
 /* Deltas beyond the blocks kept are dropped; the rest is the answer. */
@@ -466,6 +585,10 @@ main (int   argc,
   ADD ("finish-or-done-without-content-is-empty", test_chat_finish_without_content_is_empty);
   ADD ("hostile-shapes-and-indexes", test_chat_hostile_shapes);
   ADD ("many-tiny-deltas", test_chat_many_tiny_deltas);
+  ADD ("tool-arguments-not-json-are-kept", test_chat_tool_arguments_not_json_are_kept);
+  ADD ("text-after-a-tool-call-is-a-block-after-it", test_chat_text_after_a_tool_call);
+  ADD ("tool-call-past-the-blocks-is-no-output", test_chat_tool_call_past_the_blocks_is_no_output);
+  ADD ("error-event-not-json-fails-with-its-text", test_chat_error_event_not_json);
   ADD ("body-from-an-odd-transcript", test_bodies_from_an_odd_transcript);
 
 #undef ADD
