@@ -184,6 +184,41 @@ ms (guint n)
   return RUNNING_ON_VALGRIND ? 5 * n : n;
 }
 
+static void
+on_update_idle_off (MendAcpAgent *agent,
+                    const char   *kind,
+                    const char   *json,
+                    Fixture      *f)
+{
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (agent), 0);
+}
+
+/* The idle timeout set to none during an attempt applies from the next
+ * one, as documented: the attempt in flight keeps its own, and an agent
+ * that speaks within it is not timed out. Its timer comes while the
+ * agent is quiet. */
+static void
+test_idle_timeout_changed_mid_attempt (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *script =
+    g_strdup_printf ("{'runs': [{'session/prompt': [[" CHUNK ("Working") ", {'sleep': %u}, " CHUNK ("Still working") ","
+                     " {'sleep': %u}, " END_TURN "]]}]}", ms (IDLE_MS * 6 / 10), ms (IDLE_MS * 6 / 10));
+  MendTurn *turn;
+
+  start_chat (f, script);
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  g_signal_connect (f->agent, "update", G_CALLBACK (on_update_idle_off), f);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpuint (f->failures->len, ==, 0);
+  g_assert_cmpuint (mend_agent_get_idle_timeout_ms (MEND_AGENT (f->agent)), ==, 0);
+}
+
 static gboolean
 both_gone (Fixture       *f,
            gconstpointer  data)
@@ -509,6 +544,7 @@ main (int   argc,
       g_test_add (path, Fixture, GINT_TO_POINTER (actions[i]), fixture_set_up, func, fixture_tear_down); \
     }
 
+  ADD ("idle/changed-mid-attempt-applies-from-the-next", test_idle_timeout_changed_mid_attempt);
   ADD ("idle/timer-outlived-by-nothing", test_idle_timer_outlived);
   ADD_ACTIONS ("idle/reentrant-waiting-handler", idle_actions, test_idle_timeout_reentrant);
   ADD_ACTIONS ("idle/reentrant-record-handler", record_actions, test_idle_timeout_reentrant);
