@@ -284,6 +284,9 @@ on_grace_over (gpointer user_data)
   g_object_ref (self);
   mend_acp_connection_close (g_steal_pointer (&self->conn));
   mend_agent_close_child (AGENT (self));
+  /* The attempt held behind the grace period has its whole idle timeout
+   * for the agent started again, not what was left of it. */
+  mend_agent_note_heard (AGENT (self));
   if (mend_agent_get_turn (AGENT (self)) != NULL && self->conn == NULL &&
       !mend_acp_agent_start (AGENT (self), &error))
     finish_task (self, NULL, g_steal_pointer (&error));
@@ -368,6 +371,7 @@ on_ready (gpointer user_data,
 {
   MendAcpAgent *self = user_data;
 
+  mend_agent_note_heard (AGENT (self));
   if (loaded)
     self->n_loads++;
   /* The session opened within the grace period a Stop gave it. */
@@ -477,6 +481,7 @@ on_answered (gpointer     user_data,
   MendAcpAgent *self = user_data;
   gboolean ours = mend_agent_get_turn (AGENT (self)) != NULL && self->prompt == prompt;
 
+  mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
 
   if (prompt == self->cancelled)
@@ -538,6 +543,7 @@ on_agent (gpointer    user_data,
 {
   MendAcpAgent *self = user_data;
 
+  mend_agent_note_heard (AGENT (self));
   if (self->app_profile)
     return;
   g_clear_object (&self->profile);

@@ -219,6 +219,33 @@ test_idle_timeout_changed_mid_attempt (Fixture       *f,
   g_assert_cmpuint (mend_agent_get_idle_timeout_ms (MEND_AGENT (f->agent)), ==, 0);
 }
 
+/* A cancelled prompt's grace period is not silence; when it ends and the
+ * agent is started again, the agent has the whole idle timeout to speak,
+ * not what was left of it. The grace period is set so that the attempt's
+ * timer, set again while it waited, comes soon after the restart. */
+static void
+test_idle_timeout_restarts_with_the_agent (Fixture       *f,
+                                           gconstpointer  data)
+{
+  g_autofree char *script =
+    g_strdup_printf ("{'runs': [{'session/prompt': [[{'hang': true}]]},"
+                     "          {'initialize': [{'sleep': %u}, {'answer': {'protocolVersion': 1}}]}]}", ms (IDLE_MS / 4));
+  MendTurn *turn;
+
+  start_chat (f, script);
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  mend_acp_agent_set_cancel_grace_ms (f->agent, ms (2 * IDLE_MS - IDLE_MS / 10));
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_cmpuint (f->failures->len, ==, 1);
+  g_assert_cmpint (mend_failure_get_reason (first_failure (f)), ==, MEND_REASON_TIMEOUT);
+}
+
 static gboolean
 both_gone (Fixture       *f,
            gconstpointer  data)
@@ -545,6 +572,7 @@ main (int   argc,
     }
 
   ADD ("idle/changed-mid-attempt-applies-from-the-next", test_idle_timeout_changed_mid_attempt);
+  ADD ("idle/restarted-agent-gets-the-whole-timeout", test_idle_timeout_restarts_with_the_agent);
   ADD ("idle/timer-outlived-by-nothing", test_idle_timer_outlived);
   ADD_ACTIONS ("idle/reentrant-waiting-handler", idle_actions, test_idle_timeout_reentrant);
   ADD_ACTIONS ("idle/reentrant-record-handler", record_actions, test_idle_timeout_reentrant);
