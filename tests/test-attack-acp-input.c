@@ -39,6 +39,7 @@ static const ErrorCase error_cases[] = {
   { "int32-max", "{'code': 2147483647, 'message': 'the upstream is away'}", 0 },
   { "negative-status", "{'code': -503, 'message': 'the upstream is away'}", 0 },
   { "int64", "{'code': 5030000000000, 'message': 'the upstream is away'}", 0 },
+  { "fraction", "{'code': 599.5, 'message': 'the upstream is away'}", 0 },
   { "whole-double", "{'code': 503.0, 'message': 'the upstream is away'}", 503 },
   { "no-message", "{'code': 503}", 503 },
   { "message-not-a-string", "{'code': 503, 'message': {'text': 'Unavailable'}}", 503 },
