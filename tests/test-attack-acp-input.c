@@ -71,6 +71,29 @@ test_error_code (Fixture       *f,
   g_assert_cmpuint (strlen (mend_failure_get_message (failure)), <=, MEND_FAILURE_MAX_MESSAGE_BYTES);
 }
 
+/* A 429 whose message is far larger than a failure's text, in two-byte
+ * characters: the text is cut at a character, and still says what the
+ * agent said. */
+static void
+test_error_code_huge_message (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(GString) script = g_string_new ("{'runs': [{'session/prompt': [[{'error': {'code': 429, 'message': 'x");
+  MendFailure *failure;
+
+  for (guint i = 0; i < 6000; i++)
+    g_string_append (script, "\xc3\xa9");
+  g_string_append (script, "'}}], [" END_TURN "]]}]}");
+  run_one_turn (f, script->str);
+  failure = first_failure (f);
+
+  g_assert_cmpuint (mend_failure_get_status (failure), ==, 429);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_true (g_utf8_validate (mend_failure_get_message (failure), -1, NULL));
+  g_assert_cmpuint (strlen (mend_failure_get_message (failure)), <=, MEND_FAILURE_MAX_MESSAGE_BYTES);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "x\xc3\xa9\xc3\xa9"));
+}
+
 /* codex-acp's codex_error_info with two thousand kinds, its text ten
  * times a failure's: the failure is read, its text bounded. (A hundred
  * thousand take 2 s to read, linear in the size; under the sanitizers,
@@ -221,6 +244,7 @@ main (int   argc,
     }
 
   ADD_EACH ("error-code", error_cases, test_error_code);
+  ADD ("error-code/huge-message", test_error_code_huge_message);
   ADD ("error-code/huge-codex-error-info", test_error_data_huge_info);
   ADD_EACH ("agent-info", info_cases, test_agent_info);
   ADD_EACH ("delegation/title", title_cases, test_delegation_title);
