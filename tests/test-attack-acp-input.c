@@ -41,6 +41,7 @@ static const ErrorCase error_cases[] = {
   { "int64", "{'code': 5030000000000, 'message': 'the upstream is away'}", 0 },
   { "fraction", "{'code': 599.5, 'message': 'the upstream is away'}", 0 },
   { "whole-double", "{'code': 503.0, 'message': 'the upstream is away'}", 503 },
+  { "lone-surrogate", "{'code': 503, 'message': 'Service \\ud800 Unavailable'}", 503 },
   { "no-message", "{'code': 503}", 503 },
   { "message-not-a-string", "{'code': 503, 'message': {'text': 'Unavailable'}}", 503 },
   { "internal-error-in-an-http-status", "{'code': 502, 'message': 'Internal error',"
@@ -116,6 +117,23 @@ test_error_data_huge_info (Fixture       *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_nonnull (strstr (mend_failure_get_message (failure), "unexpected status 503"));
   g_assert_cmpuint (strlen (mend_failure_get_message (failure)), <=, MEND_FAILURE_MAX_MESSAGE_BYTES);
+}
+
+/* Half an emoji: a JavaScript agent's chunk cut between the two halves
+ * of a surrogate pair, as JSON.stringify writes a lone half. It is read as
+ * U+FFFD, and the reading goes on. */
+static void
+test_lone_surrogate_in_a_chunk (Fixture       *f,
+                                gconstpointer  data)
+{
+  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[" CHUNK ("Fixed \\ud83d") ", " CHUNK ("\\ude00 and \\\\ud83d") ", "
+                                    CHUNK ("whole \\ud83d\\ude00") ", " END_TURN "]]}]}");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (f->updates->len, ==, 4);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->updates, 0), "Fixed \xef\xbf\xbd"));
+  g_assert_nonnull (strstr (g_ptr_array_index (f->updates, 1), "\xef\xbf\xbd and \\\\ud83d"));
+  g_assert_nonnull (strstr (g_ptr_array_index (f->updates, 2), "whole \xf0\x9f\x98\x80"));
 }
 
 /* The profile from initialize's agentInfo */
@@ -246,6 +264,7 @@ main (int   argc,
   ADD_EACH ("error-code", error_cases, test_error_code);
   ADD ("error-code/huge-message", test_error_code_huge_message);
   ADD ("error-code/huge-codex-error-info", test_error_data_huge_info);
+  ADD ("lone-surrogate-in-a-chunk-is-read-as-a-replacement", test_lone_surrogate_in_a_chunk);
   ADD_EACH ("agent-info", info_cases, test_agent_info);
   ADD_EACH ("delegation/title", title_cases, test_delegation_title);
   ADD ("delegation/huge-name", test_delegation_huge_name);
