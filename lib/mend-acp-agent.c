@@ -537,6 +537,16 @@ mend_acp_agent_ended (MendAgent *agent)
   on_ended (agent, NULL);
 }
 
+/* Another chat has the agent, or none: a prompt that the last one's agent
+ * dropped is not the next chat's to continue. */
+static void
+mend_acp_agent_attached (MendAgent *agent)
+{
+  MendAcpAgent *self = MEND_ACP_AGENT (agent);
+
+  g_clear_pointer (&self->dropped, g_free);
+}
+
 static void
 on_agent (gpointer    user_data,
           const char *name)
@@ -717,6 +727,7 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
   agent_class->attempt = mend_acp_agent_attempt;
   agent_class->cancelled = mend_acp_agent_cancelled;
   agent_class->ended = mend_acp_agent_ended;
+  agent_class->attached = mend_acp_agent_attached;
 
   /**
    * MendAcpAgent:stop-reason:

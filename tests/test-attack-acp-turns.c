@@ -550,6 +550,42 @@ test_lost_again_and_again (Fixture       *f,
   g_assert_cmpuint (log_count (f, "session/load"), ==, 2);
 }
 
+/* Continue and the dropped prompt */
+
+/* The Gemini CLI drops a failed prompt: Continue sends it again. A chat
+ * that has the agent after another gets its own Continue, not the other
+ * chat's prompt. */
+static void
+test_dropped_prompt_stays_with_its_chat (Fixture       *f,
+                                         gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  const char *continue_prompt;
+
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}],"
+                 "           'session/prompt': [[{'error': {'code': 400, 'message': 'Request contains an invalid argument.'}}],"
+                 "                              [" END_TURN "]]}]}");
+  submit (f, "The first chat's prompt");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_FAILED);
+
+  /* The first chat goes; another has the agent. */
+  mend_chat_close (f->chat);
+  g_signal_handlers_disconnect_by_data (f->chat, f);
+  g_assert_finalize_object (g_steal_pointer (&f->chat));
+  f->chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-attack-acp-2", "clock", f->clock, "sender", f->agent, NULL);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  continue_prompt = mend_chat_get_continue_prompt (f->chat);
+  g_assert_true (mend_chat_submit (f->chat, continue_prompt, NULL, &error));
+  g_assert_no_error (error);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (log_count (f, "The first chat's prompt"), ==, 1);
+  g_assert_true (log_has (f, continue_prompt));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -581,6 +617,7 @@ main (int   argc,
   ADD ("false-end-turn/load-fails-as-the-session-lost", test_false_end_turn_then_load_fails);
   ADD_ACTIONS ("lost/reentrant-turn-finished-handler", profile_actions, test_lost_reentrant);
   ADD ("lost/again-and-again-each-told", test_lost_again_and_again);
+  ADD ("continue/dropped-prompt-stays-with-its-chat", test_dropped_prompt_stays_with_its_chat);
 
 #undef ADD_ACTIONS
 #undef ADD
