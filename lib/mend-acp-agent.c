@@ -107,6 +107,7 @@ struct _MendAcpAgent
   gboolean           failed;     /* the run's last prompt answered was an error */
   char              *sent;       /* the text of the attempt's prompt, once sent */
   char              *dropped;    /* a failed prompt the agent did not keep */
+  MendFailure       *lost;       /* a lost session no attempt was told of */
 
   MendAcpProfile    *profile;    /* the app's, or the agent's from initialize */
   gboolean           app_profile;
@@ -545,6 +546,7 @@ mend_acp_agent_attached (MendAgent *agent)
   MendAcpAgent *self = MEND_ACP_AGENT (agent);
 
   g_clear_pointer (&self->dropped, g_free);
+  g_clear_object (&self->lost);
 }
 
 static void
@@ -565,7 +567,8 @@ on_agent (gpointer    user_data,
 
 /* The session could not be loaded: the attempt fails, never retried, so
  * that no answer without the history passes for the turn's; the next
- * one goes to the new session. */
+ * one goes to the new session. With no attempt in flight (a Stop came
+ * while the agent started), the next attempt is the one told. */
 static void
 on_lost (gpointer     user_data,
          MendFailure *failure)
@@ -573,9 +576,13 @@ on_lost (gpointer     user_data,
   MendAcpAgent *self = user_data;
   g_autoptr(MendFailure) lost = NULL;
 
-  if (mend_agent_get_turn (AGENT (self)) == NULL)
-    return;
   lost = mend_failure_new_session_lost (mend_failure_get_message (failure));
+  g_clear_object (&self->lost);
+  if (mend_agent_get_turn (AGENT (self)) == NULL)
+    {
+      self->lost = g_steal_pointer (&lost);
+      return;
+    }
   finish_task (self, lost, NULL);
 }
 
@@ -631,6 +638,13 @@ mend_acp_agent_attempt (MendAgent *agent)
                                                     _("The prompt is not valid UTF-8")));
       return;
     }
+  if (self->lost != NULL)
+    {
+      g_autoptr(MendFailure) lost = g_steal_pointer (&self->lost);
+
+      finish_task (self, lost, NULL);
+      return;
+    }
 
   maybe_prompt (self);
 }
@@ -660,6 +674,7 @@ mend_acp_agent_finalize (GObject *object)
   g_free (self->stop_reason);
   g_free (self->sent);
   g_free (self->dropped);
+  g_clear_object (&self->lost);
   g_clear_object (&self->profile);
   mend_acp_requests_free (self->requests);
   mend_acp_subagents_free (self->subagents);

@@ -550,6 +550,46 @@ test_lost_again_and_again (Fixture       *f,
   g_assert_cmpuint (log_count (f, "session/load"), ==, 2);
 }
 
+static void
+on_running_stop (MendAcpAgent *agent,
+                 GParamSpec   *pspec,
+                 Fixture      *f)
+{
+  if (mend_agent_get_running (MEND_AGENT (agent)))
+    act (f);
+}
+
+/* The session could not be loaded after a Stop that came as the agent
+ * started: no attempt was there to be told, so the next one is, and its
+ * prompt does not go to the new session as if nothing was lost. */
+static void
+test_lost_without_an_attempt (Fixture       *f,
+                              gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                 "           'session/load': [{'sleep': 300}, " LOAD_FAILS "]}]}");
+  mend_acp_agent_set_cancel_grace_ms (f->agent, 10000);
+  mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
+  g_signal_connect (f->agent, "notify::running", G_CALLBACK (on_running_stop), f);
+  f->action = ACT_STOP;
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  run_until (f, log_has, "session/new");
+
+  submit (f, "Post the notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  assert_session_lost (finished (f, 1));
+  g_assert_false (log_has (f, "Post the notes"));
+
+  /* Told once: the next prompt goes to the new session. */
+  mend_chat_send_next (f->chat);
+  submit (f, "Post the notes again");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (3));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
+}
+
 /* Continue and the dropped prompt */
 
 /* The Gemini CLI drops a failed prompt: Continue sends it again. A chat
@@ -616,6 +656,7 @@ main (int   argc,
   ADD_ACTIONS ("false-end-turn/reentrant-waiting-handler", idle_actions, test_false_end_turn_reentrant);
   ADD ("false-end-turn/load-fails-as-the-session-lost", test_false_end_turn_then_load_fails);
   ADD_ACTIONS ("lost/reentrant-turn-finished-handler", profile_actions, test_lost_reentrant);
+  ADD ("lost/without-an-attempt-is-told-to-the-next", test_lost_without_an_attempt);
   ADD ("lost/again-and-again-each-told", test_lost_again_and_again);
   ADD ("continue/dropped-prompt-stays-with-its-chat", test_dropped_prompt_stays_with_its_chat);
 
