@@ -433,9 +433,15 @@ on_update (gpointer    user_data,
         mend_turn_note_output (turn);
     }
 
+  /* The chat is held while it is fed: a handler of its subagents may drop
+   * it, and one update may start and fail a subagent. */
   host = mend_agent_get_host (AGENT (self), &chat);
   if (host != NULL)
-    mend_acp_subagents_feed (self->subagents, host, chat, params, update);
+    {
+      g_object_ref (chat);
+      mend_acp_subagents_feed (self->subagents, host, chat, params, update);
+      g_object_unref (chat);
+    }
 
   json = mend_json_to_string (json_object_get_member (params, "update"));
   g_signal_emit (self, signals[UPDATE], 0, kind, json);

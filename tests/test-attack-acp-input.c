@@ -246,6 +246,53 @@ test_delegation_huge_name (Fixture       *f,
   g_assert_cmpint (mend_subagent_get_state (subagent (f, 0)), ==, MEND_SUBAGENT_FAILED);
 }
 
+static gboolean
+both_gone (Fixture       *f,
+           gconstpointer  data)
+{
+  GObject * const *weak = data;
+
+  return weak[0] == NULL && weak[1] == NULL;
+}
+
+/* The test's are the last references: dropped, the chat and the agent
+ * go, and the turns the test kept with them. */
+static void
+on_subagents_changed_drop (GListModel *model,
+                           guint       position,
+                           guint       removed,
+                           guint       added,
+                           Fixture    *f)
+{
+  g_signal_handlers_disconnect_by_data (model, f);
+  g_signal_handlers_disconnect_by_data (f->chat, f);
+  g_signal_handlers_disconnect_by_data (f->agent, f);
+  for (guint i = 0; i < f->finished->len; i++)
+    g_object_unref (g_ptr_array_index (f->finished, i));
+  g_ptr_array_set_size (f->finished, 0);
+  g_clear_object (&f->chat);
+  g_clear_object (&f->agent);
+}
+
+/* A handler of the chat's subagents that drops the chat and the agent as
+ * the delegation starts, in the update that also fails it. */
+static void
+test_delegation_handler_drops_the_chat (Fixture       *f,
+                                        gconstpointer  data)
+{
+  gpointer weak[2];
+
+  start_chat (f, "{'runs': [{'session/prompt': [[" DELEGATION ("call-1", "Delegating to agent helper", "failed") ", "
+                 END_TURN "]]}]}");
+  g_signal_connect (mend_chat_get_subagents (f->chat), "items-changed", G_CALLBACK (on_subagents_changed_drop), f);
+  weak[0] = f->chat;
+  weak[1] = f->agent;
+  g_object_add_weak_pointer (weak[0], &weak[0]);
+  g_object_add_weak_pointer (weak[1], &weak[1]);
+  submit (f, "Fix the build");
+  run_until (f, both_gone, weak);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -268,6 +315,7 @@ main (int   argc,
   ADD_EACH ("agent-info", info_cases, test_agent_info);
   ADD_EACH ("delegation/title", title_cases, test_delegation_title);
   ADD ("delegation/huge-name", test_delegation_huge_name);
+  ADD ("delegation/handler-drops-the-chat", test_delegation_handler_drops_the_chat);
 
 #undef ADD_EACH
 #undef ADD
