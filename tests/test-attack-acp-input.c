@@ -246,6 +246,31 @@ test_delegation_huge_name (Fixture       *f,
   g_assert_cmpint (mend_subagent_get_state (subagent (f, 0)), ==, MEND_SUBAGENT_FAILED);
 }
 
+/* More delegations over the session than the calls remembered, one of
+ * them running all along: each still ends. */
+static void
+test_delegation_flood (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(GString) script = g_string_new ("{'runs': [{'session/prompt': [[" DELEGATION ("long", "Delegating to agent long", "in_progress") ", ");
+  GListModel *model;
+  guint n_running = 0;
+
+  for (guint i = 0; i < 300; i++)
+    g_string_append_printf (script, "{'update': {'sessionUpdate': 'tool_call', 'toolCallId': 'call-%u',"
+                            " 'title': 'Delegating to agent helper_%u', 'status': 'in_progress'}}, "
+                            "{'update': {'sessionUpdate': 'tool_call_update', 'toolCallId': 'call-%u',"
+                            " 'status': 'completed'}}, ", i, i, i);
+  g_string_append (script, DELEGATION_DONE ("long", "completed") ", " END_TURN "]]}]}");
+  run_one_turn (f, script->str);
+
+  model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    n_running += mend_subagent_get_state (subagent (f, i)) == MEND_SUBAGENT_RUNNING;
+  g_test_message ("%u subagents listed, %u running", g_list_model_get_n_items (model), n_running);
+  g_assert_cmpuint (n_running, ==, 0);
+}
+
 static gboolean
 both_gone (Fixture       *f,
            gconstpointer  data)
@@ -315,6 +340,7 @@ main (int   argc,
   ADD_EACH ("agent-info", info_cases, test_agent_info);
   ADD_EACH ("delegation/title", title_cases, test_delegation_title);
   ADD ("delegation/huge-name", test_delegation_huge_name);
+  ADD ("delegation/flood-past-the-calls-remembered", test_delegation_flood);
   ADD ("delegation/handler-drops-the-chat", test_delegation_handler_drops_the_chat);
 
 #undef ADD_EACH
