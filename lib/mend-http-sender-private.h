@@ -52,9 +52,11 @@ typedef struct
  * the answer then goes to the transcript and the answer property. */
 void  mend_http_sender_finish_attempt (GTask          *task,
                                        MendFailure    *failure);
-/* Emits ::content with @data, and ::text-delta with @text unless empty. */
+/* Emits ::content with @data, and ::text-delta with @text unless empty
+ * or @cancellable was cancelled by then. */
 void  mend_http_sender_emit_content   (MendHttpSender *self,
                                        MendTurn       *turn,
+                                       GCancellable   *cancellable,
                                        const char     *data,
                                        const char     *text);
 const MendHttpDialectClass *mend_http_sender_get_wire (MendHttpSender *self);

@@ -72,6 +72,18 @@ on_event (const char *name,
   const char *text = NULL;
   MendHttpEvent event;
 
+  /* Stop (or the timeout) came from a handler of the event before, in
+   * the same chunk: the attempt ends now, the rest not read. */
+  if (g_cancellable_is_cancelled (attempt->cancellable))
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_cancellable_set_error_if_cancelled (attempt->cancellable, &error);
+      attempt->ended = TRUE;
+      attempt->outcome = failure_from_error (attempt, error);
+      return FALSE;
+    }
+
   /* A text delta costs a byte scan; anything else, a parse (with one
    * parser for the attempt). */
   if (!wire->scan_event (attempt->answer, name, data, length, attempt->scratch, &event, &text))
@@ -96,7 +108,7 @@ on_event (const char *name,
       return FALSE;
     case MEND_HTTP_EVENT_CONTENT:
       mend_turn_note_output (attempt->turn);
-      mend_http_sender_emit_content (attempt->self, attempt->turn, data, text);
+      mend_http_sender_emit_content (attempt->self, attempt->turn, attempt->cancellable, data, text);
       break;
     case MEND_HTTP_EVENT_OTHER:
     default:
@@ -178,7 +190,8 @@ finish_body (GTask *task)
 
       g_byte_array_append (attempt->body, (const guint8 *) "", 1);
       mend_turn_note_output (attempt->turn);
-      mend_http_sender_emit_content (attempt->self, attempt->turn, (const char *) attempt->body->data, text);
+      mend_http_sender_emit_content (attempt->self, attempt->turn, attempt->cancellable,
+                                     (const char *) attempt->body->data, text);
       mend_http_sender_finish_attempt (task, NULL);
     }
 }

@@ -238,11 +238,13 @@ mend_http_sender_finish_attempt (GTask       *task,
 void
 mend_http_sender_emit_content (MendHttpSender *self,
                                MendTurn       *turn,
+                               GCancellable   *cancellable,
                                const char     *data,
                                const char     *text)
 {
   g_signal_emit (self, signals[CONTENT], 0, turn, data);
-  if (text != NULL && text[0] != '\0')
+  /* A ::content handler that stopped the turn: no text after Stop. */
+  if (text != NULL && text[0] != '\0' && !g_cancellable_is_cancelled (cancellable))
     g_signal_emit (self, signals[TEXT_DELTA], 0, text);
 }
 

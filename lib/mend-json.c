@@ -12,6 +12,45 @@
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 
+/* The four hex digits of the \u escape at @i, or -1. */
+static gint
+hex4 (const char *data,
+      gsize       length,
+      gsize       i)
+{
+  gint value = 0;
+
+  if (i + 6 > length || data[i] != '\\' || data[i + 1] != 'u')
+    return -1;
+  for (gsize j = i + 2; j < i + 6; j++)
+    {
+      gint digit = g_ascii_xdigit_value (data[j]);
+
+      if (digit < 0)
+        return -1;
+      value = value * 16 + digit;
+    }
+  return value;
+}
+
+/* The length of the \u escape at @i (a surrogate pair is one), or 0
+ * when it is not a character: not four hex digits, or half a pair. */
+static gsize
+unicode_escape (const char *data,
+                gsize       length,
+                gsize       i)
+{
+  gint value = hex4 (data, length, i);
+  gint low;
+
+  if (value < 0 || (value >= 0xdc00 && value <= 0xdfff))
+    return 0;
+  if (value < 0xd800 || value > 0xdbff)
+    return 6;
+  low = hex4 (data, length, i + 6);
+  return low >= 0xdc00 && low <= 0xdfff ? 12 : 0;
+}
+
 /* A byte scan, before any parse. json-glib's scanner recurses once per
  * level of nesting and reads more than JSON (comments, for one), so the
  * text must pass a scan that reads it the way the parser will:
@@ -25,7 +64,10 @@
  * - no more than %MEND_JSON_MAX_VALUES values, so that a large text of
  *   small values does not become a much larger tree of nodes;
  * - one value: json-glib 1.6 takes "{}{}" or "1 {}", keeps the last value
- *   and leaks the others.
+ *   and leaks the others;
+ * - each \u escape four hex digits and a character: json-glib 1.6 leaks
+ *   a string on a broken surrogate pair, and reads a lone half as bytes
+ *   that are not UTF-8.
  *
  * Returns %NULL when the text may be parsed, or what is wrong with it. */
 static char *
@@ -47,7 +89,17 @@ check_shape (const char *data,
 
       if (in_string)
         {
-          if (c == '\\' && i + 1 < length && data[i + 1] != '\0')
+          if (c == '\\' && i + 1 < length && data[i + 1] == 'u')
+            {
+              gsize n = unicode_escape (data, length, i);
+
+              /* json-glib 1.6 leaks a string on a broken pair, and
+               * makes a string that is not UTF-8 of a lone half. */
+              if (n == 0)
+                return g_strdup (_("The JSON text holds a \\u escape that is not a character"));
+              i += n - 1;
+            }
+          else if (c == '\\' && i + 1 < length && data[i + 1] != '\0')
             i++;
           else if (c == '"')
             {

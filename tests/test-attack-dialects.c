@@ -566,6 +566,208 @@ test_bodies_from_an_odd_transcript (Fixture       *f,
   g_assert_nonnull (strstr (body, "deep"));
 }
 
+/* Handlers of the sender's signals that change the world under it */
+
+typedef enum
+{
+  ON_DELTA_STOP,        /* stops the chat */
+  ON_DELTA_CLEAR,       /* clears the transcript */
+  ON_DELTA_TRIM,        /* trims the transcript to nothing */
+  ON_DELTA_DROP,        /* lets go of the test's sender */
+  ON_DELTA_RESTORE,     /* loads another transcript */
+} OnDelta;
+
+typedef struct
+{
+  Fixture *f;
+  OnDelta  what;
+  guint    seen;        /* deltas after the first */
+  gboolean done;
+  GString *stream;      /* served, until the test ends */
+  Reply    script[2];
+} Reentry;
+
+static void
+on_delta_reenter (MendHttpSender *sender,
+                  const char     *delta,
+                  Reentry        *r)
+{
+  if (r->done)
+    {
+      r->seen++;
+      return;
+    }
+  r->done = TRUE;
+  switch (r->what)
+    {
+    case ON_DELTA_STOP:
+      mend_chat_stop (r->f->chat);
+      break;
+    case ON_DELTA_CLEAR:
+      mend_transcript_clear (mend_http_sender_get_transcript (sender));
+      break;
+    case ON_DELTA_TRIM:
+      mend_transcript_trim (mend_http_sender_get_transcript (sender), 0);
+      break;
+    case ON_DELTA_DROP:
+      /* The chat still holds it; the test's own reference goes. */
+      g_object_unref (g_steal_pointer (&r->f->sender));
+      break;
+    case ON_DELTA_RESTORE:
+      {
+        g_autoptr(GError) error = NULL;
+
+        g_assert_true (mend_transcript_load_json (mend_http_sender_get_transcript (sender),
+                                                  "[{\"role\":\"user\",\"content\":\"old\"},"
+                                                  "{\"role\":\"assistant\",\"content\":\"answer\"}]",
+                                                  &error));
+        g_assert_no_error (error);
+      }
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static void
+reentry_clear (Reentry *r)
+{
+  if (r->stream != NULL)
+    g_string_free (r->stream, TRUE);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Reentry, reentry_clear)
+
+/* Many deltas in one chunk of the stream: the handler of the first acts
+ * while the sender is in the middle of the chunk. */
+static void
+run_reentry (Fixture *f,
+             OnDelta  what,
+             Reentry *r)
+{
+  r->stream = g_string_new (NULL);
+  for (guint i = 0; i < 20; i++)
+    g_string_append (r->stream, CHUNK ("{\"content\":\"x\"}", "null"));
+  g_string_append (r->stream, CHUNK ("{}", "\"stop\"") "data: [DONE]\n\n");
+  r->script[0] = (Reply) { 200, "text/event-stream", r->stream->str };
+  r->script[1] = r->script[0];
+
+  r->f = f;
+  r->what = what;
+  g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_delta_reenter), r);
+  start (f, r->script, G_N_ELEMENTS (r->script));
+}
+
+/* Stop is the end of the attempt at once: no delta of the chunk it came
+ * in is emitted after it, and the turn is stopped. */
+static void
+test_reentry_stop_in_text_delta (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_STOP, &r);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_STOPPED);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (r.seen, ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 0);
+}
+
+static void
+on_content_stop (MendHttpSender *sender,
+                 MendTurn       *turn,
+                 const char     *data,
+                 Fixture        *f)
+{
+  mend_chat_stop (f->chat);
+}
+
+/* Stop in a ::content handler: not even the text of that event follows. */
+static void
+test_reentry_stop_in_content (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  g_signal_connect (f->sender, "content", G_CALLBACK (on_content_stop), f);
+  run_reentry (f, ON_DELTA_STOP, &r);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_STOPPED);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_false (r.done);
+  g_assert_cmpstr (f->deltas->str, ==, "");
+}
+
+/* The transcript changed under a request in flight: the turn still ends,
+ * its exchange is kept after what is left, and the next body is valid. */
+static void
+check_after_change (Fixture *f,
+                    guint    expected_messages)
+{
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  g_autofree char *json = NULL;
+
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, expected_messages);
+  json = mend_transcript_to_json (transcript);
+  g_test_message ("%s", json);
+  g_assert_true (mend_chat_submit (f->chat, "And now?", NULL, NULL));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  assert_valid_json (g_ptr_array_index (f->bodies, 1));
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1), "Summarize the build logs"));
+}
+
+static void
+test_reentry_clear_in_text_delta (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_CLEAR, &r);
+  check_after_change (f, 2);
+}
+
+static void
+test_reentry_trim_in_text_delta (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_TRIM, &r);
+  check_after_change (f, 2);
+}
+
+static void
+test_reentry_restore_in_text_delta (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_RESTORE, &r);
+  check_after_change (f, 4);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1), "\"old\""));
+}
+
+/* The test's reference to the sender goes in its own handler: the chat's
+ * keeps it, and the attempt its own. */
+static void
+test_reentry_drop_sender_in_text_delta (Fixture       *f,
+                                        gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+  MendHttpSender *sender;
+
+  run_reentry (f, ON_DELTA_DROP, &r);
+  sender = MEND_HTTP_SENDER (mend_chat_get_sender (f->chat));
+  g_object_add_weak_pointer (G_OBJECT (sender), (gpointer *) &sender);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (sender), ==, "xxxxxxxxxxxxxxxxxxxx");
+  /* The teardown finalizes the sender with the chat. */
+  f->sender = g_object_ref (sender);
+  g_object_remove_weak_pointer (G_OBJECT (sender), (gpointer *) &sender);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -590,6 +792,12 @@ main (int   argc,
   ADD ("tool-call-past-the-blocks-is-no-output", test_chat_tool_call_past_the_blocks_is_no_output);
   ADD ("error-event-not-json-fails-with-its-text", test_chat_error_event_not_json);
   ADD ("body-from-an-odd-transcript", test_bodies_from_an_odd_transcript);
+  ADD ("reentry/stop-in-text-delta", test_reentry_stop_in_text_delta);
+  ADD ("reentry/stop-in-content", test_reentry_stop_in_content);
+  ADD ("reentry/clear-in-text-delta", test_reentry_clear_in_text_delta);
+  ADD ("reentry/trim-in-text-delta", test_reentry_trim_in_text_delta);
+  ADD ("reentry/load-in-text-delta", test_reentry_restore_in_text_delta);
+  ADD ("reentry/drop-sender-in-text-delta", test_reentry_drop_sender_in_text_delta);
 
 #undef ADD
 #define ADD(path, func) \

@@ -295,6 +295,70 @@ test_turn_in_flight_keeps_its_body (void)
   g_string_free (b.bodies, TRUE);
 }
 
+/* The body of @turn's prompt on a transcript of the same messages as
+ * @b's, with nothing written before: no cache to go by. */
+static char *
+fresh_body (Bodies     *b,
+            guint       i,
+            const char *prompt)
+{
+  g_autofree char *json = mend_transcript_to_json (b->transcript);
+  g_autoptr(MendTranscript) transcript = mend_transcript_new ();
+  g_autoptr(MendHttpSender) sender = NULL;
+  g_autoptr(MendTurn) turn = mend_turn_new (prompt, NULL);
+  g_autoptr(GError) error = NULL;
+
+  mend_transcript_set_max_messages (transcript, 10000);
+  g_assert_true (mend_transcript_load_json (transcript, json, &error));
+  g_assert_no_error (error);
+  sender = g_object_new (MEND_TYPE_HTTP_SENDER, "uri", uris[i], "transcript", transcript, NULL);
+  return mend_http_sender_build_body (sender, turn);
+}
+
+/* Two requests of one transcript that begin at other messages, their
+ * bodies written in turn after each trim: every message written for one
+ * is good for the other only when it read the same messages; each body
+ * is the one written with nothing kept. */
+static void
+test_requests_of_other_starts_in_turn (void)
+{
+  g_autofree char *json = tool_transcript (6);
+  g_autoptr(MendTurn) turn = mend_turn_new ("Next", NULL);
+  char *first[G_N_ELEMENTS (uris)] = { NULL };
+  Bodies b;
+
+  bodies_init (&b);
+  load (&b, json);
+  mend_transcript_request_unref (mend_transcript_request_for (b.transcript, turn, TRUE));
+  for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+    first[i] = mend_http_sender_build_body (b.senders[i], turn);
+
+  for (guint keep = 6; keep > 0; keep--)
+    {
+      mend_transcript_trim (b.transcript, keep);
+      for (guint round = 0; round < 2; round++)
+        for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+          {
+            g_autoptr(MendTurn) other = mend_turn_new ("Other", NULL);
+            g_autofree char *now = mend_http_sender_build_body (b.senders[i], other);
+            g_autofree char *fresh = fresh_body (&b, i, "Other");
+            g_autofree char *again = mend_http_sender_build_body (b.senders[i], turn);
+
+            g_assert_cmpstr (now, ==, fresh);
+            g_assert_cmpstr (again, ==, first[i]);
+          }
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+    {
+      g_free (first[i]);
+      first[i] = NULL;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+    g_assert_finalize_object (b.senders[i]);
+  g_assert_finalize_object (b.transcript);
+  g_string_free (b.bodies, TRUE);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -306,6 +370,7 @@ main (int   argc,
 
   g_test_add_func ("/Mend/HttpBodies/odd-transcript", test_odd_transcript);
   g_test_add_func ("/Mend/HttpBodies/tools-and-trims", test_tools_and_trims);
+  g_test_add_func ("/Mend/HttpBodies/requests-of-other-starts-in-turn", test_requests_of_other_starts_in_turn);
   g_test_add_func ("/Mend/HttpBodies/pending-and-restore", test_pending_and_restore);
   g_test_add_func ("/Mend/HttpBodies/model-and-tokens", test_model_and_tokens);
   g_test_add_func ("/Mend/HttpBodies/turn-in-flight-keeps-its-body", test_turn_in_flight_keeps_its_body);
