@@ -257,6 +257,8 @@ seen_describe (const Seen *seen)
                             seen->stop_ms);
   if (seen->continue_mentions >= 0)
     g_string_append_printf (s, "; the Continue's request has the prompt %d time(s)", seen->continue_mentions);
+  if (seen->message != NULL)
+    g_string_append_printf (s, "; the failure's message: %.300s", seen->message);
 
   return g_string_free (s, FALSE);
 }
@@ -265,6 +267,7 @@ void
 seen_clear (Seen *seen)
 {
   g_clear_pointer (&seen->queue, g_strfreev);
+  g_clear_pointer (&seen->message, g_free);
   g_clear_pointer (&seen->first_text, g_free);
   g_clear_pointer (&seen->after_text, g_free);
 }

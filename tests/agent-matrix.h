@@ -98,6 +98,7 @@ typedef struct
   int            kind;
   guint          status;
   gboolean       partial;
+  char          *message;            /* the last failure's message */
   guint          requests;           /* when the first turn finished */
   guint          requests_after;     /* at the end of the cell */
   guint          side_requests;

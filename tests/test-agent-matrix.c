@@ -548,6 +548,7 @@ play (Fixture *f,
   seen->kind = failure ? (int) mend_failure_get_kind (failure) : -1;
   seen->status = failure ? mend_failure_get_status (failure) : 0;
   seen->partial = failure ? mend_failure_get_partial (failure) : FALSE;
+  seen->message = failure ? g_strdup (mend_failure_get_message (failure)) : NULL;
   seen->lifecycle = f->lifecycle_after;
   seen->queue = g_strdupv (f->queue_after);
   seen->first_text = g_strdup (f->text->str);
