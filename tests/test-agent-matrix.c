@@ -411,8 +411,8 @@ first_prompt_requests (Fixture *f)
   return model_server_n_answered (&f->server, RULE_FAULT) + model_server_n_answered (&f->server, RULE_FIRST);
 }
 
-/* The fault has been answered, at most once every 20 ms of real time
- * asked (the server is another process). */
+/* The fault has been answered, asked at most once every 10 ms of real
+ * time (the server is another process). */
 static gboolean
 fault_answered (gpointer      fixture,
                 gconstpointer data)
@@ -420,7 +420,7 @@ fault_answered (gpointer      fixture,
   Fixture *f = fixture;
   gint64 now = g_get_monotonic_time ();
 
-  if (now - f->last_poll_us >= 20000)
+  if (now - f->last_poll_us >= 10000)
     {
       f->last_poll_us = now;
       f->polled_faults = model_server_n_answered (&f->server, RULE_FAULT);
@@ -497,11 +497,12 @@ play (Fixture *f,
         gint64 stop_us;
 
         /* The agent has its answer to the first request: it waits before
-         * its own next one. */
+         * its own next one (Claude Code at least 500 ms, Gemini CLI 5 s,
+         * Codex about 200 ms). */
         seen->finished = real_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, fault_answered, f, NULL, 40000);
         if (!seen->finished)
           break;
-        real_agent_run_for (100);
+        real_agent_run_for (30);
         seen->running_in_backoff = f->finished->len == 0 && mend_chat_get_turn (f->chat) != NULL &&
                                    mend_turn_get_state (mend_chat_get_turn (f->chat)) == MEND_TURN_RUNNING;
         stop_us = g_get_monotonic_time ();
