@@ -33,6 +33,14 @@ const char * const scenario_names[N_SCENARIOS] = {
   [SCENARIO_STOP_IN_AGENT_BACKOFF] = "stop-during-the-agent-backoff",
 };
 
+const char * const record_outcomes[N_RECORD_OUTCOMES] = {
+  [RECORD_SCHEDULED] = "scheduled",
+  [RECORD_FIRED] = "fired",
+  [RECORD_EXHAUSTED] = "exhausted",
+  [RECORD_GAVE_UP] = "gave_up",
+  [RECORD_STOPPED] = "stopped",
+};
+
 #define SUCCEEDS(n, why, req, ...) \
   { .state = MEND_TURN_SUCCEEDED, .attempts = (n), .reason = (why), .kind = MEND_FAILURE_TRANSIENT, \
     .requests = (req), __VA_ARGS__ }
@@ -313,6 +321,24 @@ matrix_check (const Expected *expected,
               seen->hint_ms > 0 ? " from a hint" : " of the schedule", expected->hint_ms);
   if (expected->hint_ms < 0 && seen->hint_ms > 0)
     MISMATCH ("the first wait is a server hint of %d ms, where none was expected; ", seen->hint_ms);
+
+  /* The chat's records of the first turn: one per wait scheduled and one
+   * per wait that fired, and the end (exhausted, gave_up, stopped). */
+  {
+    guint waits = expected->state == MEND_TURN_STOPPED ? (scenario == SCENARIO_STOP_IN_WAIT) : expected->attempts - 1;
+    guint fired = expected->state == MEND_TURN_STOPPED ? 0 : waits;
+    guint want[N_RECORD_OUTCOMES] = {
+      [RECORD_SCHEDULED] = waits,
+      [RECORD_FIRED] = fired,
+      [RECORD_EXHAUSTED] = expected->state == MEND_TURN_FAILED && expected->attempts > 1,
+      [RECORD_GAVE_UP] = expected->state == MEND_TURN_FAILED && expected->attempts == 1,
+      [RECORD_STOPPED] = expected->state == MEND_TURN_STOPPED,
+    };
+
+    for (guint i = 0; i < N_RECORD_OUTCOMES; i++)
+      if (seen->records[i] != want[i])
+        MISMATCH ("%u \"%s\" records, not %u; ", seen->records[i], record_outcomes[i], want[i]);
+  }
 
   switch (expected->state)
     {

@@ -88,6 +88,19 @@ typedef struct
 
 extern const Expected matrix_expected[N_SENDERS][N_SCENARIOS];
 
+/* The outcomes of the chat's turn_retry records. */
+typedef enum
+{
+  RECORD_SCHEDULED,
+  RECORD_FIRED,
+  RECORD_EXHAUSTED,
+  RECORD_GAVE_UP,
+  RECORD_STOPPED,
+  N_RECORD_OUTCOMES
+} RecordOutcome;
+
+extern const char * const record_outcomes[N_RECORD_OUTCOMES];
+
 /* What a cell showed. */
 typedef struct
 {
@@ -105,6 +118,7 @@ typedef struct
   guint          follow_up_requests; /* the model requests for the follow-up */
   guint          n_waits;
   guint          n_exhausted;
+  guint          records[N_RECORD_OUTCOMES];  /* the first turn's, by outcome */
   int            hint_ms;            /* the first wait's delay when a server hint, else 0 */
   int            first_delay_ms;
   gboolean       wait_cancelled;

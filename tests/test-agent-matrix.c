@@ -63,7 +63,6 @@ typedef struct
   MendSender    *sender;
   MendChat      *chat;
   GPtrArray     *finished;      /* MendTurn, owned */
-  GPtrArray     *records;       /* char *, owned */
   GPtrArray     *waits;         /* MendRetryWait of the first turn, owned */
   guint          n_exhausted;
   GString       *text;          /* the answers' text, as the sender shows it */
@@ -71,7 +70,10 @@ typedef struct
   GStrv          queue_after;   /* the queue when the first turn finished */
   MendLifecycle  lifecycle_after;
   gboolean       agent_status_seen;
+  char          *first_turn;    /* the first prompt's turn id */
+  guint          outcomes[N_RECORD_OUTCOMES]; /* of the first turn's records */
   gint64         waiting_since_us;  /* real time, when the turn began its wait */
+  guint          log_handler;
   gint64         last_poll_us;
   guint          polled_faults;
 } Fixture;
@@ -116,6 +118,8 @@ on_turn_started (MendChat *chat,
                  MendTurn *turn,
                  Fixture  *f)
 {
+  if (f->first_turn == NULL)
+    f->first_turn = g_strdup (mend_turn_get_id (turn));
   g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting), f);
   g_signal_connect (turn, "exhausted", G_CALLBACK (on_exhausted), f);
   g_signal_connect (turn, "notify::agent-status", G_CALLBACK (on_agent_status), f);
@@ -156,8 +160,19 @@ on_record (MendChat   *chat,
            const char *json,
            Fixture    *f)
 {
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+  JsonObject *record = node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+
   g_string_append_printf (f->seen, "record: %s\n", json);
-  g_ptr_array_add (f->records, g_strdup (json));
+
+  /* The first turn's retry steps, by outcome. */
+  if (record == NULL ||
+      g_strcmp0 (json_object_get_string_member_with_default (record, "kind", NULL), "turn_retry") != 0 ||
+      g_strcmp0 (json_object_get_string_member_with_default (record, "turnId", NULL), f->first_turn) != 0)
+    return;
+  for (guint i = 0; i < N_RECORD_OUTCOMES; i++)
+    if (g_strcmp0 (json_object_get_string_member_with_default (record, "outcome", NULL), record_outcomes[i]) == 0)
+      f->outcomes[i]++;
 }
 
 static void
@@ -187,6 +202,19 @@ on_update (MendAcpAgent *agent,
 }
 #endif
 
+/* libmend's debug lines (what the agent answered, as the library read
+ * it: "ACP error -32603: …"), for the cell's message. */
+static void
+on_log (const char     *domain,
+        GLogLevelFlags  level,
+        const char     *message,
+        gpointer        user_data)
+{
+  Fixture *f = user_data;
+
+  g_string_append_printf (f->seen, "libmend: %s\n", message);
+}
+
 /* The fixture */
 
 static void
@@ -197,10 +225,10 @@ fixture_set_up (Fixture       *f,
   f->cell = data;
   f->clock = mend_manual_clock_new (WALL_START);
   f->finished = g_ptr_array_new ();
-  f->records = g_ptr_array_new_with_free_func (g_free);
   f->waits = g_ptr_array_new_with_free_func (g_object_unref);
   f->text = g_string_new (NULL);
   f->seen = g_string_new (NULL);
+  f->log_handler = g_log_set_handler ("Mend", G_LOG_LEVEL_DEBUG, on_log, f);
   g_test_timer_start ();
 }
 
@@ -233,6 +261,7 @@ fixture_tear_down (Fixture       *f,
   while (g_main_context_iteration (NULL, FALSE))
     ;
 
+  g_log_remove_handler ("Mend", f->log_handler);
   g_ptr_array_unref (f->waits);
   /* The turns hold their sender. */
   for (guint i = 0; i < f->finished->len; i++)
@@ -240,10 +269,10 @@ fixture_tear_down (Fixture       *f,
   g_ptr_array_unref (f->finished);
   if (f->sender != NULL)
     finalize_eventually (f->sender);
-  g_ptr_array_unref (f->records);
   g_string_free (f->text, TRUE);
   g_string_free (f->seen, TRUE);
   g_strfreev (f->queue_after);
+  g_free (f->first_turn);
   g_assert_finalize_object (f->clock);
 }
 
@@ -530,6 +559,7 @@ play (Fixture *f,
   seen->agent_status = f->agent_status_seen;
   seen->n_waits = f->waits->len;
   seen->n_exhausted = f->n_exhausted;
+  memcpy (seen->records, f->outcomes, sizeof f->outcomes);
   if (f->waits->len > 0)
     {
       MendRetryWait *wait = g_ptr_array_index (f->waits, 0);
