@@ -39,6 +39,7 @@ G_BEGIN_DECLS
 #  include "mend-agent-process.h"
 # endif
 # if MEND_HAS_ACP
+#  include "mend-acp-profile.h"
 #  include "mend-acp-agent.h"
 # endif
 #undef MEND_INSIDE

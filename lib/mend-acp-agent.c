@@ -14,7 +14,7 @@
 #include "mend-acp-connection-private.h"
 #include "mend-acp-requests-private.h"
 #include "mend-agent-private.h"
-#include "mend-failure.h"
+#include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 #include "mend-sender.h"
@@ -105,6 +105,11 @@ struct _MendAcpAgent
   guint              prompt;     /* the attempt's prompt, once sent */
   gboolean           output;     /* the model's output was seen since */
   gboolean           failed;     /* the run's last prompt answered was an error */
+  char              *sent;       /* the text of the attempt's prompt, once sent */
+  char              *dropped;    /* a failed prompt the agent did not keep */
+
+  MendAcpProfile    *profile;    /* the app's, or the agent's from initialize */
+  gboolean           app_profile;
 
   guint              cancel_grace_ms;
   guint              cancelled;  /* a prompt cancelled, not answered yet */
@@ -115,6 +120,7 @@ enum {
   PROP_0,
   PROP_STOP_REASON,
   PROP_CANCEL_GRACE_MS,
+  PROP_PROFILE,
   N_PROPS
 };
 
@@ -162,6 +168,7 @@ finish_with_stop_reason (MendAcpAgent *self,
                          const char   *stop_reason)
 {
   g_autoptr(MendFailure) failure = NULL;
+  MendTurn *turn = mend_agent_get_turn (AGENT (self));
 
   if (g_strcmp0 (stop_reason, "end_turn") == 0 ||
       g_strcmp0 (stop_reason, "max_tokens") == 0 ||
@@ -171,6 +178,9 @@ finish_with_stop_reason (MendAcpAgent *self,
        * the Gemini CLI ends an empty answer so. */
       if (!self->output)
         failure = mend_failure_new_empty_response ();
+      /* A restreaming agent's text counts once its answer is whole. */
+      else if (turn != NULL)
+        mend_turn_note_output (turn);
       /* Right after a failed prompt it may be worse: claude-agent-acp
        * 0.23.1 ends the next prompt at once, before any model request,
        * on the failed one's late end; that prompt's answer then streams
@@ -206,6 +216,16 @@ finish_with_stop_reason (MendAcpAgent *self,
   finish_task (self, failure, NULL);
 }
 
+static gboolean
+is_continue_prompt (MendAcpAgent *self,
+                    const char   *text)
+{
+  gpointer chat = NULL;
+  const MendAgentHost *host = mend_agent_get_host (AGENT (self), &chat);
+
+  return host != NULL && g_strcmp0 (host->continue_prompt (chat), text) == 0;
+}
+
 /* Sends the attempt's prompt once the session is open and no earlier
  * prompt (a cancelled one) waits for its answer. */
 static void
@@ -218,8 +238,19 @@ maybe_prompt (MendAcpAgent *self)
     return;
 
   self->output = FALSE;
+  g_free (self->sent);
+  self->sent = g_strdup (mend_turn_get_prompt (turn));
+  /* The chat's "Continue the current turn" after a give-up, to an agent
+   * that dropped the failed prompt from its history: the prompt itself,
+   * once. Any other prompt leaves it behind. */
+  if (self->dropped != NULL && is_continue_prompt (self, self->sent))
+    {
+      g_free (self->sent);
+      self->sent = g_steal_pointer (&self->dropped);
+    }
+  g_clear_pointer (&self->dropped, g_free);
   self->prompt = mend_acp_connection_prompt (self->conn, mend_agent_get_session_id (AGENT (self)),
-                                             mend_turn_get_prompt (turn));
+                                             self->sent);
 }
 
 /* The grace period of a cancelled prompt */
@@ -345,6 +376,28 @@ on_ready (gpointer user_data,
   maybe_prompt (self);
 }
 
+static gboolean
+is_text (JsonObject *update)
+{
+  const char *kind = mend_json_get_string (update, "sessionUpdate");
+
+  return g_strcmp0 (kind, "agent_message_chunk") == 0 || g_strcmp0 (kind, "agent_thought_chunk") == 0;
+}
+
+/* A message chunk that is the agent's own notice (its profile says), not
+ * the model's output. */
+static gboolean
+is_notice (MendAcpAgent *self,
+           JsonObject   *update)
+{
+  JsonObject *content = mend_json_get_object (update, "content");
+  const char *text = content ? mend_json_get_string (content, "text") : NULL;
+
+  return self->profile != NULL && text != NULL &&
+         g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "agent_message_chunk") == 0 &&
+         mend_acp_profile_is_notice (self->profile, text);
+}
+
 static void
 on_update (gpointer    user_data,
            JsonObject *params)
@@ -365,10 +418,14 @@ on_update (gpointer    user_data,
   mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
 
-  if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update))
+  if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update) && !is_notice (self, update))
     {
       self->output = TRUE;
-      mend_turn_note_output (turn);
+      /* An agent that answers each attempt from the start: its text alone
+       * does not make a failure partial. */
+      if (!is_text (update) || self->profile == NULL ||
+          !mend_acp_profile_get_restreams_partial (self->profile))
+        mend_turn_note_output (turn);
     }
 
   host = mend_agent_get_host (AGENT (self), &chat);
@@ -428,6 +485,11 @@ on_answered (gpointer     user_data,
   if (failure != NULL)
     {
       self->failed = TRUE;
+      if (ours && self->profile != NULL && !mend_acp_profile_get_keeps_failed_prompt (self->profile))
+        {
+          g_free (self->dropped);
+          self->dropped = g_strdup (self->sent);
+        }
       if (ours)
         finish_task (self, failure, NULL);
     }
@@ -470,7 +532,40 @@ mend_acp_agent_ended (MendAgent *agent)
   on_ended (agent, NULL);
 }
 
+static void
+on_agent (gpointer    user_data,
+          const char *name)
+{
+  MendAcpAgent *self = user_data;
+
+  if (self->app_profile)
+    return;
+  g_clear_object (&self->profile);
+  self->profile = mend_acp_profile_lookup (name);
+  mend_debug ("The agent is %s: profile %s", name ? name : "(unnamed)",
+              mend_acp_profile_get_name (self->profile));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROFILE]);
+}
+
+/* The session could not be loaded: the attempt fails, never retried, so
+ * that no answer without the history passes for the turn's; the next
+ * one goes to the new session. */
+static void
+on_lost (gpointer     user_data,
+         MendFailure *failure)
+{
+  MendAcpAgent *self = user_data;
+  g_autoptr(MendFailure) lost = NULL;
+
+  if (mend_agent_get_turn (AGENT (self)) == NULL)
+    return;
+  lost = mend_failure_new_session_lost (mend_failure_get_message (failure));
+  finish_task (self, lost, NULL);
+}
+
 static const MendAcpConnectionEvents connection_events = {
+  .agent = on_agent,
+  .lost = on_lost,
   .session = on_session,
   .ready = on_ready,
   .update = on_update,
@@ -547,6 +642,9 @@ mend_acp_agent_finalize (GObject *object)
   MendAcpAgent *self = (MendAcpAgent *) object;
 
   g_free (self->stop_reason);
+  g_free (self->sent);
+  g_free (self->dropped);
+  g_clear_object (&self->profile);
   mend_acp_requests_free (self->requests);
   mend_acp_subagents_free (self->subagents);
 
@@ -569,6 +667,9 @@ mend_acp_agent_get_property (GObject    *object,
     case PROP_CANCEL_GRACE_MS:
       g_value_set_uint (value, self->cancel_grace_ms);
       break;
+    case PROP_PROFILE:
+      g_value_set_object (value, self->profile);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -586,6 +687,9 @@ mend_acp_agent_set_property (GObject      *object,
     {
     case PROP_CANCEL_GRACE_MS:
       mend_acp_agent_set_cancel_grace_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_PROFILE:
+      mend_acp_agent_set_profile (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -635,6 +739,19 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
     g_param_spec_uint ("cancel-grace-ms", NULL, NULL,
                        0, G_MAXUINT, MEND_ACP_AGENT_CANCEL_GRACE_MS,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendAcpAgent:profile:
+   *
+   * What libmend knows of the agent ([class@Mend.AcpProfile]): the
+   * profile of its `agentInfo.name` from the `initialize` answer
+   * ([func@Mend.AcpProfile.lookup]; %NULL before it), or the one the app
+   * set, which is kept.
+   */
+  properties[PROP_PROFILE] =
+    g_param_spec_object ("profile", NULL, NULL,
+                         MEND_TYPE_ACP_PROFILE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -1100,3 +1217,43 @@ mend_acp_agent_terminate (MendAcpAgent *self)
   mend_agent_terminate (MEND_AGENT (self));
 }
 
+/**
+ * mend_acp_agent_get_profile:
+ * @self: an ACP agent
+ *
+ * Gets [property@Mend.AcpAgent:profile].
+ *
+ * Returns: (transfer none) (nullable): the profile, or %NULL before the
+ *   agent answered `initialize` when the app set none
+ */
+MendAcpProfile *
+mend_acp_agent_get_profile (MendAcpAgent *self)
+{
+  g_return_val_if_fail (MEND_IS_ACP_AGENT (self), NULL);
+  mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, NULL);
+
+  return self->profile;
+}
+
+/**
+ * mend_acp_agent_set_profile:
+ * @self: an ACP agent
+ * @profile: (nullable): a profile, or %NULL to take the agent's from its
+ *   next `initialize` answer
+ *
+ * Sets what libmend takes the agent to do (see [class@Mend.AcpProfile]),
+ * in place of what the agent's name says: for an agent libmend does not
+ * know, or one whose behaviour the app knows better.
+ */
+void
+mend_acp_agent_set_profile (MendAcpAgent   *self,
+                            MendAcpProfile *profile)
+{
+  g_return_if_fail (MEND_IS_ACP_AGENT (self));
+  g_return_if_fail (profile == NULL || MEND_IS_ACP_PROFILE (profile));
+  mend_return_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self);
+
+  self->app_profile = profile != NULL;
+  if (g_set_object (&self->profile, profile))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROFILE]);
+}

@@ -11,6 +11,7 @@
 
 #include <gio/gio.h>
 
+#include "mend-acp-profile.h"
 #include "mend-agent.h"
 #include "mend-types.h"
 #include "mend-version-macros.h"
@@ -102,6 +103,11 @@ MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_n_loads     (MendAcpAgent       *self);
 MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_n_cancels   (MendAcpAgent       *self);
+MEND_AVAILABLE_IN_1_0
+MendAcpProfile     *mend_acp_agent_get_profile         (MendAcpAgent   *self);
+MEND_AVAILABLE_IN_1_0
+void                mend_acp_agent_set_profile         (MendAcpAgent   *self,
+                                                        MendAcpProfile *profile);
 MEND_AVAILABLE_IN_1_0
 guint               mend_acp_agent_get_cancel_grace_ms (MendAcpAgent   *self);
 MEND_AVAILABLE_IN_1_0

@@ -24,6 +24,13 @@ typedef struct
    * session to load could not be (a new one is opened then). */
   void (*session)  (gpointer     user_data,
                     const char  *session_id);
+  /* The agent answered initialize: its agentInfo.name, or %NULL. */
+  void (*agent)    (gpointer     user_data,
+                    const char  *name);
+  /* The session to load could not be: the agent said why in @failure. A
+   * new one opens (session () tells its id), without the history. */
+  void (*lost)     (gpointer     user_data,
+                    MendFailure *failure);
   /* The session is open, loaded with session/load when @loaded: a prompt
    * may go. */
   void (*ready)    (gpointer     user_data,

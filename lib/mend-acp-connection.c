@@ -371,10 +371,13 @@ on_session_load (GObject      *source,
           run_ended (conn, NULL);
           return;
         }
-      /* The agent could not take the session up: start a new one. */
+      /* The agent could not take the session up: the owner is told, and
+       * a new one starts. */
       mend_debug ("The agent could not load session %s: %s", conn->load_id, error->message);
       conn->loading = FALSE;
       conn->events->session (conn->user_data, NULL);
+      if (is_open (conn))
+        conn->events->lost (conn->user_data, failure);
       if (is_open (conn))
         open_session (conn, FALSE);
       return;
@@ -424,7 +427,17 @@ on_initialized (GObject      *source,
     return;
 
   if (reply != NULL && g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT))
-    capabilities = g_variant_lookup_value (reply, "agentCapabilities", G_VARIANT_TYPE_VARDICT);
+    {
+      g_autoptr(GVariant) info = g_variant_lookup_value (reply, "agentInfo", G_VARIANT_TYPE_VARDICT);
+      const char *name = NULL;
+
+      capabilities = g_variant_lookup_value (reply, "agentCapabilities", G_VARIANT_TYPE_VARDICT);
+      if (info != NULL)
+        g_variant_lookup (info, "name", "&s", &name);
+      conn->events->agent (conn->user_data, name);
+      if (!is_open (conn))
+        return;
+    }
   if (capabilities != NULL)
     g_variant_lookup (capabilities, "loadSession", "b", &conn->can_load);
 

@@ -8,6 +8,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gi18n-lib.h>
 
 #include "mend-acp-agent-private.h"
@@ -23,6 +25,7 @@ typedef struct
   char     *description;
   gboolean  background;         /* launched to run on after its call */
   gboolean  failed;
+  gboolean  delegated;          /* the Gemini CLI's, not a Task call */
 } TaskCall;
 
 struct _MendAcpSubagents
@@ -187,7 +190,7 @@ feed_claude_code (MendAcpSubagents    *self,
       call = g_new0 (TaskCall, 1);
       g_hash_table_insert (self->tasks, g_strdup (id), call);
     }
-  if (call == NULL)
+  if (call == NULL || call->delegated)
     return;
 
   /* The first tool_call may come with an empty rawInput and the tool's
@@ -241,6 +244,67 @@ feed_claude_code (MendAcpSubagents    *self,
        * in the foreground is done when its call is. */
       host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
     }
+}
+
+/* The Gemini CLI's subagents (0.61.0, REAL-AGENTS.md): an invoke_agent
+ * call shows as a tool_call titled "Delegating to agent 'NAME'", then a
+ * tool_call_update with its status. It names no id to resume by, and
+ * reports a subagent that failed as completed (with empty content, the
+ * failure going to the model only): the chat sees it start and end, and a
+ * failure only if the agent ever says "failed". */
+#define GEMINI_DELEGATING "Delegating to agent "
+
+static void
+feed_gemini (MendAcpSubagents    *self,
+             const MendAgentHost *host,
+             gpointer             chat,
+             JsonObject          *update)
+{
+  const char *id = mend_json_get_string (update, "toolCallId");
+  const char *title = mend_json_get_string (update, "title");
+  const char *status = mend_json_get_string (update, "status");
+  TaskCall *call;
+
+  if (id == NULL)
+    return;
+
+  call = g_hash_table_lookup (self->tasks, id);
+  if (call != NULL && !call->delegated)
+    return;
+  if (call == NULL)
+    {
+      g_autofree char *name = NULL;
+
+      if (title == NULL || !g_str_has_prefix (title, GEMINI_DELEGATING) ||
+          g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "tool_call") != 0)
+        return;
+      if (g_hash_table_size (self->tasks) >= MAX_TASK_CALLS)
+        g_hash_table_remove_all (self->tasks);
+      name = g_strdup (title + strlen (GEMINI_DELEGATING));
+      g_strstrip (name);
+      /* 'codebase_investigator', quotes and all, as the agent writes it. */
+      if (strlen (name) >= 2 && name[0] == '\'' && name[strlen (name) - 1] == '\'')
+        {
+          name[strlen (name) - 1] = '\0';
+          memmove (name, name + 1, strlen (name));
+        }
+      call = g_new0 (TaskCall, 1);
+      call->delegated = TRUE;
+      call->description = g_strdup (name);
+      g_hash_table_insert (self->tasks, g_strdup (id), call);
+      host->subagent_started (chat, id, NULL, call->description);
+    }
+
+  if (g_strcmp0 (status, "failed") == 0 && !call->failed)
+    {
+      g_autofree char *text = content_text (update);
+      g_autoptr(MendFailure) failure = mend_failure_new_from_text (text && *text ? text : _("The subagent failed"));
+
+      call->failed = TRUE;
+      host->subagent_failed (chat, id, failure);
+    }
+  else if (g_strcmp0 (status, "completed") == 0 && !call->failed)
+    host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
 }
 
 /* A hub's extension: _meta.acpmux.subagents, entries {subagentId,
@@ -298,7 +362,10 @@ mend_acp_subagents_feed (MendAcpSubagents    *self,
   const char *kind = mend_json_get_string (update, "sessionUpdate");
 
   if (g_strcmp0 (kind, "tool_call") == 0 || g_strcmp0 (kind, "tool_call_update") == 0)
-    feed_claude_code (self, host, chat, update);
+    {
+      feed_claude_code (self, host, chat, update);
+      feed_gemini (self, host, chat, update);
+    }
 
   feed_acpmux (host, chat, params);
   feed_acpmux (host, chat, update);

@@ -32,6 +32,9 @@ typedef struct
   void      (*reader_attached)  (gpointer           chat,
                                  gboolean           attached);
 
+  /* The prompt the chat sends to continue a turn that gave up. */
+  const char *(*continue_prompt) (gpointer        chat);
+
   /* The agent runs a turn of its own, not one the app asked for. */
   gboolean  (*get_own_turn)     (gpointer           chat);
   void      (*own_turn_began)   (gpointer           chat);

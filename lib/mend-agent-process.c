@@ -232,10 +232,17 @@ lone_subagent_resumed (gpointer    self,
 {
 }
 
+static const char *
+lone_continue_prompt (gpointer self)
+{
+  return NULL;
+}
+
 static const MendAgentHost lone_host = {
   .get_turn = lone_get_turn,
   .output_seen = lone_output_seen,
   .agent_status = lone_agent_status,
+  .continue_prompt = lone_continue_prompt,
   .get_own_turn = lone_false,
   .own_turn_began = lone_nothing,
   .own_turn_ended = lone_nothing,

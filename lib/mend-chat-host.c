@@ -54,6 +54,12 @@ host_reader_attached (gpointer chat,
   mend_chat_reader_attached (chat, attached);
 }
 
+static const char *
+host_continue_prompt (gpointer chat)
+{
+  return mend_chat_get_continue_prompt (chat);
+}
+
 static gboolean
 host_get_own_turn (gpointer chat)
 {
@@ -168,6 +174,7 @@ const MendAgentHost mend_chat_agent_host = {
   .output_seen = host_output_seen,
   .agent_status = host_agent_status,
   .reader_attached = host_reader_attached,
+  .continue_prompt = host_continue_prompt,
   .get_own_turn = host_get_own_turn,
   .own_turn_began = host_own_turn_began,
   .own_turn_ended = host_own_turn_ended,

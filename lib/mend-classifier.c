@@ -4,11 +4,11 @@
  *
  * Reads what went wrong out of the text agents, SDKs and gateways print.
  * Every piece of evidence in the text is weighed (see the ranks in
- * mend-classifier-private.h): provider codes read as whole tokens, so that
+ * mend-classifier-private.h) by the rows of lib/rules/classifier-rules.txt
+ * (mend-classifier-rules.c): provider codes read as whole tokens, so that
  * JSON, JSON inside JSON strings, Python reprs and a body a terminal broke in
- * two all count; a provider's own words, in one table per reason; the status
- * of the response or the number a wrapper put in the text. Each row names
- * where the wording comes from. Nothing known fails closed.
+ * two all count; a provider's own words; the status of the response or the
+ * number a wrapper put in the text. Nothing known fails closed.
  */
 
 #include "config.h"
@@ -18,384 +18,16 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-classifier-private.h"
+#include "mend-classifier-rules-private.h"
 #include "mend-reason-private.h"
 
-#define D MEND_EVIDENCE_DECISIVE
-#define C MEND_EVIDENCE_CODE
-#define S MEND_EVIDENCE_SPECIFIC
-#define G MEND_EVIDENCE_GENERIC_CODE
-#define W MEND_EVIDENCE_GENERIC
-
-typedef struct
-{
-  const char       *needle;  /* lower case */
-  MendEvidenceRank  rank;
-  const char       *source;
-} Phrase;
-
-static const Phrase usage_limit_phrases[] = {
-  { "usage limit", D, "Claude Code and Codex CLI plan limits" },
-  { "hit your limit", D, "Claude Code: You've hit your limit · resets …" },
-  { "session limit", D, "Claude Code: the 5-hour session limit" },
-  { "weekly limit", D, "Claude Code and Codex CLI weekly limits" },
-  { "5-hour limit", D, "Claude Code" },
-  { "daily limit", D, "plan limits" },
-  { "monthly limit", D, "plan limits" },
-  { "limit will reset", D, "Claude Code" },
-  { "out of extra usage", D, "Claude Code: paid extra usage used up" },
-  { "extra usage is required", D, "Claude Code" },
-  { "draw from extra usage", D, "Anthropic: third-party apps use extra usage" },
-  { "credit balance is too low", D, "Anthropic: purchase credits" },
-  { "credit balance too low", D, "Claude Code's banner" },
-  { "insufficient balance", D, "DeepSeek 402" },
-  { "insufficient credits", D, "OpenRouter 402" },
-  { "insufficient funds", D, "prepaid balances" },
-  { "out of credits", D, "prepaid balances" },
-  { "spend limit", D, "Anthropic spend limits" },
-  { "spending limit", D, "spend limits" },
-  { "billing hard limit", D, "OpenAI billing_hard_limit_reached" },
-  { "upgrade to plus", D, "Codex CLI: needs a paid plan" },
-  { "upgrade to pro", D, "Codex CLI: needs a higher plan" },
-  { "upgrade your plan", D, "Codex CLI" },
-  { "add funds", D, "Claude Code: Add funds" },
-  { "quota will reset", D, "gemini-cli TerminalQuotaError" },
-  { "daily quota", D, "gemini-cli: a daily quota is terminal" },
-  { "-per-day", D, "OpenRouter free-models-per-day" },
-  { "exceeded your current quota", S, "OpenAI insufficient_quota" },
-  { "quota exceeded. check your plan", D, "Codex (codex-acp 0.16.0): a response.failed insufficient_quota" },
-  { "usage_limit_exceeded", D, "Codex's codex_error_info for a usage limit" },
-  { "per day", S, "a daily allowance" },
-  { "payment required", S, "HTTP 402" },
-};
-
-static const Phrase cancelled_phrases[] = {
-  { "request cancelled", S, "client aborts" },
-  { "request canceled", S, "client aborts" },
-  { "cancelled by user", S, "client aborts" },
-  { "canceled by user", S, "client aborts" },
-  { "interrupted by user", S, "Claude Code: Interrupted by user" },
-  { "aborted by user", S, "client aborts" },
-  { "user aborted", S, "client aborts" },
-  { "stopped by user", S, "client aborts" },
-  { "operation was cancelled", S, "GIO" },
-  { "operation was canceled", S, "client aborts" },
-  { "request was aborted", S, "Anthropic SDK APIUserAbortError" },
-  { "operation aborted", S, "Claude Code after a Stop" },
-};
-
-static const Phrase auth_phrases[] = {
-  { "invalid x-api-key", S, "Anthropic 401" },
-  { "invalid api key", S, "API keys" },
-  { "incorrect api key", S, "OpenAI 401" },
-  { "api key not valid", S, "Google 400 API_KEY_INVALID" },
-  { "missing api key", S, "API keys" },
-  { "authentication failed", S, "auth" },
-  { "failed to authenticate", S, "Claude Code" },
-  { "invalid authentication", S, "Anthropic 401" },
-  { "unauthenticated", S, "Google UNAUTHENTICATED" },
-  { "invalid bearer", S, "bearer tokens" },
-  { "oauth token has expired", S, "Claude Code OAuth" },
-  { "token has expired", S, "OAuth" },
-  { "token expired", S, "OAuth" },
-  { "invalid oauth token", S, "Claude Code OAuth" },
-  { "please run /login", S, "Claude Code" },
-  { "unauthorized", S, "HTTP 401" },
-};
-
-static const Phrase permission_phrases[] = {
-  { "permission denied", S, "403 and EACCES" },
-  { "do not have permission", S, "Anthropic 403" },
-  { "does not have permission", S, "Anthropic 403" },
-  { "don't have access", S, "Bedrock AccessDeniedException" },
-  { "do not have access", S, "access control" },
-  { "does not have access", S, "access control" },
-  { "access denied", S, "access control" },
-  { "access is denied", S, "Bedrock model access" },
-  { "not authorized to", S, "AWS IAM" },
-  { "forbidden", W, "HTTP 403" },
-};
-
-static const Phrase bad_request_phrases[] = {
-  { "must be reduced in order to run", D, "OpenAI: a request above the whole per-minute limit" },
-  { "prompt is too long", S, "Anthropic invalid_request_error" },
-  { "maximum context length", S, "OpenAI context_length_exceeded" },
-  { "context length", S, "context windows" },
-  { "context window", S, "context windows" },
-  { "context limit", S, "Anthropic" },
-  { "conversation too long", S, "Claude" },
-  { "maximum allowed number of output tokens", S, "Anthropic max_tokens" },
-  { "output token maximum", S, "Claude Code" },
-  { "maximum tokens you requested exceed", S, "Bedrock ValidationException" },
-  { "content management policy", S, "Azure OpenAI content_filter" },
-  { "content filtering", S, "Azure OpenAI content_filter" },
-  { "try pulling it first", S, "Ollama 404 model not found" },
-  { "model not found", S, "model ids" },
-  { "model identifier is invalid", S, "Bedrock ValidationException" },
-  { "with on-demand throughput isn", S, "Bedrock ValidationException" },
-  { "malformed input request", S, "Bedrock ValidationException" },
-  { "reformat your input", S, "Bedrock ValidationException" },
-  { "request too large", S, "413" },
-  { "request entity too large", S, "413" },
-  { "validation error", S, "validation" },
-  { "unprocessable", S, "422" },
-  { "bad request", W, "HTTP 400" },
-  { "invalid request", W, "HTTP 400" },
-  { "malformed", W, "HTTP 400" },
-};
-
-/* Failures no retry fixes that no reason names: fail closed. */
-static const Phrase unknown_phrases[] = {
-  { "certificate verify failed", D, "OpenSSL: a certificate the client does not trust" },
-  { "self-signed certificate", D, "OpenSSL" },
-  { "unable to get local issuer certificate", D, "OpenSSL" },
-  { "no such host", D, "Go net: the name does not exist" },
-  { "name or service not known", D, "glibc EAI_NONAME" },
-  { "nodename nor servname", D, "BSD EAI_NONAME" },
-  { "enotfound", D, "Node getaddrinfo ENOTFOUND" },
-};
-
-static const Phrase capacity_phrases[] = {
-  { "overloaded", S, "Anthropic, OpenAI and Google overload messages" },
-  { "over capacity", S, "capacity" },
-  { "capacity exceeded", S, "Mistral: service tier capacity exceeded" },
-  { "at capacity", S, "capacity" },
-  { "no capacity available", S, "gemini-cli MODEL_CAPACITY_EXHAUSTED" },
-  { "no non-exhausted", S, "account-pooling gateways" },
-  { "high demand", S, "Google 503 UNAVAILABLE, Codex" },
-  { "unable to process your request", S, "Bedrock ServiceUnavailableException" },
-  { "service unavailable", S, "HTTP 503" },
-  { "temporarily unavailable", S, "HTTP 503" },
-  { "server is busy", S, "capacity" },
-  { "too many connections", S, "Bedrock 503" },
-  { "reset reason: overflow", S, "Envoy circuit breaker overflow" },
-};
-
-static const Phrase rate_limit_phrases[] = {
-  { "rate limit reached", D, "OpenAI, Groq and Claude Code 429" },
-  { "rate limit exceeded", D, "OpenRouter and gateways 429" },
-  { "exceeded token rate limit", D, "Azure OpenAI 429" },
-  { "exceeded call rate limit", D, "Azure OpenAI 429" },
-  { "temporarily rate-limited", D, "OpenRouter upstream 429" },
-  { "rate limit", S, "429" },
-  { "rate-limit", S, "429" },
-  { "rate limited", S, "429" },
-  { "ratelimit", S, "429" },
-  { "too many requests", S, "HTTP 429" },
-  { "too many tokens", S, "Bedrock ThrottlingException" },
-  { "throttl", S, "AWS throttling" },
-  { "slow down", S, "429" },
-  { "quota exceeded for", S, "Google per-minute quotas" },
-  { "resource exhausted", S, "Vertex AI 429" },
-  { "resource has been exhausted", S, "Gemini API 429" },
-  { "per minute", S, "per-minute limits" },
-  { "tokens per min", S, "OpenAI TPM" },
-  { "requests per min", S, "OpenAI RPM" },
-};
-
-static const Phrase timeout_phrases[] = {
-  { "timed out", S, "timeouts" },
-  { "deadline exceeded", S, "gRPC DEADLINE_EXCEEDED" },
-  { "took too long", S, "timeouts" },
-  { "gateway time-out", S, "nginx 504" },
-  { "gateway timeout", S, "HTTP 504" },
-  { "timeout", W, "timeouts" },
-};
-
-static const Phrase transport_phrases[] = {
-  { "connection reset", S, "ECONNRESET" },
-  { "connection refused", S, "ECONNREFUSED" },
-  { "actively refused", S, "Windows WSAECONNREFUSED (10061)" },
-  { "connection aborted", S, "ECONNABORTED" },
-  { "broken pipe", S, "EPIPE" },
-  { "socket hang up", S, "Node http" },
-  { "unexpected eof", S, "TLS and HTTP readers" },
-  { "premature close", S, "Node streams" },
-  { "premature eof", S, "HTTP readers" },
-  { "connection closed", S, "transport" },
-  { "connection was closed", S, "Bun fetch: The socket connection was closed unexpectedly" },
-  { "closed unexpectedly", S, "Bun fetch, GLib TLS" },
-  { "connection terminated", S, "libsoup" },
-  { "connection error", S, "OpenAI and Anthropic SDK APIConnectionError" },
-  { "connection lost", S, "transport" },
-  { "network error", S, "transport" },
-  { "network is unreachable", S, "ENETUNREACH" },
-  { "no route to host", S, "EHOSTUNREACH" },
-  { "temporary failure in name resolution", S, "glibc EAI_AGAIN" },
-  { "fetch failed", S, "undici" },
-  { "other side closed", S, "undici" },
-  { "upstream connect error", S, "Envoy" },
-  { "disconnect/reset before headers", S, "Envoy" },
-  { "upstream_reset", S, "Envoy access log" },
-  { "socket disconnected", S, "Node TLS" },
-  { "stream disconnected", S, "Codex CLI: stream disconnected before completion" },
-  { "stream closed before", S, "Codex CLI" },
-  { "error sending request", S, "reqwest" },
-  { "error decoding", S, "reqwest" },
-  { "peer closed connection", S, "httpx/h11 RemoteProtocolError" },
-  { "incomplete chunked read", S, "httpx/h11" },
-  { "server disconnected", S, "httpx and aiohttp" },
-  { "cannot connect to host", S, "aiohttp ClientConnectorError" },
-  { "failed to establish a new connection", S, "urllib3 NewConnectionError" },
-  { "all connection attempts failed", S, "httpx ConnectError" },
-  { "forcibly closed", S, "Windows WSAECONNRESET (10054)" },
-  { "remote end closed", S, "Python http.client" },
-  { "connect call failed", S, "asyncio" },
-  { "failed to connect", S, "transport" },
-};
-
-static const Phrase empty_phrases[] = {
-  { "empty response", S, "empty answers" },
-  { "empty model response", S, "empty answers" },
-  { "response was empty", S, "empty answers" },
-  { "returned no content", S, "empty answers" },
-  { "no content in the response", S, "empty answers" },
-  { "empty completion", S, "empty answers" },
-  { "without valid content", S, "gemini-cli InvalidStreamError" },
-};
-
-static const Phrase server_phrases[] = {
-  { "internal server error", S, "HTTP 500" },
-  { "bad gateway", S, "HTTP 502" },
-  { "an error occurred while processing your request", S, "OpenAI server_error" },
-  { "server had an error", S, "OpenAI server_error" },
-  { "upstream error", S, "gateways" },
-  { "internal error", S, "server errors" },
-  { "server error", W, "server errors" },
-};
-
-#define TABLE(reason, rows) { reason, rows, G_N_ELEMENTS (rows) }
-
-/* In the order a tie is broken: what never retries first. */
-static const struct {
-  MendReason    reason;
-  const Phrase *rows;
-  gsize         n_rows;
-} phrase_tables[] = {
-  TABLE (MEND_REASON_USAGE_LIMIT, usage_limit_phrases),
-  TABLE (MEND_REASON_CANCELLED, cancelled_phrases),
-  TABLE (MEND_REASON_AUTH, auth_phrases),
-  TABLE (MEND_REASON_PERMISSION, permission_phrases),
-  TABLE (MEND_REASON_BAD_REQUEST, bad_request_phrases),
-  TABLE (MEND_REASON_UNKNOWN, unknown_phrases),
-  TABLE (MEND_REASON_CAPACITY, capacity_phrases),
-  TABLE (MEND_REASON_RATE_LIMIT, rate_limit_phrases),
-  TABLE (MEND_REASON_TIMEOUT, timeout_phrases),
-  TABLE (MEND_REASON_TRANSPORT, transport_phrases),
-  TABLE (MEND_REASON_EMPTY, empty_phrases),
-  TABLE (MEND_REASON_SERVER, server_phrases),
-};
-
-typedef struct
-{
-  const char       *token;
-  MendReason        reason;
-  MendEvidenceRank  rank;
-  gboolean          exact_case;  /* Google's all-caps statuses only */
-  const char       *source;
-} Code;
-
-static const Code codes[] = {
-  { "overloaded_error", MEND_REASON_CAPACITY, C, FALSE, "Anthropic error type" },
-  { "server_is_overloaded", MEND_REASON_CAPACITY, C, FALSE, "OpenAI Responses error code" },
-  { "service_unavailable", MEND_REASON_CAPACITY, C, FALSE, "error code" },
-  { "UNAVAILABLE", MEND_REASON_CAPACITY, C, TRUE, "google.rpc.Code 14" },
-  { "MODEL_CAPACITY_EXHAUSTED", MEND_REASON_CAPACITY, C, TRUE, "gemini-cli ErrorInfo reason" },
-  { "ServiceUnavailableException", MEND_REASON_CAPACITY, C, FALSE, "AWS, retried by its SDKs" },
-  { "ModelNotReadyException", MEND_REASON_CAPACITY, C, FALSE, "Bedrock, retried by its SDKs" },
-  { "rate_limit_error", MEND_REASON_RATE_LIMIT, C, FALSE, "Anthropic error type" },
-  { "rate_limit_exceeded", MEND_REASON_RATE_LIMIT, C, FALSE, "OpenAI error code" },
-  { "rate_limited", MEND_REASON_RATE_LIMIT, C, FALSE, "gateway error code" },
-  { "too_many_requests", MEND_REASON_RATE_LIMIT, C, FALSE, "opencode retry.ts" },
-  { "RESOURCE_EXHAUSTED", MEND_REASON_RATE_LIMIT, C, TRUE, "Google 429, retried by gemini-cli unless a daily quota" },
-  { "RATE_LIMIT_EXCEEDED", MEND_REASON_RATE_LIMIT, C, TRUE, "Google ErrorInfo reason" },
-  { "rateLimitExceeded", MEND_REASON_RATE_LIMIT, C, FALSE, "Google errors[].reason" },
-  { "ThrottlingException", MEND_REASON_RATE_LIMIT, C, FALSE, "AWS, retried by its SDKs" },
-  { "throttling_error", MEND_REASON_RATE_LIMIT, C, FALSE, "litellm proxy" },
-  { "insufficient_quota", MEND_REASON_USAGE_LIMIT, C, FALSE, "OpenAI: plan or balance used up" },
-  { "billing_error", MEND_REASON_USAGE_LIMIT, C, FALSE, "Anthropic error type" },
-  { "billing_hard_limit_reached", MEND_REASON_USAGE_LIMIT, C, FALSE, "OpenAI error code" },
-  { "billing_not_active", MEND_REASON_USAGE_LIMIT, C, FALSE, "OpenAI error code" },
-  { "QUOTA_EXHAUSTED", MEND_REASON_USAGE_LIMIT, C, TRUE, "gemini-cli: terminal quota" },
-  { "INSUFFICIENT_G1_CREDITS_BALANCE", MEND_REASON_USAGE_LIMIT, C, TRUE, "gemini-cli: terminal quota" },
-  { "FreeUsageLimitError", MEND_REASON_USAGE_LIMIT, C, FALSE, "opencode retry.ts" },
-  { "usage_limit_reached", MEND_REASON_USAGE_LIMIT, C, FALSE, "Codex CLI" },
-  { "BudgetExceededError", MEND_REASON_USAGE_LIMIT, C, FALSE, "litellm budgets" },
-  { "authentication_error", MEND_REASON_AUTH, C, FALSE, "Anthropic error type" },
-  { "invalid_api_key", MEND_REASON_AUTH, C, FALSE, "OpenAI error code" },
-  { "UNAUTHENTICATED", MEND_REASON_AUTH, C, TRUE, "google.rpc.Code 16" },
-  { "AuthenticationError", MEND_REASON_AUTH, C, FALSE, "SDK error class, never retried" },
-  { "UnrecognizedClientException", MEND_REASON_AUTH, C, FALSE, "AWS" },
-  { "ExpiredTokenException", MEND_REASON_AUTH, C, FALSE, "AWS" },
-  { "permission_error", MEND_REASON_PERMISSION, C, FALSE, "Anthropic error type" },
-  { "PERMISSION_DENIED", MEND_REASON_PERMISSION, C, TRUE, "google.rpc.Code 7" },
-  { "AccessDeniedException", MEND_REASON_PERMISSION, C, FALSE, "AWS, never retried" },
-  { "PermissionDeniedError", MEND_REASON_PERMISSION, C, FALSE, "SDK error class, never retried" },
-  { "not_found_error", MEND_REASON_BAD_REQUEST, C, FALSE, "Anthropic error type" },
-  { "request_too_large", MEND_REASON_BAD_REQUEST, C, FALSE, "Anthropic error type" },
-  { "context_length_exceeded", MEND_REASON_BAD_REQUEST, C, FALSE, "OpenAI error code" },
-  { "model_not_found", MEND_REASON_BAD_REQUEST, C, FALSE, "OpenAI error code" },
-  { "content_filter", MEND_REASON_BAD_REQUEST, C, FALSE, "Azure OpenAI error code" },
-  { "ResponsibleAIPolicyViolation", MEND_REASON_BAD_REQUEST, C, FALSE, "Azure OpenAI inner error" },
-  { "ValidationException", MEND_REASON_BAD_REQUEST, C, FALSE, "AWS, never retried" },
-  { "ResourceNotFoundException", MEND_REASON_BAD_REQUEST, C, FALSE, "AWS" },
-  { "ContextWindowExceededError", MEND_REASON_BAD_REQUEST, C, FALSE, "litellm, never retried by aider" },
-  { "ContentPolicyViolationError", MEND_REASON_BAD_REQUEST, C, FALSE, "litellm" },
-  { "INVALID_ARGUMENT", MEND_REASON_BAD_REQUEST, C, TRUE, "google.rpc.Code 3" },
-  { "FAILED_PRECONDITION", MEND_REASON_BAD_REQUEST, C, TRUE, "google.rpc.Code 9" },
-  { "NOT_FOUND", MEND_REASON_BAD_REQUEST, C, TRUE, "google.rpc.Code 5" },
-  { "timeout_error", MEND_REASON_TIMEOUT, C, FALSE, "Anthropic error type" },
-  { "DEADLINE_EXCEEDED", MEND_REASON_TIMEOUT, C, TRUE, "google.rpc.Code 4" },
-  { "ETIMEDOUT", MEND_REASON_TIMEOUT, C, TRUE, "Node errno" },
-  { "TimeoutError", MEND_REASON_TIMEOUT, C, FALSE, "Python and DOM timeouts" },
-  { "APITimeoutError", MEND_REASON_TIMEOUT, C, FALSE, "openai-python, retried" },
-  { "APIConnectionTimeoutError", MEND_REASON_TIMEOUT, C, FALSE, "anthropic SDK, retried" },
-  { "ReadTimeout", MEND_REASON_TIMEOUT, C, FALSE, "httpx, retried by aider" },
-  { "ConnectTimeout", MEND_REASON_TIMEOUT, C, FALSE, "httpx" },
-  { "ECONNRESET", MEND_REASON_TRANSPORT, C, TRUE, "Node errno" },
-  { "ECONNREFUSED", MEND_REASON_TRANSPORT, C, TRUE, "Node errno" },
-  { "ECONNABORTED", MEND_REASON_TRANSPORT, C, TRUE, "Node errno" },
-  { "EPIPE", MEND_REASON_TRANSPORT, C, TRUE, "Node errno" },
-  { "EAI_AGAIN", MEND_REASON_TRANSPORT, C, TRUE, "getaddrinfo: a temporary failure" },
-  { "ENETUNREACH", MEND_REASON_TRANSPORT, C, TRUE, "Node errno" },
-  { "EHOSTUNREACH", MEND_REASON_TRANSPORT, C, TRUE, "Node errno" },
-  { "UND_ERR_SOCKET", MEND_REASON_TRANSPORT, C, TRUE, "undici" },
-  { "ERR_STREAM_PREMATURE_CLOSE", MEND_REASON_TRANSPORT, C, TRUE, "Node streams" },
-  { "RemoteProtocolError", MEND_REASON_TRANSPORT, C, FALSE, "httpx, retried by aider" },
-  { "ClientConnectorError", MEND_REASON_TRANSPORT, C, FALSE, "aiohttp" },
-  { "ServerDisconnectedError", MEND_REASON_TRANSPORT, C, FALSE, "aiohttp" },
-  { "ConnectionResetError", MEND_REASON_TRANSPORT, C, FALSE, "Python" },
-  { "ConnectionRefusedError", MEND_REASON_TRANSPORT, C, FALSE, "Python" },
-  { "ConnectionAbortedError", MEND_REASON_TRANSPORT, C, FALSE, "Python" },
-  { "BrokenPipeError", MEND_REASON_TRANSPORT, C, FALSE, "Python" },
-  { "INTERNAL", MEND_REASON_SERVER, C, TRUE, "google.rpc.Code 13" },
-  { "internal_error", MEND_REASON_SERVER, C, FALSE, "error code" },
-  /* Codes a wrapper puts on anything: the message's words outrank them. */
-  { "invalid_request_error", MEND_REASON_BAD_REQUEST, G, FALSE, "Anthropic and OpenAI catch-all type" },
-  { "BadRequestError", MEND_REASON_BAD_REQUEST, G, FALSE, "SDK error class" },
-  { "NotFoundError", MEND_REASON_BAD_REQUEST, G, FALSE, "SDK error class" },
-  { "UnprocessableEntityError", MEND_REASON_BAD_REQUEST, G, FALSE, "SDK error class" },
-  { "api_error", MEND_REASON_SERVER, G, FALSE, "Anthropic catch-all type" },
-  { "server_error", MEND_REASON_SERVER, G, FALSE, "OpenAI catch-all type" },
-  { "InternalServerError", MEND_REASON_SERVER, G, FALSE, "SDK error class, retried" },
-  { "BadGatewayError", MEND_REASON_SERVER, G, FALSE, "litellm" },
-  { "ServiceUnavailableError", MEND_REASON_CAPACITY, G, FALSE, "litellm, retried by aider" },
-  { "RateLimitError", MEND_REASON_RATE_LIMIT, G, FALSE, "SDK error class, retried" },
-  { "RouterRateLimitError", MEND_REASON_RATE_LIMIT, G, FALSE, "litellm, retried by aider" },
-  { "APIConnectionError", MEND_REASON_TRANSPORT, G, FALSE, "SDK error class, retried" },
-  { "ConnectError", MEND_REASON_TRANSPORT, G, FALSE, "httpx, retried by aider" },
-  { "Timeout", MEND_REASON_TIMEOUT, G, FALSE, "litellm.Timeout, retried by aider" },
-};
-
 /* What never retries first: a tie between two pieces of evidence of the
- * same rank never ends in a retry that the other forbids. */
+ * same rank never ends in a retry that the other forbids. The order is the
+ * built-in rules' `order` line. */
 static int
 safety (MendReason reason)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (phrase_tables); i++)
-    if (phrase_tables[i].reason == reason)
-      return (int) i;
-
-  return G_N_ELEMENTS (phrase_tables);
+  return mend_rule_set_safety (mend_rule_set_get_default (), reason);
 }
 
 typedef struct
@@ -484,76 +116,111 @@ is_token_char (char c)
   return g_ascii_isalnum (c) || c == '_' || c == '-';
 }
 
-/* Google quota ids: a per-day quota is terminal, a per-minute one resets
- * (gemini-cli googleQuotaErrors.ts checks the daily one first). */
-static void
-weigh_quota_id (Weighing   *w,
-                const char *token,
-                gsize       len)
+typedef struct
 {
-  g_autofree char *id = g_strndup (token, len);
+  Weighing   *w;
+  const char *token;
+  gsize       len;
+} TokenMatch;
 
-  if (strstr (id, "PerDay") != NULL)
-    weigh (w, MEND_REASON_USAGE_LIMIT, MEND_EVIDENCE_CODE,
-           g_strdup_printf (_("quota id “%s”: a per-day quota (%s)"), id,
-                            "gemini-cli googleQuotaErrors.ts"));
-  else if (strstr (id, "PerMinute") != NULL)
-    weigh (w, MEND_REASON_RATE_LIMIT, MEND_EVIDENCE_CODE,
-           g_strdup_printf (_("quota id “%s”: a per-minute quota (%s)"), id,
-                            "gemini-cli googleQuotaErrors.ts"));
+static void
+weigh_token_rule (const MendRule *rule,
+                  gpointer        data)
+{
+  TokenMatch *m = data;
+
+  if (rule->match == MEND_MATCH_INFIX)
+    {
+      g_autofree char *token = g_strndup (m->token, MIN (m->len, 200));
+
+      weigh (m->w, rule->reason, rule->rank,
+             g_strdup_printf (_("“%s” in the code “%s” (%s)"), rule->pattern, token, rule->source));
+    }
+  else
+    weigh (m->w, rule->reason, rule->rank,
+           g_strdup_printf (_("provider code “%s” (%s)"), rule->pattern, rule->source));
 }
 
 static void
-weigh_codes (Weighing   *w,
-             const char *text)
+weigh_codes (Weighing          *w,
+             const MendRuleSet *rules,
+             const char        *text)
 {
   const char *p = text;
 
   while (*p != '\0')
     {
-      const char *start;
-      gsize len;
+      TokenMatch m = { w, NULL, 0 };
 
       while (*p != '\0' && !is_token_char (*p))
         p++;
-      start = p;
+      m.token = p;
       while (is_token_char (*p))
         p++;
-      len = p - start;
-      if (len < 4)
+      m.len = p - m.token;
+      if (m.len == 0)
         continue;
 
-      weigh_quota_id (w, start, len);
-      for (guint i = 0; i < G_N_ELEMENTS (codes); i++)
-        {
-          const Code *code = &codes[i];
-
-          if (strlen (code->token) != len)
-            continue;
-          if (code->exact_case ? strncmp (start, code->token, len) != 0
-                               : g_ascii_strncasecmp (start, code->token, len) != 0)
-            continue;
-
-          weigh (w, code->reason, code->rank,
-                 g_strdup_printf (_("provider code “%s” (%s)"), code->token, code->source));
-          break;
-        }
+      mend_rule_set_foreach_token_rule (rules, m.token, m.len, weigh_token_rule, &m);
     }
 }
 
-static void
-weigh_phrases (Weighing   *w,
-               const char *lower)
+static guint
+count_in (const char *haystack,
+          const char *needle)
 {
-  for (guint t = 0; t < G_N_ELEMENTS (phrase_tables); t++)
-    for (gsize i = 0; i < phrase_tables[t].n_rows; i++)
-      {
-        const Phrase *row = &phrase_tables[t].rows[i];
+  gsize len = strlen (needle);
+  guint n = 0;
 
-        if (strstr (lower, row->needle) != NULL)
-          weigh (w, phrase_tables[t].reason, row->rank,
-                 g_strdup_printf (_("words “%s” (%s)"), row->needle, row->source));
-      }
+  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + len, needle))
+    n++;
+  return n;
+}
+
+/* Whether every occurrence of @inner's words is inside an occurrence of
+ * @outer's, longer words that hold them: "you have exceeded your usage
+ * limits. please try again later" says more than "usage limit" in it, and
+ * "does not exist or you do not have access" more than "do not have
+ * access". The more specific words speak for the text. */
+static gboolean
+is_subsumed (const char     *lower,
+             const MendRule *inner,
+             const MendRule *outer)
+{
+  guint inside = count_in (outer->pattern, inner->pattern);
+
+  if (inside == 0 || strlen (outer->pattern) <= strlen (inner->pattern))
+    return FALSE;
+  return count_in (lower, inner->pattern) <= count_in (lower, outer->pattern) * inside;
+}
+
+static void
+weigh_phrases (Weighing          *w,
+               const MendRuleSet *rules,
+               const char        *lower)
+{
+  g_autoptr(GPtrArray) matched = g_ptr_array_new ();
+  guint n = mend_rule_set_get_n_rules (rules);
+
+  for (guint i = 0; i < n; i++)
+    {
+      const MendRule *rule = mend_rule_set_get_rule (rules, i);
+
+      if (rule->match == MEND_MATCH_WORDS && strstr (lower, rule->pattern) != NULL)
+        g_ptr_array_add (matched, (gpointer) rule);
+    }
+
+  for (guint i = 0; i < matched->len; i++)
+    {
+      const MendRule *rule = g_ptr_array_index (matched, i);
+      gboolean subsumed = FALSE;
+
+      for (guint j = 0; j < matched->len && !subsumed; j++)
+        subsumed = j != i && is_subsumed (lower, rule, g_ptr_array_index (matched, j));
+      if (!subsumed)
+        weigh (w, rule->reason, rule->rank,
+               g_strdup_printf (_("words “%s” (%s)"), rule->pattern, rule->source));
+    }
 }
 
 static gboolean
@@ -622,6 +289,8 @@ mend_classifier_normalize (const char *text)
   g_autofree char *lower = g_ascii_strdown (text, -1);
   GString *out = g_string_sized_new (strlen (lower));
 
+  /* Never two spaces in a row: normalizing normalized text changes
+   * nothing, so that a rule's words can be checked against it. */
   for (const char *p = lower; *p != '\0'; )
     {
       if (g_str_has_prefix (p, "http://") || g_str_has_prefix (p, "https://"))
@@ -629,17 +298,19 @@ mend_classifier_normalize (const char *text)
           /* "…/account/billing" in a link says nothing about the error. */
           while (*p != '\0' && !g_ascii_isspace (*p) && *p != '"' && *p != '\'')
             p++;
-          g_string_append_c (out, ' ');
-          continue;
         }
-      if (g_ascii_isspace (*p))
+      else if (g_ascii_isspace (*p))
         {
           while (g_ascii_isspace (*p))
             p++;
-          g_string_append_c (out, ' ');
+        }
+      else
+        {
+          g_string_append_c (out, *p++);
           continue;
         }
-      g_string_append_c (out, *p++);
+      if (out->len == 0 || out->str[out->len - 1] != ' ')
+        g_string_append_c (out, ' ');
     }
 
   return g_string_free (out, FALSE);
@@ -685,49 +356,92 @@ mend_classifier_status_in_text (const char *text)
   return 0;
 }
 
+static void
+weigh_status (Weighing          *w,
+              const MendRuleSet *rules,
+              guint              status,
+              gboolean           status_is_http)
+{
+  const MendRule *rule = NULL;
+  MendReason reason = mend_rule_set_reason_for_status (rules, status, &rule);
+
+  if (rule == NULL)
+    return;
+
+  weigh (w, reason, rule->rank,
+         status_is_http ? g_strdup_printf (_("HTTP status %u (%s)"), status, rule->source)
+                        : g_strdup_printf (_("status %u in the text (%s)"), status, rule->source));
+}
+
+static void
+finish (Weighing           *w,
+        MendClassification *verdict)
+{
+  /* A bad request whose words say the key or access was refused is that
+   * (Google answers an invalid key with 400 INVALID_ARGUMENT), unless a
+   * decisive fact made it one ("does not exist or you do not have access
+   * to it" is a missing model). */
+  if (w->reason == MEND_REASON_BAD_REQUEST && w->refused && w->rank < MEND_EVIDENCE_DECISIVE)
+    {
+      g_free (w->rule);
+      w->rule = g_strdup_printf (_("%s, over a bad request"), w->refused_rule);
+      w->reason = w->refused_reason;
+    }
+  g_free (w->refused_rule);
+
+  if (w->rule != NULL && w->other_rule != NULL && w->other_reason != w->reason)
+    {
+      char *rule = g_strdup_printf (_("%s, over %s"), w->rule, w->other_rule);
+
+      g_free (w->rule);
+      w->rule = rule;
+    }
+  g_free (w->other_rule);
+
+  verdict->reason = w->reason;
+  verdict->rank = w->rank;
+  verdict->rule = w->rule;
+}
+
 void
-mend_classifier_classify (const char  *text,
-                          guint        status,
-                          gboolean     status_is_http,
+mend_classifier_classify (const char         *text,
+                          guint               status,
+                          gboolean            status_is_http,
                           MendClassification *verdict)
+{
+  const MendRuleSet *rules = mend_rule_set_get_default ();
+  g_autofree char *lower = mend_classifier_normalize (text);
+  Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
+
+  weigh_codes (&w, rules, text);
+  weigh_phrases (&w, rules, lower);
+  weigh_request_size (&w, lower);
+
+  if (!status_is_http)
+    status = mend_classifier_status_in_text (lower);
+  if (status != 0)
+    weigh_status (&w, rules, status, status_is_http);
+
+  finish (&w, verdict);
+  if (verdict->rule == NULL)
+    verdict->rule = g_strdup (_("nothing known: fails closed"));
+}
+
+gboolean
+mend_classifier_match (const MendRuleSet  *rules,
+                       const char         *text,
+                       MendClassification *verdict)
 {
   g_autofree char *lower = mend_classifier_normalize (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
                  MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
 
-  weigh_codes (&w, text);
-  weigh_phrases (&w, lower);
-  weigh_request_size (&w, lower);
+  weigh_codes (&w, rules, text);
+  weigh_phrases (&w, rules, lower);
+  finish (&w, verdict);
 
-  if (!status_is_http)
-    status = mend_classifier_status_in_text (lower);
-  if (status != 0 && mend_classifier_reason_for_status (status) != MEND_REASON_UNKNOWN)
-    weigh (&w, mend_classifier_reason_for_status (status), MEND_EVIDENCE_STATUS,
-           status_is_http ? g_strdup_printf (_("HTTP status %u"), status)
-                          : g_strdup_printf (_("status %u in the text"), status));
-
-  /* A bad request whose words say the key or access was refused is that
-   * (Google answers an invalid key with 400 INVALID_ARGUMENT). */
-  if (w.reason == MEND_REASON_BAD_REQUEST && w.refused)
-    {
-      g_free (w.rule);
-      w.rule = g_strdup_printf (_("%s, over a bad request"), w.refused_rule);
-      w.reason = w.refused_reason;
-    }
-  g_free (w.refused_rule);
-
-  if (w.rule != NULL && w.other_rule != NULL && w.other_reason != w.reason)
-    {
-      char *rule = g_strdup_printf (_("%s, over %s"), w.rule, w.other_rule);
-
-      g_free (w.rule);
-      w.rule = rule;
-    }
-  g_free (w.other_rule);
-
-  verdict->reason = w.reason;
-  verdict->rank = w.rank;
-  verdict->rule = w.rule != NULL ? w.rule : g_strdup (_("nothing known: fails closed"));
+  return verdict->rule != NULL;
 }
 
 void
@@ -741,37 +455,5 @@ mend_classification_clear (MendClassification *verdict)
 MendReason
 mend_classifier_reason_for_status (guint status)
 {
-  switch (status)
-    {
-    case 503:
-    case 529:
-      return MEND_REASON_CAPACITY;
-    case 429:
-      return MEND_REASON_RATE_LIMIT;
-    case 408:
-    case 504:
-    case 524:
-      return MEND_REASON_TIMEOUT;
-    case 500:
-    case 502:
-    case 409:
-    case 520:
-    case 521:
-    case 522:
-    case 523:
-      return MEND_REASON_SERVER;
-    case 401:
-    case 407:
-      return MEND_REASON_AUTH;
-    case 403:
-      return MEND_REASON_PERMISSION;
-    case 402:
-      return MEND_REASON_USAGE_LIMIT;
-    case 499:
-      return MEND_REASON_CANCELLED;
-    default:
-      if (status >= 400 && status < 500)
-        return MEND_REASON_BAD_REQUEST;
-      return MEND_REASON_UNKNOWN;
-    }
+  return mend_rule_set_reason_for_status (mend_rule_set_get_default (), status, NULL);
 }

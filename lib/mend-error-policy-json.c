@@ -225,8 +225,12 @@ find_key (const char *key)
  * `baseDelayMs`, `maxDelayMs`, `multiplier`, `jitter` (`"none"`,
  * `"additive"`, `"full"`, `"equal"`, `"decorrelated"`), `jitterMs`, `delays`
  * (an array of milliseconds, or null), `retryAfterMaxMs`, `staggerMs`,
- * `retryPartial`, and `preset` (`"turn"` or `"resume"`, applied before the
- * other keys). Keys that are not given keep their values.
+ * `retryPartial`, `rules` (the app's own classifier rules, an array of
+ * `{"phrase": "pool drained", "reason": "capacity", "source": "our
+ * gateway"}` with `source` optional, which replaces the rules the policy
+ * had: see [method@Mend.ErrorPolicy.add_rule]), and `preset` (`"turn"` or
+ * `"resume"`, applied before the other keys). Keys that are not given keep
+ * their values.
  *
  * Malformed JSON, an unknown key or a bad value is an error that names the
  * key, and then nothing is applied.
@@ -242,6 +246,8 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
   g_autoptr(GError) parse_error = NULL;
   GValue staged[G_N_ELEMENTS (json_keys)] = { G_VALUE_INIT };
   gboolean present[G_N_ELEMENTS (json_keys)] = { FALSE };
+  g_autoptr(MendRuleSet) rules = NULL;
+  gboolean rules_given = FALSE;
   const char *preset = NULL;
   gboolean ok = TRUE;
   JsonObject *object;
@@ -282,6 +288,15 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
           continue;
         }
 
+      if (g_strcmp0 (member, "rules") == 0)
+        {
+          g_clear_pointer (&rules, mend_rule_set_unref);
+          rules = mend_error_policy_rules_from_json (node, member, error);
+          rules_given = TRUE;
+          ok = rules != NULL;
+          continue;
+        }
+
       i = find_key (member);
       if (i < 0)
         {
@@ -319,6 +334,9 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
       for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
         if (present[i])
           g_object_set_property (G_OBJECT (self), json_keys[i].prop, &staged[i]);
+
+      if (rules_given)
+        mend_error_policy_set_rule_set (self, mend_rule_set_get_n_rules (rules) > 0 ? rules : NULL);
 
       g_object_thaw_notify (G_OBJECT (self));
     }
@@ -444,6 +462,11 @@ mend_error_policy_to_json (MendErrorPolicy *self)
   json_builder_add_int_value (builder, mend_error_policy_get_stagger_ms (self));
   json_builder_set_member_name (builder, "retryPartial");
   json_builder_add_boolean_value (builder, mend_error_policy_get_retry_partial (self));
+  if (mend_error_policy_get_n_rules (self) > 0)
+    {
+      json_builder_set_member_name (builder, "rules");
+      mend_error_policy_rules_to_json (mend_error_policy_get_rule_set (self), builder);
+    }
   json_builder_end_object (builder);
 
   return mend_json_builder_finish (builder);

@@ -5,6 +5,9 @@
 
 #pragma once
 
+#include <json-glib/json-glib.h>
+
+#include "mend-classifier-rules-private.h"
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
 
@@ -22,5 +25,28 @@ G_BEGIN_DECLS
 /* The subagent-resume defaults, applied over the policy's values (the
  * "resume" preset of the JSON loader, mend-error-policy-json.c). */
 void mend_error_policy_apply_resume_preset (MendErrorPolicy *self);
+
+/* The app's rules (mend-error-policy-rules.c), NULL when it added none;
+ * set replaces them (NULL for none) and takes a reference. */
+MendRuleSet *mend_error_policy_get_rule_set (MendErrorPolicy *self);
+void         mend_error_policy_set_rule_set (MendErrorPolicy *self,
+                                             MendRuleSet     *rules);
+
+/* What the app's rules make of @failure: TRUE, with the reason and what
+ * decided (transfer full), when one of them matches it. The user's Stop
+ * is never matched. */
+gboolean     mend_error_policy_judge        (MendErrorPolicy  *self,
+                                             MendFailure      *failure,
+                                             MendReason       *reason,
+                                             char            **rule);
+
+/* The app's rules in a policy's JSON ("rules": [{"phrase", "reason",
+ * "source"}]): read into a new set (NULL with @error naming the key when
+ * malformed), and written. */
+MendRuleSet *mend_error_policy_rules_from_json (JsonNode     *node,
+                                                const char   *key,
+                                                GError      **error);
+void         mend_error_policy_rules_to_json   (MendRuleSet  *rules,
+                                                JsonBuilder  *builder);
 
 G_END_DECLS

@@ -29,6 +29,11 @@
  * bad configuration is a %MEND_POLICY_ERROR naming the key, and nothing of
  * it is applied.
  *
+ * An app that knows wording the built-in classifier does not — its own
+ * gateway's, say — adds rules of its own with
+ * [method@Mend.ErrorPolicy.add_rule] or the JSON's `rules` key:
+ * `{"rules": [{"phrase": "pool drained", "reason": "capacity"}]}`.
+ *
  * Example:
  *
  * ```c
@@ -63,6 +68,7 @@ typedef struct
   guint       stagger_ms;
   gboolean    retry_partial;
   GRand      *rand;
+  MendRuleSet *rules;              /* the app's, or NULL */
 } MendErrorPolicyPrivate;
 
 enum {
@@ -96,12 +102,32 @@ mend_error_policy_real_classify (MendErrorPolicy *self,
   if (mend_failure_get_should_retry (failure, &should_retry))
     said = should_retry ? 1 : 0;
 
-  return mend_failure_default_kind (mend_failure_get_reason (failure),
+  return mend_failure_default_kind (mend_error_policy_get_reason_for (self, failure),
                                     said,
                                     mend_failure_get_partial (failure),
                                     priv->retry_partial,
                                     mend_failure_get_retry_after_ms (failure),
                                     priv->retry_after_max_ms);
+}
+
+MendRuleSet *
+mend_error_policy_get_rule_set (MendErrorPolicy *self)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  return priv->rules;
+}
+
+void
+mend_error_policy_set_rule_set (MendErrorPolicy *self,
+                                MendRuleSet     *rules)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  if (rules != NULL)
+    mend_rule_set_ref (rules);
+  g_clear_pointer (&priv->rules, mend_rule_set_unref);
+  priv->rules = rules;
 }
 
 static GVariant *
@@ -123,6 +149,7 @@ mend_error_policy_finalize (GObject *object)
 
   g_clear_pointer (&priv->delays, g_array_unref);
   g_clear_pointer (&priv->rand, g_rand_free);
+  g_clear_pointer (&priv->rules, mend_rule_set_unref);
 
   G_OBJECT_CLASS (mend_error_policy_parent_class)->finalize (object);
 }
@@ -441,6 +468,8 @@ mend_error_policy_new_for_resume (void)
  * [property@Mend.ErrorPolicy:retry-partial]; the server's `x-should-retry`
  * decides when given; capacity, rate-limit, transport, timeout, empty and
  * server errors are %MEND_FAILURE_TRANSIENT; everything else is permanent.
+ * The reason read is [method@Mend.ErrorPolicy.get_reason_for]'s: the
+ * failure's own, or the one a rule the app added gives it.
  *
  * Returns: the verdict
  */

@@ -73,6 +73,19 @@ MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_seed              (MendErrorPolicy  *self,
                                                            guint32           seed);
 MEND_AVAILABLE_IN_1_0
+gboolean          mend_error_policy_add_rule              (MendErrorPolicy  *self,
+                                                           const char       *phrase,
+                                                           MendReason        reason,
+                                                           const char       *source,
+                                                           GError          **error);
+MEND_AVAILABLE_IN_1_0
+void              mend_error_policy_clear_rules           (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_1_0
+guint             mend_error_policy_get_n_rules           (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_1_0
+MendReason        mend_error_policy_get_reason_for        (MendErrorPolicy  *self,
+                                                           MendFailure      *failure);
+MEND_AVAILABLE_IN_1_0
 guint             mend_error_policy_get_max_retries       (MendErrorPolicy  *self);
 MEND_AVAILABLE_IN_1_0
 void              mend_error_policy_set_max_retries       (MendErrorPolicy  *self,

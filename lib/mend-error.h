@@ -53,6 +53,8 @@ GQuark mend_queue_error_quark (void);
  * @MEND_RETRY_ERROR_NOT_RETRYABLE: the work cannot be retried now
  * @MEND_RETRY_ERROR_UNKNOWN_SUBAGENT: no subagent has that id
  * @MEND_RETRY_ERROR_CLOSED: the chat is closed
+ * @MEND_RETRY_ERROR_SESSION_LOST: the agent could not load the session
+ *   the turn belongs to: its history is gone (since 1.0)
  * @MEND_RETRY_ERROR_NO_SENDER: a turn started with nothing to run its
  *   attempts: no [iface@Mend.Sender] and no handler of
  *   [signal@Mend.Turn::attempt]
@@ -66,6 +68,7 @@ typedef enum
   MEND_RETRY_ERROR_UNKNOWN_SUBAGENT,
   MEND_RETRY_ERROR_CLOSED,
   MEND_RETRY_ERROR_NO_SENDER,
+  MEND_RETRY_ERROR_SESSION_LOST,
 } MendRetryError;
 
 /**

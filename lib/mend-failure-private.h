@@ -39,7 +39,20 @@ MendFailure *mend_failure_new_from_http_within (guint               status,
  * partial, and classified as such. @self is not changed. */
 MendFailure *mend_failure_new_partial_copy (MendFailure *self);
 
+/* A new failure with the facts of @self but the reason and rule an app's
+ * rule gave it (mend_error_policy_judge ()). @self is not changed. */
+MendFailure *mend_failure_new_judged_copy  (MendFailure *self,
+                                            MendReason   reason,
+                                            const char  *rule);
+
+/* Whether @self is the user's Stop: mend_failure_new_stopped (), or a
+ * G_IO_ERROR_CANCELLED. No app rule reads it as anything else. */
+gboolean     mend_failure_is_user_stop     (MendFailure *self);
+
 MendFailure *mend_failure_new_no_sender     (void);
+/* The agent could not load the session of the turn (what it said in
+ * @detail): permanent, %MEND_RETRY_ERROR_SESSION_LOST. */
+MendFailure *mend_failure_new_session_lost  (const char *detail);
 
 /* Saved state: a failure's facts as a JSON object ({reason, status,
  * retryAfterMs, partial, message}), and back, classified by the default

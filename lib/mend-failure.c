@@ -74,6 +74,7 @@ struct _MendFailure
   gboolean         partial;
   int              should_retry;  /* -1 unknown, 0 or 1 from x-should-retry */
   char            *rule;
+  gboolean         user_stop;     /* the user's Stop, or a GIO cancellation */
 };
 
 enum {
@@ -274,6 +275,8 @@ mend_failure_new_from_error (const GError *error)
                                            g_quark_to_string (error->domain), error->code));
       classify_default (self);
     }
+
+  self->user_stop = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 
   /* The GError leaves the library too: its text is redacted like the
    * message. */
@@ -490,6 +493,7 @@ mend_failure_new_stopped (void)
   MendFailure *self = failure_new (MEND_REASON_CANCELLED, _("Stopped"),
                                    g_strdup (_("the user's Stop")));
 
+  self->user_stop = TRUE;
   classify_default (self);
   return self;
 }
@@ -510,6 +514,40 @@ mend_failure_new_no_sender (void)
   return self;
 }
 
+static MendFailure *
+copy_facts (MendFailure *self)
+{
+  MendFailure *copy = g_object_new (MEND_TYPE_FAILURE, NULL);
+
+  copy->reason = self->reason;
+  copy->status = self->status;
+  copy->retry_after_ms = self->retry_after_ms;
+  copy->message = g_strdup (self->message);
+  copy->error = self->error != NULL ? g_error_copy (self->error) : NULL;
+  copy->api_error_type = g_strdup (self->api_error_type);
+  copy->partial = self->partial;
+  copy->should_retry = self->should_retry;
+  copy->rule = g_strdup (self->rule);
+  copy->user_stop = self->user_stop;
+
+  return copy;
+}
+
+MendFailure *
+mend_failure_new_session_lost (const char *detail)
+{
+  g_autofree char *text = NULL;
+  MendFailure *self;
+
+  text = g_strdup_printf (_("The agent could not load this conversation, and its history is gone: %s. "
+                            "A new session is opened for the next prompt"),
+                          detail != NULL ? detail : _("no reason given"));
+  self = failure_new (MEND_REASON_UNKNOWN, text, g_strdup (_("the agent lost the session")));
+  classify_default (self);
+  self->error = g_error_new_literal (MEND_RETRY_ERROR, MEND_RETRY_ERROR_SESSION_LOST, text);
+  return self;
+}
+
 MendFailure *
 mend_failure_new_partial_copy (MendFailure *self)
 {
@@ -517,19 +555,37 @@ mend_failure_new_partial_copy (MendFailure *self)
 
   g_return_val_if_fail (MEND_IS_FAILURE (self), NULL);
 
-  copy = g_object_new (MEND_TYPE_FAILURE, NULL);
-  copy->reason = self->reason;
-  copy->status = self->status;
-  copy->retry_after_ms = self->retry_after_ms;
-  copy->message = g_strdup (self->message);
-  copy->error = self->error != NULL ? g_error_copy (self->error) : NULL;
-  copy->api_error_type = g_strdup (self->api_error_type);
+  copy = copy_facts (self);
   copy->partial = TRUE;
-  copy->should_retry = self->should_retry;
-  copy->rule = g_strdup (self->rule);
   classify_default (copy);
 
   return copy;
+}
+
+MendFailure *
+mend_failure_new_judged_copy (MendFailure *self,
+                              MendReason   reason,
+                              const char  *rule)
+{
+  MendFailure *copy;
+
+  g_return_val_if_fail (MEND_IS_FAILURE (self), NULL);
+
+  copy = copy_facts (self);
+  copy->reason = reason;
+  g_free (copy->rule);
+  copy->rule = g_strdup (rule);
+  classify_default (copy);
+
+  return copy;
+}
+
+gboolean
+mend_failure_is_user_stop (MendFailure *self)
+{
+  g_return_val_if_fail (MEND_IS_FAILURE (self), FALSE);
+
+  return self->user_stop;
 }
 
 static void

@@ -52,6 +52,7 @@ void       mend_reason_read_headers   (SoupMessageHeaders *headers,
 
 /* A server's hint inside text, in milliseconds, or -1: "retry after 30s",
  * "Please retry in 39.8s", "try again in 9m38.016s", "reset after 2h52m39s",
+ * "Please wait 71 minutes",
  * Google's `"retryDelay": "26s"` and a JSON `"retry_after": 120` (seconds);
  * across a terminal's line wraps. */
 gint64 mend_failure_parse_text_hint   (const char     *text);

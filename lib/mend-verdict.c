@@ -6,7 +6,7 @@
 #include "config.h"
 
 #include "mend-enum-types.h"
-#include "mend-error-policy.h"
+#include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 #include "mend-gate-private.h"
 #include "mend-verdict-private.h"
@@ -73,6 +73,9 @@ mend_verdict_classify (MendErrorPolicy  *policy,
                        gboolean          output_seen,
                        MendFailure     **judged)
 {
+  MendReason reason;
+  g_autofree char *rule = NULL;
+
   g_assert (MEND_IS_ERROR_POLICY (policy));
   g_assert (MEND_IS_FAILURE (failure));
   g_assert (judged != NULL && *judged == NULL);
@@ -83,6 +86,17 @@ mend_verdict_classify (MendErrorPolicy  *policy,
     *judged = mend_failure_new_partial_copy (failure);
   else
     *judged = g_object_ref (failure);
+
+  /* A rule the app added names the reason the turn's waits and records
+   * carry. */
+  if (mend_error_policy_judge (policy, *judged, &reason, &rule) &&
+      reason != mend_failure_get_reason (*judged))
+    {
+      MendFailure *ruled = mend_failure_new_judged_copy (*judged, reason, rule);
+
+      g_object_unref (*judged);
+      *judged = ruled;
+    }
 
   return mend_error_policy_classify (policy, *judged);
 }

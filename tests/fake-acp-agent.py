@@ -11,7 +11,9 @@
 # ("newError": session/new answers with that JSON-RPC error; "closeStdin":
 # after session/new, it stops reading — its standard input closed — and
 # exits a moment later; "promptsAfterLoad": the lists a run that loaded a
-# session with session/load uses instead of "prompts")
+# session with session/load uses instead of "prompts"; "loadError":
+# session/load answers with that JSON-RPC error; "agentInfo": initialize
+# answers with it)
 # and the Nth session/prompt runs the Nth list of actions (the last one
 # again when there are more prompts than lists; an empty list leaves the
 # prompt unanswered, whatever session/cancel says):
@@ -143,9 +145,11 @@ def main():
         message = read()
         method = message.get("method")
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": 1,
-                "agentCapabilities": {"loadSession": script.get("loadSession", False)}}})
+            result = {"protocolVersion": 1,
+                      "agentCapabilities": {"loadSession": script.get("loadSession", False)}}
+            if "agentInfo" in script:
+                result["agentInfo"] = script["agentInfo"]
+            send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif method == "session/new" and "newError" in script:
             send({"jsonrpc": "2.0", "id": message["id"], "error": script["newError"]})
         elif method == "session/new":
@@ -155,6 +159,8 @@ def main():
                 os.close(0)
                 time.sleep(0.2)
                 sys.exit(0)
+        elif method == "session/load" and "loadError" in script:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": script["loadError"]})
         elif method == "session/load":
             session = message["params"]["sessionId"]
             loaded = True

@@ -94,6 +94,12 @@ COMMON_SCENARIOS = {
                           ["Fix the build", "Fix the build", "Update the changelog", "Tag the release"], 3, None),
 }
 
+# Codex alone: a model it has no metadata for (MEND_RECORD_CODEX_MODEL
+# names it) makes it write a warning as a message chunk.
+CODEX_SCENARIOS = {
+    "unknown-model-warning": COMMON_SCENARIOS["success"],
+}
+
 
 def claude_env(home, port):
     return {"ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port,
@@ -119,7 +125,7 @@ def codex_env(home, port):
     codex_home = os.path.join(home, ".codex")
     os.makedirs(codex_home)
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
-        f.write("""model = "gpt-5.4"
+        f.write("""model = "%s"
 model_provider = "stub"
 approval_policy = "never"
 sandbox_mode = "read-only"
@@ -142,7 +148,7 @@ exporter = "none"
 
 [history]
 persistence = "none"
-""" % port)
+""" % (os.environ.get("MEND_RECORD_CODEX_MODEL", "gpt-5.4"), port))
     return {"TMPDIR": home, "CODEX_HOME": codex_home, "STUB_OPENAI_API_KEY": "stub-openai-key-not-a-key",
             "RUST_LOG": "warn", "NO_COLOR": "1"}
 
@@ -169,7 +175,7 @@ def agents():
                        gemini_env, COMMON_SCENARIOS),
         "codex-acp": ([codex_acp],
                       os.path.join(os.path.dirname(codex_acp), "..", "..", "codex-acp", "package.json"),
-                      codex_env, COMMON_SCENARIOS),
+                      codex_env, dict(COMMON_SCENARIOS, **CODEX_SCENARIOS)),
     }
 
 

@@ -660,6 +660,198 @@ test_stop_cancels_a_held_request (Fixture       *f,
   g_assert_cmpstr (mend_acp_agent_get_stop_reason (f->agent), ==, "end_turn");
 }
 
+/* Profiles */
+
+static MendTurn *
+play_one (Fixture    *f,
+          const char *prompt)
+{
+  guint n = f->finished->len + 1;
+
+  submit (f, prompt);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (n));
+  return finished (f, n - 1);
+}
+
+/* "Fix the build" with a follow-up queued behind it: a turn that fails
+ * leaves "Continue the current turn" at the queue's head. */
+static MendTurn *
+play_with_follow_up (Fixture *f)
+{
+  submit (f, "Fix the build");
+  submit (f, "Then update the changelog");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  return finished (f, 0);
+}
+
+/* The profile comes from initialize's agentInfo.name; an unknown agent
+ * gets the default; an app's profile is kept. */
+static void
+test_profile_from_agent_info (Fixture       *f,
+                              gconstpointer  data)
+{
+  MendAcpProfile *profile;
+
+  start_chat (f, "{\"agentInfo\": {\"name\": \"gemini-cli\", \"version\": \"0.61.0\"},"
+                 " \"prompts\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  g_assert_null (mend_acp_agent_get_profile (f->agent));
+  play_one (f, "Fix the build");
+  profile = mend_acp_agent_get_profile (f->agent);
+  g_assert_nonnull (profile);
+  g_assert_cmpstr (mend_acp_profile_get_name (profile), ==, "gemini-cli");
+  g_assert_false (mend_acp_profile_get_keeps_failed_prompt (profile));
+  g_assert_true (mend_acp_profile_get_restreams_partial (profile));
+}
+
+static void
+test_profile_default_and_the_apps (Fixture       *f,
+                                   gconstpointer  data)
+{
+  g_autoptr(MendAcpProfile) mine = mend_acp_profile_new ("mine");
+  g_autoptr(MendAcpProfile) unknown = mend_acp_profile_lookup ("an-agent-nobody-knows");
+  g_autoptr(MendAcpProfile) codex = mend_acp_profile_lookup ("codex-acp");
+
+  g_assert_cmpstr (mend_acp_profile_get_name (unknown), ==, "default");
+  g_assert_true (mend_acp_profile_get_keeps_failed_prompt (unknown));
+  g_assert_false (mend_acp_profile_get_restreams_partial (unknown));
+  g_assert_null (mend_acp_profile_get_notice_prefixes (unknown));
+  g_assert_true (mend_acp_profile_is_notice (codex, "Model metadata for `gpt-9` not found. Defaulting to fallback metadata"));
+  g_assert_false (mend_acp_profile_is_notice (codex, "Build fixed."));
+
+  start_chat (f, "{\"agentInfo\": {\"name\": \"gemini-cli\"},"
+                 " \"prompts\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  mend_acp_agent_set_profile (f->agent, mine);
+  play_one (f, "Fix the build");
+  g_assert_true (mend_acp_agent_get_profile (f->agent) == mine);
+  mend_acp_agent_set_profile (f->agent, NULL);
+  g_assert_finalize_object (g_steal_pointer (&mine));
+}
+
+/* Codex writes a warning as a message chunk before any request
+ * (tests/data/codex-acp-0.16.0/unknown-model-warning.jsonl): not output,
+ * so a 503 after it is retried, not partial. */
+static void
+test_notice_is_not_output (Fixture       *f,
+                           gconstpointer  data)
+{
+  MendTurn *turn;
+
+  start_chat (f, "{\"agentInfo\": {\"name\": \"codex-acp\"},"
+                 " \"prompts\": [[{\"update\": {\"sessionUpdate\": \"agent_message_chunk\", \"content\": {\"type\": \"text\","
+                 "                \"text\": \"Model metadata for `stub-model-9` not found. Defaulting to fallback metadata; "
+                 "this can degrade performance and cause issues.\"}}},"
+                 "               {\"error\": {\"code\": -32603, \"message\": \"Internal error\","
+                 "                \"data\": {\"message\": \"unexpected status 503 Service Unavailable\"}}}],"
+                 "              [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  turn = play_one (f, "Fix the build");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_false (mend_failure_get_partial (mend_turn_get_last_failure (turn)));
+}
+
+/* A stream cut after text: retried for an agent that answers each
+ * attempt from the start (Gemini CLI), partial for one that is not known
+ * to. */
+static void
+test_restreamed_text_is_retried (Fixture       *f,
+                                 gconstpointer  data)
+{
+  const char *name = data;
+  g_autofree char *script =
+    g_strdup_printf ("{\"agentInfo\": {\"name\": \"%s\"},"
+                     " \"prompts\": [[{\"update\": {\"sessionUpdate\": \"agent_message_chunk\","
+                     "                 \"content\": {\"type\": \"text\", \"text\": \"The build\"}}},"
+                     "                {\"error\": {\"code\": 500, \"message\": \"terminated\"}}],"
+                     "               [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}", name);
+  gboolean restreams = g_str_equal (name, "gemini-cli");
+  MendTurn *turn;
+
+  start_chat (f, script);
+  turn = play_one (f, "Fix the build");
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, restreams ? MEND_TURN_SUCCEEDED : MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, restreams ? 2 : 1);
+  g_assert_cmpint (mend_failure_get_partial (mend_turn_get_last_failure (turn)), ==, !restreams);
+}
+
+static gboolean
+log_has_prompt (Fixture    *f,
+                guint       n,
+                const char *text)
+{
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint seen = 0;
+
+  if (!g_file_get_contents (f->log, &contents, NULL, NULL))
+    return FALSE;
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "\"session/prompt\"") != NULL && ++seen == n)
+      return strstr (lines[i], text) != NULL;
+  return FALSE;
+}
+
+/* The Gemini CLI drops a failed prompt from its history: the chat's
+ * "Continue the current turn" sends the failed prompt instead, once. An
+ * agent that keeps it gets the Continue prompt. */
+static void
+test_continue_sends_the_dropped_prompt (Fixture       *f,
+                                        gconstpointer  data)
+{
+  const char *name = data;
+  g_autofree char *script =
+    g_strdup_printf ("{\"agentInfo\": {\"name\": \"%s\"},"
+                     " \"prompts\": [[{\"error\": {\"code\": 400, \"message\": \"Request contains an invalid argument.\"}}],"
+                     "               [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}", name);
+  gboolean drops = g_str_equal (name, "gemini-cli");
+  MendTurn *turn;
+
+  start_chat (f, script);
+  turn = play_with_follow_up (f);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+
+  g_assert_true (mend_chat_send_next (f->chat));
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  turn = finished (f, 1);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, mend_chat_get_continue_prompt (f->chat));
+  g_assert_true (log_has_prompt (f, 1, "Fix the build"));
+  g_assert_true (log_has_prompt (f, 2, drops ? "Fix the build" : mend_chat_get_continue_prompt (f->chat)));
+  g_assert_false (log_has_prompt (f, 2, drops ? mend_chat_get_continue_prompt (f->chat) : "Fix the build"));
+}
+
+/* session/load fails (the Gemini CLI after a crash: "No previous sessions
+ * found for this project."): the turn fails, never retried, with
+ * MEND_RETRY_ERROR_SESSION_LOST; the next prompt goes to a new session. */
+static void
+test_lost_session_is_told (Fixture       *f,
+                           gconstpointer  data)
+{
+  MendTurn *turn;
+  const GError *error;
+
+  start_chat (f, "{\"loadSession\": true,"
+                 " \"loadError\": {\"code\": -32603, \"message\": \"Internal error\","
+                 "               \"data\": {\"details\": \"No previous sessions found for this project.\"}},"
+                 " \"prompts\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
+  turn = play_with_follow_up (f);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  error = mend_failure_get_error (mend_turn_get_last_failure (turn));
+  g_assert_error ((GError *) error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_SESSION_LOST);
+  g_assert_nonnull (strstr (mend_failure_get_message (mend_turn_get_last_failure (turn)), "No previous sessions found"));
+  g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
+
+  g_assert_true (mend_chat_send_next (f->chat));
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), !=, "a-session-the-agent-lost");
+}
+
 /* The idle timeout */
 
 #define TEST_GRACE_MS 300
@@ -692,7 +884,9 @@ test_silent_agent_times_out (Fixture       *f,
   start_chat (f, "{\"loadSession\": true, \"prompts\": [[]],"
                  " \"promptsAfterLoad\": [[" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
   g_assert_cmpuint (mend_agent_get_idle_timeout_ms (MEND_AGENT (f->agent)), ==, MEND_AGENT_IDLE_TIMEOUT_MS);
-  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), TEST_IDLE_MS);
+  /* Long enough for the agent started again to load and answer, even
+   * under the sanitizers: a restart counts against the next attempt's. */
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), 1500);
   mend_acp_agent_set_cancel_grace_ms (f->agent, TEST_GRACE_MS);
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
@@ -702,7 +896,7 @@ test_silent_agent_times_out (Fixture       *f,
   failure = mend_turn_get_last_failure (finished (f, 0));
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TIMEOUT);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
-  g_assert_nonnull (strstr (mend_failure_get_message (failure), "said nothing for 1 s"));
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "said nothing for 2 s"));
   g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
   g_assert_true (log_has (f, "session/cancel"));
 }
@@ -926,6 +1120,36 @@ test_acpmux_failed_subagent_waits_to_resume (Fixture       *f,
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
+/* The Gemini CLI's invoke_agent: a tool_call "Delegating to agent 'NAME'"
+ * then its update: a subagent that started and ended, with no id to
+ * resume it by; one the agent says failed is failed, not retryable. */
+static void
+test_gemini_delegation_is_a_subagent (Fixture       *f,
+                                      gconstpointer  data)
+{
+  const char *status = data;
+  g_autofree char *script =
+    g_strdup_printf ("{\"agentInfo\": {\"name\": \"gemini-cli\"},"
+                     " \"prompts\": [[{\"update\": {\"sessionUpdate\": \"tool_call\", \"toolCallId\": \"invoke_agent-1\","
+                     "   \"title\": \"Delegating to agent 'codebase_investigator'\", \"kind\": \"think\", \"status\": \"pending\"}},"
+                     " {\"update\": {\"sessionUpdate\": \"tool_call_update\", \"toolCallId\": \"invoke_agent-1\","
+                     "   \"status\": \"%s\", \"content\": []}},"
+                     " " SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}", status);
+  gboolean failed = g_str_equal (status, "failed");
+  MendSubagent *s;
+
+  start_chat (f, script);
+  submit (f, "Investigate the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+
+  s = the_subagent (f);
+  g_assert_cmpstr (mend_subagent_get_id (s), ==, "invoke_agent-1");
+  g_assert_cmpstr (mend_subagent_get_name (s), ==, "codebase_investigator");
+  g_assert_cmpint (mend_subagent_get_state (s), ==, failed ? MEND_SUBAGENT_FAILED : MEND_SUBAGENT_COMPLETED);
+  g_assert_false (mend_subagent_get_retryable (s));
+  g_assert_cmpuint (count_records (f, "scheduled"), ==, 0);
+}
+
 static void
 test_task_call_failure_and_send_message (Fixture       *f,
                                          gconstpointer  data)
@@ -1023,6 +1247,23 @@ main (int   argc,
   ADD ("acpmux-failed-subagent-waits-to-resume", test_acpmux_failed_subagent_waits_to_resume);
   ADD ("task-call-failure-then-send-message-resumes", test_task_call_failure_and_send_message);
   ADD ("recorded-foreground-task-503-fails-the-subagent", test_recorded_foreground_task_503);
+
+  ADD ("profile/from-agent-info", test_profile_from_agent_info);
+  g_test_add ("/Mend/AcpAgent/gemini-delegation-is-a-subagent/completed", Fixture, "completed",
+              fixture_set_up, test_gemini_delegation_is_a_subagent, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/gemini-delegation-is-a-subagent/failed", Fixture, "failed",
+              fixture_set_up, test_gemini_delegation_is_a_subagent, fixture_tear_down);
+  ADD ("profile/default-and-the-apps", test_profile_default_and_the_apps);
+  ADD ("profile/notice-is-not-output", test_notice_is_not_output);
+  ADD ("profile/lost-session-is-told", test_lost_session_is_told);
+  g_test_add ("/Mend/AcpAgent/profile/restreamed-text-is-retried/gemini-cli", Fixture, "gemini-cli",
+              fixture_set_up, test_restreamed_text_is_retried, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/profile/restreamed-text-is-retried/default", Fixture, "unknown",
+              fixture_set_up, test_restreamed_text_is_retried, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/profile/continue-sends-the-dropped-prompt/gemini-cli", Fixture, "gemini-cli",
+              fixture_set_up, test_continue_sends_the_dropped_prompt, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/profile/continue-sends-the-dropped-prompt/default", Fixture, "unknown",
+              fixture_set_up, test_continue_sends_the_dropped_prompt, fixture_tear_down);
 
 #undef ADD
 

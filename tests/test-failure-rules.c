@@ -4,7 +4,8 @@
  *
  * Pins the precedence MendFailure weighs error text by: a provider's code
  * outranks a wrapper's status, a catch-all code yields to its message's
- * words, a tie goes to the reason that does not retry; and what follows
+ * words, a decisive fact outranks both, a tie goes to the reason that does
+ * not retry; and what follows
  * from a server's hint: a rate limit that resets beyond the policy's
  * horizon is a limit. Texts are copied from public issue threads (the
  * corpus under tests/data/failures names each source).
@@ -154,6 +155,77 @@ test_tie_goes_to_the_reason_that_does_not_retry (void)
   };
 
   check_texts (cases, G_N_ELEMENTS (cases));
+}
+
+/* Precedence by class: a limit or billing word in any language, a refused
+ * credential, a region or verification refusal and a model that is gone
+ * outrank a status and a wrapper's words; busy servers and "try again"
+ * retry; a timeout outranks the transport word reporting it; aborts are
+ * cancellations. Texts from the rules half of the corpus (the case ids
+ * name their threads in tests/data/failures). */
+static void
+test_decisive_facts_outrank_status_and_wrappers (void)
+{
+  static const Case cases[] = {
+    /* zhipu-g001: arrears, sent with a 429. */
+    { "Error code: 429, with error text {\"error\":{\"code\":\"1113\",\"message\":"
+      "\"您的账户已欠费，请充值后重试。\"}}",
+      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+    /* dashscope-g001: Alibaba's Arrearage words over "Access denied" and a 400. */
+    { "com.alibaba.dashscope.exception.ApiException: {\"statusCode\":400,\"message\":"
+      "\"Access denied, please make sure your account is in good standing.\",\"code\":\"Arrearage\"}",
+      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+    /* litellm-g013 */
+    { "400 Budget has been exceeded! Team=99c74652-6e33-4dbd-93f3-5b545da15ade",
+      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+    /* gemini-g001: a region refusal is permission, over FAILED_PRECONDITION. */
+    { "400 FAILED_PRECONDITION. {'error': {'code': 400, 'message': 'User location is not "
+      "supported for the API use.', 'status': 'FAILED_PRECONDITION'}}",
+      MEND_REASON_PERMISSION, MEND_FAILURE_PERMANENT },
+    /* openai-g014: a verification refusal, over BadRequestError and a 400. */
+    { "openai.BadRequestError: Error code: 400 : {'error': {'message': 'Your organization must "
+      "be verified to stream this model.', 'type': 'invalid_request_error', 'param': 'stream', "
+      "'code': 'unsupported_value'}}",
+      MEND_REASON_PERMISSION, MEND_FAILURE_PERMANENT },
+    /* groq-g006: a gone model inside OpenAI's catch-all sentence. */
+    { "An error occurred while processing your request. The model `llama3-groq-70b-8192-tool-use-preview` "
+      "has been decommissioned and is no longer supported.",
+      MEND_REASON_BAD_REQUEST, MEND_FAILURE_PERMANENT },
+    /* openai-g015: a missing model, whatever "do not have access" inside it says. */
+    { "openai.error.InvalidRequestError: The model `gtp-4` does not exist or you do not have access to it.",
+      MEND_REASON_BAD_REQUEST, MEND_FAILURE_PERMANENT },
+    /* azure-g006: a refused key is auth, over "Access denied". */
+    { "Azure.RequestFailedException: Access denied due to invalid subscription key or wrong API "
+      "endpoint.\n      Status: 401 (PermissionDenied)",
+      MEND_REASON_AUTH, MEND_FAILURE_PERMANENT },
+    /* ollama-g004 */
+    { "Provider Ollama failed: server busy, please try again.  maximum pending requests exceeded",
+      MEND_REASON_CAPACITY, MEND_FAILURE_TRANSIENT },
+    /* go-net-http-g001 */
+    { "http2: server sent GOAWAY and closed the connection; LastStreamID=0, ErrCode=NO_ERROR, debug=\"\"",
+      MEND_REASON_TRANSPORT, MEND_FAILURE_TRANSIENT },
+    /* undici-g007: the timeout behind "fetch failed". */
+    { "fetch failed | Headers Timeout Error",
+      MEND_REASON_TIMEOUT, MEND_FAILURE_TRANSIENT },
+    /* cancellation-g004 */
+    { "Error: This operation was aborted",
+      MEND_REASON_CANCELLED, MEND_FAILURE_STOPPED },
+    /* fireworks-g001: the longer words speak over "usage limit" inside them. */
+    { "{'error': 'Too Many Requests', 'message': 'You have exceeded your usage limits. Please try "
+      "again later or contact Fireworks to explore dedicated capacity.'}",
+      MEND_REASON_RATE_LIMIT, MEND_FAILURE_TRANSIENT },
+  };
+  MendFailure *long_wait;
+
+  check_texts (cases, G_N_ELEMENTS (cases));
+
+  /* copilot-g009: a rate limit whose wait is beyond the turn's horizon. */
+  long_wait = mend_failure_new_from_text ("Sorry, your request was rate-limited. Please wait 71 "
+                                          "minutes before trying again.");
+  g_assert_cmpint (mend_failure_get_reason (long_wait), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (long_wait), ==, 71 * 60 * 1000);
+  g_assert_cmpint (mend_failure_get_kind (long_wait), ==, MEND_FAILURE_LIMIT);
+  g_assert_finalize_object (long_wait);
 }
 
 static void
@@ -328,6 +400,8 @@ main (int   argc,
                    test_catch_all_code_yields_to_its_message);
   g_test_add_func ("/Mend/Failure/precedence/tie-goes-to-the-reason-that-does-not-retry",
                    test_tie_goes_to_the_reason_that_does_not_retry);
+  g_test_add_func ("/Mend/Failure/precedence/decisive-facts-outrank-a-status-and-a-wrappers-words",
+                   test_decisive_facts_outrank_status_and_wrappers);
   g_test_add_func ("/Mend/Failure/precedence/request-larger-than-the-whole-limit-is-a-bad-request",
                    test_request_larger_than_the_limit);
   g_test_add_func ("/Mend/Failure/rate-limit-beyond-the-horizon-is-a-limit",

@@ -359,9 +359,45 @@ def policy_seeds():
         "unicode-key": '{"max\\u0052etries": 2}',
         "comment": '/* policy */ {"maxRetries": 2}',
         "empty": "",
+        "rules": compact({"maxRetries": 2, "rules": [
+            {"phrase": "Pool drained", "reason": "capacity", "source": "our gateway"},
+            {"phrase": "tokens for this month", "reason": "usage-limit"}]}),
+        "rules-empty": compact({"rules": []}),
+        "rules-chinese": compact({"rules": [{"phrase": "通道  已满", "reason": "rate-limit"}]}),
+        "bad-rules-reason": compact({"rules": [{"phrase": "x", "reason": "busy"}]}),
+        "bad-rules-blank": compact({"rules": [{"phrase": " \t ", "reason": "capacity"}]}),
+        "bad-rules-key": compact({"rules": [{"phrase": "x", "reason": "capacity", "rank": "code"}]}),
+        "bad-rules-type": compact({"rules": {"phrase": "x"}}),
     }
     for name, text in seeds.items():
         write("fuzz-policy", name, text)
+
+
+# The rules loader: byte 0 bit 0 asks for the order line; the built-in
+# file itself, small files, malformed lines; and, line by line, phrases
+# for an app's rules.
+def rules_seeds():
+    # The head of the built-in file: its order line and its first rows.
+    with open(os.path.join(HERE, "..", "..", "lib", "rules", "classifier-rules.txt"), "rb") as f:
+        write("fuzz-rules", "built-in", b"\x01" + b"".join(f.readlines()[:120]))
+    order = "order usage-limit cancelled auth permission bad-request unknown capacity rate-limit timeout transport empty server\n"
+    seeds = {
+        "small": (1, order + 'words  specific  capacity  "pool drained"  our gateway\n'
+                  'token  code  rate-limit  "pool_busy"  our gateway\n'
+                  'TOKEN  code  timeout  "ETIMEDOUT"  Node errno\n'
+                  'infix  code  usage-limit  "PerDay"  gemini-cli\n'
+                  'status status capacity "503" RFC 9110\nstatus status bad-request "4xx" RFC 9110\n'),
+        "app-lines": (6, "pool drained\nour gateway\nTOKENS for THIS   month\n\n余额不足\n"),
+        "escapes": (0, 'words specific server "say \\"no\\" \\\\ again" quoted\n'),
+        "crlf": (0, "# comment\r\nwords decisive usage-limit \"spent\" src\r\n"),
+        "bad-rank": (0, 'words specifik capacity "busy" src\n'),
+        "bad-quote": (0, 'words specific capacity "busy src\n'),
+        "bad-order": (1, "order capacity capacity\n"),
+        "bad-status": (0, 'status status capacity "600" src\n'),
+        "url-phrase": (2, "a https://example.com/x b\nsrc\n"),
+    }
+    for name, (flags, text) in seeds.items():
+        write("fuzz-rules", name, bytes([flags]) + text.encode())
 
 
 # The classifier's paths, from the real failures under tests/data/failures:
@@ -393,6 +429,10 @@ CLASSIFIER_TEXTS = {
     "session-limit": "You've hit your session limit \u00b7 resets 12:50am (America/Los_Angeles)",
     "many-tokens": " ".join(["RESOURCE_EXHAUSTED", "ThrottlingException", "invalid_request_error"] * 300),
     "limit-huge": "Limit 1, Requested " + "9" * 400,
+    "longer-words": ("{'error': 'Too Many Requests', 'message': 'You have exceeded your usage limits. "
+                     "Please try again later or contact Fireworks to explore dedicated capacity.'}"),
+    "chinese-arrears": 'Error code: 429, with error text {"error":{"code":"1113","message":"您的账户已欠费，请充值后重试。"}}',
+    "timeout-cause": "fetch failed | Headers Timeout Error (UND_ERR_HEADERS_TIMEOUT)",
 }
 
 
@@ -540,6 +580,7 @@ def dialect_seeds():
 if __name__ == "__main__":
     hostile_seeds()
     policy_seeds()
+    rules_seeds()
     http_seeds()
     text_seeds()
     stream_seeds()

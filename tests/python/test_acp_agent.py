@@ -91,5 +91,29 @@ class AcpAgentTests(unittest.TestCase):
         self.assertIn('answer: {"outcome": {"optionId": "yes", "outcome": "selected"}}', said)
 
 
+class AcpProfileTests(unittest.TestCase):
+    """What libmend knows of an agent, and an app's own profile."""
+
+    def test_known_and_default(self):
+        gemini = Mend.AcpProfile.lookup("gemini-cli")
+        self.assertEqual(gemini.props.name, "gemini-cli")
+        self.assertFalse(gemini.props.keeps_failed_prompt)
+        self.assertTrue(gemini.props.restreams_partial)
+        unknown = Mend.AcpProfile.lookup("an-agent-nobody-knows")
+        self.assertEqual(unknown.props.name, "default")
+        self.assertTrue(unknown.props.keeps_failed_prompt)
+        self.assertFalse(unknown.props.notice_prefixes)
+
+    def test_apps_profile(self):
+        profile = Mend.AcpProfile(name="my-agent", keeps_failed_prompt=False)
+        profile.set_notice_prefixes(["Warning: ", ""])
+        self.assertEqual(profile.get_notice_prefixes(), ["Warning: "])
+        self.assertTrue(profile.is_notice("Warning: the cache is cold"))
+        self.assertFalse(profile.is_notice("Build fixed."))
+        agent = Mend.AcpAgent.new(["true"])
+        agent.set_profile(profile)
+        self.assertIs(agent.props.profile, profile)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -123,6 +123,54 @@ class PolicyTests(unittest.TestCase):
     def tearDown(self):
         gc.collect()
 
+class RuleTests(unittest.TestCase):
+    """The app's own classifier rules, by call and in the policy's JSON."""
+
+    def test_add_rule_reads_words_the_library_does_not_know(self):
+        policy = Mend.ErrorPolicy.new()
+        failure = Mend.Failure.new_from_text("gw: upstream pool drained, come back soon")
+        self.assertEqual(policy.classify(failure), Mend.FailureKind.PERMANENT)
+        self.assertTrue(policy.add_rule("pool drained", Mend.Reason.CAPACITY, "our gateway"))
+        self.assertEqual(policy.get_n_rules(), 1)
+        self.assertEqual(policy.classify(failure), Mend.FailureKind.TRANSIENT)
+        self.assertEqual(policy.get_reason_for(failure), Mend.Reason.CAPACITY)
+        # The failure's own facts stay.
+        self.assertEqual(failure.props.reason, Mend.Reason.UNKNOWN)
+        policy.clear_rules()
+        self.assertEqual(policy.classify(failure), Mend.FailureKind.PERMANENT)
+
+    def test_a_rule_outranks_the_built_in_words(self):
+        policy = Mend.ErrorPolicy.new()
+        failure = Mend.Failure.new_from_text("429 Too Many Requests: monthly tokens spent")
+        self.assertEqual(policy.classify(failure), Mend.FailureKind.TRANSIENT)
+        policy.add_rule("monthly tokens", Mend.Reason.USAGE_LIMIT, None)
+        self.assertEqual(policy.classify(failure), Mend.FailureKind.LIMIT)
+
+    def test_a_blank_rule_is_an_error(self):
+        policy = Mend.ErrorPolicy.new()
+        with self.assertRaises(GLib.Error) as caught:
+            policy.add_rule("   ", Mend.Reason.CAPACITY, None)
+        self.assertTrue(caught.exception.matches(Mend.policy_error_quark(),
+                                                 Mend.PolicyError.INVALID))
+        self.assertEqual(policy.get_n_rules(), 0)
+
+    def test_rules_in_json(self):
+        policy = Mend.ErrorPolicy.new_from_json(json.dumps({"rules": [
+            {"phrase": "pool drained", "reason": "capacity", "source": "our gateway"}]}))
+        failure = Mend.Failure.new_from_text("Pool\n  drained")
+        self.assertEqual(policy.classify(failure), Mend.FailureKind.TRANSIENT)
+        written = json.loads(policy.to_json())
+        self.assertEqual(written["rules"], [
+            {"phrase": "pool drained", "reason": "capacity", "source": "our gateway"}])
+        with self.assertRaises(GLib.Error) as caught:
+            policy.update_from_json('{"rules": [{"phrase": "x", "reason": "busy"}]}')
+        self.assertIn("rules[0].reason", caught.exception.message)
+        self.assertEqual(policy.get_n_rules(), 1)
+
+    def tearDown(self):
+        gc.collect()
+
+
 class VerdictTests(unittest.TestCase):
     def test_a_failure_of_ones_own_keeps_its_facts(self):
         failure = Mend.Failure(reason=Mend.Reason.CAPACITY, status=529, retry_after_ms=2000)

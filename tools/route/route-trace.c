@@ -38,9 +38,16 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(MendClock) clock = mend_manual_clock_new (1764500000000000);
-  g_autoptr(MendChat) chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "id", "route", NULL);
-  g_autoptr(MendStreamObserver) observer = mend_stream_observer_new (chat);
+  g_autoptr(MendClock) clock = NULL;
+  g_autoptr(MendChat) chat = NULL;
+  g_autoptr(MendStreamObserver) observer = NULL;
+
+  /* As an app's running main loop does: its thread owns the context, so
+   * that libmend's thread check takes its fast path, as it does there. */
+  g_main_context_acquire (g_main_context_default ());
+  clock = mend_manual_clock_new (1764500000000000);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "id", "route", NULL);
+  observer = mend_stream_observer_new (chat);
   const char *started =
     "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"a7c41e2\","
     "\"tool_use_id\":\"toolu_01\",\"description\":\"Push relay\"}";
