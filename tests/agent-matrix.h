@@ -80,6 +80,7 @@ typedef struct
   guint          requests;           /* the model requests for the first prompt, in all */
   int            hint_ms;            /* the first wait's server hint: -1 none, 0 not looked at */
   int            continue_mentions;  /* how often the Continue's request has the prompt (0: not looked at) */
+  gboolean       continue_resends;   /* the Continue turn sends the failed prompt itself */
   guint          after_attempts;     /* the attempts of the turn after a Stop (0: one) */
   gboolean       agent_status;       /* the agent's own retries show as the turn's agent status */
   const char    *note;               /* why the cell differs from MendHttpSender's */

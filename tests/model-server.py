@@ -82,7 +82,9 @@
 # where "requests" and "by_api" count the requests rules were asked about
 # (the chat's), and "side_requests" Gemini CLI's requests for JSON.
 # GET /_requests/N (1-based, in the order of "requests") returns the body
-# of that request as it came, for a test to see what the model was sent.
+# of that request as it came, for a test to see what the model was sent;
+# POST /_rules/N/retire (N 0-based) uses rule N up, as if its times were
+# spent: the upstream recovered.
 
 import json
 import os
@@ -580,8 +582,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
         path = self.path.split("?")[0]
         gemini = GEMINI_PATH.match(path)
+        retire = re.match(r"^/_rules/([0-9]+)/retire$", path)
         if path == "/_rules":
             add_rules(json.loads(body))
+            self.reply(200, b"{}")
+        elif retire is not None:
+            with lock:
+                n = int(retire.group(1))
+                if n < len(rules):
+                    rules[n]["left"] = 0
             self.reply(200, b"{}")
         elif path == "/v1/messages/count_tokens":
             self.reply(200, b'{"input_tokens":12}')

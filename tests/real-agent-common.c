@@ -114,6 +114,23 @@ model_server_n_side_requests (ModelServer *server)
   return (guint) json_object_get_int_member (json_node_get_object (root), "side_requests");
 }
 
+void
+model_server_retire_rule (ModelServer *server,
+                          guint        index)
+{
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_rules/%u/retire", server->port, index);
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(SoupMessage) msg = soup_message_new ("POST", uri);
+  g_autoptr(GBytes) request = g_bytes_new_static ("{}", 2);
+  g_autoptr(GBytes) body = NULL;
+  g_autoptr(GError) error = NULL;
+
+  soup_message_set_request_body_from_bytes (msg, "application/json", request);
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
+}
+
 char *
 model_server_dup_request (ModelServer *server,
                           guint        n)

@@ -34,6 +34,9 @@ guint     model_server_n_answered   (ModelServer *server,
  * :generateContent) the server answered: they are not in
  * model_server_n_requests(). */
 guint     model_server_n_side_requests (ModelServer *server);
+/* Uses the rule at @index (0-based) up: it answers no more requests. */
+void      model_server_retire_rule  (ModelServer *server,
+                                     guint        index);
 /* The body of the chat's model request @n (1-based, in the order the
  * server counted them), as it came; NULL when there is none. */
 char     *model_server_dup_request  (ModelServer *server,
