@@ -106,7 +106,7 @@ const Expected matrix_expected[N_SENDERS][N_SCENARIOS] = {
     [SCENARIO_401] = GIVES_UP (1, R (AUTH), PERMANENT, 1),
     [SCENARIO_400] = GIVES_UP (1, R (BAD_REQUEST), PERMANENT, 6,
                                .note = "the CLI sends a request that got a 400 five more times, in other shapes, "
-                                       "whatever CLAUDE_CODE_MAX_RETRIES says: one attempt, six requests"),
+                                       "with CLAUDE_CODE_MAX_RETRIES=0: one attempt, six requests"),
     /* Each attempt asks twice: the CLI answers an empty answer with a
      * request of its own ("[Your previous response had no visible
      * output. Please continue …]"). */
