@@ -397,12 +397,7 @@ n_finished_is (gpointer      fixture,
 }
 
 /* A wait of libmend's passes in virtual time once it has taken
- * MIN_REAL_WAIT_MS of real time, as its shortest wait (250 ms) would: an
- * agent is not asked again within a few milliseconds of its answer, which
- * no app does (codex-acp 0.16.0 then loses the prompt now and then: see
- * docs/agents.md). */
-#define MIN_REAL_WAIT_MS 300
-
+ * REAL_AGENT_MIN_WAIT_MS of real time. */
 static gboolean
 wait_may_pass (gpointer      fixture,
                gconstpointer data)
@@ -410,7 +405,7 @@ wait_may_pass (gpointer      fixture,
   Fixture *f = fixture;
 
   return turn_is_waiting (fixture, data) &&
-         g_get_monotonic_time () - f->waiting_since_us >= MIN_REAL_WAIT_MS * 1000;
+         g_get_monotonic_time () - f->waiting_since_us >= REAL_AGENT_MIN_WAIT_MS * 1000;
 }
 
 /* Runs until @n turns finished, libmend's waits passing in virtual time;
