@@ -107,6 +107,7 @@ struct _MendAcpAgent
   gboolean           failed;     /* the run's last prompt answered was an error */
   char              *sent;       /* the text of the attempt's prompt, once sent */
   char              *dropped;    /* a failed prompt the agent did not keep */
+  MendFailure       *lost;       /* a lost session no attempt was told of */
 
   MendAcpProfile    *profile;    /* the app's, or the agent's from initialize */
   gboolean           app_profile;
@@ -284,6 +285,9 @@ on_grace_over (gpointer user_data)
   g_object_ref (self);
   mend_acp_connection_close (g_steal_pointer (&self->conn));
   mend_agent_close_child (AGENT (self));
+  /* The attempt held behind the grace period has its whole idle timeout
+   * for the agent started again, not what was left of it. */
+  mend_agent_note_heard (AGENT (self));
   if (mend_agent_get_turn (AGENT (self)) != NULL && self->conn == NULL &&
       !mend_acp_agent_start (AGENT (self), &error))
     finish_task (self, NULL, g_steal_pointer (&error));
@@ -368,6 +372,7 @@ on_ready (gpointer user_data,
 {
   MendAcpAgent *self = user_data;
 
+  mend_agent_note_heard (AGENT (self));
   if (loaded)
     self->n_loads++;
   /* The session opened within the grace period a Stop gave it. */
@@ -428,9 +433,15 @@ on_update (gpointer    user_data,
         mend_turn_note_output (turn);
     }
 
+  /* The chat is held while it is fed: a handler of its subagents may drop
+   * it, and one update may start and fail a subagent. */
   host = mend_agent_get_host (AGENT (self), &chat);
   if (host != NULL)
-    mend_acp_subagents_feed (self->subagents, host, chat, params, update);
+    {
+      g_object_ref (chat);
+      mend_acp_subagents_feed (self->subagents, host, chat, params, update);
+      g_object_unref (chat);
+    }
 
   json = mend_json_to_string (json_object_get_member (params, "update"));
   g_signal_emit (self, signals[UPDATE], 0, kind, json);
@@ -477,6 +488,7 @@ on_answered (gpointer     user_data,
   MendAcpAgent *self = user_data;
   gboolean ours = mend_agent_get_turn (AGENT (self)) != NULL && self->prompt == prompt;
 
+  mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
 
   if (prompt == self->cancelled)
@@ -532,12 +544,24 @@ mend_acp_agent_ended (MendAgent *agent)
   on_ended (agent, NULL);
 }
 
+/* Another chat has the agent, or none: a prompt that the last one's agent
+ * dropped is not the next chat's to continue. */
+static void
+mend_acp_agent_attached (MendAgent *agent)
+{
+  MendAcpAgent *self = MEND_ACP_AGENT (agent);
+
+  g_clear_pointer (&self->dropped, g_free);
+  g_clear_object (&self->lost);
+}
+
 static void
 on_agent (gpointer    user_data,
           const char *name)
 {
   MendAcpAgent *self = user_data;
 
+  mend_agent_note_heard (AGENT (self));
   if (self->app_profile)
     return;
   g_clear_object (&self->profile);
@@ -549,7 +573,8 @@ on_agent (gpointer    user_data,
 
 /* The session could not be loaded: the attempt fails, never retried, so
  * that no answer without the history passes for the turn's; the next
- * one goes to the new session. */
+ * one goes to the new session. With no attempt in flight (a Stop came
+ * while the agent started), the next attempt is the one told. */
 static void
 on_lost (gpointer     user_data,
          MendFailure *failure)
@@ -557,9 +582,13 @@ on_lost (gpointer     user_data,
   MendAcpAgent *self = user_data;
   g_autoptr(MendFailure) lost = NULL;
 
-  if (mend_agent_get_turn (AGENT (self)) == NULL)
-    return;
   lost = mend_failure_new_session_lost (mend_failure_get_message (failure));
+  g_clear_object (&self->lost);
+  if (mend_agent_get_turn (AGENT (self)) == NULL)
+    {
+      self->lost = g_steal_pointer (&lost);
+      return;
+    }
   finish_task (self, lost, NULL);
 }
 
@@ -615,6 +644,13 @@ mend_acp_agent_attempt (MendAgent *agent)
                                                     _("The prompt is not valid UTF-8")));
       return;
     }
+  if (self->lost != NULL)
+    {
+      g_autoptr(MendFailure) lost = g_steal_pointer (&self->lost);
+
+      finish_task (self, lost, NULL);
+      return;
+    }
 
   maybe_prompt (self);
 }
@@ -644,6 +680,7 @@ mend_acp_agent_finalize (GObject *object)
   g_free (self->stop_reason);
   g_free (self->sent);
   g_free (self->dropped);
+  g_clear_object (&self->lost);
   g_clear_object (&self->profile);
   mend_acp_requests_free (self->requests);
   mend_acp_subagents_free (self->subagents);
@@ -711,6 +748,7 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
   agent_class->attempt = mend_acp_agent_attempt;
   agent_class->cancelled = mend_acp_agent_cancelled;
   agent_class->ended = mend_acp_agent_ended;
+  agent_class->attached = mend_acp_agent_attached;
 
   /**
    * MendAcpAgent:stop-reason:

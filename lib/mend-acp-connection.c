@@ -220,8 +220,11 @@ rpc_error_read (const GError  *error,
       double d = g_variant_get_double (code_v);
 
       /* Out of range (or not a number), the conversion is undefined: such
-       * a code means nothing. */
+       * a code means nothing. Nor does one that is not whole (599.5), as
+       * JSON-RPC's codes are integers: it is no HTTP status. */
       *code = d > -9.2e18 && d < 9.2e18 ? (gint64) d : 0;
+      if ((double) *code != d)
+        *code = 0;
     }
   else
     return FALSE;

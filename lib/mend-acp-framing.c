@@ -41,6 +41,58 @@ is_blank (const guint8 *data,
   return TRUE;
 }
 
+static gboolean
+read_hex4 (const guint8 *p,
+           guint        *value)
+{
+  *value = 0;
+  for (guint i = 0; i < 4; i++)
+    {
+      int digit = g_ascii_xdigit_value (p[i]);
+
+      if (digit < 0)
+        return FALSE;
+      *value = *value * 16 + (guint) digit;
+    }
+  return TRUE;
+}
+
+/* A \uD83D with no low half after it, or a low half alone, is no
+ * character: an agent in JavaScript writes one when it cuts a chunk of
+ * text inside an emoji. json-glib makes invalid UTF-8 of it, which GVariant
+ * refuses with a critical, and the JSON-RPC reader fails on it: the run
+ * would end on a piece of the answer, again at every attempt. Each lone
+ * half becomes \uFFFD, in place (the same six bytes). */
+static void
+replace_lone_surrogates (guint8 *data,
+                         gsize   length)
+{
+  guint8 *end = data + length;
+  guint8 *p = data;
+
+  while (p < end && (p = memchr (p, '\\', (gsize) (end - p))) != NULL)
+    {
+      guint unit;
+      guint next;
+
+      if (end - p < 6 || p[1] != 'u' || !read_hex4 (p + 2, &unit))
+        {
+          /* Another escape, such as \\: its two bytes. */
+          p += 2;
+          continue;
+        }
+      if (unit >= 0xD800 && unit <= 0xDBFF && end - p >= 12 && p[6] == '\\' && p[7] == 'u' &&
+          read_hex4 (p + 8, &next) && next >= 0xDC00 && next <= 0xDFFF)
+        {
+          p += 12;
+          continue;
+        }
+      if (unit >= 0xD800 && unit <= 0xDFFF)
+        memcpy (p + 2, "FFFD", 4);
+      p += 6;
+    }
+}
+
 /* The whole line at @start: its text at *@body, *@length bytes long, and
  * where the next begins. At the end of the input, a last line without
  * its line end is a line too. */
@@ -163,6 +215,7 @@ mend_acp_framing_convert (GConverter       *converter,
               used = next;
               continue;
             }
+          replace_lone_surrogates (self->in->data + body, length);
           header_len = (gsize) g_snprintf (header, sizeof header,
                                            "Content-Length: %" G_GSIZE_FORMAT "\r\n\r\n", length);
           needed = header_len + length;

@@ -295,6 +295,9 @@ feed_gemini (MendAcpSubagents    *self,
       host->subagent_started (chat, id, NULL, call->description);
     }
 
+  /* Once ended, the call is forgotten, so that the table holds only the
+   * delegations still running: one that runs on while the table fills
+   * with ended ones is not forgotten with them, and would never end. */
   if (g_strcmp0 (status, "failed") == 0 && !call->failed)
     {
       g_autofree char *text = content_text (update);
@@ -302,9 +305,13 @@ feed_gemini (MendAcpSubagents    *self,
 
       call->failed = TRUE;
       host->subagent_failed (chat, id, failure);
+      g_hash_table_remove (self->tasks, id);
     }
   else if (g_strcmp0 (status, "completed") == 0 && !call->failed)
-    host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
+    {
+      host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
+      g_hash_table_remove (self->tasks, id);
+    }
 }
 
 /* A hub's extension: _meta.acpmux.subagents, entries {subagentId,

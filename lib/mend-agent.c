@@ -82,6 +82,7 @@ typedef struct
   gulong               cancelled_id;
   MendClock           *idle_clock; /* the real clock, while an attempt runs */
   guint                idle_id;
+  guint                idle_ms;    /* the attempt's idle timeout */
   gint64               heard_us;   /* when the attempt last heard the agent */
   MendAgentWaitsFunc   waits;
 } MendAgentPrivate;
@@ -166,17 +167,17 @@ on_idle_timeout (gpointer data)
   if (priv->waits != NULL && priv->waits (self))
     {
       mend_agent_note_heard (self);
-      arm_idle (self, priv->idle_timeout_ms);
+      arm_idle (self, priv->idle_ms);
       return;
     }
-  if (idle_ms < priv->idle_timeout_ms)
+  if (idle_ms < priv->idle_ms)
     {
-      arm_idle (self, priv->idle_timeout_ms - idle_ms);
+      arm_idle (self, priv->idle_ms - idle_ms);
       return;
     }
 
   g_object_ref (self);
-  seconds = g_strdup_printf ("%u", (priv->idle_timeout_ms + 999) / 1000);
+  seconds = g_strdup_printf ("%" G_GUINT64_FORMAT, (priv->idle_ms + (guint64) 999) / 1000);
   error = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
                        _("The agent said nothing for %s s: timed out"), seconds);
   failure = mend_failure_new_from_error (error);
@@ -193,10 +194,12 @@ start_idle (MendAgent *self)
 
   if (priv->idle_timeout_ms == 0)
     return;
-  /* In real time, as the agent runs: not on the turn's clock. */
+  /* In real time, as the agent runs: not on the turn's clock. The
+   * attempt keeps the timeout it started with. */
+  priv->idle_ms = priv->idle_timeout_ms;
   priv->idle_clock = g_object_ref (mend_clock_get_default ());
   priv->heard_us = mend_clock_get_monotonic_time (priv->idle_clock);
-  arm_idle (self, priv->idle_timeout_ms);
+  arm_idle (self, priv->idle_ms);
 }
 
 void

@@ -17,31 +17,49 @@ typedef struct _MendHttpAnswer MendHttpAnswer;
 MendHttpAnswer *mend_http_answer_new          (void);
 void            mend_http_answer_free         (MendHttpAnswer *self);
 
-/* One event of a Messages stream. Returns the text it adds to the message
- * (owned by @event), or %NULL. */
-const char     *mend_http_answer_feed_event   (MendHttpAnswer *self,
-                                               JsonObject     *event);
+/* One event of a Messages stream. Sets *@text to the text it adds to the
+ * message (owned by @event), or %NULL; returns whether the message kept
+ * anything of it (not for a block past those kept, say). */
+gboolean        mend_http_answer_feed_event   (MendHttpAnswer  *self,
+                                               JsonObject      *event,
+                                               const char     **text);
 /* A whole Messages answer, `{"content":[…]}`. Returns FALSE, and keeps
  * nothing, when @root has no content array. */
 gboolean        mend_http_answer_read_message (MendHttpAnswer *self,
                                                JsonNode       *root);
 
 /* A piece of the text of block @index (of an answer whose blocks come by
- * their index, as a Chat Completions choice's content does). Returns @text
- * when it is not empty, else %NULL. */
+ * their index, as a Responses output's do). Returns @text when it is not
+ * empty, else %NULL; *@kept (if given) tells whether the block took it
+ * (none past the blocks kept, or of another type). */
 const char     *mend_http_answer_add_text     (MendHttpAnswer *self,
                                                guint           index,
-                                               const char     *text);
-/* The same for text the caller does not keep: the answer keeps the piece
- * until the next one, and returns its copy. */
+                                               const char     *text,
+                                               gboolean       *kept);
+/* A piece of text after what came so far (a Chat Completions choice's
+ * content): the last block's when it is a text block, else a new text
+ * block after it (after a tool call), which empty text does not make. */
+const char     *mend_http_answer_add_text_after (MendHttpAnswer *self,
+                                                 const char     *text,
+                                                 gboolean       *kept);
+/* The same as add_text () for text the caller does not keep: the answer
+ * keeps the piece until the next one, and returns its copy. */
 const char     *mend_http_answer_add_text_copy (MendHttpAnswer *self,
                                                 guint           index,
-                                                const char     *text);
+                                                const char     *text,
+                                                gboolean       *kept);
+/* The block of the tool call a stream numbers @key: after the blocks so
+ * far when first seen; -1 past the blocks kept. */
+gint            mend_http_answer_call_block   (MendHttpAnswer *self,
+                                               guint           key);
 /* How many blocks the answer has, by index (the next free index). */
 guint           mend_http_answer_get_n_blocks (MendHttpAnswer *self);
 /* A piece of the tool call of block @index: its id and name when they
- * come, a piece of its arguments' JSON text. */
-void            mend_http_answer_add_tool_call (MendHttpAnswer *self,
+ * come, a piece of its arguments' JSON text. Returns whether the block
+ * took it (none past the blocks kept, or of another type). Arguments that
+ * never form a JSON value are kept as the text sent: the call's input is
+ * then a string. */
+gboolean        mend_http_answer_add_tool_call (MendHttpAnswer *self,
                                                 guint           index,
                                                 const char     *id,
                                                 const char     *name,

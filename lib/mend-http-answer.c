@@ -32,6 +32,7 @@ typedef struct
 struct _MendHttpAnswer
 {
   GPtrArray *blocks;      /* Block*, by index; NULL where none started */
+  GArray    *calls;       /* gint: the block of each tool call a stream numbers, or -1 */
   JsonNode  *content;     /* a whole answer's content array */
   GString   *text;
   char      *stop_reason;
@@ -61,6 +62,7 @@ mend_http_answer_new (void)
   MendHttpAnswer *self = g_new0 (MendHttpAnswer, 1);
 
   self->blocks = g_ptr_array_new_with_free_func ((GDestroyNotify) block_free);
+  self->calls = g_array_new (FALSE, FALSE, sizeof (gint));
   self->text = g_string_new (NULL);
   return self;
 }
@@ -71,6 +73,7 @@ mend_http_answer_free (MendHttpAnswer *self)
   if (self == NULL)
     return;
   g_ptr_array_unref (self->blocks);
+  g_array_unref (self->calls);
   g_clear_pointer (&self->content, json_node_unref);
   g_string_free (self->text, TRUE);
   g_free (self->stop_reason);
@@ -128,7 +131,8 @@ append (GString   **string,
 
 static const char *
 start_block (MendHttpAnswer *self,
-             JsonObject     *event)
+             JsonObject     *event,
+             gboolean       *kept)
 {
   JsonObject *content = mend_json_get_object (event, "content_block");
   const char *type = mend_json_get_string (content, "type");
@@ -143,6 +147,7 @@ start_block (MendHttpAnswer *self,
   if (block == NULL || block->start != NULL || !g_str_equal (block->type, type))
     return NULL;
   block->start = json_object_ref (content);
+  *kept = TRUE;
 
   text = mend_json_get_string (content, g_str_equal (type, "thinking") ? "thinking" : "text");
   if (text != NULL && (g_str_equal (type, "text") || g_str_equal (type, "thinking")))
@@ -157,7 +162,8 @@ start_block (MendHttpAnswer *self,
 
 static const char *
 add_delta (MendHttpAnswer *self,
-           JsonObject     *event)
+           JsonObject     *event,
+           gboolean       *kept)
 {
   JsonObject *delta = mend_json_get_object (event, "delta");
   const char *type = mend_json_get_string (delta, "type");
@@ -170,63 +176,78 @@ add_delta (MendHttpAnswer *self,
       g_str_equal (block->type, "text"))
     {
       append (&block->text, value);
+      *kept = TRUE;
       return value[0] != '\0' ? value : NULL;
     }
 
   if (g_strcmp0 (type, "input_json_delta") == 0 &&
       (value = mend_json_get_string (delta, "partial_json")) != NULL &&
       (block = get_block (self, event, NULL)) != NULL)
-    append (&block->json, value);
+    {
+      append (&block->json, value);
+      *kept = TRUE;
+    }
   else if (g_strcmp0 (type, "thinking_delta") == 0 &&
            (value = mend_json_get_string (delta, "thinking")) != NULL &&
            (block = get_block (self, event, "thinking")) != NULL &&
            g_str_equal (block->type, "thinking"))
-    append (&block->text, value);
+    {
+      append (&block->text, value);
+      *kept = TRUE;
+    }
   else if (g_strcmp0 (type, "signature_delta") == 0 &&
            (value = mend_json_get_string (delta, "signature")) != NULL &&
            (block = get_block (self, event, NULL)) != NULL)
     {
       g_free (block->signature);
       block->signature = g_strdup (value);
+      *kept = TRUE;
     }
 
   return NULL;
 }
 
-const char *
-mend_http_answer_feed_event (MendHttpAnswer *self,
-                             JsonObject     *event)
+gboolean
+mend_http_answer_feed_event (MendHttpAnswer  *self,
+                             JsonObject      *event,
+                             const char     **text)
 {
   const char *type = mend_json_get_string (event, "type");
-  const char *text = NULL;
+  gboolean kept = FALSE;
 
   g_assert (self != NULL);
 
+  *text = NULL;
   if (g_strcmp0 (type, "content_block_start") == 0)
-    text = start_block (self, event);
+    *text = start_block (self, event, &kept);
   else if (g_strcmp0 (type, "content_block_delta") == 0)
-    text = add_delta (self, event);
+    *text = add_delta (self, event, &kept);
 
   /* The message's text is what was emitted, in the order it was. */
-  if (text != NULL)
-    g_string_append (self->text, text);
+  if (*text != NULL)
+    g_string_append (self->text, *text);
 
-  return text;
+  return kept;
 }
 
 const char *
 mend_http_answer_add_text (MendHttpAnswer *self,
                            guint           index,
-                           const char     *text)
+                           const char     *text,
+                           gboolean       *kept)
 {
   Block *block;
 
   g_assert (self != NULL);
 
+  if (kept != NULL)
+    *kept = FALSE;
   if (text == NULL || (block = get_block_at (self, index, "text")) == NULL ||
       !g_str_equal (block->type, "text"))
     return NULL;
   append (&block->text, text);
+  if (kept != NULL)
+    *kept = TRUE;
   if (text[0] == '\0')
     return NULL;
   g_string_append (self->text, text);
@@ -234,15 +255,60 @@ mend_http_answer_add_text (MendHttpAnswer *self,
 }
 
 const char *
+mend_http_answer_add_text_after (MendHttpAnswer *self,
+                                 const char     *text,
+                                 gboolean       *kept)
+{
+  guint last = self->blocks->len;
+  Block *block = NULL;
+
+  g_assert (self != NULL);
+
+  while (last > 0 && (block = g_ptr_array_index (self->blocks, last - 1)) == NULL)
+    last--;
+  /* The text block there is, or one after the tool call: never an empty
+   * one there. */
+  if (last == 0 || g_str_equal (block->type, "text"))
+    return mend_http_answer_add_text (self, last > 0 ? last - 1 : 0, text, kept);
+  if (kept != NULL)
+    *kept = FALSE;
+  if (text == NULL || text[0] == '\0')
+    return NULL;
+  return mend_http_answer_add_text (self, self->blocks->len, text, kept);
+}
+
+const char *
 mend_http_answer_add_text_copy (MendHttpAnswer *self,
                                 guint           index,
-                                const char     *text)
+                                const char     *text,
+                                gboolean       *kept)
 {
   g_assert (self != NULL);
 
   g_free (self->piece);
   self->piece = g_strdup (text);
-  return mend_http_answer_add_text (self, index, self->piece);
+  return mend_http_answer_add_text (self, index, self->piece, kept);
+}
+
+gint
+mend_http_answer_call_block (MendHttpAnswer *self,
+                             guint           key)
+{
+  g_assert (self != NULL);
+
+  if (key >= MAX_BLOCKS)
+    return -1;
+  while (self->calls->len <= key)
+    {
+      gint none = -1;
+
+      g_array_append_val (self->calls, none);
+    }
+  /* A call first seen goes after the blocks so far (never at block 0,
+   * the text's when it comes first). */
+  if (g_array_index (self->calls, gint, key) < 0)
+    g_array_index (self->calls, gint, key) = MAX (self->blocks->len, 1);
+  return g_array_index (self->calls, gint, key);
 }
 
 guint
@@ -253,7 +319,7 @@ mend_http_answer_get_n_blocks (MendHttpAnswer *self)
   return self->blocks->len;
 }
 
-void
+gboolean
 mend_http_answer_add_tool_call (MendHttpAnswer *self,
                                 guint           index,
                                 const char     *id,
@@ -265,7 +331,7 @@ mend_http_answer_add_tool_call (MendHttpAnswer *self,
   g_assert (self != NULL);
 
   if ((block = get_block_at (self, index, "tool_use")) == NULL || !g_str_equal (block->type, "tool_use"))
-    return;
+    return FALSE;
   /* The id and the name may come in chunks of their own. */
   if (block->call_id == NULL && id != NULL && id[0] != '\0')
     block->call_id = g_strdup (id);
@@ -281,6 +347,7 @@ mend_http_answer_add_tool_call (MendHttpAnswer *self,
     }
   if (arguments != NULL)
     append (&block->json, arguments);
+  return TRUE;
 }
 
 void
@@ -366,8 +433,15 @@ build_block (JsonBuilder *builder,
   gboolean thinking = g_str_equal (block->type, "thinking");
   g_autoptr(JsonNode) input = NULL;
 
-  if (block->json != NULL)
-    input = mend_json_parse (block->json->str, block->json->len, NULL);
+  /* The arguments as the model sent them: their JSON value, or the text
+   * itself when it never formed one (a stream cut short, a slip); none
+   * sent, or only spaces, is no argument ({}). */
+  if (block->json != NULL && block->json->str[strspn (block->json->str, " \t\r\n")] != '\0')
+    {
+      input = mend_json_parse (block->json->str, block->json->len, NULL);
+      if (input == NULL)
+        input = json_node_init_string (json_node_alloc (), block->json->str);
+    }
 
   json_builder_begin_object (builder);
   if (block->start == NULL)

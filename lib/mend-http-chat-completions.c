@@ -22,6 +22,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
+#include "mend-json-scan-private.h"
 
 char *
 mend_http_content_text (JsonNode *content)
@@ -155,12 +156,39 @@ add_message (JsonBuilder *builder,
   json_builder_end_object (builder);
 }
 
-static char *
-chat_build_body (const char *model,
-                 guint       max_tokens,
-                 JsonNode   *messages)
+static void
+chat_write_frame (const char *model,
+                  guint       max_tokens,
+                  GString    *head,
+                  GString    *tail)
 {
-  return mend_http_build_streamed_body (model, "max_tokens", max_tokens, TRUE, "messages", messages, add_message);
+  mend_http_write_streamed_frame (model, "max_tokens", max_tokens, TRUE, "messages", head, tail);
+}
+
+static void
+chat_write_message (GString              *out,
+                    JsonObject           *message,
+                    MendTranscriptLookup *lookup)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *text = NULL;
+  const char *role;
+
+  /* Text alone, as add_message () writes it, without a builder. */
+  if (mend_http_plain_message (message, &role, &text))
+    {
+      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"content\":"
+                                                       : "{\"role\":\"assistant\",\"content\":");
+      mend_json_write_string (out, text);
+      g_string_append_c (out, '}');
+      return;
+    }
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_array (builder);
+  add_message (builder, message);
+  json_builder_end_array (builder);
+  mend_http_append_items (out, builder);
 }
 
 /* The first choice of a chunk or an answer, or NULL. */
@@ -175,8 +203,9 @@ first_choice (JsonObject *object)
   return mend_http_block_at (json_node_get_array (choices), 0);
 }
 
-/* A message or a delta: its text at block 0, its tool calls after. TRUE
- * when it had content. */
+/* A message or a delta: its text after what came so far (in a new block
+ * after a tool call), its tool calls each in a block of its own, by the
+ * stream's index. TRUE when the answer kept any of it. */
 static gboolean
 read_message (MendHttpAnswer  *answer,
               JsonObject      *message,
@@ -185,10 +214,10 @@ read_message (MendHttpAnswer  *answer,
   JsonNode *calls = json_object_get_member (message, "tool_calls");
   gboolean content = FALSE;
 
-  *text = mend_http_answer_add_text (answer, 0, mend_json_get_string (message, "content"));
+  *text = mend_http_answer_add_text_after (answer, mend_json_get_string (message, "content"), NULL);
   /* A refusal is the model's answer too, in words of its own. */
   if (*text == NULL)
-    *text = mend_http_answer_add_text (answer, 0, mend_json_get_string (message, "refusal"));
+    *text = mend_http_answer_add_text_after (answer, mend_json_get_string (message, "refusal"), NULL);
   content = *text != NULL;
 
   if (calls != NULL && JSON_NODE_HOLDS_ARRAY (calls))
@@ -209,11 +238,12 @@ read_message (MendHttpAnswer  *answer,
             n = json_node_get_int (index);
           if (n < 0 || n >= G_MAXINT32)
             continue;
-          mend_http_answer_add_tool_call (answer, (guint) n + 1,
-                                          mend_json_get_string (call, "id"),
-                                          mend_json_get_string (function, "name"),
-                                          mend_json_get_string (function, "arguments"));
-          content = TRUE;
+          /* A call past the blocks kept is no output. */
+          if (mend_http_answer_add_tool_call (answer, mend_http_answer_call_block (answer, (guint) n),
+                                              mend_json_get_string (call, "id"),
+                                              mend_json_get_string (function, "name"),
+                                              mend_json_get_string (function, "arguments")))
+            content = TRUE;
         }
     }
 
@@ -251,11 +281,15 @@ chat_read_event (MendHttpAnswer *answer,
     data++, length--;
   if (length >= strlen ("[DONE]") && memcmp (data, "[DONE]", strlen ("[DONE]")) == 0)
     return MEND_HTTP_EVENT_END;
+  /* An error event fails the attempt with its data, JSON or not (a
+   * proxy's own words), as in the other formats. */
+  if (g_strcmp0 (name, "error") == 0)
+    return MEND_HTTP_EVENT_ERROR;
   if (event == NULL)
     return MEND_HTTP_EVENT_OTHER;
   /* "error":null is the member of a healthy chunk that some servers
    * always write. */
-  if (mend_http_has_error (event) || g_strcmp0 (name, "error") == 0)
+  if (mend_http_has_error (event))
     return MEND_HTTP_EVENT_ERROR;
 
   choice = first_choice (event);
@@ -267,6 +301,166 @@ chat_read_event (MendHttpAnswer *answer,
   note_finish (answer, choice);
 
   return content ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+}
+
+/* null, or [] (some servers write "tool_calls":[] in every delta). */
+static gboolean
+scan_no_calls (MendJsonScan *scan)
+{
+  gboolean first = TRUE;
+
+  if (mend_json_scan_peek (scan) == 'n')
+    return mend_json_scan_null (scan);
+  return mend_json_scan_char (scan, '[') && mend_json_scan_element (scan, &first) == MEND_JSON_SCAN_DONE;
+}
+
+/* A delta with text and no tool call: {"content":"…"} and members
+ * read_message () does not read. */
+static gboolean
+scan_delta (MendJsonScan *scan,
+            GString      *scratch,
+            gboolean     *has_text)
+{
+  gboolean first = TRUE, content = FALSE, calls = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "content"))
+        {
+          if (content)
+            return FALSE;
+          content = TRUE;
+          if (mend_json_scan_peek (scan) == 'n')
+            {
+              if (!mend_json_scan_null (scan))
+                return FALSE;
+            }
+          else if (!mend_json_scan_string (scan, scratch))
+            return FALSE;
+          else
+            *has_text = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "tool_calls"))
+        {
+          if (calls || !scan_no_calls (scan))
+            return FALSE;
+          calls = TRUE;
+        }
+      /* A refusal's words are the answer's text: the parser reads them. */
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "refusal"))
+        {
+          if (mend_json_scan_peek (scan) != 'n' || !mend_json_scan_null (scan))
+            return FALSE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A choice that has not finished: {"index":0,"delta":{…},
+ * "finish_reason":null} and others. */
+static gboolean
+scan_choice (MendJsonScan *scan,
+             GString      *scratch,
+             gboolean     *has_text)
+{
+  gboolean first = TRUE, delta = FALSE, finish = FALSE, done = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "delta"))
+        {
+          if (delta || !scan_delta (scan, scratch, has_text))
+            return FALSE;
+          delta = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "finish_reason"))
+        {
+          if (finish || !mend_json_scan_null (scan))
+            return FALSE;
+          finish = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "done_reason"))
+        {
+          if (done || !mend_json_scan_null (scan))
+            return FALSE;
+          done = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A chunk of text: {"choices":[{"delta":{"content":"…"}}]} with any of
+ * the members servers add (id, model, created, usage:null, error:null…),
+ * in any order. */
+static gboolean
+chat_scan_event (MendHttpAnswer *answer,
+                 const char     *name,
+                 const char     *data,
+                 gsize           length,
+                 GString        *scratch,
+                 MendHttpEvent  *event,
+                 const char    **text)
+{
+  gboolean first = TRUE, choices = FALSE, error = FALSE, has_text = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  gsize n;
+
+  if (g_strcmp0 (name, "error") == 0)
+    return FALSE;
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "choices"))
+        {
+          gboolean element = TRUE;
+
+          /* The first choice read, the others skipped, as read_event ()
+           * does. */
+          if (choices || !mend_json_scan_char (&scan, '[') ||
+              mend_json_scan_element (&scan, &element) != MEND_JSON_SCAN_NEXT ||
+              !scan_choice (&scan, scratch, &has_text))
+            return FALSE;
+          while ((step = mend_json_scan_element (&scan, &element)) == MEND_JSON_SCAN_NEXT)
+            if (!mend_json_scan_skip (&scan))
+              return FALSE;
+          if (step != MEND_JSON_SCAN_DONE)
+            return FALSE;
+          choices = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "error"))
+        {
+          if (error || !mend_json_scan_null (&scan))
+            return FALSE;
+          error = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !choices || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  *text = has_text ? mend_http_answer_add_text_after (answer, scratch->str, NULL) : NULL;
+  *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  return TRUE;
 }
 
 static MendHttpEvent
@@ -295,7 +489,12 @@ chat_read_whole (MendHttpAnswer *answer,
 
 const MendHttpDialectClass mend_http_dialect_chat_completions = {
   .dialect = MEND_HTTP_DIALECT_CHAT_COMPLETIONS,
-  .build_body = chat_build_body,
+  .shape = 1,
+  .write_frame = chat_write_frame,
+  .write_message = chat_write_message,
+  /* A prompt alone, as write_message () writes it. */
+  .write_prompt = { "{\"role\":\"user\",\"content\":", "}" },
   .read_event = chat_read_event,
+  .scan_event = chat_scan_event,
   .read_whole = chat_read_whole,
 };

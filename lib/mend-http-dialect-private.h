@@ -9,6 +9,7 @@
 
 #include "mend-enums.h"
 #include "mend-http-answer-private.h"
+#include "mend-transcript-entry-private.h"
 
 G_BEGIN_DECLS
 
@@ -28,10 +29,17 @@ typedef struct
 {
   MendHttpDialect dialect;
 
-  /* The request body, streamed, from the messages of the request. */
-  char          *(*build_body) (const char     *model,
-                                guint           max_tokens,
-                                JsonNode       *messages);
+  /* The request body: @head, the messages of the request written in
+   * @shape (by write_message (), the transcript's own JSON for
+   * MEND_TRANSCRIPT_SHAPE_OWN), joined by commas, then @tail. Each message
+   * is written once, and its text kept for the next requests. */
+  guint                     shape;
+  void                    (*write_frame)   (const char *model,
+                                            guint       max_tokens,
+                                            GString    *head,
+                                            GString    *tail);
+  MendTranscriptWriteFunc   write_message;
+  MendTranscriptPromptShape write_prompt;
 
   /* One event: @data as sent, @event the same parsed when it is a JSON
    * object (else %NULL). Sets *@text to the text it adds to the answer
@@ -41,6 +49,19 @@ typedef struct
                                  const char     *data,
                                  gsize           length,
                                  JsonObject     *event,
+                                 const char    **text);
+
+  /* The quick way for the bulk of a stream, its text deltas: a byte scan
+   * of @data, no parse. TRUE when it read the event with certainty, with
+   * the same effect on @answer as read_event () (*@text, if any, in
+   * @scratch); FALSE, having changed nothing, for anything else, which
+   * read_event () then reads. */
+  gboolean        (*scan_event) (MendHttpAnswer *answer,
+                                 const char     *name,
+                                 const char     *data,
+                                 gsize           length,
+                                 GString        *scratch,
+                                 MendHttpEvent  *event,
                                  const char    **text);
 
   /* A whole answer in one JSON body: END when it is one (read into
@@ -61,21 +82,37 @@ JsonObject *mend_http_block_at     (JsonArray *blocks,
 /* A tool_use block's input as JSON text ("{}" without one). */
 char       *mend_http_tool_arguments (JsonObject *block);
 
-/* Writes one message of the transcript in a dialect's shape. */
-typedef void (*MendHttpAddMessage) (JsonBuilder *builder,
-                                    JsonObject  *message);
+/* The frame of a streamed request: {"model", @max_name: @max_tokens,
+ * "stream": true, "stream_options": {"include_usage": true} when
+ * @include_usage, @list_name: [ in @head, and ]} in @tail. */
+void  mend_http_write_streamed_frame (const char  *model,
+                                      const char  *max_name,
+                                      guint        max_tokens,
+                                      gboolean     include_usage,
+                                      const char  *list_name,
+                                      GString     *head,
+                                      GString     *tail);
+/* Appends the items of @builder's array, without its brackets. */
+void  mend_http_append_items         (GString     *out,
+                                      JsonBuilder *builder);
+/* A user's or an assistant's message with no tool call and no tool
+ * result: its role, and the text of its content (a string or blocks). */
+gboolean mend_http_plain_message     (JsonObject  *message,
+                                      const char **role,
+                                      char       **text);
 
-/* A streamed request: {"model", @max_name: @max_tokens, "stream": true,
- * "stream_options": {"include_usage": true} when @include_usage,
- * @list_name: [the messages, each through @add, or as they are when @add
- * is NULL]}. */
-char *mend_http_build_streamed_body (const char         *model,
-                                     const char         *max_name,
-                                     guint               max_tokens,
-                                     gboolean            include_usage,
-                                     const char         *list_name,
-                                     JsonNode           *messages,
-                                     MendHttpAddMessage  add);
+/* The body of @request, in @wire's shape, in the frame of @head and @tail. */
+char *mend_http_dialect_write_body   (const MendHttpDialectClass *wire,
+                                      GString                    *head,
+                                      GString                    *tail,
+                                      MendTranscriptRequest      *request,
+                                      gsize                      *length);
+/* The body of the messages of @messages (a JSON array), with the frame
+ * for @model and @max_tokens. */
+char *mend_http_dialect_build_body   (const MendHttpDialectClass *wire,
+                                      const char                 *model,
+                                      guint                       max_tokens,
+                                      JsonNode                   *messages);
 
 extern const MendHttpDialectClass mend_http_dialect_messages;
 extern const MendHttpDialectClass mend_http_dialect_chat_completions;

@@ -21,30 +21,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
-
-/* The name of the tool call @id, from the assistant messages before. */
-static const char *
-tool_name (JsonArray  *messages,
-           const char *id)
-{
-  for (guint i = 0; i < json_array_get_length (messages); i++)
-    {
-      JsonObject *message = mend_http_block_at (messages, i);
-      JsonNode *content = message != NULL ? json_object_get_member (message, "content") : NULL;
-      JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
-
-      for (guint j = 0; blocks != NULL && j < json_array_get_length (blocks); j++)
-        {
-          JsonObject *block = mend_http_block_at (blocks, j);
-
-          if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") == 0 &&
-              g_strcmp0 (mend_json_get_string (block, "id"), id) == 0 &&
-              mend_json_get_string (block, "name") != NULL)
-            return mend_json_get_string (block, "name");
-        }
-    }
-  return id;
-}
+#include "mend-json-scan-private.h"
 
 static void
 add_text_part (JsonBuilder *builder,
@@ -57,9 +34,9 @@ add_text_part (JsonBuilder *builder,
 }
 
 static void
-add_message (JsonBuilder *builder,
-             JsonArray   *messages,
-             JsonObject  *message)
+add_message (JsonBuilder          *builder,
+             MendTranscriptLookup *lookup,
+             JsonObject           *message)
 {
   const char *role = mend_json_get_string (message, "role");
   JsonNode *content = json_object_get_member (message, "content");
@@ -85,12 +62,15 @@ add_message (JsonBuilder *builder,
       if (g_strcmp0 (type, "tool_result") == 0 && id != NULL)
         {
           g_autofree char *output = mend_http_content_text (json_object_get_member (block, "content"));
+          const char *name;
 
           json_builder_begin_object (builder);
           json_builder_set_member_name (builder, "functionResponse");
           json_builder_begin_object (builder);
           json_builder_set_member_name (builder, "name");
-          json_builder_add_string_value (builder, tool_name (messages, id));
+          /* The name of its call, before it; else its id. */
+          name = mend_transcript_lookup_tool_name (lookup, id);
+          json_builder_add_string_value (builder, name != NULL ? name : id);
           json_builder_set_member_name (builder, "response");
           json_builder_begin_object (builder);
           json_builder_set_member_name (builder, "content");
@@ -130,37 +110,41 @@ add_message (JsonBuilder *builder,
   json_builder_end_object (builder);
 }
 
-static char *
-gemini_build_body (const char *model,
-                   guint       max_tokens,
-                   JsonNode   *messages)
+static void
+gemini_write_frame (const char *model,
+                    guint       max_tokens,
+                    GString    *head,
+                    GString    *tail)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
-  JsonArray *array;
-
-  g_assert (messages != NULL && JSON_NODE_HOLDS_ARRAY (messages));
-
   /* The model is the endpoint's, in its path. */
-  array = json_node_get_array (messages);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "contents");
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < json_array_get_length (array); i++)
+  g_string_assign (head, "{\"contents\":[");
+  g_string_printf (tail, "],\"generationConfig\":{\"maxOutputTokens\":%u}}", max_tokens);
+}
+
+static void
+gemini_write_message (GString              *out,
+                      JsonObject           *message,
+                      MendTranscriptLookup *lookup)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *text = NULL;
+  const char *role;
+
+  /* Text alone, as add_message () writes it, without a builder. */
+  if (mend_http_plain_message (message, &role, &text))
     {
-      JsonObject *message = mend_http_block_at (array, i);
-
-      if (message != NULL)
-        add_message (builder, array, message);
+      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"parts\":[{\"text\":"
+                                                       : "{\"role\":\"model\",\"parts\":[{\"text\":");
+      mend_json_write_string (out, text);
+      g_string_append (out, "}]}");
+      return;
     }
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "generationConfig");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "maxOutputTokens");
-  json_builder_add_int_value (builder, max_tokens);
-  json_builder_end_object (builder);
-  json_builder_end_object (builder);
 
-  return mend_json_builder_finish (builder);
+  builder = json_builder_new_immutable ();
+  json_builder_begin_array (builder);
+  add_message (builder, lookup, message);
+  json_builder_end_array (builder);
+  mend_http_append_items (out, builder);
 }
 
 /* The parts of the first candidate: their text at block 0 (the parts of
@@ -197,8 +181,9 @@ read_candidate (MendHttpAnswer  *answer,
               JsonNode *args = json_object_get_member (call, "args");
               g_autofree char *arguments = args != NULL ? mend_json_to_string (args) : g_strdup ("{}");
 
-              mend_http_answer_add_tool_call (answer, index, id, mend_json_get_string (call, "name"), arguments);
-              content = TRUE;
+              /* A call past the blocks kept is no output. */
+              if (mend_http_answer_add_tool_call (answer, index, id, mend_json_get_string (call, "name"), arguments))
+                content = TRUE;
             }
           else if (piece != NULL)
             g_string_append (joined, piece);
@@ -206,7 +191,7 @@ read_candidate (MendHttpAnswer  *answer,
     }
   if (joined->len > 0)
     {
-      *text = mend_http_answer_add_text_copy (answer, 0, joined->str);
+      *text = mend_http_answer_add_text_copy (answer, 0, joined->str, NULL);
       content = TRUE;
     }
   if (mend_json_get_string (candidate, "finishReason") != NULL)
@@ -254,6 +239,159 @@ gemini_read_event (MendHttpAnswer *answer,
   return read_candidate (answer, candidate, text) ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
+/* A part with text (appended to @scratch) or none, and no call. */
+static gboolean
+scan_part (MendJsonScan *scan,
+           GString      *scratch)
+{
+  gboolean first = TRUE, text = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "text"))
+        {
+          if (text || !mend_json_scan_string (scan, scratch))
+            return FALSE;
+          text = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "functionCall") || !mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* {"parts":[…],"role":"model"} */
+static gboolean
+scan_content (MendJsonScan *scan,
+              GString      *scratch)
+{
+  gboolean first = TRUE, parts = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "parts"))
+        {
+          gboolean element = TRUE;
+
+          if (parts || !mend_json_scan_char (scan, '['))
+            return FALSE;
+          while ((step = mend_json_scan_element (scan, &element)) == MEND_JSON_SCAN_NEXT)
+            if (!scan_part (scan, scratch))
+              return FALSE;
+          if (step != MEND_JSON_SCAN_DONE)
+            return FALSE;
+          parts = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A candidate that has not finished. */
+static gboolean
+scan_candidate (MendJsonScan *scan,
+                GString      *scratch)
+{
+  gboolean first = TRUE, content = FALSE, finish = FALSE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize n;
+
+  if (!mend_json_scan_char (scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "content"))
+        {
+          if (content || !scan_content (scan, scratch))
+            return FALSE;
+          content = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "finishReason"))
+        {
+          if (finish || !mend_json_scan_null (scan))
+            return FALSE;
+          finish = TRUE;
+        }
+      else if (!mend_json_scan_skip (scan))
+        return FALSE;
+    }
+  return step == MEND_JSON_SCAN_DONE;
+}
+
+/* A chunk of text: {"candidates":[{"content":{"parts":[{"text":"…"}]}}]}
+ * with usageMetadata, modelVersion and the like, in any order. */
+static gboolean
+gemini_scan_event (MendHttpAnswer *answer,
+                   const char     *name,
+                   const char     *data,
+                   gsize           length,
+                   GString        *scratch,
+                   MendHttpEvent  *event,
+                   const char    **text)
+{
+  gboolean first = TRUE, candidates = FALSE, error = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  gsize n;
+
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "candidates"))
+        {
+          gboolean element = TRUE;
+
+          /* The first candidate read, the others skipped. */
+          if (candidates || !mend_json_scan_char (&scan, '[') ||
+              mend_json_scan_element (&scan, &element) != MEND_JSON_SCAN_NEXT ||
+              !scan_candidate (&scan, scratch))
+            return FALSE;
+          while ((step = mend_json_scan_element (&scan, &element)) == MEND_JSON_SCAN_NEXT)
+            if (!mend_json_scan_skip (&scan))
+              return FALSE;
+          if (step != MEND_JSON_SCAN_DONE)
+            return FALSE;
+          candidates = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "error"))
+        {
+          if (error || !mend_json_scan_null (&scan))
+            return FALSE;
+          error = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !candidates || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  /* The parts of one chunk are one delta, as read_candidate () makes it. */
+  *text = NULL;
+  *event = MEND_HTTP_EVENT_OTHER;
+  if (scratch->len > 0)
+    {
+      *text = mend_http_answer_add_text (answer, 0, scratch->str, NULL);
+      *event = MEND_HTTP_EVENT_CONTENT;
+    }
+  return TRUE;
+}
+
 static MendHttpEvent
 gemini_read_whole (MendHttpAnswer *answer,
                    JsonNode       *root)
@@ -275,7 +413,12 @@ gemini_read_whole (MendHttpAnswer *answer,
 
 const MendHttpDialectClass mend_http_dialect_gemini = {
   .dialect = MEND_HTTP_DIALECT_GEMINI,
-  .build_body = gemini_build_body,
+  .shape = 3,
+  .write_frame = gemini_write_frame,
+  .write_message = gemini_write_message,
+  /* A prompt alone, as write_message () writes it. */
+  .write_prompt = { "{\"role\":\"user\",\"parts\":[{\"text\":", "}]}" },
   .read_event = gemini_read_event,
+  .scan_event = gemini_scan_event,
   .read_whole = gemini_read_whole,
 };

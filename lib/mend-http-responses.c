@@ -22,6 +22,7 @@
 
 #include "mend-http-dialect-private.h"
 #include "mend-json-private.h"
+#include "mend-json-scan-private.h"
 
 static void
 add_item (JsonBuilder *builder,
@@ -101,12 +102,39 @@ add_message (JsonBuilder *builder,
     }
 }
 
-static char *
-responses_build_body (const char *model,
-                      guint       max_tokens,
-                      JsonNode   *messages)
+static void
+responses_write_frame (const char *model,
+                       guint       max_tokens,
+                       GString    *head,
+                       GString    *tail)
 {
-  return mend_http_build_streamed_body (model, "max_output_tokens", max_tokens, FALSE, "input", messages, add_message);
+  mend_http_write_streamed_frame (model, "max_output_tokens", max_tokens, FALSE, "input", head, tail);
+}
+
+static void
+responses_write_message (GString              *out,
+                         JsonObject           *message,
+                         MendTranscriptLookup *lookup)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *text = NULL;
+  const char *role;
+
+  /* Text alone, as add_message () writes it, without a builder. */
+  if (mend_http_plain_message (message, &role, &text))
+    {
+      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"content\":"
+                                                       : "{\"role\":\"assistant\",\"content\":");
+      mend_json_write_string (out, text);
+      g_string_append_c (out, '}');
+      return;
+    }
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_array (builder);
+  add_message (builder, message);
+  json_builder_end_array (builder);
+  mend_http_append_items (out, builder);
 }
 
 /* The event's output_index, or -1. */
@@ -133,14 +161,12 @@ read_item (MendHttpAnswer  *answer,
 
   if (index < 0 || index >= G_MAXINT32)
     return FALSE;
+  /* A call past the blocks kept is no output. */
   if (g_strcmp0 (type, "function_call") == 0)
-    {
-      mend_http_answer_add_tool_call (answer, (guint) index,
-                                      mend_json_get_string (item, "call_id"),
-                                      mend_json_get_string (item, "name"),
-                                      mend_json_get_string (item, "arguments"));
-      return TRUE;
-    }
+    return mend_http_answer_add_tool_call (answer, (guint) index,
+                                           mend_json_get_string (item, "call_id"),
+                                           mend_json_get_string (item, "name"),
+                                           mend_json_get_string (item, "arguments"));
   if (whole && g_strcmp0 (type, "message") == 0)
     {
       JsonNode *content = json_object_get_member (item, "content");
@@ -156,7 +182,7 @@ read_item (MendHttpAnswer  *answer,
                               : g_strcmp0 (part_type, "refusal") == 0 ? mend_json_get_string (part, "refusal")
                               : NULL;
 
-          if (mend_http_answer_add_text (answer, (guint) index, words) != NULL)
+          if (mend_http_answer_add_text (answer, (guint) index, words, NULL) != NULL)
             any = TRUE;
         }
       return any;
@@ -192,19 +218,70 @@ responses_read_event (MendHttpAnswer *answer,
   if ((g_strcmp0 (type, "response.output_text.delta") == 0 || g_strcmp0 (type, "response.refusal.delta") == 0) &&
       index >= 0 && index < G_MAXINT32)
     {
-      *text = mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (event, "delta"));
+      *text = mend_http_answer_add_text (answer, (guint) index, mend_json_get_string (event, "delta"), NULL);
       return *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
     }
   if (g_strcmp0 (type, "response.output_item.added") == 0)
     return read_item (answer, index, mend_json_get_object (event, "item"), FALSE, text)
            ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
   if (g_strcmp0 (type, "response.function_call_arguments.delta") == 0 && index >= 0 && index < G_MAXINT32)
-    {
-      mend_http_answer_add_tool_call (answer, (guint) index, NULL, NULL, mend_json_get_string (event, "delta"));
-      return MEND_HTTP_EVENT_CONTENT;
-    }
+    return mend_http_answer_add_tool_call (answer, (guint) index, NULL, NULL, mend_json_get_string (event, "delta"))
+           ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 
   return MEND_HTTP_EVENT_OTHER;
+}
+
+/* {"type":"response.output_text.delta","output_index":N,"delta":"…"},
+ * in any order, other members skipped. */
+static gboolean
+responses_scan_event (MendHttpAnswer *answer,
+                      const char     *name,
+                      const char     *data,
+                      gsize           length,
+                      GString        *scratch,
+                      MendHttpEvent  *event,
+                      const char    **text)
+{
+  gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE;
+  MendJsonScanStep step;
+  MendJsonScan scan;
+  const char *key;
+  guint index = 0;
+  gsize n;
+
+  g_string_truncate (scratch, 0);
+  mend_json_scan_init (&scan, data, length);
+  if (!mend_json_scan_char (&scan, '{'))
+    return FALSE;
+  while ((step = mend_json_scan_member (&scan, &first, &key, &n)) == MEND_JSON_SCAN_NEXT)
+    {
+      if (MEND_JSON_SCAN_KEY_IS (key, n, "type"))
+        {
+          if (type || !mend_json_scan_string_is (&scan, "response.output_text.delta"))
+            return FALSE;
+          type = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "output_index"))
+        {
+          if (has_index || !mend_json_scan_index (&scan, &index))
+            return FALSE;
+          has_index = TRUE;
+        }
+      else if (MEND_JSON_SCAN_KEY_IS (key, n, "delta"))
+        {
+          if (delta || !mend_json_scan_string (&scan, scratch))
+            return FALSE;
+          delta = TRUE;
+        }
+      else if (!mend_json_scan_skip (&scan))
+        return FALSE;
+    }
+  if (step != MEND_JSON_SCAN_DONE || !type || !has_index || !delta || !mend_json_scan_end (&scan))
+    return FALSE;
+
+  *text = mend_http_answer_add_text (answer, index, scratch->str, NULL);
+  *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  return TRUE;
 }
 
 static MendHttpEvent
@@ -237,7 +314,12 @@ responses_read_whole (MendHttpAnswer *answer,
 
 const MendHttpDialectClass mend_http_dialect_responses = {
   .dialect = MEND_HTTP_DIALECT_RESPONSES,
-  .build_body = responses_build_body,
+  .shape = 2,
+  .write_frame = responses_write_frame,
+  .write_message = responses_write_message,
+  /* A prompt alone, as write_message () writes it. */
+  .write_prompt = { "{\"role\":\"user\",\"content\":", "}" },
   .read_event = responses_read_event,
+  .scan_event = responses_scan_event,
   .read_whole = responses_read_whole,
 };

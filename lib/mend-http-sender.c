@@ -14,6 +14,7 @@
 #include "mend-enum-types.h"
 #include "mend-failure-private.h"
 #include "mend-http-sender.h"
+#include "mend-http-sender-private.h"
 #include "mend-http-answer-private.h"
 #include "mend-http-failures-private.h"
 #include "mend-http-headers-private.h"
@@ -55,10 +56,11 @@
  * `{"model","max_tokens","stream":true,"stream_options":{"include_usage":true},"messages":[…]}`
  * with each message's text as its `content`, an assistant's tool calls as
  * `tool_calls` and their results as messages of role `tool`; it reads
- * `choices[0].delta` (text, a refusal's text, and tool calls),
- * `finish_reason` (or Ollama's
- * `done_reason`), `data: [DONE]` and an `error` object inside the stream,
- * or one JSON answer (`choices[0].message`). Set the key with
+ * `choices[0].delta` (text, a refusal's text, and tool calls, in the
+ * order they come: text after a tool call is a block of its own after
+ * it), `finish_reason` (or Ollama's `done_reason`), `data: [DONE]`, an
+ * `error` object inside the stream and an `event: error` (whatever its
+ * data), or one JSON answer (`choices[0].message`). Set the key with
  * `mend_http_sender_set_header (sender, "Authorization", "Bearer …", NULL)`.
  * An answer with no text and no tool call is the model's empty response
  * (%MEND_REASON_EMPTY, retried), in every format; a stream that said how
@@ -81,7 +83,9 @@
  * [signal@Mend.HttpSender::text-delta]) and marks the turn's output as
  * seen; an `error` event (such as `overloaded_error` inside a 200 stream)
  * or the end of the stream before `message_stop` is a failure — transient
- * when nothing was emitted yet, partial (not retried) after. A response of
+ * when nothing was emitted yet, partial (not retried) after. An answer
+ * keeps at most 1 024 content blocks; an event for a block past them is
+ * dropped and is no output. A response of
  * another type succeeds when its body is not empty; a Messages answer in
  * one JSON body (`{"content":[…]}`) gives its text as one text-delta. The
  * text of the answer that succeeded is [property@Mend.HttpSender:answer].
@@ -134,6 +138,12 @@ struct _MendHttpSender
   MendTranscript *transcript;
   MendHttpDialect dialect;
   const MendHttpDialectClass *wire;   /* the dialect spoken: never AUTO */
+
+  /* The body around its messages, for frame_model and frame_max_tokens */
+  GString     *frame_head;
+  GString     *frame_tail;
+  char        *frame_model;
+  guint        frame_max_tokens;
 };
 
 enum {
@@ -167,30 +177,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (MendHttpSender, mend_http_sender, G_TYPE_OBJECT,
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-typedef struct
-{
-  MendHttpSender   *self;
-  MendTurn         *turn;
-  MendClock        *clock;
-  SoupMessage      *message;
-  GCancellable     *cancellable;  /* ours: the timeout and Stop cancel it */
-  GCancellable     *outer;
-  gulong            outer_id;
-  guint             timeout_id;
-  gboolean          timed_out;
-  GInputStream     *body_stream;
-  gboolean          streaming;    /* the answer is text/event-stream */
-  MendSseReader     events;
-  GByteArray       *body;
-  guint64           received;     /* bytes of the answer, decoded */
-  gboolean          ended;        /* an event ended the attempt… */
-  MendFailure      *outcome;      /* …with this failure, or NULL for success */
-  int               io_priority;
-  MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
-} Attempt;
-
 static void
-attempt_free (Attempt *attempt)
+attempt_free (MendHttpAttempt *attempt)
 {
   if (attempt->timeout_id != 0)
     mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
@@ -198,8 +186,17 @@ attempt_free (Attempt *attempt)
     g_cancellable_disconnect (attempt->outer, attempt->outer_id);
   g_clear_object (&attempt->outer);
   g_clear_object (&attempt->cancellable);
+  if (attempt->readable != NULL)
+    {
+      g_source_destroy (attempt->readable);
+      g_clear_pointer (&attempt->readable, g_source_unref);
+    }
   g_clear_object (&attempt->body_stream);
   mend_sse_reader_clear (&attempt->events);
+  g_clear_object (&attempt->parser);
+  if (attempt->scratch != NULL)
+    g_string_free (attempt->scratch, TRUE);
+  g_free (attempt->buffer);
   g_clear_pointer (&attempt->body, g_byte_array_unref);
   g_clear_pointer (&attempt->answer, mend_http_answer_free);
   g_clear_object (&attempt->outcome);
@@ -210,11 +207,11 @@ attempt_free (Attempt *attempt)
   g_free (attempt);
 }
 
-static void
-finish (GTask       *task,
-        MendFailure *failure)
+void
+mend_http_sender_finish_attempt (GTask       *task,
+                                 MendFailure *failure)
 {
-  Attempt *attempt = g_task_get_task_data (task);
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
 
   if (attempt->timeout_id != 0)
     {
@@ -237,289 +234,30 @@ finish (GTask       *task,
   g_object_unref (task);
 }
 
-static MendFailure *
-failure_from_error (Attempt      *attempt,
-                    const GError *error)
+/* Emits what an event of the answer brought. */
+void
+mend_http_sender_emit_content (MendHttpSender *self,
+                               MendTurn       *turn,
+                               GCancellable   *cancellable,
+                               const char     *data,
+                               const char     *text)
 {
-  return mend_http_failure_from_error (error, attempt->timed_out ? attempt->self->timeout_ms : 0,
-                                       attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer));
+  g_signal_emit (self, signals[CONTENT], 0, turn, data);
+  /* A ::content handler that stopped the turn: no text after Stop. */
+  if (text != NULL && text[0] != '\0' && !g_cancellable_is_cancelled (cancellable))
+    g_signal_emit (self, signals[TEXT_DELTA], 0, text);
 }
 
-static MendFailure *
-failure_over_cap (Attempt     *attempt,
-                  MendHttpCap  cap)
+const MendHttpDialectClass *
+mend_http_sender_get_wire (MendHttpSender *self)
 {
-  MendHttpSender *self = attempt->self;
-
-  return mend_http_failure_over_cap (cap, cap == MEND_HTTP_CAP_LINE ? self->max_line_bytes
-                                          : cap == MEND_HTTP_CAP_EVENT ? self->max_event_bytes
-                                          : self->max_body_bytes);
-}
-
-static MendFailure *
-failure_from_response (Attempt    *attempt,
-                       const void *data,
-                       gsize       size)
-{
-  return mend_http_failure_from_response (attempt->message, data, size, attempt->clock,
-                                          mend_turn_get_policy (attempt->turn));
-}
-
-/* Reading the answer: a chunk at a time, every byte counted */
-
-/* How a complete answer ends the attempt: an answer with no content at
- * all (no text, no tool call) is the model's empty response. */
-static MendFailure *
-answer_outcome (Attempt *attempt)
-{
-  return mend_http_answer_is_empty (attempt->answer) ? mend_failure_new_empty_response () : NULL;
-}
-
-static gboolean
-on_event (const char *name,
-          const char *data,
-          gsize       length,
-          gpointer    user_data)
-{
-  Attempt *attempt = user_data;
-  g_autoptr(JsonNode) node = NULL;
-  const char *text = NULL;
-  MendHttpEvent event;
-
-  node = mend_json_parse (data, length, NULL);
-  event = attempt->self->wire->read_event (attempt->answer, name, data, length,
-                                           node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                                           ? json_node_get_object (node) : NULL,
-                                           &text);
-  switch (event)
-    {
-    case MEND_HTTP_EVENT_ERROR:
-      attempt->ended = TRUE;
-      attempt->outcome = failure_from_response (attempt, data, length);
-      return FALSE;
-    case MEND_HTTP_EVENT_END:
-      attempt->ended = TRUE;
-      attempt->outcome = answer_outcome (attempt);
-      return FALSE;
-    case MEND_HTTP_EVENT_CONTENT:
-      mend_turn_note_output (attempt->turn);
-      g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, data);
-      if (text != NULL)
-        g_signal_emit (attempt->self, signals[TEXT_DELTA], 0, text);
-      break;
-    case MEND_HTTP_EVENT_OTHER:
-    default:
-      break;
-    }
-
-  return TRUE;
-}
-
-/* Ends the attempt if the reader's status says so; TRUE when it did. */
-static gboolean
-sse_status_ends (GTask         *task,
-                 MendSseStatus  status)
-{
-  Attempt *attempt = g_task_get_task_data (task);
-
-  switch (status)
-    {
-    case MEND_SSE_STOPPED:
-      finish (task, g_steal_pointer (&attempt->outcome));
-      return TRUE;
-    case MEND_SSE_LINE_TOO_LONG:
-      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_LINE));
-      return TRUE;
-    case MEND_SSE_EVENT_TOO_LARGE:
-      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_EVENT));
-      return TRUE;
-    case MEND_SSE_MORE:
-    default:
-      return FALSE;
-    }
-}
-
-static void
-finish_body (GTask *task)
-{
-  Attempt *attempt = g_task_get_task_data (task);
-  guint status = soup_message_get_status (attempt->message);
-
-  if (SOUP_STATUS_IS_REDIRECTION (status))
-    finish (task, mend_http_failure_from_redirect (attempt->message, attempt->clock,
-                                                     mend_turn_get_policy (attempt->turn)));
-  else if (!SOUP_STATUS_IS_SUCCESSFUL (status))
-    {
-      guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
-      finish (task, failure_from_response (attempt, attempt->body->data, len));
-    }
-  else if (attempt->body->len == 0)
-    finish (task, mend_failure_new_empty_response ());
-  else
-    {
-      const char *type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
-      g_autoptr(JsonNode) root = NULL;
-      const char *text = "";
-      MendHttpEvent whole = MEND_HTTP_EVENT_OTHER;
-
-      /* A whole answer in the dialect's JSON: its text, as one delta; an
-       * answer with nothing in it is the model's empty response, and an
-       * error object in a 200 a failure as in a stream. */
-      if (g_strcmp0 (type, "application/json") == 0 &&
-          (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL)
-        whole = attempt->self->wire->read_whole (attempt->answer, root);
-      if (whole == MEND_HTTP_EVENT_ERROR)
-        {
-          guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
-
-          finish (task, failure_from_response (attempt, attempt->body->data, len));
-          return;
-        }
-      if (whole == MEND_HTTP_EVENT_END)
-        {
-          if (mend_http_answer_is_empty (attempt->answer))
-            {
-              finish (task, mend_failure_new_empty_response ());
-              return;
-            }
-          text = mend_http_answer_get_text (attempt->answer);
-        }
-
-      g_byte_array_append (attempt->body, (const guint8 *) "", 1);
-      mend_turn_note_output (attempt->turn);
-      g_signal_emit (attempt->self, signals[CONTENT], 0, attempt->turn, (const char *) attempt->body->data);
-      if (text[0] != '\0')
-        g_signal_emit (attempt->self, signals[TEXT_DELTA], 0, text);
-      finish (task, NULL);
-    }
-}
-
-static void read_more (GTask *task);
-
-static void
-on_read (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  GTask *task = user_data;
-  Attempt *attempt = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
-  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
-  const char *data;
-  gsize size = 0;
-
-  if (error != NULL)
-    {
-      finish (task, failure_from_error (attempt, error));
-      return;
-    }
-
-  data = g_bytes_get_data (chunk, &size);
-
-  if (size == 0)
-    {
-      g_autoptr(GError) eof = NULL;
-
-      if (!attempt->streaming)
-        {
-          finish_body (task);
-          return;
-        }
-      if (sse_status_ends (task, mend_sse_reader_finish (&attempt->events)))
-        return;
-      /* A stream whose model said how it ended, with no end marker after
-       * (some servers send none): complete. */
-      if (mend_http_answer_get_stop_reason (attempt->answer) != NULL &&
-          attempt->self->wire->dialect != MEND_HTTP_DIALECT_MESSAGES)
-        {
-          finish (task, answer_outcome (attempt));
-          return;
-        }
-      eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
-                                 _("The event stream ended before the message did"));
-      finish (task, mend_failure_new_from_error (eof));
-      return;
-    }
-
-  /* The bytes as decoded: a small compressed answer counts as what it
-   * becomes. */
-  attempt->received += size;
-  if (success && attempt->received > attempt->self->max_body_bytes)
-    {
-      finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
-      return;
-    }
-
-  if (attempt->streaming)
-    {
-      if (sse_status_ends (task, mend_sse_reader_feed (&attempt->events, data, size)))
-        return;
-    }
-  else if (success)
-    g_byte_array_append (attempt->body, (const guint8 *) data, size);
-  else
-    {
-      /* Of an error, only the head is kept; the rest is not read. */
-      g_byte_array_append (attempt->body, (const guint8 *) data,
-                           MIN (size, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES - attempt->body->len));
-      if (attempt->body->len >= MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES)
-        {
-          finish_body (task);
-          return;
-        }
-    }
-
-  read_more (task);
-}
-
-static void
-read_more (GTask *task)
-{
-  Attempt *attempt = g_task_get_task_data (task);
-
-  g_input_stream_read_bytes_async (attempt->body_stream, 16384, attempt->io_priority,
-                                   attempt->cancellable, on_read, task);
-}
-
-static void
-on_sent (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  GTask *task = user_data;
-  Attempt *attempt = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GInputStream) stream = soup_session_send_finish (SOUP_SESSION (object), result, &error);
-  g_autofree char *shown_type = NULL;
-  const char *content_type;
-  guint status;
-
-  if (stream == NULL)
-    {
-      finish (task, failure_from_error (attempt, error));
-      return;
-    }
-
-  status = soup_message_get_status (attempt->message);
-  content_type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
-  shown_type = mend_redact_secrets (content_type ? content_type : "", -1);
-  mend_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
-
-  attempt->body_stream = g_steal_pointer (&stream);
-  attempt->body = g_byte_array_new ();
-  attempt->streaming = SOUP_STATUS_IS_SUCCESSFUL (status) &&
-                       g_strcmp0 (content_type, "text/event-stream") == 0;
-  if (attempt->streaming)
-    mend_sse_reader_init (&attempt->events, attempt->self->max_line_bytes,
-                          attempt->self->max_event_bytes, on_event, attempt);
-  read_more (task);
+  return self->wire;
 }
 
 static void
 on_timeout (gpointer data)
 {
-  Attempt *attempt = data;
+  MendHttpAttempt *attempt = data;
 
   attempt->timeout_id = 0;
   attempt->timed_out = TRUE;
@@ -531,6 +269,25 @@ on_outer_cancelled (GCancellable *outer,
                     GCancellable *inner)
 {
   g_cancellable_cancel (inner);
+}
+
+/* The body of @request: the frame (made again when the model or
+ * max_tokens changed), and each message as written for the last request,
+ * or written now. */
+static char *
+write_body (MendHttpSender        *self,
+            MendTranscriptRequest *request,
+            gsize                 *length)
+{
+  if (self->frame_model == NULL || !g_str_equal (self->frame_model, self->model) ||
+      self->frame_max_tokens != self->max_tokens)
+    {
+      g_free (self->frame_model);
+      self->frame_model = g_strdup (self->model);
+      self->frame_max_tokens = self->max_tokens;
+      self->wire->write_frame (self->model, self->max_tokens, self->frame_head, self->frame_tail);
+    }
+  return mend_http_dialect_write_body (self->wire, self->frame_head, self->frame_tail, request, length);
 }
 
 /**
@@ -550,14 +307,14 @@ char *
 mend_http_sender_build_body (MendHttpSender *self,
                              MendTurn       *turn)
 {
-  g_autoptr(JsonNode) messages = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
-  messages = mend_transcript_request_for (self->transcript, turn, FALSE);
-  return self->wire->build_body (self->model, self->max_tokens, messages);
+  request = mend_transcript_request_for (self->transcript, turn, FALSE);
+  return write_body (self, request, NULL);
 }
 
 /**
@@ -578,14 +335,21 @@ char *
 mend_http_sender_build_messages (MendHttpSender *self,
                                  MendTurn       *turn)
 {
-  g_autoptr(JsonNode) messages = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
+  char *json;
+  char *end;
 
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
-  messages = mend_transcript_request_for (self->transcript, turn, FALSE);
-  return mend_json_to_string (messages);
+  request = mend_transcript_request_for (self->transcript, turn, FALSE);
+  json = g_malloc (mend_transcript_request_prepare (request, MEND_TRANSCRIPT_SHAPE_OWN, NULL, NULL) + 3);
+  json[0] = '[';
+  end = mend_transcript_request_copy (request, MEND_TRANSCRIPT_SHAPE_OWN, json + 1);
+  end[0] = ']';
+  end[1] = '\0';
+  return json;
 }
 
 static void
@@ -598,19 +362,19 @@ mend_http_sender_send_async (MendSender          *sender,
                              gpointer             user_data)
 {
   MendHttpSender *self = MEND_HTTP_SENDER (sender);
-  g_autoptr(JsonNode) messages = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
   g_autofree char *body = NULL;
   g_autofree char *key = NULL;
   g_autoptr(GBytes) bytes = NULL;
   SoupMessageHeaders *headers;
-  Attempt *attempt;
+  MendHttpAttempt *attempt;
   gsize length;
   GTask *task;
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, mend_http_sender_send_async);
 
-  attempt = g_new0 (Attempt, 1);
+  attempt = g_new0 (MendHttpAttempt, 1);
   attempt->self = g_object_ref (self);
   attempt->turn = g_object_ref (turn);
   attempt->clock = g_object_ref (mend_turn_get_clock (turn));
@@ -628,7 +392,7 @@ mend_http_sender_send_async (MendSender          *sender,
       MendFailure *failure = mend_failure_new_from_error (error);
 
       /* Not something a retry can mend. */
-      finish (task, failure);
+      mend_http_sender_finish_attempt (task, failure);
       return;
     }
 
@@ -642,9 +406,8 @@ mend_http_sender_send_async (MendSender          *sender,
                                   g_ptr_array_index (self->headers, i + 1));
 
   /* From here on the transcript follows the turn, to its end. */
-  messages = mend_transcript_request_for (self->transcript, turn, TRUE);
-  body = self->wire->build_body (self->model, self->max_tokens, messages);
-  length = strlen (body);
+  request = mend_transcript_request_for (self->transcript, turn, TRUE);
+  body = write_body (self, request, &length);
   bytes = g_bytes_new_take (g_steal_pointer (&body), length);
   soup_message_set_request_body_from_bytes (attempt->message, "application/json", bytes);
   /* A redirect would take the credentials and the prompt somewhere else,
@@ -666,7 +429,7 @@ mend_http_sender_send_async (MendSender          *sender,
                                                   on_timeout, attempt, NULL);
 
   soup_session_send_async (self->session, attempt->message, attempt->io_priority,
-                           attempt->cancellable, on_sent, task);
+                           attempt->cancellable, mend_http_sender_on_sent, task);
 }
 
 static MendFailure *
@@ -712,6 +475,9 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->model, g_free);
   g_clear_pointer (&self->answer, g_free);
   g_clear_object (&self->transcript);
+  g_string_free (self->frame_head, TRUE);
+  g_string_free (self->frame_tail, TRUE);
+  g_free (self->frame_model);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
   g_clear_pointer (&self->secrets, mend_secret_set_free);
   g_clear_object (&self->session);
@@ -1002,19 +768,19 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * @self: the sender
    * @turn: the turn
    * @event: the content event's JSON data (or the whole body of an answer
-   *   that is not a stream)
+   *   that is not a stream), valid during the emission
    *
    * Output arrived: a text delta or a tool call.
    */
   signals[CONTENT] =
     g_signal_new ("content", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING);
+                  G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING | G_SIGNAL_TYPE_STATIC_SCOPE);
 
   /**
    * MendHttpSender::text-delta:
    * @self: the sender
-   * @delta: the piece of text
+   * @delta: the piece of text, valid during the emission
    *
    * The assistant's text grew by @delta: emitted for each `text_delta` of
    * a streamed answer, and once with the whole text of an answer that is
@@ -1025,7 +791,7 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
   signals[TEXT_DELTA] =
     g_signal_new ("text-delta", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, G_TYPE_STRING);
+                  G_TYPE_NONE, 1, G_TYPE_STRING | G_SIGNAL_TYPE_STATIC_SCOPE);
 }
 
 static void
@@ -1040,6 +806,8 @@ mend_http_sender_init (MendHttpSender *self)
   self->max_body_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES;
   self->max_line_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES;
   self->max_event_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES;
+  self->frame_head = g_string_new (NULL);
+  self->frame_tail = g_string_new (NULL);
 }
 
 /**

@@ -21,8 +21,23 @@ G_BEGIN_DECLS
 JsonNode   *mend_json_parse          (const char    *data,
                                       gssize         length,
                                       GError       **error);
+/* The same with @parser (json_parser_new_immutable ()), reused for many
+ * texts in a row; it keeps the last root until the next parse. */
+JsonNode   *mend_json_parse_with     (JsonParser    *parser,
+                                      const char    *data,
+                                      gssize         length,
+                                      GError       **error);
 char       *mend_json_to_string      (JsonNode      *node);
 char       *mend_json_builder_finish (JsonBuilder   *builder);
+/* Appends @value as a JSON string, escaped byte for byte as json-glib's
+ * generator escapes it. */
+void        mend_json_write_string   (GString       *out,
+                                      const char    *value);
+/* The same: its length, quotes included, and a copy to @out (which has
+ * room for it), returning the end of what was written. */
+gsize       mend_json_string_length  (const char    *value);
+char       *mend_json_string_copy    (char          *out,
+                                      const char    *value);
 const char *mend_json_get_string     (JsonObject    *object,
                                       const char    *member);
 JsonObject *mend_json_get_object     (JsonObject    *object,

@@ -12,6 +12,45 @@
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 
+/* The four hex digits of the \u escape at @i, or -1. */
+static gint
+hex4 (const char *data,
+      gsize       length,
+      gsize       i)
+{
+  gint value = 0;
+
+  if (i + 6 > length || data[i] != '\\' || data[i + 1] != 'u')
+    return -1;
+  for (gsize j = i + 2; j < i + 6; j++)
+    {
+      gint digit = g_ascii_xdigit_value (data[j]);
+
+      if (digit < 0)
+        return -1;
+      value = value * 16 + digit;
+    }
+  return value;
+}
+
+/* The length of the \u escape at @i (a surrogate pair is one), or 0
+ * when it is not a character: not four hex digits, or half a pair. */
+static gsize
+unicode_escape (const char *data,
+                gsize       length,
+                gsize       i)
+{
+  gint value = hex4 (data, length, i);
+  gint low;
+
+  if (value < 0 || (value >= 0xdc00 && value <= 0xdfff))
+    return 0;
+  if (value < 0xd800 || value > 0xdbff)
+    return 6;
+  low = hex4 (data, length, i + 6);
+  return low >= 0xdc00 && low <= 0xdfff ? 12 : 0;
+}
+
 /* A byte scan, before any parse. json-glib's scanner recurses once per
  * level of nesting and reads more than JSON (comments, for one), so the
  * text must pass a scan that reads it the way the parser will:
@@ -25,7 +64,10 @@
  * - no more than %MEND_JSON_MAX_VALUES values, so that a large text of
  *   small values does not become a much larger tree of nodes;
  * - one value: json-glib 1.6 takes "{}{}" or "1 {}", keeps the last value
- *   and leaks the others.
+ *   and leaks the others;
+ * - each \u escape four hex digits and a character: json-glib 1.6 leaks
+ *   a string on a broken surrogate pair, and reads a lone half as bytes
+ *   that are not UTF-8.
  *
  * Returns %NULL when the text may be parsed, or what is wrong with it. */
 static char *
@@ -47,7 +89,17 @@ check_shape (const char *data,
 
       if (in_string)
         {
-          if (c == '\\' && i + 1 < length && data[i + 1] != '\0')
+          if (c == '\\' && i + 1 < length && data[i + 1] == 'u')
+            {
+              gsize n = unicode_escape (data, length, i);
+
+              /* json-glib 1.6 leaks a string on a broken pair, and
+               * makes a string that is not UTF-8 of a lone half. */
+              if (n == 0)
+                return g_strdup (_("The JSON text holds a \\u escape that is not a character"));
+              i += n - 1;
+            }
+          else if (c == '\\' && i + 1 < length && data[i + 1] != '\0')
             i++;
           else if (c == '"')
             {
@@ -111,7 +163,17 @@ mend_json_parse (const char  *data,
                  gssize       length,
                  GError     **error)
 {
-  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+
+  return mend_json_parse_with (parser, data, length, error);
+}
+
+JsonNode *
+mend_json_parse_with (JsonParser  *parser,
+                      const char  *data,
+                      gssize       length,
+                      GError     **error)
+{
   g_autofree char *problem = NULL;
   JsonNode *root;
 
@@ -125,7 +187,6 @@ mend_json_parse (const char  *data,
       return NULL;
     }
 
-  parser = json_parser_new_immutable ();
   if (!json_parser_load_from_data (parser, data, length, error))
     {
       /* json-glib quotes the token it could not read. */
@@ -152,6 +213,112 @@ mend_json_to_string (JsonNode *node)
 
   json_generator_set_root (generator, node);
   return json_generator_to_data (generator, NULL);
+}
+
+/* The bytes json-glib's generator escapes: '"', '\\', the control
+ * characters but 0x1f, and 0x7f. */
+static const guint8 escaped[256] = {
+  [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1, [0x08] = 1,
+  [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1, [0x10] = 1,
+  [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
+  [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1,
+  ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
+/* The escape of byte @c, in @escape (at least 7 bytes); its length. */
+static gsize
+escape_byte (guchar  c,
+             char   *escape)
+{
+  switch (c)
+    {
+    case '"': memcpy (escape, "\\\"", 2); return 2;
+    case '\\': memcpy (escape, "\\\\", 2); return 2;
+    case '\b': memcpy (escape, "\\b", 2); return 2;
+    case '\f': memcpy (escape, "\\f", 2); return 2;
+    case '\n': memcpy (escape, "\\n", 2); return 2;
+    case '\r': memcpy (escape, "\\r", 2); return 2;
+    case '\t': memcpy (escape, "\\t", 2); return 2;
+    default:
+      g_snprintf (escape, 7, "\\u%04x", c);
+      return 6;
+    }
+}
+
+gsize
+mend_json_string_length (const char *value)
+{
+  gsize length = 2;
+  char escape[8];
+
+  for (const guchar *p = (const guchar *) value; *p != '\0'; p++)
+    length += escaped[*p] ? escape_byte (*p, escape) : 1;
+  return length;
+}
+
+char *
+mend_json_string_copy (char       *out,
+                       const char *value)
+{
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+
+  *out++ = '"';
+  for (;;)
+    {
+      while (*p != '\0' && !escaped[*p])
+        p++;
+      memcpy (out, run, p - run);
+      out += p - run;
+      if (*p == '\0')
+        break;
+      {
+        char escape[8];
+        gsize n = escape_byte (*p, escape);
+
+        memcpy (out, escape, n);
+        out += n;
+      }
+      run = ++p;
+    }
+  *out++ = '"';
+  return out;
+}
+
+void
+mend_json_write_string (GString    *out,
+                        const char *value)
+{
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+
+  g_string_append_c (out, '"');
+  for (;;)
+    {
+      char escape[8];
+
+      while (*p != '\0' && !escaped[*p])
+        p++;
+      g_string_append_len (out, (const char *) run, p - run);
+      if (*p == '\0')
+        break;
+      switch (*p)
+        {
+        case '"': g_string_append (out, "\\\""); break;
+        case '\\': g_string_append (out, "\\\\"); break;
+        case '\b': g_string_append (out, "\\b"); break;
+        case '\f': g_string_append (out, "\\f"); break;
+        case '\n': g_string_append (out, "\\n"); break;
+        case '\r': g_string_append (out, "\\r"); break;
+        case '\t': g_string_append (out, "\\t"); break;
+        default:
+          g_snprintf (escape, sizeof escape, "\\u%04x", *p);
+          g_string_append (out, escape);
+          break;
+        }
+      run = ++p;
+    }
+  g_string_append_c (out, '"');
 }
 
 char *

@@ -405,7 +405,16 @@ mend_reason_from_http (guint          status,
     {
       *json = mend_json_parse (data, size, NULL);
       if (!read_api_error (*json, api))
-        *body_text = g_strndup (data, MIN (size, MEND_FAILURE_MAX_MESSAGE_BYTES * 2));
+        {
+          const char *end = NULL;
+
+          /* Cut where a character ends: a long text cut inside one is
+           * still the text it was. */
+          *body_text = g_strndup (data, MIN (size, MEND_FAILURE_MAX_MESSAGE_BYTES * 2));
+          if (size > MEND_FAILURE_MAX_MESSAGE_BYTES * 2 && !g_utf8_validate (*body_text, -1, &end) &&
+              strlen (end) < 4)
+            (*body_text)[end - *body_text] = '\0';
+        }
       /* The classifier reads the whole body, bounded: a code may sit past
        * the message. */
       text = g_strndup (data, MIN (size, MEND_REASON_MAX_BODY_BYTES));

@@ -29,9 +29,10 @@ typedef gboolean (*MendSseEventFunc) (const char *name,
  * whatever the stream sends (a line with no end, an event with no end). */
 typedef struct
 {
-  GString          *line;
+  GString          *line;     /* the start of a line a chunk did not end */
   GString          *data;
-  char             *name;
+  GString          *name;     /* the event's name, when has_name */
+  gboolean          has_name;
   gboolean          after_cr;
   gsize             max_line_bytes;
   gsize             max_event_bytes;

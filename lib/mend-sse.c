@@ -21,6 +21,7 @@ mend_sse_reader_init (MendSseReader    *reader,
   memset (reader, 0, sizeof *reader);
   reader->line = g_string_new (NULL);
   reader->data = g_string_new (NULL);
+  reader->name = g_string_new (NULL);
   reader->max_line_bytes = max_line_bytes;
   reader->max_event_bytes = max_event_bytes;
   reader->func = func;
@@ -34,8 +35,9 @@ mend_sse_reader_clear (MendSseReader *reader)
     g_string_free (reader->line, TRUE);
   if (reader->data != NULL)
     g_string_free (reader->data, TRUE);
-  g_clear_pointer (&reader->name, g_free);
-  reader->line = reader->data = NULL;
+  if (reader->name != NULL)
+    g_string_free (reader->name, TRUE);
+  reader->line = reader->data = reader->name = NULL;
 }
 
 static MendSseStatus
@@ -43,35 +45,47 @@ dispatch (MendSseReader *reader)
 {
   gboolean go_on = TRUE;
 
-  if (reader->data->len > 0 || reader->name != NULL)
-    go_on = reader->func (reader->name, reader->data->str, reader->data->len, reader->user_data);
+  if (reader->data->len > 0 || reader->has_name)
+    go_on = reader->func (reader->has_name ? reader->name->str : NULL,
+                          reader->data->str, reader->data->len, reader->user_data);
 
   g_string_truncate (reader->data, 0);
-  g_clear_pointer (&reader->name, g_free);
+  reader->has_name = FALSE;
   return go_on ? MEND_SSE_MORE : MEND_SSE_STOPPED;
 }
 
-/* One whole line, without its end. */
+/* One whole line, without its end: in the chunk, or held. */
 static MendSseStatus
-take_line (MendSseReader *reader)
+take_line (MendSseReader *reader,
+           const char    *line,
+           gsize          length)
 {
-  const char *line = reader->line->str;
-  gsize length = reader->line->len;
-
   if (length == 0)
     return dispatch (reader);
 
-  if (g_str_has_prefix (line, "event:"))
+  if (length >= strlen ("event:") && memcmp (line, "event:", strlen ("event:")) == 0)
     {
-      g_free (reader->name);
-      reader->name = g_strstrip (g_strdup (line + strlen ("event:")));
+      const char *name = line + strlen ("event:");
+      const char *end = line + length;
+      const char *nul = memchr (name, '\0', end - name);
+
+      /* The name ends at a NUL, and goes without the spaces around it. */
+      if (nul != NULL)
+        end = nul;
+      while (name < end && g_ascii_isspace (*name))
+        name++;
+      while (end > name && g_ascii_isspace (end[-1]))
+        end--;
+      g_string_truncate (reader->name, 0);
+      g_string_append_len (reader->name, name, end - name);
+      reader->has_name = TRUE;
     }
-  else if (g_str_has_prefix (line, "data:"))
+  else if (length >= strlen ("data:") && memcmp (line, "data:", strlen ("data:")) == 0)
     {
       const char *data = line + strlen ("data:");
       gsize n = length - strlen ("data:");
 
-      if (*data == ' ')
+      if (n > 0 && *data == ' ')
         {
           data++;
           n--;
@@ -97,7 +111,7 @@ mend_sse_reader_feed (MendSseReader *reader,
 
   while (p < end)
     {
-      const char *stop = p;
+      const char *stop;
       MendSseStatus status;
 
       /* A line ends at CRLF, LF or CR; the LF of a CRLF split between two
@@ -110,20 +124,30 @@ mend_sse_reader_feed (MendSseReader *reader,
         }
       reader->after_cr = FALSE;
 
+      stop = p;
       while (stop < end && *stop != '\n' && *stop != '\r')
         stop++;
 
       if ((gsize) (stop - p) > reader->max_line_bytes - MIN (reader->line->len, reader->max_line_bytes))
         return MEND_SSE_LINE_TOO_LONG;
-      g_string_append_len (reader->line, p, stop - p);
 
       if (stop == end)
-        break;
+        {
+          /* The rest of a line, until the next chunk. */
+          g_string_append_len (reader->line, p, stop - p);
+          break;
+        }
 
       reader->after_cr = *stop == '\r';
+      if (reader->line->len == 0)
+        status = take_line (reader, p, stop - p);
+      else
+        {
+          g_string_append_len (reader->line, p, stop - p);
+          status = take_line (reader, reader->line->str, reader->line->len);
+          g_string_truncate (reader->line, 0);
+        }
       p = stop + 1;
-      status = take_line (reader);
-      g_string_truncate (reader->line, 0);
       if (status != MEND_SSE_MORE)
         return status;
     }
@@ -136,7 +160,7 @@ mend_sse_reader_finish (MendSseReader *reader)
 {
   if (reader->line->len > 0)
     {
-      MendSseStatus status = take_line (reader);
+      MendSseStatus status = take_line (reader, reader->line->str, reader->line->len);
 
       g_string_truncate (reader->line, 0);
       if (status != MEND_SSE_MORE)

@@ -13,6 +13,7 @@
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-transcript-private.h"
+#include "mend-transcript-entry-private.h"
 #include "mend-turn.h"
 
 /**
@@ -73,7 +74,10 @@
  * offers the model no tools, so it sends none; an app that offers tools
  * (in a [signal@Mend.HttpSender::build-message] handler) answers them in
  * the body it builds, and keeps the transcript with
- * [method@Mend.Transcript.load_json].
+ * [method@Mend.Transcript.load_json]. A tool call whose arguments never
+ * formed JSON (a stream cut short by the token limit, a model's slip) is
+ * kept with the text the model sent as its `input`, a string; the OpenAI
+ * formats send it back as the call's `arguments`.
  *
  * ```c
  * g_autoptr(MendHttpSender) sender = mend_http_sender_new (url);
@@ -100,6 +104,8 @@ struct _MendTranscript
 
   GPtrArray *messages;     /* JsonNode*, each a sealed message object */
   GArray    *costs;        /* Cost: of each message */
+  MendTranscriptEntries *entries; /* each message, as written; shared with requests */
+  guint64    next_seq;     /* of the next message */
   gsize      bytes;        /* of to_json() */
   gsize      values;       /* JSON values in all messages */
   GPtrArray *pending;      /* JsonNode*: text blocks of turns that gave up */
@@ -109,8 +115,7 @@ struct _MendTranscript
   /* The turn in flight */
   GWeakRef   turn;
   gulong     state_id;
-  JsonNode  *request;
-  JsonNode  *user;
+  MendTranscriptRequest *request;
   JsonNode  *answer;
 };
 
@@ -193,22 +198,32 @@ starts_turn (MendTranscript *self,
 }
 
 /* The bytes of to_json(): the brackets, each message, and a comma
- * between two. */
+ * between two. The message's entry is @entry when given (the one its
+ * request wrote, with what it wrote), else a new one. */
 static void
-append_message (MendTranscript *self,
-                JsonNode       *message)
+append_message (MendTranscript      *self,
+                JsonNode            *message,
+                MendTranscriptEntry *entry)
 {
-  g_autofree char *text = mend_json_to_string (message);
-  Cost cost = { strlen (text), 0 };
+  Cost cost = { 0, 0 };
 
+  if (entry != NULL)
+    mend_transcript_entry_ref (entry);
+  else
+    entry = mend_transcript_entry_new (message, mend_json_to_string (message));
+  mend_transcript_entry_get_json (entry, &cost.bytes);
+  mend_transcript_entry_set_seq (entry, self->next_seq++);
   count_values (message, G_MAXUINT, &cost.values);
   json_node_seal (message);
   g_ptr_array_add (self->messages, json_node_ref (message));
+  self->entries = mend_transcript_entries_own (self->entries);
+  g_ptr_array_add (mend_transcript_entries_get_array (self->entries), entry);
   g_array_append_val (self->costs, cost);
   self->bytes += cost.bytes + (self->messages->len > 1 ? 1 : 0);
   self->values += cost.values;
 }
 
+/* Drops the @n oldest messages, and what they cost. */
 static void
 drop_front (MendTranscript *self,
             guint           n)
@@ -220,32 +235,67 @@ drop_front (MendTranscript *self,
       self->bytes -= cost->bytes + (self->messages->len - i > 1 ? 1 : 0);
       self->values -= cost->values;
     }
+  if (n == 0)
+    return;
   g_ptr_array_remove_range (self->messages, 0, n);
+  self->entries = mend_transcript_entries_own (self->entries);
+  g_ptr_array_remove_range (mend_transcript_entries_get_array (self->entries), 0, n);
   g_array_remove_range (self->costs, 0, n);
 }
 
-/* Where the second-oldest turn starts, or 0 when there is one turn. */
-static guint
-second_turn (MendTranscript *self)
+/* The messages' JSON, joined by commas, as a JSON array holds them. */
+static void
+append_messages (MendTranscript *self,
+                 GString        *out)
 {
-  for (guint i = 1; i < self->messages->len; i++)
-    if (starts_turn (self, i))
-      return i;
-  return 0;
+  GPtrArray *entries = mend_transcript_entries_get_array (self->entries);
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      gsize length;
+      const char *json = mend_transcript_entry_get_json (g_ptr_array_index (entries, i), &length);
+
+      if (i > 0)
+        g_string_append_c (out, ',');
+      g_string_append_len (out, json, length);
+    }
 }
 
+static gboolean
+over_bounds (MendTranscript *self,
+             guint           n,
+             gsize           bytes,
+             gsize           values)
+{
+  return n > self->max_messages || bytes > self->max_bytes || values > MAX_VALUES;
+}
+
+/* The oldest turns go, whole, until the rest is within the bounds or one
+ * turn is left: found in one pass, dropped at once. */
 static void
 apply_bounds (MendTranscript *self)
 {
-  while (self->messages->len > self->max_messages || self->bytes > self->max_bytes ||
-         self->values > MAX_VALUES)
-    {
-      guint next = second_turn (self);
+  guint length = self->messages->len;
+  gsize bytes = self->bytes;
+  gsize values = self->values;
+  guint cut = 0;
 
-      if (next == 0)
+  if (!over_bounds (self, length, bytes, values))
+    return;
+  for (guint i = 1; i < length; i++)
+    {
+      Cost *cost = &g_array_index (self->costs, Cost, i - 1);
+
+      bytes -= cost->bytes + (length - (i - 1) > 1 ? 1 : 0);
+      values -= cost->values;
+      if (!starts_turn (self, i))
+        continue;
+      cut = i;
+      if (!over_bounds (self, length - i, bytes, values))
         break;
-      drop_front (self, next);
     }
+  if (cut > 0)
+    drop_front (self, cut);
 }
 
 /* After a change: notifies what moved, and emits ::changed. */
@@ -299,12 +349,13 @@ untrack (MendTranscript *self)
 {
   g_autoptr(MendTurn) turn = g_weak_ref_get (&self->turn);
 
-  if (turn != NULL && self->state_id != 0)
+  /* Connected with the transcript as its object: gone already when the
+   * transcript is finalized first. */
+  if (turn != NULL && self->state_id != 0 && g_signal_handler_is_connected (turn, self->state_id))
     g_signal_handler_disconnect (turn, self->state_id);
   self->state_id = 0;
   g_weak_ref_set (&self->turn, NULL);
-  g_clear_pointer (&self->request, json_node_unref);
-  g_clear_pointer (&self->user, json_node_unref);
+  g_clear_pointer (&self->request, mend_transcript_request_unref);
   g_clear_pointer (&self->answer, json_node_unref);
 }
 
@@ -320,6 +371,7 @@ on_turn_state (MendTurn       *turn,
 {
   g_autoptr(JsonNode) user = NULL;
   g_autoptr(JsonNode) answer = NULL;
+  g_autoptr(MendTranscriptRequest) request = NULL;
   g_autoptr(MendTurn) followed = g_weak_ref_get (&self->turn);
   MendTurnState state = mend_turn_get_state (turn);
   guint old_n = self->messages->len;
@@ -328,9 +380,11 @@ on_turn_state (MendTurn       *turn,
   if (followed != turn || !mend_turn_is_finished (turn))
     return;
 
-  user = g_steal_pointer (&self->user);
   answer = g_steal_pointer (&self->answer);
+  request = g_steal_pointer (&self->request);
   untrack (self);
+  user = json_node_ref (mend_transcript_entry_get_message (
+    mend_transcript_request_get_entry (request, mend_transcript_request_get_n_entries (request) - 1)));
 
   /* A prompt that could not be read back (not UTF-8: a turn made by
    * hand) is not kept. */
@@ -341,6 +395,7 @@ on_turn_state (MendTurn       *turn,
     {
       g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
       g_autoptr(JsonNode) assistant = NULL;
+      g_autoptr(MendTranscriptEntry) written = NULL;
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "role");
@@ -350,8 +405,16 @@ on_turn_state (MendTurn       *turn,
       json_builder_end_object (builder);
       assistant = json_builder_get_root (builder);
 
-      append_message (self, user);
-      append_message (self, assistant);
+      /* The user's message as its request wrote it, when the messages
+       * before it are still the ones it was written after; the request
+       * let go first, so that the messages are not copied. */
+      if (request != NULL && mend_transcript_request_is_current (request, self->entries))
+        written = mend_transcript_entry_ref (
+          mend_transcript_request_get_entry (request, mend_transcript_request_get_n_entries (request) - 1));
+      g_clear_pointer (&request, mend_transcript_request_unref);
+
+      append_message (self, user, written);
+      append_message (self, assistant, NULL);
       g_ptr_array_set_size (self->pending, 0);
       apply_bounds (self);
     }
@@ -363,11 +426,13 @@ on_turn_state (MendTurn       *turn,
   changed (self, old_n, old_pending);
 }
 
+/* The turn's user message, the pending prompts before its own; NULL for
+ * its prompt alone, which its entry makes and writes itself. */
 static JsonNode *
 build_user (MendTranscript *self,
             const char     *prompt)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  g_autoptr(JsonBuilder) builder = NULL;
   guint n = self->pending->len;
 
   /* The prompt that gave up, sent again ("Try again"), is sent once. */
@@ -375,6 +440,12 @@ build_user (MendTranscript *self,
                                                  "text"), prompt) == 0)
     n--;
 
+  /* The prompt alone, the usual case: its entry makes the message when
+   * it is asked for, and writes it from the prompt. */
+  if (n == 0)
+    return NULL;
+
+  builder = json_builder_new_immutable ();
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "role");
   json_builder_add_string_value (builder, "user");
@@ -399,31 +470,27 @@ build_user (MendTranscript *self,
   return json_builder_get_root (builder);
 }
 
-JsonNode *
+MendTranscriptRequest *
 mend_transcript_request_for (MendTranscript *self,
                              MendTurn       *turn,
                              gboolean        track)
 {
   g_autoptr(MendTurn) followed = g_weak_ref_get (&self->turn);
-  g_autoptr(JsonBuilder) builder = NULL;
+  g_autoptr(MendTranscriptEntry) entry = NULL;
   g_autoptr(JsonNode) user = NULL;
-  JsonNode *request;
+  MendTranscriptRequest *request;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
   g_return_val_if_fail (MEND_IS_TURN (turn), NULL);
 
   if (followed == turn && self->request != NULL)
-    return json_node_ref (self->request);
+    return mend_transcript_request_ref (self->request);
 
   user = build_user (self, mend_turn_get_prompt (turn));
-  builder = json_builder_new_immutable ();
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < self->messages->len; i++)
-    json_builder_add_value (builder, json_node_ref (g_ptr_array_index (self->messages, i)));
-  json_builder_add_value (builder, json_node_ref (user));
-  json_builder_end_array (builder);
-  request = json_builder_get_root (builder);
+  entry = user != NULL ? mend_transcript_entry_new (user, NULL)
+                       : mend_transcript_entry_new_prompt (mend_turn_get_prompt (turn));
+  request = mend_transcript_request_new (self->entries, entry);
 
   if (track)
     {
@@ -434,8 +501,7 @@ mend_transcript_request_for (MendTranscript *self,
       g_weak_ref_set (&self->turn, turn);
       self->state_id = g_signal_connect_object (turn, "notify::state",
                                                 G_CALLBACK (on_turn_state), self, 0);
-      self->request = json_node_ref (request);
-      self->user = g_steal_pointer (&user);
+      self->request = mend_transcript_request_ref (request);
     }
 
   return request;
@@ -634,7 +700,7 @@ replace (MendTranscript *self,
   g_ptr_array_set_size (self->pending, 0);
 
   for (guint i = 0; messages != NULL && i < json_array_get_length (messages); i++)
-    append_message (self, json_array_get_element (messages, i));
+    append_message (self, json_array_get_element (messages, i), NULL);
   for (guint i = 0; pending != NULL && i < json_array_get_length (pending); i++)
     g_ptr_array_add (self->pending, json_node_ref (json_array_get_element (pending, i)));
   if (self->pending->len > MEND_TRANSCRIPT_MAX_PENDING)
@@ -648,24 +714,26 @@ char *
 mend_transcript_save (MendTranscript *self)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new_immutable ();
+  g_autofree char *pending = NULL;
+  GString *json;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "messages");
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < self->messages->len; i++)
-    json_builder_add_value (builder, json_node_ref (g_ptr_array_index (self->messages, i)));
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "pending");
   json_builder_begin_array (builder);
   for (guint i = 0; i < self->pending->len; i++)
     json_builder_add_value (builder, json_node_ref (g_ptr_array_index (self->pending, i)));
   json_builder_end_array (builder);
-  json_builder_end_object (builder);
+  pending = mend_json_builder_finish (builder);
 
-  return mend_json_builder_finish (builder);
+  /* {"messages":[…],"pending":[…]}, the messages as kept. */
+  json = g_string_sized_new (self->bytes + strlen (pending) + 32);
+  g_string_append (json, "{\"messages\":[");
+  append_messages (self, json);
+  g_string_append (json, "],\"pending\":");
+  g_string_append (json, pending);
+  g_string_append_c (json, '}');
+  return g_string_free (json, FALSE);
 }
 
 gboolean
@@ -725,6 +793,7 @@ mend_transcript_finalize (GObject *object)
   untrack (self);
   g_weak_ref_clear (&self->turn);
   g_clear_pointer (&self->messages, g_ptr_array_unref);
+  g_clear_pointer (&self->entries, mend_transcript_entries_unref);
   g_clear_pointer (&self->costs, g_array_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
 
@@ -854,6 +923,7 @@ mend_transcript_init (MendTranscript *self)
   mend_owner_init (&self->owner);
   self->messages = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
   self->costs = g_array_new (FALSE, FALSE, sizeof (Cost));
+  self->entries = mend_transcript_entries_new ();
   self->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
   self->max_messages = MEND_TRANSCRIPT_DEFAULT_MAX_MESSAGES;
   self->max_bytes = MEND_TRANSCRIPT_DEFAULT_MAX_BYTES;
@@ -1015,18 +1085,17 @@ mend_transcript_set_max_bytes (MendTranscript *self,
 char *
 mend_transcript_to_json (MendTranscript *self)
 {
-  g_autoptr(JsonBuilder) builder = NULL;
+  GString *json;
 
   g_return_val_if_fail (MEND_IS_TRANSCRIPT (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
 
-  builder = json_builder_new_immutable ();
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < self->messages->len; i++)
-    json_builder_add_value (builder, json_node_ref (g_ptr_array_index (self->messages, i)));
-  json_builder_end_array (builder);
-
-  return mend_json_builder_finish (builder);
+  /* Each message's JSON, as kept, in brackets. */
+  json = g_string_sized_new (self->bytes + 1);
+  g_string_append_c (json, '[');
+  append_messages (self, json);
+  g_string_append_c (json, ']');
+  return g_string_free (json, FALSE);
 }
 
 /**
@@ -1113,22 +1182,29 @@ void
 mend_transcript_trim (MendTranscript *self,
                       guint           keep_last_turns)
 {
-  guint n_turns = 0;
+  guint cut = 0;
   guint old_n;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
   mend_return_if_not_owner (&self->owner, self);
 
   old_n = self->messages->len;
-  for (guint i = 0; i < self->messages->len; i++)
-    if (starts_turn (self, i))
-      n_turns++;
-
   if (keep_last_turns == 0)
-    drop_front (self, self->messages->len);
+    cut = self->messages->len;
   else
-    for (; n_turns > keep_last_turns; n_turns--)
-      drop_front (self, second_turn (self));
+    {
+      guint n_turns = 0;
+
+      /* Where the oldest turn kept starts, counted from the newest: the
+       * turns dropped go at once. */
+      for (guint i = self->messages->len; i > 0; i--)
+        if (starts_turn (self, i - 1) && ++n_turns == keep_last_turns)
+          {
+            cut = i - 1;
+            break;
+          }
+    }
+  drop_front (self, cut);
 
   if (old_n != self->messages->len)
     changed (self, old_n, self->pending->len);

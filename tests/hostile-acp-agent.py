@@ -31,6 +31,7 @@
 #   {"flood": N, "method": M}  writes N requests of method M (ids
 #                        "flood-0"…), reading none of their answers
 #   {"deaf": true}       reads nothing more, answers nothing, until killed
+#   {"sleep": MS}        waits MS milliseconds, reading nothing
 #   {"exit": CODE}       exits at once
 # In MESSAGE, RESULT and UPDATE, the string "$SESSION" is the session's id
 # and "$ID" the request's id. Each line read is appended to
@@ -138,6 +139,8 @@ def act(actions, request_id):
         elif "deaf" in action:
             while True:
                 time.sleep(3600)
+        elif "sleep" in action:
+            time.sleep(action["sleep"] / 1000)
         elif "exit" in action:
             LOG.close()
             os._exit(action["exit"])

@@ -313,6 +313,125 @@ test_chat_many_tiny_deltas (Fixture       *f,
   g_assert_cmpuint (f->deltas->len, ==, TINY_DELTAS);
 }
 
+/* A tool call whose arguments never become JSON (here cut short by the
+ * token limit) keeps the text the model sent, as the call's input (a
+ * string), and the next body gives it back as the call's arguments: it
+ * was kept as {} before, the arguments lost. */
+static void
+test_chat_tool_arguments_not_json_are_kept (Fixture       *f,
+                                            gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+             "\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"path\\\": \\\"bui\"}}]}", "null")
+      CHUNK ("{}", "\"length\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  g_autofree char *json = NULL;
+  const char *body;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_test_message ("%s", json);
+  g_assert_nonnull (strstr (json, "\"id\":\"call_1\",\"name\":\"read_file\",\"input\":\"{\\\"path\\\": \\\"bui\""));
+
+  g_assert_true (mend_chat_submit (f->chat, "Go on", NULL, NULL));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  body = g_ptr_array_index (f->bodies, 1);
+  assert_valid_json (body);
+  g_assert_nonnull (strstr (body, "\"arguments\":\"{\\\"path\\\": \\\"bui\""));
+}
+
+/* Text after a tool call is a text block of its own after the call, in
+ * the order the model wrote them: it was joined to the text before. */
+static void
+test_chat_text_after_a_tool_call (Fixture       *f,
+                                  gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"content\":\"Let me look.\"}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+             "\"function\":{\"name\":\"read_file\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{\"content\":\"\"}", "null")
+      CHUNK ("{\"content\":\"Done\"}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\",\"type\":\"function\","
+             "\"function\":{\"name\":\"list_dir\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\"}}]}", "null")
+      CHUNK ("{\"content\":\".\"}", "\"tool_calls\"")
+      "data: [DONE]\n\n" },
+  };
+  g_autofree char *json = NULL;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Let me look.Done.");
+  json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
+  g_test_message ("%s", json);
+  g_assert_nonnull (strstr (json, "\"content\":[{\"type\":\"text\",\"text\":\"Let me look.\"},"
+                                  "{\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"read_file\",\"input\":{}},"
+                                  "{\"type\":\"text\",\"text\":\"Done\"},"
+                                  "{\"type\":\"tool_use\",\"id\":\"call_2\",\"name\":\"list_dir\",\"input\":{}},"
+                                  "{\"type\":\"text\",\"text\":\".\"}]"));
+}
+
+/* A tool call at an index past the blocks an answer keeps is not kept,
+ * and so is no output either: an answer of that alone is the empty
+ * response, retried (it counted as output before, and the empty answer
+ * after output was not retried). */
+static void
+test_chat_tool_call_past_the_blocks_is_no_output (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      CHUNK ("{\"role\":\"assistant\",\"tool_calls\":[{\"index\":1500,\"id\":\"call_far\",\"type\":\"function\","
+             "\"function\":{\"name\":\"rm\",\"arguments\":\"{}\"}}]}", "null")
+      CHUNK ("{}", "\"tool_calls\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
+  g_assert_false (mend_failure_get_partial (last_failure (f)));
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
+}
+
+/* An `event: error` whose data is no JSON (a proxy's own words) fails the
+ * attempt with that text, as in the other formats: it was ignored, and
+ * what followed read as the answer. */
+static void
+test_chat_error_event_not_json (Fixture       *f,
+                                gconstpointer  data)
+{
+  static const Reply script[] = {
+    { 200, "text/event-stream",
+      "event: error\ndata: Internal Server Error\n\n"
+      CHUNK ("{\"role\":\"assistant\",\"content\":\"Hello\"}", "\"stop\"")
+      "data: [DONE]\n\n" },
+    { 200, "text/event-stream", STREAM_OK },
+  };
+  MendFailure *failure;
+
+  start (f, script, G_N_ELEMENTS (script));
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
+  failure = last_failure (f);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_SERVER);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "Internal Server Error"));
+  g_assert_null (mend_http_sender_get_answer (f->sender));
+  g_assert_cmpstr (f->deltas->str, ==, "");
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+}
+
 /* Responses */
 
 /* Deltas beyond the blocks kept are dropped; the rest is the answer. */
@@ -447,6 +566,208 @@ test_bodies_from_an_odd_transcript (Fixture       *f,
   g_assert_nonnull (strstr (body, "deep"));
 }
 
+/* Handlers of the sender's signals that change the world under it */
+
+typedef enum
+{
+  ON_DELTA_STOP,        /* stops the chat */
+  ON_DELTA_CLEAR,       /* clears the transcript */
+  ON_DELTA_TRIM,        /* trims the transcript to nothing */
+  ON_DELTA_DROP,        /* lets go of the test's sender */
+  ON_DELTA_RESTORE,     /* loads another transcript */
+} OnDelta;
+
+typedef struct
+{
+  Fixture *f;
+  OnDelta  what;
+  guint    seen;        /* deltas after the first */
+  gboolean done;
+  GString *stream;      /* served, until the test ends */
+  Reply    script[2];
+} Reentry;
+
+static void
+on_delta_reenter (MendHttpSender *sender,
+                  const char     *delta,
+                  Reentry        *r)
+{
+  if (r->done)
+    {
+      r->seen++;
+      return;
+    }
+  r->done = TRUE;
+  switch (r->what)
+    {
+    case ON_DELTA_STOP:
+      mend_chat_stop (r->f->chat);
+      break;
+    case ON_DELTA_CLEAR:
+      mend_transcript_clear (mend_http_sender_get_transcript (sender));
+      break;
+    case ON_DELTA_TRIM:
+      mend_transcript_trim (mend_http_sender_get_transcript (sender), 0);
+      break;
+    case ON_DELTA_DROP:
+      /* The chat still holds it; the test's own reference goes. */
+      g_object_unref (g_steal_pointer (&r->f->sender));
+      break;
+    case ON_DELTA_RESTORE:
+      {
+        g_autoptr(GError) error = NULL;
+
+        g_assert_true (mend_transcript_load_json (mend_http_sender_get_transcript (sender),
+                                                  "[{\"role\":\"user\",\"content\":\"old\"},"
+                                                  "{\"role\":\"assistant\",\"content\":\"answer\"}]",
+                                                  &error));
+        g_assert_no_error (error);
+      }
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static void
+reentry_clear (Reentry *r)
+{
+  if (r->stream != NULL)
+    g_string_free (r->stream, TRUE);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Reentry, reentry_clear)
+
+/* Many deltas in one chunk of the stream: the handler of the first acts
+ * while the sender is in the middle of the chunk. */
+static void
+run_reentry (Fixture *f,
+             OnDelta  what,
+             Reentry *r)
+{
+  r->stream = g_string_new (NULL);
+  for (guint i = 0; i < 20; i++)
+    g_string_append (r->stream, CHUNK ("{\"content\":\"x\"}", "null"));
+  g_string_append (r->stream, CHUNK ("{}", "\"stop\"") "data: [DONE]\n\n");
+  r->script[0] = (Reply) { 200, "text/event-stream", r->stream->str };
+  r->script[1] = r->script[0];
+
+  r->f = f;
+  r->what = what;
+  g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_delta_reenter), r);
+  start (f, r->script, G_N_ELEMENTS (r->script));
+}
+
+/* Stop is the end of the attempt at once: no delta of the chunk it came
+ * in is emitted after it, and the turn is stopped. */
+static void
+test_reentry_stop_in_text_delta (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_STOP, &r);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_STOPPED);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (r.seen, ==, 0);
+  g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 0);
+}
+
+static void
+on_content_stop (MendHttpSender *sender,
+                 MendTurn       *turn,
+                 const char     *data,
+                 Fixture        *f)
+{
+  mend_chat_stop (f->chat);
+}
+
+/* Stop in a ::content handler: not even the text of that event follows. */
+static void
+test_reentry_stop_in_content (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  g_signal_connect (f->sender, "content", G_CALLBACK (on_content_stop), f);
+  run_reentry (f, ON_DELTA_STOP, &r);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_STOPPED);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_false (r.done);
+  g_assert_cmpstr (f->deltas->str, ==, "");
+}
+
+/* The transcript changed under a request in flight: the turn still ends,
+ * its exchange is kept after what is left, and the next body is valid. */
+static void
+check_after_change (Fixture *f,
+                    guint    expected_messages)
+{
+  MendTranscript *transcript = mend_http_sender_get_transcript (f->sender);
+  g_autofree char *json = NULL;
+
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, expected_messages);
+  json = mend_transcript_to_json (transcript);
+  g_test_message ("%s", json);
+  g_assert_true (mend_chat_submit (f->chat, "And now?", NULL, NULL));
+  g_assert_cmpint (settle (f, 2), ==, MEND_TURN_SUCCEEDED);
+  assert_valid_json (g_ptr_array_index (f->bodies, 1));
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1), "Summarize the build logs"));
+}
+
+static void
+test_reentry_clear_in_text_delta (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_CLEAR, &r);
+  check_after_change (f, 2);
+}
+
+static void
+test_reentry_trim_in_text_delta (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_TRIM, &r);
+  check_after_change (f, 2);
+}
+
+static void
+test_reentry_restore_in_text_delta (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+
+  run_reentry (f, ON_DELTA_RESTORE, &r);
+  check_after_change (f, 4);
+  g_assert_nonnull (strstr (g_ptr_array_index (f->bodies, 1), "\"old\""));
+}
+
+/* The test's reference to the sender goes in its own handler: the chat's
+ * keeps it, and the attempt its own. */
+static void
+test_reentry_drop_sender_in_text_delta (Fixture       *f,
+                                        gconstpointer  data)
+{
+  g_auto(Reentry) r = { 0 };
+  MendHttpSender *sender;
+
+  run_reentry (f, ON_DELTA_DROP, &r);
+  sender = MEND_HTTP_SENDER (mend_chat_get_sender (f->chat));
+  g_object_add_weak_pointer (G_OBJECT (sender), (gpointer *) &sender);
+  g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_http_sender_get_answer (sender), ==, "xxxxxxxxxxxxxxxxxxxx");
+  /* The teardown finalizes the sender with the chat. */
+  f->sender = g_object_ref (sender);
+  g_object_remove_weak_pointer (G_OBJECT (sender), (gpointer *) &sender);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -466,7 +787,17 @@ main (int   argc,
   ADD ("finish-or-done-without-content-is-empty", test_chat_finish_without_content_is_empty);
   ADD ("hostile-shapes-and-indexes", test_chat_hostile_shapes);
   ADD ("many-tiny-deltas", test_chat_many_tiny_deltas);
+  ADD ("tool-arguments-not-json-are-kept", test_chat_tool_arguments_not_json_are_kept);
+  ADD ("text-after-a-tool-call-is-a-block-after-it", test_chat_text_after_a_tool_call);
+  ADD ("tool-call-past-the-blocks-is-no-output", test_chat_tool_call_past_the_blocks_is_no_output);
+  ADD ("error-event-not-json-fails-with-its-text", test_chat_error_event_not_json);
   ADD ("body-from-an-odd-transcript", test_bodies_from_an_odd_transcript);
+  ADD ("reentry/stop-in-text-delta", test_reentry_stop_in_text_delta);
+  ADD ("reentry/stop-in-content", test_reentry_stop_in_content);
+  ADD ("reentry/clear-in-text-delta", test_reentry_clear_in_text_delta);
+  ADD ("reentry/trim-in-text-delta", test_reentry_trim_in_text_delta);
+  ADD ("reentry/load-in-text-delta", test_reentry_restore_in_text_delta);
+  ADD ("reentry/drop-sender-in-text-delta", test_reentry_drop_sender_in_text_delta);
 
 #undef ADD
 #define ADD(path, func) \

@@ -1182,6 +1182,16 @@ test_message_is_capped_at_a_character_boundary (void)
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
   assert_capped (mend_failure_get_message (failure));
   g_assert_finalize_object (failure);
+
+  /* From an odd offset, where the body's text is cut inside a character:
+   * still its text, not the status's name. */
+  g_clear_pointer (&body, g_bytes_unref);
+  body = g_bytes_new_static (long_text + strlen ("API Error: 503"),
+                             strlen (long_text) - strlen ("API Error: 503"));
+  failure = mend_failure_new_from_http (503, NULL, body);
+  assert_capped (mend_failure_get_message (failure));
+  g_assert_true (g_str_has_prefix (mend_failure_get_message (failure), "HTTP 503: é"));
+  g_assert_finalize_object (failure);
 }
 
 static void

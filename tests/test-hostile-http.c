@@ -555,6 +555,88 @@ test_set_header_refuses_what_http_cannot_carry (Fixture       *f,
   g_assert_null (hostile_find_nocase (request, "X-Injected"));
 }
 
+/* The read loop: a stream a byte at a time, in chunks of every size, cut */
+
+static const char SSE_BODY[] =
+  "event: content_block_start\r\n"
+  "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\r\n\r\n"
+  "event: content_block_delta\r\n"
+  "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"caf\xc3\xa9 \\u00e9\"}}\r\n\r\n"
+  ": keep-alive\r\n\r\n"
+  "event: content_block_delta\n"
+  "data:{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" \xf0\x9f\x98\x80!\"}}\r\r"
+  "event: message_stop\n"
+  "data: {\"type\":\"message_stop\"}\n\n";
+
+/* "trickle": the body a byte at a time; "chunked": the body in chunks of
+ * 1, 2, 3… bytes; "cut": a chunked body that ends in the middle of a
+ * chunk, with the connection closed. */
+static void
+sse_in_pieces (HostileServer *server,
+               GSocket       *connection,
+               const char    *request)
+{
+  const char *kind = server->data;
+  gsize length = strlen (SSE_BODY);
+  gboolean chunked = !g_str_equal (kind, "trickle");
+
+  if (!hostile_write_str (server, connection,
+                          chunked ? "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                                  : "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
+    return;
+  if (g_str_equal (kind, "trickle"))
+    {
+      for (gsize i = 0; i < length; i++)
+        if (!hostile_write (server, connection, SSE_BODY + i, 1))
+          return;
+      return;
+    }
+  for (gsize at = 0, n = 1; at < length; at += n, n++)
+    {
+      g_autofree char *size = NULL;
+
+      n = MIN (n, length - at);
+      if (g_str_equal (kind, "cut") && at + n >= length - 20)
+        {
+          /* Half of a chunk, then the end of the connection. */
+          size = g_strdup_printf ("%" G_GSIZE_MODIFIER "x\r\n", n);
+          hostile_write_str (server, connection, size);
+          hostile_write (server, connection, SSE_BODY + at, n / 2);
+          return;
+        }
+      size = g_strdup_printf ("%" G_GSIZE_MODIFIER "x\r\n", n);
+      if (!hostile_write_str (server, connection, size) ||
+          !hostile_write (server, connection, SSE_BODY + at, n) ||
+          !hostile_write_str (server, connection, "\r\n"))
+        return;
+    }
+  hostile_write_str (server, connection, "0\r\n\r\n");
+}
+
+static void
+test_sse_in_pieces (Fixture       *f,
+                    gconstpointer  data)
+{
+  MendFailure *failure;
+
+  fixture_start (f, sse_in_pieces, data);
+  failure = run_first_attempt (f);
+  if (g_str_equal (data, "cut"))
+    {
+      g_assert_nonnull (failure);
+      g_test_message ("%s: %s, %d", mend_reason_to_nick (mend_failure_get_reason (failure)),
+                      mend_failure_get_message (failure), mend_failure_get_kind (failure));
+      /* Cut after text was seen: a transport failure, not retried. */
+      g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TRANSPORT);
+      g_assert_true (mend_failure_get_partial (failure));
+      g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
+      return;
+    }
+  g_assert_null (failure);
+  g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "caf\xc3\xa9 \xc3\xa9 \xf0\x9f\x98\x80!");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -578,6 +660,9 @@ main (int   argc,
        test_nesting_behind_a_comment_in_an_event_is_refused, NULL);
   ADD ("/Mend/Hostile/Http/redirect-to-another-origin-is-not-followed",
        test_redirect_to_another_origin_is_not_followed, NULL);
+  ADD ("/Mend/Hostile/Http/sse/a-byte-at-a-time", test_sse_in_pieces, "trickle");
+  ADD ("/Mend/Hostile/Http/sse/chunks-of-every-size", test_sse_in_pieces, "chunked");
+  ADD ("/Mend/Hostile/Http/sse/cut-in-a-chunk", test_sse_in_pieces, "cut");
   ADD ("/Mend/Hostile/Http/bad-chunking/garbage-size", test_bad_chunking_fails_the_attempt, "garbage");
   ADD ("/Mend/Hostile/Http/bad-chunking/size-past-64-bits", test_bad_chunking_fails_the_attempt, "overflow");
   ADD ("/Mend/Hostile/Http/bad-chunking/huge-size-never-ends", test_bad_chunking_fails_the_attempt, "huge");

@@ -25,13 +25,16 @@
 
 #include "bench-common.h"
 
-/* Counting allocator: every malloc in the process goes through these. */
+/* Counting allocator: every malloc in the process goes through these
+ * (not under AddressSanitizer, whose own allocator they would bypass:
+ * then nothing is counted). */
+static volatile gboolean counting;
+static volatile gsize n_allocs;
+
+#if !defined (__SANITIZE_ADDRESS__)
 extern void *__libc_malloc (size_t size);
 extern void *__libc_calloc (size_t n, size_t size);
 extern void *__libc_realloc (void *p, size_t size);
-
-static volatile gboolean counting;
-static volatile gsize n_allocs;
 
 void *
 malloc (size_t size)
@@ -58,6 +61,7 @@ realloc (void   *p,
     n_allocs++;
   return __libc_realloc (p, size);
 }
+#endif
 
 /* A transcript: per 100 lines, 96 token deltas, a tool call, a task line,
  * an assistant message and a result. */

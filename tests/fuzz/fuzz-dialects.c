@@ -15,6 +15,9 @@
  * the dialect's read_whole (). Checked besides crashes and leaks:
  * - a text piece read_event () gives is not empty, and the pieces joined
  *   are the answer's text;
+ * - the sender's quick way (the dialect's byte scan, else the parse) reads
+ *   every event as the parse alone does: the same event, the same piece,
+ *   and in the end the same message;
  * - an answer that is not empty has content, and its content is an array
  *   of objects that writes out as JSON;
  * - that content, as the assistant's message of a conversation, makes a
@@ -35,9 +38,21 @@ typedef struct
 {
   const MendHttpDialectClass *wire;
   MendHttpAnswer *answer;
+  MendHttpAnswer *scanned;   /* fed the sender's way */
+  GString        *scratch;
   GString        *pieces;
   guint           events;
 } Reading;
+
+static char *
+answer_state (MendHttpAnswer *answer)
+{
+  g_autoptr(JsonNode) content = mend_http_answer_dup_content (answer);
+  g_autofree char *json = content != NULL ? mend_json_to_string (content) : g_strdup ("null");
+
+  return g_strdup_printf ("%s|%d|%u|%s", mend_http_answer_get_text (answer), mend_http_answer_is_empty (answer),
+                          mend_http_answer_get_n_blocks (answer), json);
+}
 
 int
 LLVMFuzzerInitialize (int    *argc,
@@ -55,13 +70,31 @@ on_event (const char *name,
 {
   Reading *reading = user_data;
   g_autoptr(JsonNode) node = mend_json_parse (data, length, NULL);
+  g_autofree char *quick_text = NULL;
   const char *text = NULL;
+  MendHttpEvent quick = MEND_HTTP_EVENT_OTHER;
   MendHttpEvent event;
 
+  if (reading->wire->scan_event (reading->scanned, name, data, length, reading->scratch, &quick, &text))
+    quick_text = g_strdup (text);
+  else
+    {
+      text = NULL;
+      quick = reading->wire->read_event (reading->scanned, name, data, length,
+                                         node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                                         ? json_node_get_object (node) : NULL,
+                                         &text);
+      quick_text = g_strdup (text);
+    }
+
+  text = NULL;
   event = reading->wire->read_event (reading->answer, name, data, length,
                                      node != NULL && JSON_NODE_HOLDS_OBJECT (node)
                                      ? json_node_get_object (node) : NULL,
                                      &text);
+  fuzz_check (quick == event && g_strcmp0 (quick_text, text) == 0,
+              "the scan read an event as %d \"%s\", the parse as %d \"%s\"", quick,
+              quick_text ? quick_text : "(null)", event, text ? text : "(null)");
   fuzz_check (text == NULL || text[0] != '\0', "an empty text piece");
   fuzz_check (text == NULL || event == MEND_HTTP_EVENT_CONTENT, "a text piece in event %d", event);
   if (text != NULL)
@@ -108,7 +141,7 @@ check_bodies (JsonNode *content)
 
   for (guint i = 0; i < G_N_ELEMENTS (wires); i++)
     {
-      g_autofree char *body = wires[i]->build_body ("model", 1024, messages);
+      g_autofree char *body = mend_http_dialect_build_body (wires[i], "model", 1024, messages);
       g_autoptr(JsonNode) again = mend_json_parse (body, strlen (body), NULL);
 
       fuzz_check (again != NULL && JSON_NODE_HOLDS_OBJECT (again),
@@ -170,6 +203,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
 
   /* Streamed. */
   reading.answer = mend_http_answer_new ();
+  reading.scanned = mend_http_answer_new ();
+  reading.scratch = g_string_new (NULL);
   reading.pieces = g_string_new (NULL);
   mend_sse_reader_init (&reader, MAX_LINE, MAX_EVENT, on_event, &reading);
   for (gsize at = 0; at < size && status == MEND_SSE_MORE; at += chunk)
@@ -181,7 +216,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   fuzz_check (g_str_equal (reading.pieces->str, mend_http_answer_get_text (reading.answer)),
               "the pieces joined are not the answer's text");
   check_answer (reading.answer, TRUE);
+  {
+    g_autofree char *slow = answer_state (reading.answer);
+    g_autofree char *quick = answer_state (reading.scanned);
+
+    fuzz_check (g_str_equal (slow, quick), "the scan made another message than the parse");
+  }
   mend_http_answer_free (reading.answer);
+  mend_http_answer_free (reading.scanned);
+  g_string_free (reading.scratch, TRUE);
   g_string_free (reading.pieces, TRUE);
 
   /* Whole. */

@@ -1,0 +1,70 @@
+/* mend-http-sender-private.h — MendHttpSender's attempts, and reading their answers
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "mend-http-answer-private.h"
+#include "mend-http-dialect-private.h"
+#include "mend-http-sender.h"
+#include "mend-sse-private.h"
+#include "mend-turn.h"
+
+G_BEGIN_DECLS
+
+/* One attempt of a turn: its request, and its answer as it is read. */
+typedef struct
+{
+  MendHttpSender   *self;
+  MendTurn         *turn;
+  MendClock        *clock;
+  SoupMessage      *message;
+  GCancellable     *cancellable;  /* ours: the timeout and Stop cancel it */
+  GCancellable     *outer;
+  gulong            outer_id;
+  guint             timeout_id;
+  gboolean          timed_out;
+  GInputStream     *body_stream;
+  gboolean          streaming;    /* the answer is text/event-stream */
+  MendSseReader     events;
+  GByteArray       *body;
+  guint64           received;     /* bytes of the answer, decoded */
+  gboolean          ended;        /* an event ended the attempt… */
+  MendFailure      *outcome;      /* …with this failure, or NULL for success */
+  int               io_priority;
+  MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
+  JsonParser       *parser;       /* for the events the scan leaves, reused */
+  GString          *scratch;      /* the text of the event the scan read */
+  char             *buffer;       /* a chunk read from a pollable stream */
+  GSource          *readable;     /* waits for the next chunk of one */
+  guint             empty_wakeups;  /* in a row, that read nothing */
+} MendHttpAttempt;
+
+/* Bytes read at a time, and the most read in one go before the main loop
+ * gets a turn. */
+#define MEND_HTTP_READ_SIZE 16384
+#define MEND_HTTP_READS_PER_DISPATCH 64
+
+/* Ends the attempt of @task with @failure (taken), or NULL for success:
+ * the answer then goes to the transcript and the answer property. */
+void  mend_http_sender_finish_attempt (GTask          *task,
+                                       MendFailure    *failure);
+/* Emits ::content with @data, and ::text-delta with @text unless empty
+ * or @cancellable was cancelled by then. */
+void  mend_http_sender_emit_content   (MendHttpSender *self,
+                                       MendTurn       *turn,
+                                       GCancellable   *cancellable,
+                                       const char     *data,
+                                       const char     *text);
+const MendHttpDialectClass *mend_http_sender_get_wire (MendHttpSender *self);
+
+/* The answer came: its status and headers, then its body, read to the
+ * end of the attempt (mend-http-sender-read.c). */
+void  mend_http_sender_on_sent        (GObject        *object,
+                                       GAsyncResult   *result,
+                                       gpointer        user_data);
+
+G_END_DECLS

@@ -1,0 +1,445 @@
+/* mend-http-sender-read.c — MendHttpSender: reading an attempt's answer
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The answer of an attempt, from its status to its last byte: a whole
+ * body, or server-sent events each read by the dialect (a text delta by
+ * its byte scan, anything else by one parser for the attempt), every
+ * byte counted against the caps. A pollable stream (libsoup's are) is read
+ * every chunk at hand at once, with no task per chunk.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "mend-failure-private.h"
+#include "mend-http-failures-private.h"
+#include "mend-http-sender-private.h"
+#include "mend-i18n-private.h"
+#include "mend-json-private.h"
+#include "mend-redact-private.h"
+
+static MendFailure *
+failure_from_error (MendHttpAttempt      *attempt,
+                    const GError *error)
+{
+  return mend_http_failure_from_error (error, attempt->timed_out ? mend_http_sender_get_timeout_ms (attempt->self) : 0,
+                                       attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer));
+}
+
+static MendFailure *
+failure_over_cap (MendHttpAttempt     *attempt,
+                  MendHttpCap  cap)
+{
+  MendHttpSender *self = attempt->self;
+
+  return mend_http_failure_over_cap (cap, cap == MEND_HTTP_CAP_LINE ? mend_http_sender_get_max_line_bytes (self)
+                                          : cap == MEND_HTTP_CAP_EVENT ? mend_http_sender_get_max_event_bytes (self)
+                                          : mend_http_sender_get_max_body_bytes (self));
+}
+
+static MendFailure *
+failure_from_response (MendHttpAttempt    *attempt,
+                       const void *data,
+                       gsize       size)
+{
+  return mend_http_failure_from_response (attempt->message, data, size, attempt->clock,
+                                          mend_turn_get_policy (attempt->turn));
+}
+
+/* Reading the answer: a chunk at a time, every byte counted */
+
+/* How a complete answer ends the attempt: an answer with no content at
+ * all (no text, no tool call) is the model's empty response. */
+static MendFailure *
+answer_outcome (MendHttpAttempt *attempt)
+{
+  return mend_http_answer_is_empty (attempt->answer) ? mend_failure_new_empty_response () : NULL;
+}
+
+static gboolean
+on_event (const char *name,
+          const char *data,
+          gsize       length,
+          gpointer    user_data)
+{
+  MendHttpAttempt *attempt = user_data;
+  const MendHttpDialectClass *wire = mend_http_sender_get_wire (attempt->self);
+  g_autoptr(JsonNode) node = NULL;
+  const char *text = NULL;
+  MendHttpEvent event;
+
+  /* Stop (or the timeout) came from a handler of the event before, in
+   * the same chunk: the attempt ends now, the rest not read. */
+  if (g_cancellable_is_cancelled (attempt->cancellable))
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_cancellable_set_error_if_cancelled (attempt->cancellable, &error);
+      attempt->ended = TRUE;
+      attempt->outcome = failure_from_error (attempt, error);
+      return FALSE;
+    }
+
+  /* A text delta costs a byte scan; anything else, a parse (with one
+   * parser for the attempt). */
+  if (!wire->scan_event (attempt->answer, name, data, length, attempt->scratch, &event, &text))
+    {
+      if (attempt->parser == NULL)
+        attempt->parser = json_parser_new_immutable ();
+      node = mend_json_parse_with (attempt->parser, data, length, NULL);
+      text = NULL;
+      event = wire->read_event (attempt->answer, name, data, length,
+                                node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
+                                &text);
+    }
+  switch (event)
+    {
+    case MEND_HTTP_EVENT_ERROR:
+      attempt->ended = TRUE;
+      attempt->outcome = failure_from_response (attempt, data, length);
+      return FALSE;
+    case MEND_HTTP_EVENT_END:
+      attempt->ended = TRUE;
+      attempt->outcome = answer_outcome (attempt);
+      return FALSE;
+    case MEND_HTTP_EVENT_CONTENT:
+      mend_turn_note_output (attempt->turn);
+      mend_http_sender_emit_content (attempt->self, attempt->turn, attempt->cancellable, data, text);
+      break;
+    case MEND_HTTP_EVENT_OTHER:
+    default:
+      break;
+    }
+
+  return TRUE;
+}
+
+/* Ends the attempt if the reader's status says so; TRUE when it did. */
+static gboolean
+sse_status_ends (GTask         *task,
+                 MendSseStatus  status)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+
+  switch (status)
+    {
+    case MEND_SSE_STOPPED:
+      mend_http_sender_finish_attempt (task, g_steal_pointer (&attempt->outcome));
+      return TRUE;
+    case MEND_SSE_LINE_TOO_LONG:
+      mend_http_sender_finish_attempt (task, failure_over_cap (attempt, MEND_HTTP_CAP_LINE));
+      return TRUE;
+    case MEND_SSE_EVENT_TOO_LARGE:
+      mend_http_sender_finish_attempt (task, failure_over_cap (attempt, MEND_HTTP_CAP_EVENT));
+      return TRUE;
+    case MEND_SSE_MORE:
+    default:
+      return FALSE;
+    }
+}
+
+static void
+finish_body (GTask *task)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+  guint status = soup_message_get_status (attempt->message);
+
+  if (SOUP_STATUS_IS_REDIRECTION (status))
+    mend_http_sender_finish_attempt (task, mend_http_failure_from_redirect (attempt->message, attempt->clock,
+                                                     mend_turn_get_policy (attempt->turn)));
+  else if (!SOUP_STATUS_IS_SUCCESSFUL (status))
+    {
+      guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
+      mend_http_sender_finish_attempt (task, failure_from_response (attempt, attempt->body->data, len));
+    }
+  else if (attempt->body->len == 0)
+    mend_http_sender_finish_attempt (task, mend_failure_new_empty_response ());
+  else
+    {
+      const char *type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
+      g_autoptr(JsonNode) root = NULL;
+      const char *text = "";
+      MendHttpEvent whole = MEND_HTTP_EVENT_OTHER;
+
+      /* A whole answer in the dialect's JSON: its text, as one delta; an
+       * answer with nothing in it is the model's empty response, and an
+       * error object in a 200 a failure as in a stream. */
+      if (g_strcmp0 (type, "application/json") == 0 &&
+          (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL)
+        whole = mend_http_sender_get_wire (attempt->self)->read_whole (attempt->answer, root);
+      if (whole == MEND_HTTP_EVENT_ERROR)
+        {
+          guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
+
+          mend_http_sender_finish_attempt (task, failure_from_response (attempt, attempt->body->data, len));
+          return;
+        }
+      if (whole == MEND_HTTP_EVENT_END)
+        {
+          if (mend_http_answer_is_empty (attempt->answer))
+            {
+              mend_http_sender_finish_attempt (task, mend_failure_new_empty_response ());
+              return;
+            }
+          text = mend_http_answer_get_text (attempt->answer);
+        }
+
+      g_byte_array_append (attempt->body, (const guint8 *) "", 1);
+      mend_turn_note_output (attempt->turn);
+      mend_http_sender_emit_content (attempt->self, attempt->turn, attempt->cancellable,
+                                     (const char *) attempt->body->data, text);
+      mend_http_sender_finish_attempt (task, NULL);
+    }
+}
+
+/* One chunk of the answer, as decoded; TRUE when it ended the attempt
+ * (the task may be gone then). */
+static gboolean
+take_chunk (GTask      *task,
+            const char *data,
+            gsize       size)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
+
+  /* The bytes as decoded: a small compressed answer counts as what it
+   * becomes. */
+  attempt->received += size;
+  if (success && attempt->received > mend_http_sender_get_max_body_bytes (attempt->self))
+    {
+      mend_http_sender_finish_attempt (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
+      return TRUE;
+    }
+
+  if (attempt->streaming)
+    return sse_status_ends (task, mend_sse_reader_feed (&attempt->events, data, size));
+  if (success)
+    {
+      g_byte_array_append (attempt->body, (const guint8 *) data, size);
+      return FALSE;
+    }
+
+  /* Of an error, only the head is kept; the rest is not read. */
+  g_byte_array_append (attempt->body, (const guint8 *) data,
+                       MIN (size, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES - attempt->body->len));
+  if (attempt->body->len >= MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES)
+    {
+      finish_body (task);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* The end of the answer's bytes. */
+static void
+take_end (GTask *task)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) eof = NULL;
+
+  if (!attempt->streaming)
+    {
+      finish_body (task);
+      return;
+    }
+  if (sse_status_ends (task, mend_sse_reader_finish (&attempt->events)))
+    return;
+  /* A stream whose model said how it ended, with no end marker after
+   * (some servers send none): complete. */
+  if (mend_http_answer_get_stop_reason (attempt->answer) != NULL &&
+      mend_http_sender_get_wire (attempt->self)->dialect != MEND_HTTP_DIALECT_MESSAGES)
+    {
+      mend_http_sender_finish_attempt (task, answer_outcome (attempt));
+      return;
+    }
+  eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+                             _("The event stream ended before the message did"));
+  mend_http_sender_finish_attempt (task, mend_failure_new_from_error (eof));
+}
+
+/* Reading a stream that is not pollable: a chunk at a time, each a GTask. */
+
+static void read_more (GTask *task);
+
+static void
+on_read (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  GTask *task = user_data;
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
+  const char *data;
+  gsize size = 0;
+
+  if (error != NULL)
+    {
+      mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+      return;
+    }
+
+  data = g_bytes_get_data (chunk, &size);
+  if (size == 0)
+    take_end (task);
+  else if (!take_chunk (task, data, size))
+    read_more (task);
+}
+
+static void
+read_more (GTask *task)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+
+  g_input_stream_read_bytes_async (attempt->body_stream, MEND_HTTP_READ_SIZE, attempt->io_priority,
+                                   attempt->cancellable, on_read, task);
+}
+
+/* Reading a pollable stream (libsoup's are): every chunk at hand in one
+ * go, into one buffer, with no task or allocation per chunk; one source
+ * waits for the next chunks while it brings them. libsoup makes a stream's
+ * source for what the stream holds when it is made (its own buffer, an
+ * HTTP/2 stream's data), so a source that wakes the reader for nothing
+ * is made again. */
+
+static void
+new_readable (MendHttpAttempt *attempt)
+{
+  if (attempt->readable != NULL)
+    {
+      g_source_destroy (attempt->readable);
+      g_source_unref (attempt->readable);
+    }
+  attempt->readable = g_pollable_input_stream_create_source (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
+                                                             attempt->cancellable);
+  g_source_set_priority (attempt->readable, attempt->io_priority);
+  g_source_attach (attempt->readable, g_main_context_get_thread_default ());
+}
+
+static gboolean on_readable (GObject  *stream,
+                             gpointer  user_data);
+
+static gboolean
+read_at_hand (GTask *task)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+  GSource *woke = attempt->readable;
+  gsize got = 0;
+
+  if (woke != NULL)
+    g_source_set_ready_time (woke, -1);
+  for (guint i = 0; i < MEND_HTTP_READS_PER_DISPATCH; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      gssize n;
+
+      if (g_cancellable_set_error_if_cancelled (attempt->cancellable, &error))
+        {
+          mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+          return G_SOURCE_REMOVE;
+        }
+      n = g_pollable_input_stream_read_nonblocking (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
+                                                    attempt->buffer, MEND_HTTP_READ_SIZE, NULL, &error);
+      if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        break;
+      if (n < 0)
+        {
+          mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+          return G_SOURCE_REMOVE;
+        }
+      if (n == 0)
+        {
+          take_end (task);
+          return G_SOURCE_REMOVE;
+        }
+      got += n;
+      if (take_chunk (task, attempt->buffer, n))
+        return G_SOURCE_REMOVE;
+      /* Enough for one go: the main loop's turn, then the rest. */
+      if (i + 1 == MEND_HTTP_READS_PER_DISPATCH)
+        {
+          if (woke == NULL)
+            {
+              new_readable (attempt);
+              g_source_set_callback (attempt->readable, G_SOURCE_FUNC (on_readable), task, NULL);
+            }
+          g_source_set_ready_time (attempt->readable, 0);
+          return woke == NULL ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
+        }
+    }
+
+  /* Read all there was: the source waits for more, unless it woke the
+   * reader for nothing twice in a row (once is a part of a chunk). */
+  attempt->empty_wakeups = got == 0 ? attempt->empty_wakeups + 1 : 0;
+  if (woke == NULL || attempt->empty_wakeups >= 2)
+    {
+      attempt->empty_wakeups = 0;
+      new_readable (attempt);
+      g_source_set_callback (attempt->readable, G_SOURCE_FUNC (on_readable), task, NULL);
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_readable (GObject  *stream,
+             gpointer  user_data)
+{
+  return read_at_hand (user_data);
+}
+
+static void
+read_body (GTask *task)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+
+  if (G_IS_POLLABLE_INPUT_STREAM (attempt->body_stream) &&
+      g_pollable_input_stream_can_poll (G_POLLABLE_INPUT_STREAM (attempt->body_stream)))
+    {
+      attempt->buffer = g_malloc (MEND_HTTP_READ_SIZE);
+      read_at_hand (task);
+    }
+  else
+    read_more (task);
+}
+
+void
+mend_http_sender_on_sent (GObject      *object,
+                          GAsyncResult *result,
+                          gpointer      user_data)
+{
+  GTask *task = user_data;
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GInputStream) stream = soup_session_send_finish (SOUP_SESSION (object), result, &error);
+  g_autofree char *shown_type = NULL;
+  const char *content_type;
+  guint status;
+
+  if (stream == NULL)
+    {
+      mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+      return;
+    }
+
+  status = soup_message_get_status (attempt->message);
+  content_type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
+  shown_type = mend_redact_secrets (content_type ? content_type : "", -1);
+  mend_debug ("Turn %s attempt: HTTP %u %s", mend_turn_get_id (attempt->turn), status, shown_type);
+
+  attempt->body_stream = g_steal_pointer (&stream);
+  attempt->body = g_byte_array_new ();
+  attempt->streaming = SOUP_STATUS_IS_SUCCESSFUL (status) &&
+                       g_strcmp0 (content_type, "text/event-stream") == 0;
+  if (attempt->streaming)
+    {
+      mend_sse_reader_init (&attempt->events, mend_http_sender_get_max_line_bytes (attempt->self),
+                            mend_http_sender_get_max_event_bytes (attempt->self), on_event, attempt);
+      attempt->scratch = g_string_new (NULL);
+    }
+  read_body (task);
+}

@@ -1,0 +1,413 @@
+/* mend-json-scan.c — a strict byte scan of small JSON texts, with no tree
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * What the scan takes, json-glib reads the same way: strict JSON, valid
+ * UTF-8 (json-glib refuses a text that is not), strings whose escapes
+ * are exact. The rest it gives up on, and the caller parses.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-json-scan-private.h"
+
+/* Skipped values: nesting and count, far below what the parser takes. */
+#define MAX_SKIP_DEPTH  16
+#define MAX_SKIPPED     4096
+
+void
+mend_json_scan_init (MendJsonScan *scan,
+                     const char   *data,
+                     gsize         length)
+{
+  scan->p = data;
+  scan->end = data + length;
+  scan->skipped = 0;
+}
+
+static inline void
+skip_space (MendJsonScan *scan)
+{
+  while (scan->p < scan->end &&
+         (*scan->p == ' ' || *scan->p == '\n' || *scan->p == '\r' || *scan->p == '\t'))
+    scan->p++;
+}
+
+char
+mend_json_scan_peek (MendJsonScan *scan)
+{
+  skip_space (scan);
+  return scan->p < scan->end ? *scan->p : '\0';
+}
+
+gboolean
+mend_json_scan_char (MendJsonScan *scan,
+                     char          c)
+{
+  if (mend_json_scan_peek (scan) != c || c == '\0')
+    return FALSE;
+  scan->p++;
+  return TRUE;
+}
+
+gboolean
+mend_json_scan_end (MendJsonScan *scan)
+{
+  skip_space (scan);
+  return scan->p == scan->end;
+}
+
+/* A string's bytes up to its closing quote, with no escape: the rest of
+ * a key, or of a string compared as it is. */
+static gboolean
+plain_string (MendJsonScan  *scan,
+              const char   **start,
+              gsize         *length)
+{
+  const char *p;
+  gboolean high = FALSE;
+
+  if (!mend_json_scan_char (scan, '"'))
+    return FALSE;
+  for (p = scan->p; p < scan->end && *p != '"'; p++)
+    {
+      guchar c = *p;
+
+      if (c == '\\' || c < 0x20)
+        return FALSE;
+      high |= c >= 0x80;
+    }
+  if (p == scan->end || (high && !g_utf8_validate_len (scan->p, p - scan->p, NULL)))
+    return FALSE;
+  *start = scan->p;
+  *length = p - scan->p;
+  scan->p = p + 1;
+  return TRUE;
+}
+
+MendJsonScanStep
+mend_json_scan_member (MendJsonScan *scan,
+                       gboolean     *first,
+                       const char  **key,
+                       gsize        *key_length)
+{
+  char c = mend_json_scan_peek (scan);
+
+  if (c == '}')
+    {
+      scan->p++;
+      return MEND_JSON_SCAN_DONE;
+    }
+  if (!*first)
+    {
+      if (c != ',')
+        return MEND_JSON_SCAN_ODD;
+      scan->p++;
+    }
+  *first = FALSE;
+  if (!plain_string (scan, key, key_length) || !mend_json_scan_char (scan, ':'))
+    return MEND_JSON_SCAN_ODD;
+  return MEND_JSON_SCAN_NEXT;
+}
+
+MendJsonScanStep
+mend_json_scan_element (MendJsonScan *scan,
+                        gboolean     *first)
+{
+  char c = mend_json_scan_peek (scan);
+
+  if (c == ']')
+    {
+      scan->p++;
+      return MEND_JSON_SCAN_DONE;
+    }
+  if (!*first)
+    {
+      if (c != ',')
+        return MEND_JSON_SCAN_ODD;
+      scan->p++;
+    }
+  *first = FALSE;
+  return MEND_JSON_SCAN_NEXT;
+}
+
+static inline int
+hex_value (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* The four hex digits after "\u". */
+static gboolean
+read_hex4 (const char  *p,
+           const char  *end,
+           gunichar    *value)
+{
+  gunichar v = 0;
+
+  if (end - p < 4)
+    return FALSE;
+  for (int i = 0; i < 4; i++)
+    {
+      int h = hex_value (p[i]);
+
+      if (h < 0)
+        return FALSE;
+      v = (v << 4) | (gunichar) h;
+    }
+  *value = v;
+  return TRUE;
+}
+
+/* A string, unescaped and appended to @out, or only checked when @out is
+ * NULL. Each run of bytes between escapes is checked as UTF-8 (an escape
+ * cannot split a character); what an escape writes is UTF-8 by making. */
+static gboolean
+read_string (MendJsonScan *scan,
+             GString      *out)
+{
+  gsize start = out != NULL ? out->len : 0;
+  const char *p;
+
+  if (!mend_json_scan_char (scan, '"'))
+    return FALSE;
+
+  p = scan->p;
+  for (;;)
+    {
+      const char *run = p;
+      gboolean high = FALSE;
+      char c;
+      gunichar u;
+
+      while (p < scan->end && *p != '"' && *p != '\\' && (guchar) *p >= 0x20)
+        {
+          high |= (guchar) *p >= 0x80;
+          p++;
+        }
+      if (high && !g_utf8_validate_len (run, p - run, NULL))
+        goto odd;
+      if (out != NULL)
+        g_string_append_len (out, run, p - run);
+      if (p == scan->end || (guchar) *p < 0x20)
+        goto odd;
+      if (*p == '"')
+        break;
+
+      /* An escape */
+      if (scan->end - p < 2)
+        goto odd;
+      switch (p[1])
+        {
+        case '"': c = '"'; break;
+        case '\\': c = '\\'; break;
+        case '/': c = '/'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        case 'u': c = 0; break;
+        default: goto odd;
+        }
+      if (c != 0)
+        {
+          if (out != NULL)
+            g_string_append_c (out, c);
+          p += 2;
+          continue;
+        }
+
+      if (!read_hex4 (p + 2, scan->end, &u))
+        goto odd;
+      p += 6;
+      if (u >= 0xdc00 && u <= 0xdfff)
+        goto odd;   /* a low surrogate alone */
+      if (u >= 0xd800 && u <= 0xdbff)
+        {
+          gunichar low;
+
+          /* A high surrogate: its low half must follow. */
+          if (scan->end - p < 6 || p[0] != '\\' || p[1] != 'u' || !read_hex4 (p + 2, scan->end, &low) ||
+              low < 0xdc00 || low > 0xdfff)
+            goto odd;
+          p += 6;
+          u = 0x10000 + ((u - 0xd800) << 10) + (low - 0xdc00);
+        }
+      /* json-glib ends a string at a NUL. */
+      if (u == 0)
+        goto odd;
+      if (out != NULL)
+        g_string_append_unichar (out, u);
+    }
+
+  scan->p = p + 1;
+  return TRUE;
+
+odd:
+  if (out != NULL)
+    g_string_truncate (out, start);
+  return FALSE;
+}
+
+gboolean
+mend_json_scan_string (MendJsonScan *scan,
+                       GString      *out)
+{
+  return read_string (scan, out);
+}
+
+gboolean
+mend_json_scan_string_is (MendJsonScan *scan,
+                          const char   *expected)
+{
+  const char *start;
+  gsize length;
+
+  return plain_string (scan, &start, &length) && length == strlen (expected) &&
+         memcmp (start, expected, length) == 0;
+}
+
+static gboolean
+literal (MendJsonScan *scan,
+         const char   *word,
+         gsize         length)
+{
+  skip_space (scan);
+  if ((gsize) (scan->end - scan->p) < length || memcmp (scan->p, word, length) != 0)
+    return FALSE;
+  scan->p += length;
+  return TRUE;
+}
+
+gboolean
+mend_json_scan_null (MendJsonScan *scan)
+{
+  return literal (scan, "null", 4);
+}
+
+static gsize
+digits (const char *p,
+        const char *end)
+{
+  const char *q = p;
+
+  while (q < end && *q >= '0' && *q <= '9')
+    q++;
+  return q - p;
+}
+
+gboolean
+mend_json_scan_index (MendJsonScan *scan,
+                      guint        *value)
+{
+  gsize n;
+  guint v = 0;
+
+  skip_space (scan);
+  n = digits (scan->p, scan->end);
+  if (n == 0 || n > 9 || (n > 1 && scan->p[0] == '0'))
+    return FALSE;
+  /* No fraction or exponent after it. */
+  if (scan->p + n < scan->end && (scan->p[n] == '.' || scan->p[n] == 'e' || scan->p[n] == 'E'))
+    return FALSE;
+  for (gsize i = 0; i < n; i++)
+    v = v * 10 + (guint) (scan->p[i] - '0');
+  scan->p += n;
+  *value = v;
+  return TRUE;
+}
+
+/* A number as strict JSON writes it, and short enough that json-glib
+ * reads it without a doubt. */
+static gboolean
+skip_number (MendJsonScan *scan)
+{
+  const char *p = scan->p;
+  gsize n;
+
+  if (p < scan->end && *p == '-')
+    p++;
+  n = digits (p, scan->end);
+  if (n == 0 || n > 15 || (n > 1 && *p == '0'))
+    return FALSE;
+  p += n;
+  if (p < scan->end && *p == '.')
+    {
+      p++;
+      n = digits (p, scan->end);
+      if (n == 0 || n > 20)
+        return FALSE;
+      p += n;
+    }
+  if (p < scan->end && (*p == 'e' || *p == 'E'))
+    {
+      p++;
+      if (p < scan->end && (*p == '+' || *p == '-'))
+        p++;
+      n = digits (p, scan->end);
+      if (n == 0 || n > 2)
+        return FALSE;
+      p += n;
+    }
+  scan->p = p;
+  return TRUE;
+}
+
+static gboolean
+skip_value (MendJsonScan *scan,
+            guint         depth)
+{
+  gboolean first = TRUE;
+  MendJsonScanStep step;
+  const char *key;
+  gsize key_length;
+
+  if (++scan->skipped > MAX_SKIPPED)
+    return FALSE;
+
+  switch (mend_json_scan_peek (scan))
+    {
+    case '"':
+      /* Checked as the parser would read it, and dropped. */
+      return read_string (scan, NULL);
+    case '{':
+      if (depth >= MAX_SKIP_DEPTH)
+        return FALSE;
+      scan->p++;
+      while ((step = mend_json_scan_member (scan, &first, &key, &key_length)) == MEND_JSON_SCAN_NEXT)
+        if (!skip_value (scan, depth + 1))
+          return FALSE;
+      return step == MEND_JSON_SCAN_DONE;
+    case '[':
+      if (depth >= MAX_SKIP_DEPTH)
+        return FALSE;
+      scan->p++;
+      while ((step = mend_json_scan_element (scan, &first)) == MEND_JSON_SCAN_NEXT)
+        if (!skip_value (scan, depth + 1))
+          return FALSE;
+      return step == MEND_JSON_SCAN_DONE;
+    case 't':
+      return literal (scan, "true", 4);
+    case 'f':
+      return literal (scan, "false", 5);
+    case 'n':
+      return literal (scan, "null", 4);
+    default:
+      return skip_number (scan);
+    }
+}
+
+gboolean
+mend_json_scan_skip (MendJsonScan *scan)
+{
+  return skip_value (scan, 0);
+}

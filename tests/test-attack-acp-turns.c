@@ -1,0 +1,667 @@
+/* test-attack-acp-turns.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MendAcpAgent's handling of a turn's failures against
+ * tests/hostile-acp-agent.py: the idle timeout, the error codes read as
+ * HTTP statuses, the agent's profile, the restart after an empty end of a
+ * prompt, the lost session, the dropped prompt that Continue sends, and
+ * the Gemini CLI's delegations; with handlers that stop, close, end, drop
+ * or submit from inside each of them. Run them under AddressSanitizer and
+ * valgrind too.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <libmend.h>
+
+#include "hostile-acp-fixture.h"
+#include "hostile-server.h"
+
+/* What a re-entrant handler does, once. */
+static void
+act (Fixture *f)
+{
+  Action action = f->action;
+
+  f->action = ACT_NONE;
+  switch (action)
+    {
+    case ACT_STOP:
+      mend_chat_stop (f->chat);
+      break;
+    case ACT_CLOSE:
+      mend_chat_close (f->chat);
+      break;
+    case ACT_TERMINATE:
+      mend_agent_terminate (MEND_AGENT (f->agent));
+      break;
+    case ACT_SUBMIT:
+      submit (f, "Post the notes");
+      break;
+    case ACT_SET_PROFILE:
+      {
+        g_autoptr(MendAcpProfile) profile = mend_acp_profile_new ("the-apps");
+
+        mend_acp_agent_set_profile (f->agent, profile);
+      }
+      break;
+    case ACT_UNREF:
+      /* The test's are the last references: the turns it kept go too. */
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+      g_signal_handlers_disconnect_by_data (f->agent, f);
+      g_signal_handlers_disconnect_by_data (mend_chat_get_subagents (f->chat), f);
+      for (guint i = 0; i < f->finished->len; i++)
+        {
+          g_signal_handlers_disconnect_by_data (g_ptr_array_index (f->finished, i), f);
+          g_object_unref (g_ptr_array_index (f->finished, i));
+        }
+      g_ptr_array_set_size (f->finished, 0);
+      g_clear_object (&f->chat);
+      g_clear_object (&f->agent);
+      break;
+    case ACT_NONE:
+    default:
+      break;
+    }
+}
+
+static const char *action_names[] = { NULL, "stop", "close", "terminate", "unref", "submit", "set-profile" };
+
+static void
+on_waiting_act (MendTurn      *turn,
+                MendRetryWait *wait,
+                Fixture       *f)
+{
+  act (f);
+}
+
+static void
+on_turn_started_act (MendChat *chat,
+                     MendTurn *turn,
+                     Fixture  *f)
+{
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting_act), f);
+}
+
+static void
+on_turn_finished_act (MendChat *chat,
+                      MendTurn *turn,
+                      Fixture  *f)
+{
+  act (f);
+}
+
+static void
+on_profile_act (MendAcpAgent *agent,
+                GParamSpec   *pspec,
+                Fixture      *f)
+{
+  act (f);
+}
+
+/* Done once the handler acted and the chat, when it was dropped, is
+ * gone, or the turns asked for finished. */
+static gboolean
+settled (Fixture       *f,
+         gconstpointer  data)
+{
+  GObject * const *weak = data;
+
+  if (f->chat == NULL)
+    return weak[0] == NULL && weak[1] == NULL;
+  return f->action == ACT_NONE && f->finished->len >= 1 &&
+         mend_chat_get_turn (f->chat) == NULL;
+}
+
+/* Runs @f's chat, whose handler acts as @f->action says, until it
+ * settles; returns FALSE when the handler dropped it. */
+static gboolean
+run_settled (Fixture *f)
+{
+  gpointer weak[2] = { f->chat, f->agent };
+
+  g_object_add_weak_pointer (weak[0], &weak[0]);
+  g_object_add_weak_pointer (weak[1], &weak[1]);
+  run_until (f, settled, weak);
+  if (f->chat == NULL)
+    {
+      g_assert_null (weak[0]);
+      g_assert_null (weak[1]);
+      return FALSE;
+    }
+  g_object_remove_weak_pointer (weak[0], &weak[0]);
+  g_object_remove_weak_pointer (weak[1], &weak[1]);
+  return TRUE;
+}
+
+static MendFailure *
+first_failure (Fixture *f)
+{
+  if (f->failures->len > 0)
+    return g_ptr_array_index (f->failures, 0);
+  return mend_turn_get_last_failure (finished (f, 0));
+}
+
+static gboolean
+flag_is_set (Fixture       *f,
+             gconstpointer  data)
+{
+  return *(const gboolean *) data;
+}
+
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Lets @ms of real time pass, with virtual time standing still. */
+static void
+run_for_ms (Fixture *f,
+            guint    ms)
+{
+  gboolean over = FALSE;
+
+  g_timeout_add (ms, set_flag, &over);
+  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, NULL,
+                        (RealAgentCheck) flag_is_set, f, &over, "the time to pass");
+}
+
+/* The idle timeout */
+
+/* Long enough for the agent to start and answer under a loaded machine. */
+#define IDLE_MS 1000
+
+/* @n milliseconds of real time, more under valgrind, where this side of
+ * the pipe runs far slower than the agent. */
+static guint
+ms (guint n)
+{
+  return RUNNING_ON_VALGRIND ? 5 * n : n;
+}
+
+static void
+on_update_idle_off (MendAcpAgent *agent,
+                    const char   *kind,
+                    const char   *json,
+                    Fixture      *f)
+{
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (agent), 0);
+}
+
+/* The idle timeout set to none during an attempt applies from the next
+ * one, as documented: the attempt in flight keeps its own, and an agent
+ * that speaks within it is not timed out. Its timer comes while the
+ * agent is quiet. */
+static void
+test_idle_timeout_changed_mid_attempt (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *script =
+    g_strdup_printf ("{'runs': [{'session/prompt': [[" CHUNK ("Working") ", {'sleep': %u}, " CHUNK ("Still working") ","
+                     " {'sleep': %u}, " END_TURN "]]}]}", ms (IDLE_MS * 6 / 10), ms (IDLE_MS * 6 / 10));
+  MendTurn *turn;
+
+  start_chat (f, script);
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  g_signal_connect (f->agent, "update", G_CALLBACK (on_update_idle_off), f);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_cmpuint (f->failures->len, ==, 0);
+  g_assert_cmpuint (mend_agent_get_idle_timeout_ms (MEND_AGENT (f->agent)), ==, 0);
+}
+
+/* A cancelled prompt's grace period is not silence; when it ends and the
+ * agent is started again, the agent has the whole idle timeout to speak,
+ * not what was left of it. The grace period is set so that the attempt's
+ * timer, set again while it waited, comes soon after the restart. */
+static void
+test_idle_timeout_restarts_with_the_agent (Fixture       *f,
+                                           gconstpointer  data)
+{
+  g_autofree char *script =
+    g_strdup_printf ("{'runs': [{'session/prompt': [[{'hang': true}]]},"
+                     "          {'initialize': [{'sleep': %u}, {'answer': {'protocolVersion': 1}}]}]}", ms (IDLE_MS / 4));
+  MendTurn *turn;
+
+  start_chat (f, script);
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  mend_acp_agent_set_cancel_grace_ms (f->agent, ms (2 * IDLE_MS - IDLE_MS / 10));
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_cmpuint (f->failures->len, ==, 1);
+  g_assert_cmpint (mend_failure_get_reason (first_failure (f)), ==, MEND_REASON_TIMEOUT);
+}
+
+static gboolean
+both_gone (Fixture       *f,
+           gconstpointer  data)
+{
+  GObject * const *weak = data;
+
+  return weak[0] == NULL && weak[1] == NULL;
+}
+
+/* The chat and the agent dropped while the attempt's idle timer is set:
+ * both are finalized, and no timer fires after them. */
+static void
+test_idle_timer_outlived (Fixture       *f,
+                          gconstpointer  data)
+{
+  gpointer weak[2];
+
+  start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}]}");
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS / 5));
+  submit (f, "Fix the build");
+  run_until (f, log_has, "session/prompt");
+
+  weak[0] = f->chat;
+  weak[1] = f->agent;
+  g_object_add_weak_pointer (weak[0], &weak[0]);
+  g_object_add_weak_pointer (weak[1], &weak[1]);
+  f->action = ACT_UNREF;
+  act (f);
+  run_until (f, both_gone, weak);
+  run_for_ms (f, ms (IDLE_MS));
+}
+
+/* In a test's data, beside the action: the handler is the chat's record
+ * handler, not the turn's waiting handler. */
+#define ON_RECORD 16
+
+static void
+on_record_scheduled_act (MendChat   *chat,
+                         const char *json,
+                         Fixture    *f)
+{
+  if (strstr (json, "\"scheduled\"") != NULL)
+    act (f);
+}
+
+/* The idle timeout's failure is transient: the turn waits for its retry,
+ * and a handler of that wait, or of its record, acts. */
+static void
+test_idle_timeout_reentrant (Fixture       *f,
+                             gconstpointer  data)
+{
+  Action action = GPOINTER_TO_INT (data) % ON_RECORD;
+  MendTurn *turn;
+
+  start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}, {}]}");
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  if (GPOINTER_TO_INT (data) & ON_RECORD)
+    g_signal_connect (f->chat, "record", G_CALLBACK (on_record_scheduled_act), f);
+  else
+    g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_act), f);
+  f->action = action;
+  submit (f, "Fix the build");
+  if (!run_settled (f))
+    return;
+
+  turn = finished (f, 0);
+  g_assert_cmpint (mend_failure_get_reason (first_failure (f)), ==, MEND_REASON_TIMEOUT);
+  switch (action)
+    {
+    case ACT_STOP:
+    case ACT_CLOSE:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+      break;
+    case ACT_TERMINATE:
+    case ACT_SUBMIT:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+      g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+      g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+      if (action == ACT_SUBMIT)
+        {
+          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+        }
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* The profile */
+
+/* A handler of notify::profile, as the agent answers initialize. */
+static void
+test_profile_reentrant (Fixture       *f,
+                        gconstpointer  data)
+{
+  Action action = GPOINTER_TO_INT (data);
+  MendTurn *turn;
+
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}]}]}");
+  g_signal_connect (f->agent, "notify::profile", G_CALLBACK (on_profile_act), f);
+  f->action = action;
+  submit (f, "Fix the build");
+  if (!run_settled (f))
+    return;
+
+  turn = finished (f, 0);
+  switch (action)
+    {
+    case ACT_STOP:
+    case ACT_CLOSE:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+      break;
+    case ACT_TERMINATE:
+      /* Ended as it answered: the retry starts it again. */
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+      g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+      g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+      break;
+    case ACT_SET_PROFILE:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+      g_assert_cmpstr (mend_acp_profile_get_name (mend_acp_agent_get_profile (f->agent)), ==, "the-apps");
+      break;
+    case ACT_SUBMIT:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+      run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+      g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* The restart after an empty end of a prompt that followed a failed one */
+
+#define LOADS "'agentCapabilities': {'loadSession': true}"
+
+/* claude-agent-acp 0.23.1 after a failed prompt: the next one ends at
+ * once with nothing. */
+#define FALSE_END_TURN \
+  "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}]," \
+  "           'session/prompt': [[" OVERLOADED "], [" ANSWER_END_TURN "]]}," \
+  "          {'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}]," \
+  "           'session/load': [%s]}]}"
+
+static void
+on_waiting_empty_act (MendTurn      *turn,
+                      MendRetryWait *wait,
+                      Fixture       *f)
+{
+  if (mend_failure_get_reason (mend_retry_wait_get_failure (wait)) == MEND_REASON_EMPTY)
+    act (f);
+}
+
+static void
+on_turn_started_empty_act (MendChat *chat,
+                           MendTurn *turn,
+                           Fixture  *f)
+{
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting_empty_act), f);
+}
+
+/* A handler of the wait that follows the run ended on the empty end. */
+static void
+test_false_end_turn_reentrant (Fixture       *f,
+                               gconstpointer  data)
+{
+  Action action = GPOINTER_TO_INT (data);
+  g_autofree char *script = g_strdup_printf (FALSE_END_TURN, "{'answer': {}}");
+  MendTurn *turn;
+
+  start_chat (f, script);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_empty_act), f);
+  f->action = action;
+  submit (f, "Fix the build");
+  if (!run_settled (f))
+    return;
+
+  turn = finished (f, 0);
+  g_assert_cmpuint (f->failures->len, >=, 2);
+  g_assert_cmpint (mend_failure_get_reason (g_ptr_array_index (f->failures, 1)), ==, MEND_REASON_EMPTY);
+  switch (action)
+    {
+    case ACT_STOP:
+    case ACT_CLOSE:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+      break;
+    case ACT_TERMINATE:
+    case ACT_SUBMIT:
+      g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+      g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 3);
+      g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+      g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
+      if (action == ACT_SUBMIT)
+        {
+          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+        }
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* The run started again after the empty end cannot load the session: the
+ * retry fails as the session lost, never answered from a new session;
+ * the next turn goes to the new one. */
+static void
+test_false_end_turn_then_load_fails (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autofree char *script = g_strdup_printf (FALSE_END_TURN,
+                                             "{'error': {'code': -32603, 'message': 'Internal error',"
+                                             " 'data': {'details': 'No previous sessions found for this project.'}}}");
+  MendTurn *turn = run_one_turn (f, script);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 3);
+  g_assert_error ((GError *) mend_failure_get_error (mend_turn_get_last_failure (turn)),
+                  MEND_RETRY_ERROR, MEND_RETRY_ERROR_SESSION_LOST);
+  g_assert_cmpuint (log_count (f, "session/prompt"), ==, 2);
+
+  mend_chat_send_next (f->chat);
+  submit (f, "Post the notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+}
+
+/* The lost session */
+
+#define LOAD_FAILS \
+  "{'error': {'code': -32603, 'message': 'Internal error'," \
+  " 'data': {'details': 'No previous sessions found for this project.'}}}"
+
+static void
+assert_session_lost (MendTurn *turn)
+{
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_error ((GError *) mend_failure_get_error (mend_turn_get_last_failure (turn)),
+                  MEND_RETRY_ERROR, MEND_RETRY_ERROR_SESSION_LOST);
+}
+
+/* A handler of turn-finished, as the lost session fails the turn. */
+static void
+test_lost_reentrant (Fixture       *f,
+                     gconstpointer  data)
+{
+  Action action = GPOINTER_TO_INT (data);
+
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                 "           'session/load': [" LOAD_FAILS "]}, {}]}");
+  mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished_act), f);
+  f->action = action;
+  submit (f, "Fix the build");
+  if (!run_settled (f))
+    return;
+
+  assert_session_lost (finished (f, 0));
+  if (action == ACT_SUBMIT)
+    {
+      /* Sent to the new session. */
+      run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+      g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+      g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
+      g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
+    }
+  if (action == ACT_CLOSE)
+    g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_CLOSED);
+}
+
+/* Every run loses its session: each loss is told to the turn it hits,
+ * and the turn after goes to the new session. */
+static void
+test_lost_again_and_again (Fixture       *f,
+                           gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                 "           'session/load': [" LOAD_FAILS "], 'session/prompt': [[{'exit': 1}]]},"
+                 "          {'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                 "           'session/load': [" LOAD_FAILS "]}]}");
+  mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  assert_session_lost (finished (f, 0));
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+
+  /* The agent exits during the prompt; started again, it cannot load the
+   * session it opened. */
+  mend_chat_send_next (f->chat);
+  submit (f, "Post the notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  assert_session_lost (finished (f, 1));
+  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 2);
+
+  mend_chat_send_next (f->chat);
+  submit (f, "Post the notes again");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (3));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_cmpuint (log_count (f, "session/load"), ==, 2);
+}
+
+static void
+on_running_stop (MendAcpAgent *agent,
+                 GParamSpec   *pspec,
+                 Fixture      *f)
+{
+  if (mend_agent_get_running (MEND_AGENT (agent)))
+    act (f);
+}
+
+/* The session could not be loaded after a Stop that came as the agent
+ * started: no attempt was there to be told, so the next one is, and its
+ * prompt does not go to the new session as if nothing was lost. */
+static void
+test_lost_without_an_attempt (Fixture       *f,
+                              gconstpointer  data)
+{
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                 "           'session/load': [{'sleep': 300}, " LOAD_FAILS "]}]}");
+  mend_acp_agent_set_cancel_grace_ms (f->agent, 10000);
+  mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
+  g_signal_connect (f->agent, "notify::running", G_CALLBACK (on_running_stop), f);
+  f->action = ACT_STOP;
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  run_until (f, log_has, "session/new");
+
+  submit (f, "Post the notes");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  assert_session_lost (finished (f, 1));
+  g_assert_false (log_has (f, "Post the notes"));
+
+  /* Told once: the next prompt goes to the new session. */
+  mend_chat_send_next (f->chat);
+  submit (f, "Post the notes again");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (3));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
+}
+
+/* Continue and the dropped prompt */
+
+/* The Gemini CLI drops a failed prompt: Continue sends it again. A chat
+ * that has the agent after another gets its own Continue, not the other
+ * chat's prompt. */
+static void
+test_dropped_prompt_stays_with_its_chat (Fixture       *f,
+                                         gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  const char *continue_prompt;
+
+  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}],"
+                 "           'session/prompt': [[{'error': {'code': 400, 'message': 'Request contains an invalid argument.'}}],"
+                 "                              [" END_TURN "]]}]}");
+  submit (f, "The first chat's prompt");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_FAILED);
+
+  /* The first chat goes; another has the agent. */
+  mend_chat_close (f->chat);
+  g_signal_handlers_disconnect_by_data (f->chat, f);
+  g_assert_finalize_object (g_steal_pointer (&f->chat));
+  f->chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-attack-acp-2", "clock", f->clock, "sender", f->agent, NULL);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  continue_prompt = mend_chat_get_continue_prompt (f->chat);
+  g_assert_true (mend_chat_submit (f->chat, continue_prompt, NULL, &error));
+  g_assert_no_error (error);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+
+  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (log_count (f, "The first chat's prompt"), ==, 1);
+  g_assert_true (log_has (f, continue_prompt));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  static const Action idle_actions[] = { ACT_STOP, ACT_CLOSE, ACT_TERMINATE, ACT_UNREF, ACT_SUBMIT };
+  static const int record_actions[] = {
+    ON_RECORD | ACT_STOP, ON_RECORD | ACT_CLOSE, ON_RECORD | ACT_TERMINATE, ON_RECORD | ACT_UNREF, ON_RECORD | ACT_SUBMIT
+  };
+  static const Action profile_actions[] = { ACT_STOP, ACT_CLOSE, ACT_TERMINATE, ACT_UNREF, ACT_SET_PROFILE, ACT_SUBMIT };
+
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+#define ADD(path, func) \
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+#define ADD_ACTIONS(prefix, actions, func) \
+  for (guint i = 0; i < G_N_ELEMENTS (actions); i++) \
+    { \
+      g_autofree char *path = g_strdup_printf ("/Mend/AttackAcp/" prefix "/%s", action_names[actions[i] % ON_RECORD]); \
+      g_test_add (path, Fixture, GINT_TO_POINTER (actions[i]), fixture_set_up, func, fixture_tear_down); \
+    }
+
+  ADD ("idle/changed-mid-attempt-applies-from-the-next", test_idle_timeout_changed_mid_attempt);
+  ADD ("idle/restarted-agent-gets-the-whole-timeout", test_idle_timeout_restarts_with_the_agent);
+  ADD ("idle/timer-outlived-by-nothing", test_idle_timer_outlived);
+  ADD_ACTIONS ("idle/reentrant-waiting-handler", idle_actions, test_idle_timeout_reentrant);
+  ADD_ACTIONS ("idle/reentrant-record-handler", record_actions, test_idle_timeout_reentrant);
+  ADD_ACTIONS ("profile/reentrant-notify-handler", profile_actions, test_profile_reentrant);
+  ADD_ACTIONS ("false-end-turn/reentrant-waiting-handler", idle_actions, test_false_end_turn_reentrant);
+  ADD ("false-end-turn/load-fails-as-the-session-lost", test_false_end_turn_then_load_fails);
+  ADD_ACTIONS ("lost/reentrant-turn-finished-handler", profile_actions, test_lost_reentrant);
+  ADD ("lost/without-an-attempt-is-told-to-the-next", test_lost_without_an_attempt);
+  ADD ("lost/again-and-again-each-told", test_lost_again_and_again);
+  ADD ("continue/dropped-prompt-stays-with-its-chat", test_dropped_prompt_stays_with_its_chat);
+
+#undef ADD_ACTIONS
+#undef ADD
+
+  return g_test_run ();
+}
