@@ -38,7 +38,10 @@
 #                                            N; "limit": "quota" for a quota
 #                                            that is used up rather than a
 #                                            rate), 401 bad key, 400, 403,
-#                                            404, 500, 504
+#                                            404, 500, 504; in the Messages
+#                                            API "limit": "quota" (with any
+#                                            status, 400 as the API sends it)
+#                                            is a credit balance used up
 #   {"kind": "error_after_content"}          text streams, then an error in
 #                                            the stream
 #   {"kind": "failed", "code": C}            a stream whose first event is a
@@ -47,8 +50,17 @@
 #                                            (server_is_overloaded, or
 #                                            insufficient_quota…), a Messages
 #                                            error event, a Gemini error object
-#   {"kind": "drop"}                         text starts, then the connection
-#                                            is closed mid-stream
+#   {"kind": "drop"}                         the stream starts, then the
+#                                            connection is closed mid-stream:
+#                                            with "after_text": true after a
+#                                            first text ("Let me look"), with
+#                                            false before any content (after
+#                                            message_start, response.created,
+#                                            or the headers); without it the
+#                                            Messages API's stream is cut after
+#                                            an empty content_block_start,
+#                                            Gemini's and Responses' after the
+#                                            text
 #   {"kind": "hang"}                         no answer until the client leaves
 # and, for the Messages API only:
 #   {"kind": "task", "description": D, "prompt": P}
@@ -69,6 +81,10 @@
 #    "responses": N}, "side_requests": N}
 # where "requests" and "by_api" count the requests rules were asked about
 # (the chat's), and "side_requests" Gemini CLI's requests for JSON.
+# GET /_requests/N (1-based, in the order of "requests") returns the body
+# of that request as it came, for a test to see what the model was sent;
+# POST /_rules/N/retire (N 0-based) uses rule N up, as if its times were
+# spent: the upstream recovered.
 
 import json
 import os
@@ -84,6 +100,11 @@ GEMINI_MODEL = "gemini-2.5-pro"
 
 # The error bodies of the real API (docs.anthropic.com, "Errors"), and the
 # 503 a multi-account gateway answers when every account is exhausted.
+# A credit balance used up is a 400 of its own words (as the API answered
+# it in anthropics/claude-code issue 66314, quoted in
+# tests/data/failures/anthropic.jsonl, anthropic-008).
+CREDIT_BALANCE = ("invalid_request_error", "Your credit balance is too low to access the Anthropic API. "
+                  "Please go to Plans & Billing to upgrade or purchase credits.")
 ERRORS = {
     400: ("invalid_request_error", "messages: text content blocks must be non-empty"),
     401: ("authentication_error", "invalid x-api-key"),
@@ -188,6 +209,8 @@ lock = threading.Lock()
 rules = []
 counts = {"requests": 0, "by_rule": [], "by_api": {"messages": 0, "gemini": 0, "responses": 0},
           "side_requests": 0}
+# The chat's requests' bodies, in order (GET /_requests/N).
+bodies = []
 tool_counter = [0]
 # MEND_MODEL_SERVER_LOG=FILE: what each request was matched against.
 LOG = open(os.environ["MEND_MODEL_SERVER_LOG"], "a") if os.environ.get("MEND_MODEL_SERVER_LOG") else None
@@ -278,13 +301,14 @@ def responses_last_user_text(request, body):
     return body.decode("utf-8", "replace")
 
 
-def pick(text, api="messages", side=False):
+def pick(text, api="messages", side=False, body=b""):
     with lock:
         if side:
             counts["side_requests"] += 1
         else:
             counts["requests"] += 1
             counts["by_api"][api] += 1
+            bodies.append(body)
         if LOG is not None:
             LOG.write("--- %s %d (%s)\n%s\n" % ("side request" if side else "request",
                                                counts["side_requests" if side else "requests"], api, text))
@@ -329,6 +353,20 @@ def message_end(stop_reason):
                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                                     "usage": {"output_tokens": 8}}) +
             event("message_stop", {"type": "message_stop"}))
+
+
+# A whole message, for a request that does not stream
+# (https://docs.anthropic.com/en/api/messages, the response's shape).
+def whole_message(text):
+    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": MODEL,
+            "content": [{"type": "text", "text": text}] if text is not None else [],
+            "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 12, "output_tokens": 8}}
+
+
+def messages_streams(body):
+    request = parse(body)
+    return not isinstance(request, dict) or request.get("stream") is True
 
 
 def tool_use(name, tool_input):
@@ -524,10 +562,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"Not found"}}')
 
     def do_GET(self):
+        asked = re.match(r"^/_requests/([0-9]+)$", self.path)
         if self.path == "/_requests":
             with lock:
                 body = json.dumps(counts).encode()
             self.reply(200, body)
+        elif asked is not None:
+            with lock:
+                n = int(asked.group(1))
+                body = bodies[n - 1] if 1 <= n <= len(bodies) else None
+            if body is None:
+                self.not_found()
+            else:
+                self.reply(200, body)
         else:
             self.not_found()
 
@@ -535,24 +582,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
         path = self.path.split("?")[0]
         gemini = GEMINI_PATH.match(path)
+        retire = re.match(r"^/_rules/([0-9]+)/retire$", path)
         if path == "/_rules":
             add_rules(json.loads(body))
+            self.reply(200, b"{}")
+        elif retire is not None:
+            with lock:
+                n = int(retire.group(1))
+                if n < len(rules):
+                    rules[n]["left"] = 0
             self.reply(200, b"{}")
         elif path == "/v1/messages/count_tokens":
             self.reply(200, b'{"input_tokens":12}')
         elif path == "/v1/messages":
-            self.answer(pick(last_user_text(body)), body)
+            self.answer(pick(last_user_text(body), body=body), body)
         elif gemini is not None:
             request = parse(body)
             side = gemini.group(2) == "generateContent" and gemini_wants_json(request)
-            answer = pick(gemini_last_user_text(request, body), "gemini", side)
+            answer = pick(gemini_last_user_text(request, body), "gemini", side, body)
             if answer is None:
                 self.reply(200, json.dumps(gemini_side_answer(request)).encode())
             else:
                 self.answer_gemini(answer, gemini.group(2) == "streamGenerateContent")
         elif path == "/v1/responses":
             request = parse(body)
-            self.answer_responses(pick(responses_last_user_text(request, body), "responses"))
+            self.answer_responses(pick(responses_last_user_text(request, body), "responses", body=body))
         else:
             self.not_found()
 
@@ -560,11 +614,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = answer["kind"]
         if kind == "status":
             status = answer["status"]
-            error_type, message = ERRORS.get(status, ("api_error", "Error"))
+            if answer.get("limit") == "quota":
+                error_type, message = CREDIT_BALANCE
+            else:
+                error_type, message = ERRORS.get(status, ("api_error", "Error"))
+            message = answer.get("message", message)
             retry_after = str(answer.get("retry_after", 1))
             headers = [("retry-after", retry_after)] if status == 429 else []
             self.reply(status, json.dumps({"type": "error", "error": {
                 "type": error_type, "message": message}}).encode(), headers=headers)
+        elif kind in ("text", "empty") and not messages_streams(body):
+            # A request without "stream": true is answered with the whole
+            # message, as Claude Code's non-streaming retry of a stream
+            # that broke expects.
+            text = answer.get("text", "Done.") if kind == "text" else None
+            self.reply(200, json.dumps(whole_message(text)).encode())
         elif kind == "text":
             self.reply(200, message_start() + text_block(answer.get("text", "Done.")) +
                        message_end("end_turn"), "text/event-stream")
@@ -581,9 +645,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                                   "message": "Overloaded"}}),
                        "text/event-stream")
         elif kind == "drop":
-            self.drop(message_start() + event("content_block_start", {
-                "type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}}))
+            start = message_start()
+            if answer.get("after_text") is not False:
+                start += event("content_block_start", {
+                    "type": "content_block_start", "index": 0,
+                    "content_block": {"type": "text", "text": ""}})
+            if answer.get("after_text", False):
+                start += event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                       "delta": {"type": "text_delta", "text": "Let me look"}})
+            self.drop(start)
         elif kind == "hang":
             self.hang()
         elif kind == "task":
@@ -629,7 +699,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif kind in ("error_after_content", "failed"):
             self.reply(200, json.dumps(gemini_error(answer.get("status", 503), answer)).encode())
         elif kind == "drop":
-            self.drop(gemini_event(gemini_response("Let me look", None)))
+            if answer.get("after_text", True):
+                self.drop(gemini_event(gemini_response("Let me look", None)))
+            else:
+                # The headers, then nothing: the body ends unfinished.
+                self.start_chunked()
+                self.close_connection = True
         elif kind == "hang":
             self.hang()
         else:
@@ -654,7 +729,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif kind == "failed":
             self.reply(200, stream.created() + stream.failed(answer.get("code", "server_is_overloaded")), sse)
         elif kind == "drop":
-            self.drop(stream.created() + stream.text_start() + stream.delta("Let me look"))
+            if answer.get("after_text", True):
+                self.drop(stream.created() + stream.text_start() + stream.delta("Let me look"))
+            else:
+                self.drop(stream.created())
         elif kind == "hang":
             self.hang()
         else:

@@ -62,6 +62,7 @@ struct _Fixture
   GPtrArray    *records;        /* char *, owned */
   GString      *text;           /* the agent_message_chunk texts: what the app shows */
   guint         n_updates;
+  gint64        waiting_since_us; /* real time, when a turn began its wait */
 };
 
 static void
@@ -70,6 +71,22 @@ on_turn_finished (MendChat *chat,
                   Fixture  *f)
 {
   g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+on_waiting (MendTurn      *turn,
+            MendRetryWait *wait,
+            Fixture       *f)
+{
+  f->waiting_since_us = g_get_monotonic_time ();
+}
+
+static void
+on_turn_started (MendChat *chat,
+                 MendTurn *turn,
+                 Fixture  *f)
+{
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting), f);
 }
 
 static void
@@ -137,6 +154,7 @@ start_chat (Fixture            *f,
                           "clock", f->clock,
                           "sender", f->agent,
                           NULL);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
   return TRUE;
@@ -181,7 +199,8 @@ fixture_tear_down (Fixture       *f,
   g_assert_finalize_object (f->clock);
 }
 
-/* Only libmend's retry waits run ahead in virtual time. */
+/* Only libmend's retry waits run ahead in virtual time, each once it has
+ * taken REAL_AGENT_MIN_WAIT_MS of real time. */
 static gboolean
 turn_is_waiting (gpointer      fixture,
                  gconstpointer data)
@@ -189,7 +208,8 @@ turn_is_waiting (gpointer      fixture,
   Fixture *f = fixture;
   MendTurn *turn = mend_chat_get_turn (f->chat);
 
-  return turn != NULL && mend_turn_get_state (turn) == MEND_TURN_WAITING;
+  return turn != NULL && mend_turn_get_state (turn) == MEND_TURN_WAITING &&
+         g_get_monotonic_time () - f->waiting_since_us >= REAL_AGENT_MIN_WAIT_MS * 1000;
 }
 
 static gboolean

@@ -114,6 +114,40 @@ model_server_n_side_requests (ModelServer *server)
   return (guint) json_object_get_int_member (json_node_get_object (root), "side_requests");
 }
 
+void
+model_server_retire_rule (ModelServer *server,
+                          guint        index)
+{
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_rules/%u/retire", server->port, index);
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(SoupMessage) msg = soup_message_new ("POST", uri);
+  g_autoptr(GBytes) request = g_bytes_new_static ("{}", 2);
+  g_autoptr(GBytes) body = NULL;
+  g_autoptr(GError) error = NULL;
+
+  soup_message_set_request_body_from_bytes (msg, "application/json", request);
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
+}
+
+char *
+model_server_dup_request (ModelServer *server,
+                          guint        n)
+{
+  g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_requests/%u", server->port, n);
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(SoupMessage) msg = soup_message_new ("GET", uri);
+  g_autoptr(GBytes) body = NULL;
+  g_autoptr(GError) error = NULL;
+
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  if (soup_message_get_status (msg) != SOUP_STATUS_OK)
+    return NULL;
+  return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
+}
+
 char *
 real_agent_path (const char *env_name,
                  const char *default_path)
@@ -279,6 +313,15 @@ MendAcpAgent *
 claude_code_acp_agent_new (const char *adapter,
                            const char *base_url)
 {
+  return claude_code_acp_agent_new_with_retries (adapter, base_url, 0);
+}
+
+MendAcpAgent *
+claude_code_acp_agent_new_with_retries (const char *adapter,
+                                        const char *base_url,
+                                        guint       max_retries)
+{
+  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
   const char *home = g_get_home_dir ();
   MendAcpAgent *agent;
 
@@ -291,8 +334,9 @@ claude_code_acp_agent_new (const char *adapter,
   mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
   mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
   mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  /* Without retries of its own, so that each attempt is one request. */
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "0");
+  /* Without retries of its own (0 but where they are tested), so that
+   * each attempt is one request. */
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", retries);
   /* As root, session/new fails without it (see REAL-AGENTS). */
   mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
   mend_agent_set_cwd (MEND_AGENT (agent), home);
@@ -304,6 +348,15 @@ MendAcpAgent *
 claude_agent_acp_agent_new (const char *adapter,
                             const char *base_url)
 {
+  return claude_agent_acp_agent_new_with_retries (adapter, base_url, 0);
+}
+
+MendAcpAgent *
+claude_agent_acp_agent_new_with_retries (const char *adapter,
+                                         const char *base_url,
+                                         guint       max_retries)
+{
+  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
   const char *home = g_get_home_dir ();
   MendAcpAgent *agent;
 
@@ -318,7 +371,7 @@ claude_agent_acp_agent_new (const char *adapter,
   mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
   mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
   mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", "0");
+  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", retries);
   mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
   mend_agent_set_cwd (MEND_AGENT (agent), home);
 
@@ -342,18 +395,27 @@ MendAcpAgent *
 gemini_cli_acp_agent_new (const char *gemini,
                           const char *base_url)
 {
+  return gemini_cli_acp_agent_new_with_retries (gemini, base_url, 0);
+}
+
+MendAcpAgent *
+gemini_cli_acp_agent_new_with_retries (const char *gemini,
+                                       const char *base_url,
+                                       guint       max_retries)
+{
   const char *home = g_get_home_dir ();
   g_autofree char *dot_gemini = g_build_filename (home, ".gemini", NULL);
+  g_autofree char *settings = NULL;
   MendAcpAgent *agent;
 
   /* Without selectedType it asks how to log in; maxAttempts is the one
    * cap on its own retries that holds (see REAL-AGENTS). */
-  write_file (dot_gemini, "settings.json",
-              "{\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
-              " \"general\": {\"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false,\n"
-              "             \"maxAttempts\": 1},\n"
-              " \"privacy\": {\"usageStatisticsEnabled\": false},\n"
-              " \"telemetry\": {\"enabled\": false}}\n");
+  settings = g_strdup_printf ("{\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
+                              " \"general\": {\"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false,\n"
+                              "             \"maxAttempts\": %u},\n"
+                              " \"privacy\": {\"usageStatisticsEnabled\": false},\n"
+                              " \"telemetry\": {\"enabled\": false}}\n", max_retries + 1);
+  write_file (dot_gemini, "settings.json", settings);
 
   agent = mend_acp_agent_new ((const char *[]) { gemini, "--acp", NULL });
   mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
@@ -375,13 +437,22 @@ MendAcpAgent *
 codex_acp_agent_new (const char *codex_acp,
                      const char *base_url)
 {
+  return codex_acp_agent_new_with_retries (codex_acp, base_url, 0);
+}
+
+MendAcpAgent *
+codex_acp_agent_new_with_retries (const char *codex_acp,
+                                  const char *base_url,
+                                  guint       max_retries)
+{
   const char *home = g_get_home_dir ();
   g_autofree char *codex_home = g_build_filename (home, ".codex", NULL);
   g_autofree char *config = NULL;
   MendAcpAgent *agent;
 
-  /* The server as a Responses provider, with no retries of Codex's own
-   * (it retries 4 times per request and 5 per stream by default). */
+  /* The server as a Responses provider, with @max_retries of Codex's own
+   * (0 but where they are tested: it retries 4 times per request and 5
+   * per stream by default). */
   config = g_strdup_printf ("model = \"gpt-5.4\"\n"
                             "model_provider = \"stub\"\n"
                             "approval_policy = \"never\"\n"
@@ -393,8 +464,8 @@ codex_acp_agent_new (const char *codex_acp,
                             "base_url = \"%s/v1\"\n"
                             "env_key = \"STUB_OPENAI_API_KEY\"\n"
                             "wire_api = \"responses\"\n"
-                            "request_max_retries = 0\n"
-                            "stream_max_retries = 0\n"
+                            "request_max_retries = %u\n"
+                            "stream_max_retries = %u\n"
                             "stream_idle_timeout_ms = 20000\n"
                             "\n"
                             "[analytics]\n"
@@ -404,7 +475,7 @@ codex_acp_agent_new (const char *codex_acp,
                             "exporter = \"none\"\n"
                             "\n"
                             "[history]\n"
-                            "persistence = \"none\"\n", base_url);
+                            "persistence = \"none\"\n", base_url, max_retries, max_retries);
   write_file (codex_home, "config.toml", config);
 
   agent = mend_acp_agent_new ((const char *[]) { codex_acp, NULL });
@@ -443,29 +514,22 @@ real_agent_always (gpointer      fixture,
   return TRUE;
 }
 
-void
-real_agent_run_until (MendManualClock *clock,
-                      RealAgentCheck   may_advance,
-                      MendSender      *sender,
-                      RealAgentCheck   done,
-                      gpointer         fixture,
-                      gconstpointer    data,
-                      const char      *what)
+gboolean
+real_agent_run_within (MendManualClock *clock,
+                       RealAgentCheck   may_advance,
+                       RealAgentCheck   done,
+                       gpointer         fixture,
+                       gconstpointer    data,
+                       guint            timeout_ms)
 {
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
-  /* Wakes the blocking iteration now and then, so that the watchdog is
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+  /* Wakes the blocking iteration now and then, so that the deadline is
    * looked at even when nothing happens. */
   guint ticker = g_timeout_add (50, tick, NULL);
+  gboolean held;
 
-  while (!done (fixture, data))
+  while (!(held = done (fixture, data)) && g_get_monotonic_time () <= deadline)
     {
-      if (g_get_monotonic_time () > deadline)
-        {
-          g_autofree char *err = real_agent_dup_stderr (sender);
-
-          g_error ("Waited %d s for %s; the agent's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
-        }
-
       if (!g_main_context_iteration (NULL, FALSE))
         {
           if (may_advance != NULL && may_advance (fixture, data) &&
@@ -477,6 +541,37 @@ real_agent_run_until (MendManualClock *clock,
     }
 
   g_source_remove (ticker);
+  return held;
+}
+
+void
+real_agent_run_until (MendManualClock *clock,
+                      RealAgentCheck   may_advance,
+                      MendSender      *sender,
+                      RealAgentCheck   done,
+                      gpointer         fixture,
+                      gconstpointer    data,
+                      const char      *what)
+{
+  if (!real_agent_run_within (clock, may_advance, done, fixture, data, WATCHDOG_S * 1000))
+    {
+      g_autofree char *err = real_agent_dup_stderr (sender);
+
+      g_error ("Waited %d s for %s; the agent's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
+    }
+}
+
+static gboolean
+never (gpointer      fixture,
+       gconstpointer data)
+{
+  return FALSE;
+}
+
+void
+real_agent_run_for (guint ms)
+{
+  real_agent_run_within (NULL, NULL, never, NULL, NULL, ms);
 }
 
 guint

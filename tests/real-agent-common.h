@@ -34,6 +34,13 @@ guint     model_server_n_answered   (ModelServer *server,
  * :generateContent) the server answered: they are not in
  * model_server_n_requests(). */
 guint     model_server_n_side_requests (ModelServer *server);
+/* Uses the rule at @index (0-based) up: it answers no more requests. */
+void      model_server_retire_rule  (ModelServer *server,
+                                     guint        index);
+/* The body of the chat's model request @n (1-based, in the order the
+ * server counted them), as it came; NULL when there is none. */
+char     *model_server_dup_request  (ModelServer *server,
+                                     guint        n);
 
 /* An agent program: @env_name overrides @default_path. */
 char     *real_agent_path           (const char  *env_name,
@@ -59,6 +66,10 @@ MendAgentProcess *claude_code_process_new   (const char *cli,
 #if MEND_HAS_ACP
 MendAcpAgent     *claude_code_acp_agent_new (const char *adapter,
                                              const char *base_url);
+/* The same with the CLI's own retries at most @max_retries. */
+MendAcpAgent     *claude_code_acp_agent_new_with_retries (const char *adapter,
+                                                          const char *base_url,
+                                                          guint       max_retries);
 #endif
 
 /* The other ACP agents tools/setup.sh installs: claude-agent-acp (or
@@ -85,6 +96,20 @@ MendAcpAgent     *gemini_cli_acp_agent_new   (const char *gemini,
                                               const char *base_url);
 MendAcpAgent     *codex_acp_agent_new        (const char *codex_acp,
                                               const char *base_url);
+
+/* The same with the agent's own retries at most @max_retries (for Gemini
+ * CLI, "maxAttempts" @max_retries + 1; for codex-acp, request_max_retries
+ * and stream_max_retries), for a test of what happens while the agent
+ * waits between its own attempts. */
+MendAcpAgent     *claude_agent_acp_agent_new_with_retries (const char *adapter,
+                                                           const char *base_url,
+                                                           guint       max_retries);
+MendAcpAgent     *gemini_cli_acp_agent_new_with_retries   (const char *gemini,
+                                                           const char *base_url,
+                                                           guint       max_retries);
+MendAcpAgent     *codex_acp_agent_new_with_retries        (const char *codex_acp,
+                                                           const char *base_url,
+                                                           guint       max_retries);
 #endif
 
 /* What an agent sender wrote on its stderr, or NULL (also for a sender
@@ -112,6 +137,26 @@ void      real_agent_run_until      (MendManualClock *clock,
                                      gpointer         fixture,
                                      gconstpointer    data,
                                      const char      *what);
+
+/* The same, for at most @timeout_ms of real time: FALSE when @done did
+ * not come to hold by then (the caller says what that means). */
+gboolean  real_agent_run_within     (MendManualClock *clock,
+                                     RealAgentCheck   may_advance,
+                                     RealAgentCheck   done,
+                                     gpointer         fixture,
+                                     gconstpointer    data,
+                                     guint            timeout_ms);
+
+/* The real time a test lets one of libmend's waits take before it passes
+ * the rest in virtual time, as the shortest of them (250 ms) would: no
+ * agent is asked again within milliseconds of its answer, which no app
+ * does (codex-acp 0.16.0 then now and then loses the prompt: its stderr
+ * says "Received event for unknown submission ID", and the prompt is never
+ * answered; see docs/agents.md). */
+#define REAL_AGENT_MIN_WAIT_MS 300
+
+/* Runs the main loop for @ms of real time, libmend's clock standing. */
+void      real_agent_run_for        (guint            ms);
 
 /* How many of @records (JSON text of the chat's `record` signal) are of
  * @kind with @outcome. */
