@@ -62,15 +62,14 @@ const char * const record_outcomes[N_RECORD_OUTCOMES] = {
   .note = "the agent keeps each failed attempt's prompt in its history: the Continue's request has it five times"
 #define NO_HINT(who) \
   .hint_ms = -1, .note = who " drops the Retry-After: the wait is libmend's schedule"
-#define TERMINATED_DEFECT \
-  "MendAcpAgent reads the adapter's -32603 \"Internal error: API Error: terminated\" (undici's words for a " \
-  "response body cut off; the bundled CLI's non-streaming retry was cut too) as UNKNOWN/PERMANENT, not as " \
-  "a dropped connection (TRANSPORT, transient)"
+/* "Internal error: API Error: terminated" (undici's words for a response
+ * body cut off, the bundled CLI's non-streaming retry cut too) is a
+ * dropped connection. */
 #define CLAUDE_CUT_BEFORE \
-  SUCCEEDS (2, R (TRANSPORT), 3, .defect = TERMINATED_DEFECT ": a cut before any output is not retried")
+  SUCCEEDS (2, R (TRANSPORT), 3)
 #define CLAUDE_CUT_AFTER \
   GIVES_UP (1, R (TRANSPORT), PERMANENT, 2, .partial = TRUE, \
-            .defect = TERMINATED_DEFECT ": the reason is wrong (the partial failure is rightly not retried)")
+            .note = "partial: the adapter forwards the text before the cut, so it is not retried")
 
 /* Every cell. The senders' own retries are off but in the last column;
  * where an agent recovers from a fault on its own (a second request
@@ -159,7 +158,9 @@ const Expected matrix_expected[N_SENDERS][N_SCENARIOS] = {
     [SCENARIO_401] = GIVES_UP (1, R (AUTH), PERMANENT, 1),
     [SCENARIO_400] = GIVES_UP (1, R (BAD_REQUEST), PERMANENT, 1),
     [SCENARIO_EMPTY] = SUCCEEDS (2, R (EMPTY), 2),
-    [SCENARIO_CUT_BEFORE_OUTPUT] = CLAUDE_CUT_BEFORE,
+    [SCENARIO_CUT_BEFORE_OUTPUT] = SUCCEEDS (3, R (EMPTY), 4,
+                                             .note = "the cut is a dropped connection, retried; the retry is the "
+                                                     "prompt after a failed one, whose false end_turn costs an attempt"),
     [SCENARIO_CUT_AFTER_TEXT] = CLAUDE_CUT_AFTER,
     [SCENARIO_STOP_IN_WAIT] = STOPS (R (CAPACITY), TRANSIENT, 1, .after_attempts = 2,
                                      .note = "the follow-up after the Stop is the prompt after a failed one: its "
