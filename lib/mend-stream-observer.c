@@ -395,6 +395,16 @@ end_attempt (MendStreamObserver *self,
     mend_turn_succeed (turn);
 }
 
+/* Whether a result says the model answered nothing: its "result" is
+ * there and empty. */
+static gboolean
+result_is_empty (JsonObject *object)
+{
+  const char *text = NULL;
+
+  return get_string (object, "result", &text) == MEMBER_OK && text[0] == '\0';
+}
+
 static gboolean
 handle_result (MendStreamObserver  *self,
                JsonObject          *object,
@@ -452,6 +462,11 @@ handle_result (MendStreamObserver  *self,
           else
             failure = mend_failure_new_from_text (text);
         }
+      /* A success with nothing in it: the Claude Code CLI ends so a turn
+       * whose answers were empty, after asking again on its own
+       * ("[Your previous response had no visible output…]"). */
+      else if (!mend_turn_get_output_seen (turn) && result_is_empty (object))
+        failure = mend_failure_new_empty_response ();
 
       end_attempt (self, turn, failure);
       return TRUE;
