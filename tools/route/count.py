@@ -60,8 +60,9 @@ print(f"the same without accessors (get/is/ref/unref/dup, dispose, finalize, pro
 # The same by part of the library: the files of one class and its helpers
 # count as one place; the JSON and translation helpers count as none.
 PARTS = {
-    "failure": ("mend-failure.c", "mend-reason.c", "mend-classifier.c", "mend-redact.c"),
-    "policy": ("mend-error-policy.c", "mend-verdict.c"),
+    "failure": ("mend-failure.c", "mend-reason.c", "mend-classifier.c", "mend-classifier-rules.c",
+                "mend-redact.c"),
+    "policy": ("mend-error-policy.c", "mend-error-policy-rules.c", "mend-verdict.c"),
     "clock": ("mend-clock.c", "mend-manual-clock.c", "mend-timer-queue.c"),
     "subagents": ("mend-subagent-retry.c", "mend-subagent-scheduler.c", "mend-subagent-list.c",
                   "mend-subagent.c", "mend-subagent-state.c"),

@@ -61,6 +61,10 @@ main (int   argc,
   mend_chat_submit (chat, "Fix the build", NULL, NULL);
   mend_stream_observer_feed_line (observer, started, -1);
 
+  /* The classifier's rules are read once a process, at the first
+   * failure: not part of any failure's route after that. */
+  g_object_unref (mend_failure_new_from_text ("API Error: 503"));
+
   trace = fopen (argv[1], "w");
   mend_stream_observer_feed_line (observer, failed, -1);
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (clock));
