@@ -170,25 +170,7 @@ chat_write_message (GString              *out,
                     JsonObject           *message,
                     MendTranscriptLookup *lookup)
 {
-  g_autoptr(JsonBuilder) builder = NULL;
-  g_autofree char *text = NULL;
-  const char *role;
-
-  /* Text alone, as add_message () writes it, without a builder. */
-  if (mend_http_plain_message (message, &role, &text))
-    {
-      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"content\":"
-                                                       : "{\"role\":\"assistant\",\"content\":");
-      mend_json_write_string (out, text);
-      g_string_append_c (out, '}');
-      return;
-    }
-
-  builder = json_builder_new_immutable ();
-  json_builder_begin_array (builder);
-  add_message (builder, message);
-  json_builder_end_array (builder);
-  mend_http_append_items (out, builder);
+  mend_http_write_role_message (out, message, add_message);
 }
 
 /* The first choice of a chunk or an answer, or NULL. */

@@ -100,6 +100,14 @@ void  mend_http_append_items         (GString     *out,
 gboolean mend_http_plain_message     (JsonObject  *message,
                                       const char **role,
                                       char       **text);
+/* Writes @message as the OpenAI formats do, {"role","content"}: a plain
+ * one straight, any other through @add, which adds its items to an
+ * array. */
+typedef void (*MendHttpAddMessage) (JsonBuilder *builder,
+                                    JsonObject  *message);
+void  mend_http_write_role_message   (GString            *out,
+                                      JsonObject         *message,
+                                      MendHttpAddMessage  add);
 
 /* The body of @request, in @wire's shape, in the frame of @head and @tail. */
 char *mend_http_dialect_write_body   (const MendHttpDialectClass *wire,

@@ -104,6 +104,32 @@ mend_http_plain_message (JsonObject  *message,
   return TRUE;
 }
 
+void
+mend_http_write_role_message (GString            *out,
+                              JsonObject         *message,
+                              MendHttpAddMessage  add)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *text = NULL;
+  const char *role;
+
+  /* Text alone, as @add writes it, without a builder. */
+  if (mend_http_plain_message (message, &role, &text))
+    {
+      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"content\":"
+                                                       : "{\"role\":\"assistant\",\"content\":");
+      mend_json_write_string (out, text);
+      g_string_append_c (out, '}');
+      return;
+    }
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_array (builder);
+  add (builder, message);
+  json_builder_end_array (builder);
+  mend_http_append_items (out, builder);
+}
+
 char *
 mend_http_dialect_write_body (const MendHttpDialectClass *wire,
                               GString                    *head,
