@@ -280,12 +280,43 @@ codex_acp_find (void)
   return agent_find ("MEND_CODEX_ACP", DEFAULT_CODEX_ACP, "codex-acp", CODEX_ACP_VERSION);
 }
 
+/* A clean environment (LANG, PATH), the test's private home as HOME,
+ * TMPDIR and working directory. */
+static void
+in_private_home (MendAgent  *agent,
+                 const char *home)
+{
+  mend_agent_set_environ (agent, (const char *[]) { "LANG=C.UTF-8", NULL });
+  mend_agent_setenv (agent, "PATH", g_getenv ("PATH"));
+  mend_agent_setenv (agent, "HOME", home);
+  /* Where agents write their reports (Gemini's gemini-client-error-*.json). */
+  mend_agent_setenv (agent, "TMPDIR", home);
+  mend_agent_set_cwd (agent, home);
+}
+
+/* Claude Code against the model server at @base_url, with @max_retries
+ * of its own (0 but where they are tested, so that each attempt is one
+ * request); IS_SANDBOX because the tests may run as root, where it wants
+ * to know it is boxed (see REAL-AGENTS). */
+static void
+offline_claude (MendAgent  *agent,
+                const char *base_url,
+                guint       max_retries)
+{
+  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
+
+  mend_agent_setenv (agent, "ANTHROPIC_BASE_URL", base_url);
+  mend_agent_setenv (agent, "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
+  mend_agent_setenv (agent, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+  mend_agent_setenv (agent, "CLAUDE_CODE_MAX_RETRIES", retries);
+  mend_agent_setenv (agent, "IS_SANDBOX", "1");
+}
+
 MendAgentProcess *
 claude_code_process_new (const char *cli,
                          const char *base_url,
                          guint       max_retries)
 {
-  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
   const char *home = g_get_home_dir ();
   MendAgentProcess *agent;
 
@@ -293,17 +324,8 @@ claude_code_process_new (const char *cli,
   g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
 
   agent = mend_agent_process_new_claude_code (cli);
-  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
-  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
-  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
-  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
-  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", retries);
-  /* The tests may run as root, where the CLI wants to know it is boxed. */
-  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
-  mend_agent_set_cwd (MEND_AGENT (agent), home);
+  in_private_home (MEND_AGENT (agent), home);
+  offline_claude (MEND_AGENT (agent), base_url, max_retries);
 
   return agent;
 }
@@ -321,25 +343,14 @@ claude_code_acp_agent_new_with_retries (const char *adapter,
                                         const char *base_url,
                                         guint       max_retries)
 {
-  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
   const char *home = g_get_home_dir ();
   MendAcpAgent *agent;
 
   g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
 
   agent = mend_acp_agent_new_claude_code (adapter);
-  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
-  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
-  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
-  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  /* Without retries of its own (0 but where they are tested), so that
-   * each attempt is one request. */
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", retries);
-  /* As root, session/new fails without it (see REAL-AGENTS). */
-  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
-  mend_agent_set_cwd (MEND_AGENT (agent), home);
+  in_private_home (MEND_AGENT (agent), home);
+  offline_claude (MEND_AGENT (agent), base_url, max_retries);
 
   return agent;
 }
@@ -356,7 +367,6 @@ claude_agent_acp_agent_new_with_retries (const char *adapter,
                                          const char *base_url,
                                          guint       max_retries)
 {
-  g_autofree char *retries = g_strdup_printf ("%u", max_retries);
   const char *home = g_get_home_dir ();
   MendAcpAgent *agent;
 
@@ -364,16 +374,8 @@ claude_agent_acp_agent_new_with_retries (const char *adapter,
 
   /* The adapter runs the Claude Code it bundles. */
   agent = mend_acp_agent_new ((const char *[]) { adapter, NULL });
-  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
-  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
-  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
-  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_BASE_URL", base_url);
-  mend_agent_setenv (MEND_AGENT (agent), "ANTHROPIC_API_KEY", "sk-ant-test-not-a-key");
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-  mend_agent_setenv (MEND_AGENT (agent), "CLAUDE_CODE_MAX_RETRIES", retries);
-  mend_agent_setenv (MEND_AGENT (agent), "IS_SANDBOX", "1");
-  mend_agent_set_cwd (MEND_AGENT (agent), home);
+  in_private_home (MEND_AGENT (agent), home);
+  offline_claude (MEND_AGENT (agent), base_url, max_retries);
 
   return agent;
 }
@@ -418,17 +420,12 @@ gemini_cli_acp_agent_new_with_retries (const char *gemini,
   write_file (dot_gemini, "settings.json", settings);
 
   agent = mend_acp_agent_new ((const char *[]) { gemini, "--acp", NULL });
-  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
-  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
-  /* Where it writes its gemini-client-error-*.json reports. */
-  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  in_private_home (MEND_AGENT (agent), home);
   mend_agent_setenv (MEND_AGENT (agent), "GEMINI_API_KEY", "stub-gemini-key-not-a-key");
   mend_agent_setenv (MEND_AGENT (agent), "GOOGLE_GEMINI_BASE_URL", base_url);
   mend_agent_setenv (MEND_AGENT (agent), "GEMINI_CLI_TRUST_WORKSPACE", "true");
   /* One process, not a launcher and its child. */
   mend_agent_setenv (MEND_AGENT (agent), "GEMINI_CLI_NO_RELAUNCH", "true");
-  mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   return agent;
 }
@@ -479,15 +476,11 @@ codex_acp_agent_new_with_retries (const char *codex_acp,
   write_file (codex_home, "config.toml", config);
 
   agent = mend_acp_agent_new ((const char *[]) { codex_acp, NULL });
-  mend_agent_set_environ (MEND_AGENT (agent), (const char *[]) { "LANG=C.UTF-8", NULL });
-  mend_agent_setenv (MEND_AGENT (agent), "PATH", g_getenv ("PATH"));
-  mend_agent_setenv (MEND_AGENT (agent), "HOME", home);
-  mend_agent_setenv (MEND_AGENT (agent), "TMPDIR", home);
+  in_private_home (MEND_AGENT (agent), home);
   mend_agent_setenv (MEND_AGENT (agent), "CODEX_HOME", codex_home);
   mend_agent_setenv (MEND_AGENT (agent), "STUB_OPENAI_API_KEY", "stub-openai-key-not-a-key");
   mend_agent_setenv (MEND_AGENT (agent), "RUST_LOG", "warn");
   mend_agent_setenv (MEND_AGENT (agent), "NO_COLOR", "1");
-  mend_agent_set_cwd (MEND_AGENT (agent), home);
 
   return agent;
 }
