@@ -119,50 +119,6 @@ truncate_message (const char *text)
   return g_strdup_printf ("%.*s…", (int) (end - text), text);
 }
 
-MendFailureKind
-mend_failure_default_kind (MendReason reason,
-                           int        should_retry,
-                           gboolean   partial,
-                           gboolean   retry_partial,
-                           gint64     retry_after_ms,
-                           guint      retry_after_max_ms)
-{
-  if (reason == MEND_REASON_CANCELLED)
-    return MEND_FAILURE_STOPPED;
-  if (reason == MEND_REASON_USAGE_LIMIT)
-    return MEND_FAILURE_LIMIT;
-  /* A rate limit that resets beyond the horizon ("try again in 28m48s" on a
-   * per-day limit) is a limit to show, not a wait to draw. */
-  if (reason == MEND_REASON_RATE_LIMIT && retry_after_ms > (gint64) retry_after_max_ms)
-    return MEND_FAILURE_LIMIT;
-  /* A refused key or permission is not retried, whatever a header says. */
-  if (reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION)
-    return MEND_FAILURE_PERMANENT;
-  if (partial && !retry_partial)
-    return MEND_FAILURE_PERMANENT;
-  if (should_retry != -1)
-    return should_retry ? MEND_FAILURE_TRANSIENT : MEND_FAILURE_PERMANENT;
-
-  switch (reason)
-    {
-    case MEND_REASON_CAPACITY:
-    case MEND_REASON_RATE_LIMIT:
-    case MEND_REASON_TRANSPORT:
-    case MEND_REASON_TIMEOUT:
-    case MEND_REASON_EMPTY:
-    case MEND_REASON_SERVER:
-      return MEND_FAILURE_TRANSIENT;
-    case MEND_REASON_AUTH:
-    case MEND_REASON_PERMISSION:
-    case MEND_REASON_BAD_REQUEST:
-    case MEND_REASON_UNKNOWN:
-    case MEND_REASON_USAGE_LIMIT:
-    case MEND_REASON_CANCELLED:
-    default:
-      return MEND_FAILURE_PERMANENT;
-    }
-}
-
 static void
 classify_default (MendFailure *self)
 {
@@ -423,8 +379,7 @@ mend_failure_build_state (MendFailure *self,
                           JsonBuilder *builder)
 {
   json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "reason");
-  json_builder_add_string_value (builder, mend_reason_to_nick (self->reason));
+  mend_json_add_nick (builder, "reason", MEND_TYPE_REASON, self->reason);
   json_builder_set_member_name (builder, "status");
   json_builder_add_int_value (builder, self->status);
   json_builder_set_member_name (builder, "retryAfterMs");
@@ -1009,19 +964,6 @@ mend_failure_get_should_retry (MendFailure *self,
   return self->should_retry != -1;
 }
 
-static const char *
-enum_nick (GType type,
-           int   value)
-{
-  GEnumClass *klass = g_type_class_ref (type);
-  GEnumValue *ev = g_enum_get_value (klass, value);
-  const char *nick = ev ? ev->value_nick : NULL;
-
-  /* Enum classes are never freed once made; the nick is static. */
-  g_type_class_unref (klass);
-  return nick;
-}
-
 /**
  * mend_reason_to_nick:
  * @reason: a reason
@@ -1034,7 +976,7 @@ enum_nick (GType type,
 const char *
 mend_reason_to_nick (MendReason reason)
 {
-  return enum_nick (MEND_TYPE_REASON, reason);
+  return mend_json_nick (MEND_TYPE_REASON, reason);
 }
 
 /**
@@ -1048,5 +990,5 @@ mend_reason_to_nick (MendReason reason)
 const char *
 mend_failure_kind_to_nick (MendFailureKind kind)
 {
-  return enum_nick (MEND_TYPE_FAILURE_KIND, kind);
+  return mend_json_nick (MEND_TYPE_FAILURE_KIND, kind);
 }

@@ -66,5 +66,13 @@ int         mend_json_read_nick      (JsonObject    *object,
 void        mend_json_add_string     (JsonBuilder   *builder,
                                       const char    *member,
                                       const char    *value);
+/* The nick of @value of @enum_type (static), or %NULL out of range; and
+ * @member set to it, the counterpart of mend_json_read_nick(). */
+const char *mend_json_nick           (GType          enum_type,
+                                      int            value);
+void        mend_json_add_nick       (JsonBuilder   *builder,
+                                      const char    *member,
+                                      GType          enum_type,
+                                      int            value);
 
 G_END_DECLS

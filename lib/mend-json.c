@@ -464,3 +464,25 @@ mend_json_add_string (JsonBuilder *builder,
   else
     json_builder_add_null_value (builder);
 }
+
+const char *
+mend_json_nick (GType enum_type,
+                int   value)
+{
+  GEnumClass *klass = g_type_class_ref (enum_type);
+  GEnumValue *ev = g_enum_get_value (klass, value);
+  const char *nick = ev ? ev->value_nick : NULL;
+
+  /* Enum classes are never freed once made; the nick is static. */
+  g_type_class_unref (klass);
+  return nick;
+}
+
+void
+mend_json_add_nick (JsonBuilder *builder,
+                    const char  *member,
+                    GType        enum_type,
+                    int          value)
+{
+  mend_json_add_string (builder, member, mend_json_nick (enum_type, value));
+}

@@ -1061,8 +1061,7 @@ mend_retry_wait_build_json (MendRetryWait *self,
   json_builder_add_int_value (builder, self->attempt);
   json_builder_set_member_name (builder, "of");
   json_builder_add_int_value (builder, self->of);
-  json_builder_set_member_name (builder, "reason");
-  json_builder_add_string_value (builder, mend_reason_to_nick (self->reason));
+  mend_json_add_nick (builder, "reason", MEND_TYPE_REASON, self->reason);
   json_builder_set_member_name (builder, "nextAt");
   json_builder_add_int_value (builder, self->next_at / 1000);
   json_builder_end_object (builder);
