@@ -225,7 +225,7 @@ feed_claude_code (MendAcpSubagents    *self,
           g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
           call->failed = TRUE;
-          host->subagent_failed (chat, id, failure);
+          host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
         }
     }
 
@@ -235,14 +235,13 @@ feed_claude_code (MendAcpSubagents    *self,
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
       call->failed = TRUE;
-      host->subagent_failed (chat, id, failure);
+      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
     }
-  else if (g_strcmp0 (status, "completed") == 0 && !call->background && !call->failed &&
-           host->subagent_known (chat, id))
+  else if (g_strcmp0 (status, "completed") == 0 && !call->background && !call->failed)
     {
       /* A background launch completes at once; only a subagent that ran
        * in the foreground is done when its call is. */
-      host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
+      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
     }
 }
 
@@ -304,12 +303,12 @@ feed_gemini (MendAcpSubagents    *self,
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (text && *text ? text : _("The subagent failed"));
 
       call->failed = TRUE;
-      host->subagent_failed (chat, id, failure);
+      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
       g_hash_table_remove (self->tasks, id);
     }
   else if (g_strcmp0 (status, "completed") == 0 && !call->failed)
     {
-      host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
+      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
       g_hash_table_remove (self->tasks, id);
     }
 }
@@ -348,14 +347,15 @@ feed_acpmux (const MendAgentHost *host,
           const char *error = mend_json_get_string (entry, "error");
           g_autoptr(MendFailure) failure = mend_failure_new_from_text (error ? error : _("The subagent failed"));
 
-          if (!host->subagent_known (chat, id))
-            host->subagent_started (chat, id, agent_id, mend_json_get_string (entry, "name"));
-          host->subagent_failed (chat, id, failure);
+          /* Made, as if it had started, when the hub shows it failed
+           * first. */
+          host->subagent_ended (chat, id, agent_id, mend_json_get_string (entry, "name"),
+                                MEND_SUBAGENT_FAILED, failure);
         }
       else if (g_str_equal (state, "completed"))
-        host->subagent_ended (chat, id, MEND_SUBAGENT_COMPLETED);
+        host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
       else if (g_str_equal (state, "cancelled"))
-        host->subagent_ended (chat, id, MEND_SUBAGENT_CANCELLED);
+        host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_CANCELLED, NULL);
     }
 }
 

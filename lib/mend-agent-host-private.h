@@ -40,20 +40,21 @@ typedef struct
   void      (*own_turn_began)   (gpointer           chat);
   void      (*own_turn_ended)   (gpointer           chat);
 
-  /* Subagents, by their id or agent id. Each change returns whether the
-   * chat's subagents changed. */
-  gboolean  (*subagent_known)   (gpointer           chat,
-                                 const char        *id);
+  /* Subagents. Each change returns whether the chat's subagents changed.
+   * A start for an agent id that is known is a resume. */
   gboolean  (*subagent_started) (gpointer           chat,
                                  const char        *id,
                                  const char        *agent_id,
                                  const char        *name);
-  gboolean  (*subagent_failed)  (gpointer           chat,
-                                 const char        *id,
-                                 MendFailure       *failure);
+  /* A subagent ended, @state (FAILED with @failure, else %NULL): found by
+   * @agent_id, else by @id, whichever the chat knows; one never seen
+   * started that failed is made (see mend_subagent_retry_task_ended()). */
   gboolean  (*subagent_ended)   (gpointer           chat,
                                  const char        *id,
-                                 MendSubagentState  state);
+                                 const char        *agent_id,
+                                 const char        *name,
+                                 MendSubagentState  state,
+                                 MendFailure       *failure);
   void      (*subagent_resumed) (gpointer           chat,
                                  const char        *agent_id);
 } MendAgentHost;

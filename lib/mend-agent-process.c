@@ -195,13 +195,6 @@ lone_nothing (gpointer self)
 }
 
 static gboolean
-lone_no_subagent (gpointer    self,
-                  const char *id)
-{
-  return FALSE;
-}
-
-static gboolean
 lone_subagent_started (gpointer    self,
                        const char *id,
                        const char *agent_id,
@@ -211,17 +204,12 @@ lone_subagent_started (gpointer    self,
 }
 
 static gboolean
-lone_subagent_failed (gpointer     self,
-                      const char  *id,
-                      MendFailure *failure)
-{
-  return FALSE;
-}
-
-static gboolean
 lone_subagent_ended (gpointer           self,
                      const char        *id,
-                     MendSubagentState  state)
+                     const char        *agent_id,
+                     const char        *name,
+                     MendSubagentState  state,
+                     MendFailure       *failure)
 {
   return FALSE;
 }
@@ -246,9 +234,7 @@ static const MendAgentHost lone_host = {
   .get_own_turn = lone_false,
   .own_turn_began = lone_nothing,
   .own_turn_ended = lone_nothing,
-  .subagent_known = lone_no_subagent,
   .subagent_started = lone_subagent_started,
-  .subagent_failed = lone_subagent_failed,
   .subagent_ended = lone_subagent_ended,
   .subagent_resumed = lone_subagent_resumed,
 };

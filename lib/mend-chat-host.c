@@ -6,8 +6,7 @@
 #include "config.h"
 
 #include "mend-chat-private.h"
-#include "mend-subagent.h"
-#include "mend-subagent-retry.h"
+#include "mend-subagent-retry-private.h"
 #include "mend-turn-private.h"
 
 /* See mend-agent-host-private.h. Everything an agent reports reaches the
@@ -78,55 +77,6 @@ host_own_turn_ended (gpointer chat)
   mend_chat_end_external_turn (chat);
 }
 
-/* What a subagent looks like before a change, to tell whether it changed. */
-typedef struct
-{
-  MendSubagent      *subagent;
-  MendSubagentState  state;
-  MendRetryWait     *retry;
-  gboolean           retryable;
-} Snapshot;
-
-static void
-snapshot_take (Snapshot          *snapshot,
-               MendSubagentRetry *subagents,
-               const char        *id)
-{
-  MendSubagent *subagent = mend_subagent_retry_lookup (subagents, id);
-
-  snapshot->subagent = subagent ? g_object_ref (subagent) : NULL;
-  snapshot->state = subagent ? mend_subagent_get_state (subagent) : MEND_SUBAGENT_RUNNING;
-  snapshot->retry = subagent ? mend_subagent_get_retry (subagent) : NULL;
-  snapshot->retryable = subagent ? mend_subagent_get_retryable (subagent) : FALSE;
-}
-
-/* Compares with the subagent as it is now, and drops the snapshot. */
-static gboolean
-snapshot_changed (Snapshot          *snapshot,
-                  MendSubagentRetry *subagents,
-                  const char        *id)
-{
-  Snapshot now;
-  gboolean changed;
-
-  snapshot_take (&now, subagents, id);
-  changed = now.subagent != snapshot->subagent ||
-            now.state != snapshot->state ||
-            now.retry != snapshot->retry ||
-            now.retryable != snapshot->retryable;
-  g_clear_object (&now.subagent);
-  g_clear_object (&snapshot->subagent);
-
-  return changed;
-}
-
-static gboolean
-host_subagent_known (gpointer    chat,
-                     const char *id)
-{
-  return mend_subagent_retry_lookup (mend_chat_get_subagents (chat), id) != NULL;
-}
-
 static gboolean
 host_subagent_started (gpointer    chat,
                        const char *id,
@@ -137,29 +87,15 @@ host_subagent_started (gpointer    chat,
 }
 
 static gboolean
-host_subagent_failed (gpointer     chat,
-                      const char  *id,
-                      MendFailure *failure)
-{
-  g_autoptr(MendSubagentRetry) subagents = g_object_ref (mend_chat_get_subagents (chat));
-  Snapshot before;
-
-  snapshot_take (&before, subagents, id);
-  mend_subagent_retry_failed (subagents, id, failure);
-  return snapshot_changed (&before, subagents, id);
-}
-
-static gboolean
 host_subagent_ended (gpointer           chat,
                      const char        *id,
-                     MendSubagentState  state)
+                     const char        *agent_id,
+                     const char        *name,
+                     MendSubagentState  state,
+                     MendFailure       *failure)
 {
-  g_autoptr(MendSubagentRetry) subagents = g_object_ref (mend_chat_get_subagents (chat));
-  Snapshot before;
-
-  snapshot_take (&before, subagents, id);
-  mend_subagent_retry_ended (subagents, id, state);
-  return snapshot_changed (&before, subagents, id);
+  return mend_subagent_retry_task_ended (mend_chat_get_subagents (chat), id, agent_id, name,
+                                         state, failure);
 }
 
 static void
@@ -178,9 +114,7 @@ const MendAgentHost mend_chat_agent_host = {
   .get_own_turn = host_get_own_turn,
   .own_turn_began = host_own_turn_began,
   .own_turn_ended = host_own_turn_ended,
-  .subagent_known = host_subagent_known,
   .subagent_started = host_subagent_started,
-  .subagent_failed = host_subagent_failed,
   .subagent_ended = host_subagent_ended,
   .subagent_resumed = host_subagent_resumed,
 };

@@ -164,8 +164,7 @@ emit_record (MendChat      *self,
   json_builder_add_string_value (builder, "turn_retry");
   json_builder_set_member_name (builder, "turnId");
   json_builder_add_string_value (builder, mend_turn_get_id (turn));
-  json_builder_set_member_name (builder, "reason");
-  json_builder_add_string_value (builder, mend_reason_to_nick (reason));
+  mend_json_add_nick (builder, "reason", MEND_TYPE_REASON, reason);
   json_builder_set_member_name (builder, "outcome");
   json_builder_add_string_value (builder, outcome);
   json_builder_set_member_name (builder, "attempt");
@@ -180,14 +179,6 @@ emit_record (MendChat      *self,
   json_builder_end_object (builder);
 
   json = mend_json_builder_finish (builder);
-  g_signal_emit (self, signals[RECORD], 0, json);
-}
-
-static void
-on_subagent_record (MendSubagentRetry *subagents,
-                    const char        *json,
-                    MendChat          *self)
-{
   g_signal_emit (self, signals[RECORD], 0, json);
 }
 
@@ -564,19 +555,23 @@ host_get_external_turn (gpointer chat)
 /* A subagent's resume prompt: runs now when nothing runs, else queues in
  * the room kept for resume prompts, never in the user's. */
 static gboolean
-host_submit (gpointer        chat,
-             MendQueueItem  *item,
-             GError        **error)
+host_submit (gpointer         chat,
+             const char      *text,
+             const char      *provenance,
+             MendQueueItem  **item,
+             GError         **error)
 {
   MendChat *self = MEND_CHAT (chat);
+  gboolean now;
 
   if (!check_open (self, error))
     return FALSE;
 
-  if (!can_run_now (self) || self->send_again)
-    return mend_queue_push_item (self->queue, item, error);
-
-  start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item), item);
+  now = can_run_now (self) && !self->send_again;
+  if (!mend_queue_add_prompt (self->queue, text, provenance, !now, item, error))
+    return FALSE;
+  if (now)
+    start_turn (self, mend_queue_item_get_text (*item), provenance, *item);
   return TRUE;
 }
 
@@ -604,8 +599,6 @@ mend_chat_constructed (GObject *object)
   self->queue = mend_queue_new (self->clock);
   self->subagents = mend_subagent_retry_new (self, &subagent_host, self->queue, self->clock,
                                              self->resume_policy, self->id);
-  /* One stream of records per chat: its subagents' too. */
-  g_signal_connect (self->subagents, "record", G_CALLBACK (on_subagent_record), self);
 
   /* What the sender's agent reports comes back through this table. */
   mend_agent_host_install (object, &mend_chat_agent_host);

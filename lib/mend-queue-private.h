@@ -37,16 +37,15 @@ MendQueueItem *mend_queue_restore_item (MendQueue   *self,
 void           mend_queue_announce_restored (MendQueue *self,
                                              guint      position,
                                              guint      n);
-/* A resume prompt's item, checked and with its id, not queued yet: it
- * runs at once, or goes in with mend_queue_push_item(). */
-MendQueueItem *mend_queue_prepare_item (MendQueue   *self,
-                                        const char  *text,
-                                        const char  *provenance,
-                                        GError     **error);
-/* Appends @item in its room; %TRUE also when a handler of the change took
- * it out again at once. */
-gboolean       mend_queue_push_item    (MendQueue      *self,
-                                        MendQueueItem  *item,
+/* A resume prompt's item, checked and with its id, handed out in @item
+ * (transfer full) before anyone hears of it: appended in its room when
+ * @push, else for the caller to run at once. On an error, @item is left
+ * as it was and nothing changes. */
+gboolean       mend_queue_add_prompt   (MendQueue      *self,
+                                        const char     *text,
+                                        const char     *provenance,
+                                        gboolean        push,
+                                        MendQueueItem **item,
                                         GError        **error);
 gboolean       mend_queue_has_item     (MendQueue     *self,
                                         MendQueueItem *item);

@@ -1017,40 +1017,29 @@ mend_queue_announce_restored (MendQueue *self,
     announce (self, position, 0, n);
 }
 
-MendQueueItem *
-mend_queue_prepare_item (MendQueue   *self,
-                         const char  *text,
-                         const char  *provenance,
-                         GError     **error)
+gboolean
+mend_queue_add_prompt (MendQueue      *self,
+                       const char     *text,
+                       const char     *provenance,
+                       gboolean        push,
+                       MendQueueItem **item,
+                       GError        **error)
 {
   g_autofree char *normalized = NULL;
 
-  g_return_val_if_fail (MEND_IS_QUEUE (self), NULL);
-  mend_return_val_if_not_owner (&self->owner, self, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  normalized = mend_queue_check_message (self, text, provenance, error);
-  if (normalized == NULL)
-    return NULL;
-
-  return make_item (self, normalized, provenance, TRUE);
-}
-
-gboolean
-mend_queue_push_item (MendQueue      *self,
-                      MendQueueItem  *item,
-                      GError        **error)
-{
   g_return_val_if_fail (MEND_IS_QUEUE (self), FALSE);
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
-  g_return_val_if_fail (MEND_IS_QUEUE_ITEM (item), FALSE);
+  g_return_val_if_fail (item != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (g_ptr_array_find (self->items, item, NULL) ||
-      !check_room (self, mend_queue_item_get_extra (item), error))
+  normalized = mend_queue_check_message (self, text, provenance, error);
+  if (normalized == NULL || (push && !check_room (self, TRUE, error)))
     return FALSE;
 
-  insert_item (self, self->items->len, g_object_ref (item));
+  g_clear_object (item);
+  *item = make_item (self, normalized, provenance, TRUE);
+  if (push)
+    insert_item (self, self->items->len, g_object_ref (*item));
   return TRUE;
 }
 

@@ -238,30 +238,35 @@ ignore_line (MendStreamObserver *self,
 /* Output of the app's running turn — a content delta, a tool call, an
  * assistant message — makes a later failure of that turn partial, so that
  * it is not replayed. Told apart by bytes, like everything on this path. */
+static inline gboolean
+running_without_output (MendStreamObserver *self)
+{
+  MendTurn *turn = self->host->get_turn (self->host_data);
+
+  return turn != NULL && !mend_turn_get_output_seen (turn) &&
+         mend_turn_get_state (turn) == MEND_TURN_RUNNING;
+}
+
 static inline void
 note_output (MendStreamObserver *self,
              const char         *line,
              gsize               length)
 {
-  MendTurn *turn = self->host->get_turn (self->host_data);
-
   /* Once per attempt: after the first output, a delta costs no scan. */
-  if (turn == NULL || mend_turn_get_output_seen (turn) ||
-      mend_turn_get_state (turn) != MEND_TURN_RUNNING)
-    return;
-
   if (length >= strlen (STREAM_EVENT_PREFIX) &&
       memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
     {
-      if (memmem (line, length, "\"content_block_", 15) != NULL)
+      if (running_without_output (self) && memmem (line, length, "\"content_block_", 15) != NULL)
         self->host->output_seen (self->host_data);
       return;
     }
 
   /* The CLI reports an API error it gave up on as an assistant message
-   * of its own making: that is no output of the model. */
+   * of its own making: that is no output of the model. Other lines are
+   * no output at all. */
   if (length >= strlen (ASSISTANT_PREFIX) &&
       memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0 &&
+      running_without_output (self) &&
       memmem (line, length, SYNTHETIC_MODEL, strlen (SYNTHETIC_MODEL)) == NULL &&
       memmem (line, length, API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE)) == NULL)
     self->host->output_seen (self->host_data);
@@ -585,7 +590,8 @@ handle_task_started (MendStreamObserver  *self,
 
 /* A subagent ended: failed with @failure_text, or @state. It is found by
  * its agent id (@task_id) or by the call that spawned it (@tool_use_id),
- * whichever the line has and the chat knows. */
+ * whichever the chat knows; one whose start was not seen and that failed
+ * is the call's, its agent id the task's. */
 static gboolean
 end_subagent (MendStreamObserver *self,
               const char         *task_id,
@@ -593,20 +599,12 @@ end_subagent (MendStreamObserver *self,
               MendSubagentState   state,
               const char         *failure_text)
 {
-  if ((task_id == NULL || !self->host->subagent_known (self->host_data, task_id)) &&
-      tool_use_id != NULL && self->host->subagent_known (self->host_data, tool_use_id))
-    task_id = tool_use_id;
-  if (task_id == NULL)
-    return FALSE;
+  g_autoptr(MendFailure) failure = NULL;
 
   if (state == MEND_SUBAGENT_FAILED)
-    {
-      g_autoptr(MendFailure) failure = mend_failure_new_from_text (failure_text);
+    failure = mend_failure_new_from_text (failure_text);
 
-      return self->host->subagent_failed (self->host_data, task_id, failure);
-    }
-
-  return self->host->subagent_ended (self->host_data, task_id, state);
+  return self->host->subagent_ended (self->host_data, tool_use_id, task_id, NULL, state, failure);
 }
 
 static gboolean
@@ -645,16 +643,7 @@ handle_task_notification (MendStreamObserver  *self,
     return FALSE;
 
   if (g_str_equal (status, "failed"))
-    {
-      /* A subagent whose start was not seen: its id is the call that
-       * spawned it, its agent id the task's. */
-      if (task_id != NULL && tool_use_id != NULL &&
-          !self->host->subagent_known (self->host_data, task_id) &&
-          !self->host->subagent_known (self->host_data, tool_use_id))
-        self->host->subagent_started (self->host_data, tool_use_id, task_id, NULL);
-      return end_subagent (self, task_id ? task_id : tool_use_id, tool_use_id,
-                           MEND_SUBAGENT_FAILED, summary);
-    }
+    return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_FAILED, summary);
   if (g_str_equal (status, "completed"))
     return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_COMPLETED, NULL);
   if (g_str_equal (status, "stopped") || g_str_equal (status, "killed"))

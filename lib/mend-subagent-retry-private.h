@@ -23,12 +23,15 @@ typedef struct
   /* Whether the agent runs a turn of its own: a prompt due then is held
    * until the chat calls mend_subagent_retry_release_held(). */
   gboolean (*get_external_turn) (gpointer        chat);
-  /* Sends a resume prompt made by mend_queue_prepare_item(): runs it as
-   * the chat's turn now when nothing runs, else queues @item in the room
-   * kept for resume prompts. A turn that starts from @item is told to
+  /* Sends a resume prompt: runs it as the chat's turn now when nothing
+   * runs, else queues it in the room kept for resume prompts. Its queue
+   * item is set in @item before anyone hears of it (see
+   * mend_queue_add_prompt()): a turn that starts from it is told to
    * mend_subagent_retry_prompt_started() before anyone else hears of it. */
   gboolean (*submit)            (gpointer        chat,
-                                 MendQueueItem  *item,
+                                 const char     *text,
+                                 const char     *provenance,
+                                 MendQueueItem **item,
                                  GError        **error);
 } MendSubagentHost;
 
@@ -60,6 +63,19 @@ void     mend_subagent_retry_release_held   (MendSubagentRetry *self);
  * this retry took back: it is refused, as the prompt itself would be. */
 gboolean mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
                                              const char        *provenance);
+
+/* A task of the agent ended, as a reader of its output saw it: @state,
+ * FAILED with @failure (else %NULL). The subagent is found by @agent_id,
+ * else by @id. One never seen started that failed is made: started first
+ * (id @id, else @agent_id) when the line names an agent id or a name,
+ * else of its one id, as mend_subagent_retry_failed() makes one. Returns
+ * whether the subagents changed. */
+gboolean mend_subagent_retry_task_ended (MendSubagentRetry *self,
+                                         const char        *id,
+                                         const char        *agent_id,
+                                         const char        *name,
+                                         MendSubagentState  state,
+                                         MendFailure       *failure);
 
 /* Ended subagents kept for the list, and entries kept in all: past these
  * the oldest are forgotten. */

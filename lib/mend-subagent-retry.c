@@ -21,6 +21,7 @@
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
 #include "mend-subagent-state-private.h"
+#include "mend-verdict.h"
 
 /**
  * MendSubagentRetry:
@@ -240,7 +241,7 @@ mend_subagent_retry_turn_finished (MendSubagentRetry *self,
   else if (mend_subagent_scheduler_is_open (&self->sched))
     {
       if (!entry->manual && !entry->stopped)
-        mend_subagent_scheduler_schedule (&self->sched, entry);
+        mend_subagent_scheduler_schedule (&self->sched, entry, NULL, MEND_VERDICT_RETRY);
       else
         mend_subagent_scheduler_settle (&self->sched, entry);
     }
@@ -712,6 +713,16 @@ mend_subagent_retry_started (MendSubagentRetry *self,
   return entry->gone ? NULL : entry->subagent;
 }
 
+/* Whether a transient failure of @entry now would plan its next attempt. */
+static gboolean
+could_retry (MendSubagentScheduler *sched,
+             MendSubagentEntry     *entry)
+{
+  return mend_subagent_scheduler_is_open (sched) &&
+         mend_subagent_get_agent_id (entry->subagent) != NULL &&
+         !entry->manual && !mend_subagent_scheduler_in_flight (entry);
+}
+
 /**
  * mend_subagent_retry_failed:
  * @self: a subagent retry
@@ -729,6 +740,8 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
                             MendFailure       *failure)
 {
   g_autoptr(MendSubagentEntry) entry = NULL;
+  g_autoptr(MendVerdict) verdict = NULL;
+  MendVerdictStep step = MEND_VERDICT_GIVE_UP;
   MendSubagentScheduler *sched;
   MendSubagentEntry *found;
   MendFailureKind kind = MEND_FAILURE_PERMANENT;
@@ -749,10 +762,15 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
   entry = found != NULL ? mend_subagent_entry_ref (found)
                         : mend_subagent_list_add (&sched->list, sched, id, id, NULL);
 
-  if (sched->chat != NULL)
+  /* Only a chat's subagents are retried. One that could be is judged and
+   * its next attempt decided in one pass, as a turn's failure is. */
+  if (sched->chat != NULL && could_retry (sched, entry))
     {
-      kind = mend_error_policy_classify (sched->policy, failure);
+      verdict = mend_subagent_scheduler_decide (sched, entry, failure, &step);
+      kind = mend_verdict_get_kind (verdict);
     }
+  else if (sched->chat != NULL)
+    kind = mend_error_policy_classify (sched->policy, failure);
 
   /* The handlers of the new entry may have replaced, ended or forgotten
    * it: then the rest is not ours to do. */
@@ -766,10 +784,8 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
                                    open && mend_subagent_get_agent_id (entry->subagent) != NULL);
 
       /* A duplicate notice while a retry is under way changes nothing more. */
-      if (kind == MEND_FAILURE_TRANSIENT && open &&
-          mend_subagent_get_agent_id (entry->subagent) != NULL &&
-          !entry->manual && !mend_subagent_scheduler_in_flight (entry))
-        mend_subagent_scheduler_schedule (sched, entry);
+      if (kind == MEND_FAILURE_TRANSIENT && could_retry (sched, entry))
+        mend_subagent_scheduler_schedule (sched, entry, verdict, step);
       else if (!mend_subagent_scheduler_in_flight (entry))
         mend_subagent_scheduler_settle (sched, entry);
       end_change (entry);
@@ -839,6 +855,100 @@ mend_subagent_retry_ended (MendSubagentRetry *self,
   end_change (entry);
   mend_subagent_scheduler_enforce_cap (&self->sched);
   g_object_unref (self);
+}
+
+/* What a subagent looks like before a change, to tell whether it changed. */
+typedef struct
+{
+  MendSubagent      *subagent;
+  MendSubagentState  state;
+  MendRetryWait     *retry;
+  gboolean           retryable;
+} Snapshot;
+
+static MendSubagentEntry *
+find_task (MendSubagentList *list,
+           const char       *id,
+           const char       *agent_id)
+{
+  MendSubagentEntry *entry = agent_id ? mend_subagent_list_find (list, agent_id) : NULL;
+
+  return entry ? entry : id ? mend_subagent_list_find (list, id) : NULL;
+}
+
+static void
+snapshot_take (Snapshot          *snapshot,
+               MendSubagentEntry *entry)
+{
+  MendSubagent *subagent = entry ? entry->subagent : NULL;
+
+  snapshot->subagent = subagent ? g_object_ref (subagent) : NULL;
+  snapshot->state = subagent ? mend_subagent_get_state (subagent) : MEND_SUBAGENT_RUNNING;
+  snapshot->retry = subagent ? mend_subagent_get_retry (subagent) : NULL;
+  snapshot->retryable = subagent ? mend_subagent_get_retryable (subagent) : FALSE;
+}
+
+/* Compares with @entry as it is now, and drops the snapshot. */
+static gboolean
+snapshot_changed (Snapshot          *snapshot,
+                  MendSubagentEntry *entry)
+{
+  Snapshot now;
+  gboolean changed;
+
+  snapshot_take (&now, entry);
+  changed = now.subagent != snapshot->subagent ||
+            now.state != snapshot->state ||
+            now.retry != snapshot->retry ||
+            now.retryable != snapshot->retryable;
+  g_clear_object (&now.subagent);
+  g_clear_object (&snapshot->subagent);
+
+  return changed;
+}
+
+gboolean
+mend_subagent_retry_task_ended (MendSubagentRetry *self,
+                                const char        *id,
+                                const char        *agent_id,
+                                const char        *name,
+                                MendSubagentState  state,
+                                MendFailure       *failure)
+{
+  MendSubagentList *list;
+  MendSubagentEntry *entry;
+  g_autofree char *key = NULL;
+  Snapshot before;
+  gboolean changed;
+
+  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
+  g_return_val_if_fail (id != NULL || agent_id != NULL, FALSE);
+  g_return_val_if_fail (state != MEND_SUBAGENT_RUNNING, FALSE);
+  g_return_val_if_fail ((state == MEND_SUBAGENT_FAILED) == MEND_IS_FAILURE (failure), FALSE);
+
+  list = &self->sched.list;
+  entry = find_task (list, id, agent_id);
+  if (entry == NULL && state != MEND_SUBAGENT_FAILED)
+    return FALSE;
+
+  g_object_ref (self);
+  snapshot_take (&before, entry);
+  if (entry == NULL && (agent_id != NULL || name != NULL))
+    {
+      mend_subagent_retry_started (self, id ? id : agent_id, agent_id, name);
+      entry = find_task (list, id, agent_id);
+    }
+  key = g_strdup (entry ? mend_subagent_get_id (entry->subagent) : id ? id : agent_id);
+
+  if (state == MEND_SUBAGENT_FAILED)
+    mend_subagent_retry_failed (self, key, failure);
+  else
+    mend_subagent_retry_ended (self, key, state);
+
+  changed = snapshot_changed (&before, find_task (list, id, agent_id));
+  g_object_unref (self);
+  return changed;
 }
 
 /**

@@ -9,6 +9,7 @@
 #include "mend-queue.h"
 #include "mend-subagent-list-private.h"
 #include "mend-subagent-retry-private.h"
+#include "mend-verdict-private.h"
 
 G_BEGIN_DECLS
 
@@ -65,9 +66,19 @@ void     mend_subagent_scheduler_enforce_cap (MendSubagentScheduler *self);
 void     mend_subagent_scheduler_skip    (MendSubagentScheduler *self,
                                           MendSubagentEntry     *entry,
                                           const char            *why);
-/* Plans the next automatic attempt, or gives up after the last. */
+/* Judges @failure and decides the subagent's next automatic attempt, in
+ * one pass of the policy, as a turn's verdict is reached. */
+MendVerdict *mend_subagent_scheduler_decide (MendSubagentScheduler *self,
+                                             MendSubagentEntry     *entry,
+                                             MendFailure           *failure,
+                                             MendVerdictStep       *step);
+/* Plans the next automatic attempt, or gives up after the last: as
+ * @verdict decided (@step), or, when it is %NULL, deciding for the
+ * subagent's failure, judged transient before. */
 void     mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
-                                           MendSubagentEntry     *entry);
+                                           MendSubagentEntry     *entry,
+                                           MendVerdict           *verdict,
+                                           MendVerdictStep        step);
 /* Sends the resume prompt now, as the next attempt. */
 void     mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
                                               MendSubagentEntry     *entry);

@@ -16,6 +16,7 @@
 #include "mend-clock.h"
 #include "mend-failure-private.h"
 #include "mend-i18n-private.h"
+#include "mend-enum-types.h"
 #include "mend-json-private.h"
 #include "mend-queue-private.h"
 #include "mend-queue-item-private.h"
@@ -77,10 +78,8 @@ mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
     json_builder_add_string_value (builder, mend_subagent_get_agent_id (sub));
   else
     json_builder_add_null_value (builder);
-  json_builder_set_member_name (builder, "reason");
-  json_builder_add_string_value (builder,
-                                 mend_reason_to_nick (failure ? mend_failure_get_reason (failure)
-                                                              : MEND_REASON_UNKNOWN));
+  mend_json_add_nick (builder, "reason", MEND_TYPE_REASON,
+                      failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN);
   json_builder_set_member_name (builder, "outcome");
   json_builder_add_string_value (builder, outcome);
   json_builder_set_member_name (builder, "attempt");
@@ -105,7 +104,13 @@ mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
   json_builder_end_object (builder);
 
   json = mend_json_builder_finish (builder);
+  /* One stream of records per chat: the chat's, its subagents' too. A
+   * handler of the chat's may drop the last reference to the chat. */
+  g_object_ref (self->object);
+  if (self->chat != NULL)
+    g_signal_emit_by_name (self->chat, "record", json);
   g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_RECORD], 0, json);
+  g_object_unref (self->object);
 }
 
 gboolean
@@ -293,27 +298,37 @@ mend_subagent_scheduler_longest_delay_ms (MendSubagentScheduler *self)
          + mend_error_policy_get_stagger_for (self->policy, self->chat_id);
 }
 
+/* The subagent's next automatic attempt, decided as a turn's is: the
+ * schedule, the server's hint and its horizon, the stagger. */
+MendVerdict *
+mend_subagent_scheduler_decide (MendSubagentScheduler *self,
+                                MendSubagentEntry     *entry,
+                                MendFailure           *failure,
+                                MendVerdictStep       *step)
+{
+  return mend_verdict_reach (self->policy, failure, -1, mend_subagent_get_attempts (entry->subagent) + 1,
+                             self->chat_id, step);
+}
+
 void
 mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
-                                  MendSubagentEntry     *entry)
+                                  MendSubagentEntry     *entry,
+                                  MendVerdict           *decided,
+                                  MendVerdictStep        step)
 {
-  MendFailure *failure = mend_subagent_get_failure (entry->subagent);
-  guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
+  g_autoptr(MendVerdict) verdict = decided ? g_object_ref (decided) : NULL;
   guint of = mend_error_policy_get_max_retries (self->policy);
-  MendAttemptContext context = {
-    .attempt = attempt,
-    .max_retries = of,
-    .delay_offset_ms = mend_error_policy_get_stagger_for (self->policy, self->chat_id),
-  };
-  g_autoptr(MendVerdict) verdict = NULL;
-  MendVerdictStep step;
+  guint attempt;
   MendRetryWait *wait;
 
   entry->stopped = FALSE;
 
-  /* The same decision as a turn's: the schedule, the server's hint and
-   * its horizon, the stagger. */
-  verdict = mend_verdict_decide (self->policy, failure, MEND_FAILURE_TRANSIENT, &context, &step);
+  /* A failure judged transient before: the rest of its verdict. */
+  if (verdict == NULL)
+    verdict = mend_verdict_reach (self->policy, mend_subagent_get_failure (entry->subagent),
+                                  MEND_FAILURE_TRANSIENT, mend_subagent_get_attempts (entry->subagent) + 1,
+                                  self->chat_id, &step);
+  attempt = mend_verdict_get_attempt (verdict);
   if (step != MEND_VERDICT_RETRY)
     {
       exhaust (self, entry);
@@ -460,7 +475,6 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
   g_autofree char *text = NULL;
   g_autofree char *provenance = NULL;
   g_autofree char *prompt_id = NULL;
-  g_autoptr(MendQueueItem) item = NULL;
   g_autoptr(GError) error = NULL;
   guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
   guint stops = self->stops;
@@ -502,15 +516,8 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
 
   /* Queued behind a running turn, never steered into it. The prompt is
    * followed by its item: the chat says which turn starts from it. */
-  item = mend_queue_prepare_item (self->queue, text, provenance, &error);
-  if (item != NULL)
-    {
-      entry->prompt_item = g_object_ref (item);
-      if (self->host->submit (self->chat, item, &error))
-        return;
-      if (entry->prompt_item == item)
-        g_clear_object (&entry->prompt_item);
-    }
+  if (self->host->submit (self->chat, text, provenance, &entry->prompt_item, &error))
+    return;
 
   mend_debug ("Subagent %s: resume prompt not sent: %s",
               mend_subagent_get_id (entry->subagent), error->message);

@@ -50,6 +50,17 @@ MendVerdict    *mend_verdict_decide   (MendErrorPolicy          *policy,
                                        const MendAttemptContext *context,
                                        MendVerdictStep          *step);
 
+/* The verdict on attempt @attempt of @policy's own schedule (its
+ * max-retries, and the stagger it gives @stagger_key): a subagent's.
+ * @failure is classified first, in the same pass, unless @kind (not -1)
+ * says how it was judged before. */
+MendVerdict    *mend_verdict_reach    (MendErrorPolicy          *policy,
+                                       MendFailure              *failure,
+                                       int                       kind,
+                                       guint                     attempt,
+                                       const char               *stagger_key,
+                                       MendVerdictStep          *step);
+
 /* The verdict on a restored turn's saved wait. */
 MendVerdict    *mend_verdict_new      (MendFailure              *failure,
                                        MendFailureKind           kind,

@@ -177,6 +177,29 @@ mend_verdict_decide (MendErrorPolicy          *policy,
   return mend_verdict_new (judged, kind, context->attempt, delay, server_hint);
 }
 
+MendVerdict *
+mend_verdict_reach (MendErrorPolicy *policy,
+                    MendFailure     *failure,
+                    int              kind,
+                    guint            attempt,
+                    const char      *stagger_key,
+                    MendVerdictStep *step)
+{
+  g_autoptr(MendFailure) judged = NULL;
+  MendAttemptContext context = {
+    .attempt = attempt,
+    .max_retries = mend_error_policy_get_max_retries (policy),
+    .delay_offset_ms = mend_error_policy_get_stagger_for (policy, stagger_key),
+  };
+
+  if (kind == -1)
+    kind = mend_verdict_classify (policy, failure, FALSE, &judged);
+  else
+    judged = g_object_ref (failure);
+
+  return mend_verdict_decide (policy, judged, kind, &context, step);
+}
+
 static void
 mend_verdict_finalize (GObject *object)
 {

@@ -63,13 +63,19 @@ PARTS = {
     "failure": ("mend-failure.c", "mend-reason.c", "mend-classifier.c", "mend-classifier-rules.c",
                 "mend-redact.c"),
     "policy": ("mend-error-policy.c", "mend-error-policy-rules.c", "mend-verdict.c"),
-    "clock": ("mend-clock.c", "mend-manual-clock.c", "mend-timer-queue.c"),
+    # The countdown board is the clock's: kept on it, private to it.
+    "clock": ("mend-clock.c", "mend-manual-clock.c", "mend-timer-queue.c", "mend-countdown.c"),
     "subagents": ("mend-subagent-retry.c", "mend-subagent-scheduler.c", "mend-subagent-list.c",
                   "mend-subagent.c", "mend-subagent-state.c"),
     "chat": ("mend-chat.c", "mend-chat-host.c", "mend-chat-state.c"),
     "queue": ("mend-queue.c", "mend-queue-item.c"),
 }
-HELPERS = ("mend-json.c", "mend-i18n.c")
+# Files of no class, whose functions any class calls as it would GLib's:
+# the JSON and translation helpers, the thread rule every object checks,
+# and the table of a failure's default kind (the failure's own kind and a
+# policy's classify read it).
+STRICT_HELPERS = ("mend-json.c", "mend-i18n.c")
+HELPERS = STRICT_HELPERS + ("mend-owner.c", "mend-failure-kind.c")
 
 
 def part(f):
@@ -79,28 +85,34 @@ def part(f):
     return f
 
 
-stack = []
-visited = []
-calls = back = 0
-lines = []
-for d, a in entries:
-    d = int(d)
-    fn, f = where[a]
-    if not counted(fn, f) or f in HELPERS:
-        continue
-    p = part(f)
-    while stack and stack[-1][0] >= d:
-        stack.pop()
-    caller = stack[-1][1] if stack else None
-    if caller is not None and caller != p and not accessor(fn):
-        again = p in visited
-        calls += 1
-        back += again
-        lines.append(f"  {caller} → {p}: {fn}{'  (back)' if again else ''}")
-    if p not in visited:
-        visited.append(p)
-    stack.append((d, p))
+def by_part(helpers):
+    stack = []
+    visited = []
+    calls = back = 0
+    lines = []
+    for d, a in entries:
+        d = int(d)
+        fn, f = where[a]
+        if not counted(fn, f) or f in helpers:
+            continue
+        p = part(f)
+        while stack and stack[-1][0] >= d:
+            stack.pop()
+        caller = stack[-1][1] if stack else None
+        if caller is not None and caller != p and not accessor(fn):
+            again = p in visited
+            calls += 1
+            back += again
+            lines.append(f"  {caller} → {p}: {fn}{'  (back)' if again else ''}")
+        if p not in visited:
+            visited.append(p)
+        stack.append((d, p))
+    return lines, calls, back
 
+
+lines, calls, back = by_part(HELPERS)
 print("\nBy part (" + ", ".join(f"{k}: {len(v)} files" for k, v in PARTS.items()) + "):")
 print("\n".join(lines))
 print(f"calls from one part to another, without accessors: {calls}, {back} of them back into a part already visited")
+_, calls, back = by_part(STRICT_HELPERS)
+print(f"the same with the thread rule and the default-kind table as places of their own: {calls}, {back} back")
