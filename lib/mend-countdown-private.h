@@ -1,4 +1,4 @@
-/* mend-countdown-private.h — the countdowns of a clock's waits, on shared second boundaries
+/* mend-countdown-private.h — a clock's waits: their deadlines, and their countdowns on shared second boundaries
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,30 +9,37 @@
 
 G_BEGIN_DECLS
 
-/* A wait's place on its clock's board. */
+/* A wait's place on its clock: its deadline, and its countdown on the
+ * clock's board. */
 typedef struct _MendCountdownEntry MendCountdownEntry;
 
-/* What the board asks of a wait it counts down. */
+/* What a wait gives its clock once, for all its waits alike. */
 typedef struct
 {
-  /* Whether the wait is still on the board (a tick's handler may have
-   * ended it). */
-  gboolean (*on_board) (GObject *wait);
-  /* Whether anyone shows the countdown: a handler of its notifications. */
-  gboolean (*watched) (GObject *wait);
-  /* A whole second of the clock's time has come: the wait notifies what
-   * changed. */
-  void     (*tick)    (GObject *wait);
+  /* The properties whose notify:: handlers show the countdown: while one
+   * of them has a handler, the wait is watched. %NULL after the last. */
+  GParamSpec *shown[2];
+  /* A whole second of the clock's time has come and the wait is watched:
+   * it notifies what changed. */
+  void      (*tick) (GObject *wait);
+  /* The deadline has come: the clock took the wait off already, and its
+   * entry is gone (nothing to remove); the wait ends. */
+  void      (*fire) (GObject *wait);
 } MendCountdownFuncs;
 
-/* The pending waits of one clock share one tick, on the whole seconds of
- * the clock's monotonic time, and only while one of them is watched: a
- * wait nobody shows costs nothing but its deadline. A watcher connected
- * at any time is seen when the main loop next runs (or a virtual clock
- * next advances). Waits live on the thread of the clock's main context. */
+/* Puts @wait on @clock: @funcs->fire is called once, @delay_ms from now,
+ * unless the entry is removed first. Meanwhile the watched waits of one
+ * clock share one tick, on the whole seconds of the clock's monotonic
+ * time, and there is none while no wait is watched: a wait nobody shows
+ * costs nothing but its deadline. A watcher connected at any time is seen when
+ * the main loop next runs (or a virtual clock next advances). Waits live
+ * on the thread of the clock's main context, and are not referenced. */
 MendCountdownEntry *mend_countdown_add    (MendClock                *clock,
                                            GObject                  *wait,
-                                           const MendCountdownFuncs *funcs);
+                                           const MendCountdownFuncs *funcs,
+                                           guint64                   delay_ms);
+/* Takes the wait off its clock before its deadline, deadline and
+ * countdown at once: it never fires. */
 void                mend_countdown_remove (MendCountdownEntry       *entry);
 
 G_END_DECLS

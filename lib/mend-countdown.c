@@ -1,4 +1,4 @@
-/* mend-countdown.c — the countdowns of a clock's waits, on shared second boundaries
+/* mend-countdown.c — a clock's waits: their deadlines, and their countdowns on shared second boundaries
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -15,6 +15,7 @@ typedef struct
   MendClock                *clock;   /* weak: the board is the clock's */
   GMainContext             *context; /* not referenced: a key */
   const MendCountdownFuncs *funcs;
+  guint                     notify_id;
   GQueue                    waits;   /* GObject*, not referenced */
   GQueue                    fresh;   /* added since the loop last looked */
   guint                     tick_id;
@@ -24,9 +25,11 @@ typedef struct
 
 struct _MendCountdownEntry
 {
-  GList  link;
-  Board *board;
-  GQueue *queue;                     /* the board's waits or fresh */
+  GList   link;                      /* its data: the wait, until it is off */
+  Board  *board;
+  GQueue *queue;                     /* the board's waits or fresh, or NULL */
+  guint   timer_id;                  /* the deadline's */
+  guint   ref_count;                 /* the deadline's timer, and a tick's */
 };
 
 typedef struct
@@ -53,16 +56,63 @@ boards_quark (void)
   return g_quark_from_static_string ("mend-countdown-boards");
 }
 
-static void arm (Board *board);
+static void arm  (Board *board);
+static void stop (Board *board);
+
+static MendCountdownEntry *
+entry_ref (MendCountdownEntry *entry)
+{
+  entry->ref_count++;
+  return entry;
+}
+
+static void
+entry_unref (gpointer data)
+{
+  MendCountdownEntry *entry = data;
+
+  if (--entry->ref_count == 0)
+    g_free (entry);
+}
+
+/* Whether anyone shows the countdown of @wait: a handler of the
+ * notification of one of the properties its funcs name. */
+static gboolean
+watched (Board   *board,
+         GObject *wait)
+{
+  const MendCountdownFuncs *funcs = board->funcs;
+
+  for (guint i = 0; i < G_N_ELEMENTS (funcs->shown) && funcs->shown[i] != NULL; i++)
+    if (g_signal_has_handler_pending (wait, board->notify_id,
+                                      g_param_spec_get_name_quark (funcs->shown[i]), FALSE))
+      return TRUE;
+  return FALSE;
+}
 
 static gboolean
 queue_watched (Board  *board,
                GQueue *queue)
 {
   for (GList *l = queue->head; l != NULL; l = l->next)
-    if (board->funcs->watched (l->data))
+    if (watched (board, l->data))
       return TRUE;
   return FALSE;
+}
+
+/* Takes the entry off its board: it ticks and fires no more. */
+static void
+take_off (MendCountdownEntry *entry)
+{
+  Board *board = entry->board;
+
+  g_queue_unlink (entry->queue, &entry->link);
+  entry->link.data = NULL;
+  entry->queue = NULL;
+
+  /* Nothing pending: no tick, nothing to look at. */
+  if (board->waits.length == 0 && board->fresh.length == 0)
+    stop (board);
 }
 
 /* The fresh waits join the others once looked at. */
@@ -89,29 +139,58 @@ any_watched (Board    *board,
   return watched;
 }
 
+/* A whole second: the watched waits tick. */
 static void
 on_tick (gpointer data)
 {
   Board *board = data;
-  g_autoptr(GPtrArray) waits = NULL;
+  /* A handler may drop the last wait of an app's clock that does not
+   * hold itself while it runs a timer: the board lives until it is done. */
+  g_autoptr(MendClock) clock = g_object_ref (board->clock);
+  g_autoptr(GPtrArray) entries = NULL;
 
   board->tick_id = 0;
   settle_fresh (board);
 
   /* A handler may end or add waits, or drop the last reference to one:
-   * each is held, and ticked only while it is still on the board. */
-  waits = g_ptr_array_new_full (board->waits.length, g_object_unref);
+   * each entry is held, and its wait ticked only while it is still on the
+   * board. */
+  entries = g_ptr_array_new_full (board->waits.length, entry_unref);
   for (GList *l = board->waits.head; l != NULL; l = l->next)
-    g_ptr_array_add (waits, g_object_ref (l->data));
-  for (guint i = 0; i < waits->len; i++)
+    g_ptr_array_add (entries, entry_ref ((MendCountdownEntry *) l));
+  for (guint i = 0; i < entries->len; i++)
     {
-      GObject *wait = g_ptr_array_index (waits, i);
+      GObject *wait = ((MendCountdownEntry *) g_ptr_array_index (entries, i))->link.data;
 
-      if (board->funcs->on_board (wait))
-        board->funcs->tick (wait);
+      if (wait != NULL && watched (board, wait))
+        {
+          g_object_ref (wait);
+          board->funcs->tick (wait);
+          g_object_unref (wait);
+        }
     }
 
   arm (board);
+}
+
+/* The deadline: the wait is taken off, then fires. */
+static void
+on_deadline (gpointer data)
+{
+  MendCountdownEntry *entry = data;
+  GObject *wait = entry->link.data;
+  const MendCountdownFuncs *funcs;
+
+  /* Off already: a clock that failed to remove the timer. */
+  if (wait == NULL)
+    return;
+
+  g_object_ref (wait);
+  funcs = entry->board->funcs;
+  entry->timer_id = 0;
+  take_off (entry);
+  funcs->fire (wait);
+  g_object_unref (wait);
 }
 
 /* The next tick, at the next whole second of the clock, while anyone
@@ -273,6 +352,7 @@ board_lookup (MendClock    *clock,
       board = g_new0 (Board, 1);
       board->clock = clock;
       board->context = context;
+      board->notify_id = g_signal_lookup ("notify", G_TYPE_OBJECT);
       g_queue_init (&board->waits);
       g_queue_init (&board->fresh);
       g_hash_table_insert (boards->boards, context, board);
@@ -294,7 +374,8 @@ thread_context (void)
 MendCountdownEntry *
 mend_countdown_add (MendClock                *clock,
                     GObject                  *wait,
-                    const MendCountdownFuncs *funcs)
+                    const MendCountdownFuncs *funcs,
+                    guint64                   delay_ms)
 {
   GMainContext *context = thread_context ();
   LastBoard *last = g_private_get (&last_board);
@@ -325,6 +406,10 @@ mend_countdown_add (MendClock                *clock,
   entry->board = board;
   entry->queue = &board->fresh;
   g_queue_push_tail_link (&board->fresh, &entry->link);
+  /* The timer holds the entry: should a clock fail to remove it, it finds
+   * the entry off its board, not a freed one. */
+  entry->timer_id = mend_clock_add_timeout (clock, delay_ms, on_deadline,
+                                            entry_ref (entry), entry_unref);
 
   /* The loop of the context looks for new watchers: any clock's, as a
    * clock of the app's may keep time its own way; a virtual clock also
@@ -347,12 +432,10 @@ mend_countdown_add (MendClock                *clock,
 void
 mend_countdown_remove (MendCountdownEntry *entry)
 {
-  Board *board = entry->board;
+  MendClock *clock = entry->board->clock;
+  guint timer_id = entry->timer_id;
 
-  g_queue_unlink (entry->queue, &entry->link);
-  g_free (entry);
-
-  /* Nothing pending: no tick, nothing to look at. */
-  if (board->waits.length == 0 && board->fresh.length == 0)
-    stop (board);
+  take_off (entry);
+  /* The timer's notify frees the entry. */
+  mend_clock_remove_timeout (clock, timer_id);
 }

@@ -72,12 +72,10 @@ struct _MendRetryWait
   gint64              started_at;
   gint64              next_at;
   gint64              deadline_us;  /* on the clock's monotonic time */
-  guint               timer_id;
   MendRetryWaitState  state;
   gboolean            held;
   MendGateState       gate_state;
-  struct _MendCountdownEntry *countdown;  /* on its clock's board, while pending */
-  struct _WaitCell   *cell;
+  MendCountdownEntry *countdown;    /* its deadline and countdown, while pending */
   guint               shown_seconds;
 };
 
@@ -123,7 +121,7 @@ whole_seconds (gint64 ms)
   return (guint) MIN (G_MAXUINT, MAX (1, (ms + 500) / 1000));
 }
 
-static void stop_ticking (MendRetryWait *self);
+static void stop_counting (MendRetryWait *self);
 
 static void
 finish (MendRetryWait      *self,
@@ -137,12 +135,7 @@ finish (MendRetryWait      *self,
   g_object_ref (self);
 
   self->state = state;
-  if (self->timer_id != 0)
-    {
-      mend_clock_remove_timeout (self->clock, self->timer_id);
-      self->timer_id = 0;
-    }
-  stop_ticking (self);
+  stop_counting (self);
 
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
@@ -156,70 +149,6 @@ finish (MendRetryWait      *self,
   g_signal_emit (self, signals[state == MEND_RETRY_WAIT_FIRED ? FIRED : CANCELLED], 0);
 
   g_object_unref (self);
-}
-
-/* What a wait's timers hold instead of the wait: dispose clears it, so a
- * timer that outlived its wait (should a clock fail to remove it) finds
- * nothing. A GWeakRef would do the same at twice the cost per wait: a
- * global lock and a qdata entry. Waits live on one thread. */
-typedef struct _WaitCell
-{
-  guint          ref_count;
-  MendRetryWait *wait;
-} WaitCell;
-
-static WaitCell *
-cell_ref (WaitCell *cell)
-{
-  cell->ref_count++;
-  return cell;
-}
-
-static void
-cell_unref (gpointer data)
-{
-  WaitCell *cell = data;
-
-  if (--cell->ref_count == 0)
-    g_free (cell);
-}
-
-/* The wait of @cell, held, or %NULL once it was disposed. */
-static MendRetryWait *
-cell_get (WaitCell *cell)
-{
-  return cell->wait != NULL ? g_object_ref (cell->wait) : NULL;
-}
-
-static void
-on_timer (gpointer user_data)
-{
-  g_autoptr(MendRetryWait) self = cell_get (user_data);
-
-  /* The wait is gone: a timer that outlived it does nothing. */
-  if (self == NULL)
-    return;
-
-  /* The timer is spent: nothing to remove. */
-  self->timer_id = 0;
-  finish (self, MEND_RETRY_WAIT_FIRED);
-}
-
-
-static gboolean
-is_watched (GObject *object)
-{
-  static guint notify_id;
-
-  if (notify_id == 0)
-    notify_id = g_signal_lookup ("notify", G_TYPE_OBJECT);
-
-  return g_signal_has_handler_pending (object, notify_id,
-                                       g_param_spec_get_name_quark (properties[PROP_REMAINING_SECONDS]),
-                                       FALSE) ||
-         g_signal_has_handler_pending (object, notify_id,
-                                       g_param_spec_get_name_quark (properties[PROP_DESCRIPTION]),
-                                       FALSE);
 }
 
 /* A whole second of the clock: the countdown drops. */
@@ -243,20 +172,24 @@ on_tick (GObject *object)
     }
 }
 
-static gboolean
-on_board (GObject *object)
+/* The deadline: the clock took the wait off already. */
+static void
+on_fire (GObject *object)
 {
-  return MEND_RETRY_WAIT (object)->countdown != NULL;
+  MendRetryWait *self = MEND_RETRY_WAIT (object);
+
+  self->countdown = NULL;
+  finish (self, MEND_RETRY_WAIT_FIRED);
 }
 
-static const MendCountdownFuncs countdown_funcs = {
-  .on_board = on_board,
-  .watched = is_watched,
+/* Its properties to show are set in class_init. */
+static MendCountdownFuncs countdown_funcs = {
   .tick = on_tick,
+  .fire = on_fire,
 };
 
 static void
-stop_ticking (MendRetryWait *self)
+stop_counting (MendRetryWait *self)
 {
   if (self->countdown != NULL)
     mend_countdown_remove (g_steal_pointer (&self->countdown));
@@ -278,12 +211,9 @@ mend_retry_wait_constructed (GObject *object)
   self->started_at = mend_clock_get_real_time (self->clock);
   self->next_at = self->started_at + delay_us;
   self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
-  /* A weak reference: dispose removes the timer, and should a clock fail to
-   * remove it, it cannot reach a freed wait. */
-  self->timer_id = mend_clock_add_timeout (self->clock, self->delay_ms, on_timer,
-                                           cell_ref (self->cell), cell_unref);
   self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
-  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs);
+  /* Not referenced: dispose takes the wait off its clock. */
+  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs, self->delay_ms);
 }
 
 static void
@@ -296,13 +226,7 @@ mend_retry_wait_dispose (GObject *object)
   if (G_OBJECT (self)->ref_count > 1 && self->state == MEND_RETRY_WAIT_PENDING)
     finish (self, MEND_RETRY_WAIT_CANCELLED);
 
-  if (self->timer_id != 0)
-    {
-      mend_clock_remove_timeout (self->clock, self->timer_id);
-      self->timer_id = 0;
-    }
-  stop_ticking (self);
-  self->cell->wait = NULL;
+  stop_counting (self);
 
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->dispose (object);
 }
@@ -314,7 +238,6 @@ mend_retry_wait_finalize (GObject *object)
 
   g_clear_object (&self->clock);
   g_clear_object (&self->failure);
-  g_clear_pointer (&self->cell, cell_unref);
 
   mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_retry_wait_parent_class)->finalize (object);
@@ -590,6 +513,9 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  /* A handler of either notification shows the countdown. */
+  countdown_funcs.shown[0] = properties[PROP_REMAINING_SECONDS];
+  countdown_funcs.shown[1] = properties[PROP_DESCRIPTION];
 
   /**
    * MendRetryWait::fired:
@@ -626,9 +552,6 @@ mend_retry_wait_init (MendRetryWait *self)
   self->attempt = 1;
   self->reason = MEND_REASON_UNKNOWN;
   self->state = MEND_RETRY_WAIT_PENDING;
-  self->cell = g_new0 (WaitCell, 1);
-  self->cell->ref_count = 1;
-  self->cell->wait = self;
 }
 
 /**
