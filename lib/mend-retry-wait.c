@@ -208,12 +208,14 @@ mend_retry_wait_constructed (GObject *object)
 
   delay_us = self->delay_ms > (guint64) (G_MAXINT64 / 4000) ? G_MAXINT64 / 4 : (gint64) self->delay_ms * 1000;
 
+  /* On the clock first, then its time read: nothing runs in between, and
+   * the deadline is never before the timer's. Not referenced: dispose
+   * takes the wait off its clock. */
+  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs, self->delay_ms);
   self->started_at = mend_clock_get_real_time (self->clock);
   self->next_at = self->started_at + delay_us;
   self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
   self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
-  /* Not referenced: dispose takes the wait off its clock. */
-  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs, self->delay_ms);
 }
 
 static void

@@ -6,7 +6,9 @@ import os
 import subprocess
 import sys
 
+# With MAX-CALLS and MAX-BACK it exits 1 when the route by part takes more.
 exe, trace = sys.argv[1], sys.argv[2]
+limits = [int(n) for n in sys.argv[3:5]]
 entries = [line.split() for line in open(trace)]
 addrs = sorted({a for _, a in entries})
 out = subprocess.run(["addr2line", "-f", "-e", exe] + addrs, capture_output=True, text=True, check=True).stdout.split("\n")
@@ -114,5 +116,9 @@ lines, calls, back = by_part(HELPERS)
 print("\nBy part (" + ", ".join(f"{k}: {len(v)} files" for k, v in PARTS.items()) + "):")
 print("\n".join(lines))
 print(f"calls from one part to another, without accessors: {calls}, {back} of them back into a part already visited")
+route = (calls, back)
 _, calls, back = by_part(STRICT_HELPERS)
 print(f"the same with the thread rule and the default-kind table as places of their own: {calls}, {back} back")
+if limits and (route[0] > limits[0] or route[1] > limits[1]):
+    print(f"over the budget of {limits[0]} calls and {limits[1]} back")
+    sys.exit(1)
