@@ -41,7 +41,12 @@
 #                                            404, 500, 504; in the Messages
 #                                            API "limit": "quota" (with any
 #                                            status, 400 as the API sends it)
-#                                            is a credit balance used up
+#                                            is a credit balance used up, and
+#                                            "limit": "session" (with 429) a
+#                                            subscription's five-hour limit
+#                                            reached: the unified rate-limit
+#                                            headers say "rejected", resetting
+#                                            in "resets_in" seconds (3 hours)
 #   {"kind": "error_after_content"}          text streams, then an error in
 #                                            the stream
 #   {"kind": "failed", "code": C}            a stream whose first event is a
@@ -201,6 +206,26 @@ OPENAI_FAILED = {
     "rate_limit_exceeded": "Rate limit reached for %s. Please try again in 644ms." % OPENAI_MODEL,
     "server_error": "An error occurred while processing your request.",
 }
+
+# A subscription's usage limit reached (a Claude Code sign-in with a plan,
+# not an API key): the API's 429 with its rate_limit_error, as quoted in
+# tests/data/failures/claude-code.jsonl (claude-code-015, anthropics/claude-code
+# issue 56219), and the unified rate-limit headers that Claude Code reads to
+# tell a plan's limit from a rate: the names as Claude Code 2.1.332 reads them
+# (anthropic-ratelimit-unified-status "rejected", -reset in epoch seconds,
+# -representative-claim "five_hour" or "seven_day").
+SESSION_LIMIT = ("rate_limit_error", "This request would exceed your account's rate limit. Please try again later.")
+
+
+def session_limit_headers(answer):
+    reset = str(int(time.time()) + int(answer.get("resets_in", 3 * 3600)))
+    return [("anthropic-ratelimit-unified-status", "rejected"),
+            ("anthropic-ratelimit-unified-reset", reset),
+            ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
+            ("anthropic-ratelimit-unified-5h-status", "rejected"),
+            ("anthropic-ratelimit-unified-5h-reset", reset),
+            ("anthropic-ratelimit-unified-5h-utilization", "1.0")]
+
 
 AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)$")
@@ -614,13 +639,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         kind = answer["kind"]
         if kind == "status":
             status = answer["status"]
+            headers = []
             if answer.get("limit") == "quota":
                 error_type, message = CREDIT_BALANCE
+            elif answer.get("limit") == "session":
+                error_type, message = SESSION_LIMIT
+                headers = session_limit_headers(answer)
             else:
                 error_type, message = ERRORS.get(status, ("api_error", "Error"))
             message = answer.get("message", message)
             retry_after = str(answer.get("retry_after", 1))
-            headers = [("retry-after", retry_after)] if status == 429 else []
+            if status == 429:
+                headers.append(("retry-after", retry_after))
             self.reply(status, json.dumps({"type": "error", "error": {
                 "type": error_type, "message": message}}).encode(), headers=headers)
         elif kind in ("text", "empty") and not messages_streams(body):

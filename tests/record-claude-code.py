@@ -29,6 +29,14 @@ CLAUDE = os.environ.get("MEND_CLAUDE") or os.path.join(
     ROOT, ".agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
 
 TASK_PROMPT = "Survey the source tree and list the modules"
+NESTED_PROMPT = "Read every header file"
+
+# The Bash tool runs a command without asking only when told to.
+ALLOW_BASH = {"args": ["--allowedTools", "Bash"]}
+# Signed in with a plan (an OAuth token) rather than an API key: how the
+# CLI reads a plan's usage limit. The token is a dummy; it only reaches
+# model-server.py.
+SIGNED_IN = {"env": {"ANTHROPIC_API_KEY": None, "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-offline"}}
 
 
 def text(t):
@@ -39,7 +47,9 @@ def status(s, match=None, times=0):
     return {"match": match, "times": times, "answer": {"kind": "status", "status": s}}
 
 
-# name: (max_retries, rules, prompts, extra seconds to read after the last result)
+# name: (max_retries, rules, prompts, extra seconds to read after the last
+# result[, {"args": extra arguments of the CLI, "env": its environment's
+# changes, None to unset}])
 SCENARIOS = {
     "success": (1, [], ["Say hello"], 0),
     "529-give-up": (2, [status(529)], ["Summarize the diff"], 0),
@@ -78,6 +88,39 @@ SCENARIOS = {
          "answer": {"kind": "task", "description": "Survey the tree", "prompt": TASK_PROMPT}},
         status(401, match=TASK_PROMPT),
     ], ["Start the survey in the background", "WAIT"], 0),
+    # A foreground command that runs past the CLI's 2 s mark is tracked as a
+    # task (task_started with is_backgrounded false), and its exit status 7
+    # ends it as failed; the tool call waits for it all along.
+    "foreground-bash-failed": (0, [
+        {"match": "Run the slow check", "times": 1,
+         "answer": {"kind": "tool_use", "name": "Bash",
+                    "input": {"command": "sleep 3; exit 7", "description": "Run the slow check"}}},
+    ], ["Run the slow check"], 0, ALLOW_BASH),
+    "background-bash-failed": (0, [
+        {"match": "Run the slow check", "times": 1,
+         "answer": {"kind": "tool_use", "name": "Bash",
+                    "input": {"command": "sleep 1; exit 7", "description": "Run the slow check",
+                              "run_in_background": True}}},
+    ], ["Run the slow check in the background"], 4, ALLOW_BASH),
+    # The subagent's requests meet a plan's five-hour limit (a 429 whose
+    # unified rate-limit headers say "rejected").
+    "subagent-session-limit": (0, [
+        {"match": "Start the survey", "times": 1,
+         "answer": {"kind": "task", "description": "Survey the tree", "prompt": TASK_PROMPT}},
+        {"match": TASK_PROMPT, "times": 0,
+         "answer": {"kind": "status", "status": 429, "limit": "session"}},
+        {"match": "agentId", "times": 0, "answer": text("The survey runs in the background.")},
+    ], ["Start the survey in the background", "WAIT"], 0, SIGNED_IN),
+    # The subagent starts a subagent of its own, whose requests fail with 503;
+    # the first one completes.
+    "nested-subagent-503": (0, [
+        {"match": "Start the survey", "times": 1,
+         "answer": {"kind": "task", "description": "Survey the tree", "prompt": TASK_PROMPT}},
+        {"match": TASK_PROMPT, "times": 1,
+         "answer": {"kind": "task", "description": "Read the headers", "prompt": NESTED_PROMPT}},
+        status(503, match=NESTED_PROMPT),
+        {"match": "agentId", "times": 0, "answer": text("The survey runs in the background.")},
+    ], ["Start the survey in the background", "WAIT"], 4),
 }
 
 
@@ -85,7 +128,8 @@ def user_line(prompt):
     return json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}) + "\n"
 
 
-def run(name, max_retries, rules, prompts, linger):
+def run(name, max_retries, rules, prompts, linger, options=None):
+    options = options or {}
     home = tempfile.mkdtemp(prefix="mend-claude-home-")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(rules, f)
@@ -103,8 +147,13 @@ def run(name, max_retries, rules, prompts, linger):
         "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
         "IS_SANDBOX": "1",
     }
+    for key, value in options.get("env", {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     cli = subprocess.Popen([CLAUDE, "-p", "--input-format", "stream-json",
-                            "--output-format", "stream-json", "--verbose"],
+                            "--output-format", "stream-json", "--verbose", *options.get("args", [])],
                            cwd=home, env=env, stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines = []
