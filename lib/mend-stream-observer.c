@@ -577,10 +577,18 @@ handle_task_started (MendStreamObserver  *self,
   parent_member = get_string (object, "parent_tool_use_id", &parent);
   if (parent_member == MEMBER_BAD)
     return (*bad = "parent_tool_use_id is not a string", FALSE);
-
-  /* Only top-level subagents are resumed by the chat. */
+  /* Claude Code 2.1.332 names a subagent's own subagent by the task that
+   * spawned it (parent_task_id, spawn_depth 2): that one's parent
+   * resumes it, not the chat. */
+  if (parent_member == MEMBER_ABSENT)
+    parent_member = get_string (object, "parent_task_id", &parent);
+  if (parent_member == MEMBER_BAD)
+    return (*bad = "parent_task_id is not a string", FALSE);
   if (parent_member == MEMBER_OK)
-    return FALSE;
+    {
+      remember_other_task (self, task_id);
+      return FALSE;
+    }
 
   if (tool_use_id == NULL || tool_use_id[0] == '\0')
     tool_use_id = task_id;
@@ -589,13 +597,14 @@ handle_task_started (MendStreamObserver  *self,
 }
 
 /* A subagent ended: failed with @failure_text, or @state. It is found by
- * its agent id (@task_id) or by the call that spawned it (@tool_use_id),
- * whichever the chat knows; one whose start was not seen and that failed
- * is the call's, its agent id the task's. */
+ * its agent id (@task_id) or by its id (@id: the call that spawned it, or
+ * the task's when the line names no call), whichever the chat knows. One
+ * whose start was not seen and that failed is made of those two; a line
+ * that names no id (a task_updated patch) ends only a subagent known. */
 static gboolean
 end_subagent (MendStreamObserver *self,
               const char         *task_id,
-              const char         *tool_use_id,
+              const char         *id,
               MendSubagentState   state,
               const char         *failure_text)
 {
@@ -604,7 +613,7 @@ end_subagent (MendStreamObserver *self,
   if (state == MEND_SUBAGENT_FAILED)
     failure = mend_failure_new_from_text (failure_text);
 
-  return self->host->subagent_ended (self->host_data, tool_use_id, task_id, NULL, state, failure);
+  return self->host->subagent_ended (self->host_data, id, task_id, NULL, state, failure);
 }
 
 static gboolean
@@ -643,11 +652,11 @@ handle_task_notification (MendStreamObserver  *self,
     return FALSE;
 
   if (g_str_equal (status, "failed"))
-    return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_FAILED, summary);
+    return end_subagent (self, task_id, tool_use_id ? tool_use_id : task_id, MEND_SUBAGENT_FAILED, summary);
   if (g_str_equal (status, "completed"))
-    return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_COMPLETED, NULL);
+    return end_subagent (self, task_id, tool_use_id ? tool_use_id : task_id, MEND_SUBAGENT_COMPLETED, NULL);
   if (g_str_equal (status, "stopped") || g_str_equal (status, "killed"))
-    return end_subagent (self, task_id, tool_use_id, MEND_SUBAGENT_CANCELLED, NULL);
+    return end_subagent (self, task_id, tool_use_id ? tool_use_id : task_id, MEND_SUBAGENT_CANCELLED, NULL);
 
   return FALSE;
 }

@@ -66,10 +66,10 @@ gboolean mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
 
 /* A task of the agent ended, as a reader of its output saw it: @state,
  * FAILED with @failure (else %NULL). The subagent is found by @agent_id,
- * else by @id. One never seen started that failed is made: started first
- * (id @id, else @agent_id) when the line names an agent id or a name,
- * else of its one id, as mend_subagent_retry_failed() makes one. Returns
- * whether the subagents changed. */
+ * else by @id. One never seen started that failed is made when @id names
+ * it: started first when the line names an agent id or a name, else of
+ * its one id, as mend_subagent_retry_failed() makes one. Returns whether
+ * the subagents changed. */
 gboolean mend_subagent_retry_task_ended (MendSubagentRetry *self,
                                          const char        *id,
                                          const char        *agent_id,

@@ -929,17 +929,17 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
 
   list = &self->sched.list;
   entry = find_task (list, id, agent_id);
-  if (entry == NULL && state != MEND_SUBAGENT_FAILED)
+  if (entry == NULL && (state != MEND_SUBAGENT_FAILED || id == NULL))
     return FALSE;
 
   g_object_ref (self);
   snapshot_take (&before, entry);
   if (entry == NULL && (agent_id != NULL || name != NULL))
     {
-      mend_subagent_retry_started (self, id ? id : agent_id, agent_id, name);
+      mend_subagent_retry_started (self, id, agent_id, name);
       entry = find_task (list, id, agent_id);
     }
-  key = g_strdup (entry ? mend_subagent_get_id (entry->subagent) : id ? id : agent_id);
+  key = g_strdup (entry ? mend_subagent_get_id (entry->subagent) : id);
 
   if (state == MEND_SUBAGENT_FAILED)
     mend_subagent_retry_failed (self, key, failure);

@@ -229,20 +229,11 @@ failed_by_tool_use_id (Fixture *f)
   MendSubagent *s = mend_subagent_retry_lookup (subagents, "toolu_scripted0001");
   g_autofree char *task_id = failed_task_id (f);
 
-  if (s == NULL && (s = mend_subagent_retry_lookup (subagents, task_id)) != NULL)
-    {
-      /* KNOWN DEFECT (lib/mend-stream-observer.c, handle_task_updated and
-       * end_subagent): the CLI writes task_updated (task_id only) before
-       * task_notification (task_id and tool_use_id). For a task whose
-       * start was not seen, the task_updated makes a subagent whose id is
-       * the task_id; the notification then finds that one by its task_id,
-       * and the tool_use_id is never the subagent's id, as the observer's
-       * documentation says it is. */
-      g_test_message ("the failed subagent's id is %s, the task_id, not the tool_use_id", mend_subagent_get_id (s));
-      g_test_incomplete ("KNOWN DEFECT: a failure without its start is the subagent of its task_id "
-                         "(task_updated comes first), not of its tool_use_id");
-    }
+  /* Not the task_id's: the CLI writes task_updated (task_id only) before
+   * task_notification, and a patch ends only a subagent known. */
   g_assert_nonnull (s);
+  g_assert_cmpstr (mend_subagent_get_id (s), ==, "toolu_scripted0001");
+  g_assert_true (mend_subagent_retry_lookup (subagents, task_id) == s);
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_FAILED);
   g_assert_cmpstr (mend_subagent_get_agent_id (s), ==, task_id);
   g_assert_true (mend_subagent_get_retryable (s));
@@ -360,20 +351,9 @@ test_nested_subagent_is_not_resumed (Fixture       *f,
   g_assert_nonnull (top);
   g_assert_cmpint (mend_subagent_get_state (top), ==, MEND_SUBAGENT_COMPLETED);
 
-  if (mend_subagent_retry_lookup (subagents, "toolu_scripted0002") != NULL)
-    {
-      /* KNOWN DEFECT (lib/mend-stream-observer.c, handle_task_started):
-       * a nested subagent is told apart by a parent_tool_use_id member,
-       * which the CLI's task_started does not have; it has
-       * parent_task_id (and spawn_depth). The nested subagent is tracked
-       * as a top-level one, and its 503 schedules a resume. */
-      g_test_message ("nested subagent tracked: %u subagents, %u resume waits", n_subagents (f), *waits);
-      g_test_incomplete ("KNOWN DEFECT: a nested subagent (task_started with parent_task_id) is "
-                         "tracked and resumed as a top-level one");
-      mend_chat_stop (f->chat);
-      return;
-    }
-
+  /* Told apart by parent_task_id: not the chat's to resume. */
+  g_assert_null (mend_subagent_retry_lookup (subagents, "toolu_scripted0002"));
+  g_assert_null (mend_subagent_retry_lookup (subagents, "aa8ac42deb565f721"));
   g_assert_cmpuint (n_subagents (f), ==, 1);
   g_assert_cmpuint (*waits, ==, 0);
   g_assert_false (records_contain (f, "subagent_retry", "scheduled"));
