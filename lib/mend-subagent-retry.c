@@ -536,6 +536,11 @@ mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
    * "subagentId","agentId","reason","outcome","attempt","of","nextAt"?,
    * "promptId"?,"skipped"?}` with outcome `scheduled`, `fired`, `skipped` or
    * `exhausted`.
+   *
+   * Each record goes out on the chat's [signal@Mend.Chat::record] first,
+   * then here. A step that a handler of either causes is recorded once
+   * the record being told is done on both, so that the two streams hold
+   * the steps in the same order.
    */
   signals[MEND_SUBAGENT_SIGNAL_RECORD] =
     g_signal_new ("record", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,

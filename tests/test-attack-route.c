@@ -1,0 +1,555 @@
+/* test-attack-route.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Attacks on the way a subagent's failure travels: from a line of the
+ * agent's output, through the one host entry that ends a task, the
+ * verdict, the scheduler's records on the chat and on the subagent
+ * retry, the resume prompt's queue item, to the wait on its clock.
+ * Handlers re-enter at each step; the input is hostile; the clock may be
+ * the app's own. Every test runs in virtual time and finalizes what it
+ * made; run them under AddressSanitizer too.
+ */
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+#include <libmend.h>
+
+#include "test-util.h"
+
+#define WALL_START 1764500000000000
+/* Past the resume policy's first delay (20 s) and the chat's stagger. */
+#define PAST_FIRST_RESUME_MS 30000
+
+/* Claude Code's system/task_notification for a subagent the gateway
+ * failed, as the CLI writes it (tests/data, the recorded stream). */
+#define SUMMARY_503 \
+  "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
+
+static MendChat *
+new_chat (MendClock *clock)
+{
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  MendChat *chat;
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-1", "clock", clock, "policy", policy, NULL);
+  mend_test_run_turns_by_hand (chat);
+  return chat;
+}
+
+static void
+advance (MendClock *clock,
+         guint64    ms)
+{
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), ms);
+}
+
+static char *
+started_line (const char *task_id,
+              const char *tool_use_id,
+              const char *description)
+{
+  GString *line = g_string_new ("{\"type\":\"system\",\"subtype\":\"task_started\"");
+
+  if (task_id != NULL)
+    g_string_append_printf (line, ",\"task_id\":\"%s\"", task_id);
+  if (tool_use_id != NULL)
+    g_string_append_printf (line, ",\"tool_use_id\":\"%s\"", tool_use_id);
+  if (description != NULL)
+    g_string_append_printf (line, ",\"description\":\"%s\"", description);
+  g_string_append (line, ",\"session_id\":\"s-1\"}");
+  return g_string_free (line, FALSE);
+}
+
+static char *
+notification_line (const char *task_id,
+                   const char *tool_use_id,
+                   const char *status)
+{
+  GString *line = g_string_new ("{\"type\":\"system\",\"subtype\":\"task_notification\"");
+
+  if (task_id != NULL)
+    g_string_append_printf (line, ",\"task_id\":\"%s\"", task_id);
+  if (tool_use_id != NULL)
+    g_string_append_printf (line, ",\"tool_use_id\":\"%s\"", tool_use_id);
+  g_string_append_printf (line, ",\"status\":\"%s\"", status);
+  if (g_str_equal (status, "failed"))
+    g_string_append (line, ",\"summary\":\"" SUMMARY_503 "\"");
+  g_string_append (line, ",\"session_id\":\"s-1\"}");
+  return g_string_free (line, FALSE);
+}
+
+static gboolean
+feed (MendStreamObserver *observer,
+      char               *line)
+{
+  gboolean changed = mend_stream_observer_feed_line (observer, line, -1);
+
+  g_free (line);
+  return changed;
+}
+
+/* The steps of the subagent records: "outcome attempt[ skipped]". */
+static char *
+step_of (const char *json)
+{
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+  JsonObject *obj;
+
+  g_assert_nonnull (node);
+  obj = json_node_get_object (node);
+  if (g_strcmp0 (json_object_get_string_member (obj, "kind"), "subagent_retry") != 0)
+    return NULL;
+  return g_strdup_printf ("%s %" G_GINT64_FORMAT "%s%s %s",
+                          json_object_get_string_member (obj, "outcome"),
+                          json_object_get_int_member (obj, "attempt"),
+                          json_object_has_member (obj, "skipped") ? " " : "",
+                          json_object_has_member (obj, "skipped")
+                            ? json_object_get_string_member (obj, "skipped") : "",
+                          json_object_get_string_member (obj, "subagentId"));
+}
+
+typedef struct
+{
+  MendChat          *chat;
+  MendSubagentRetry *retry;
+  GPtrArray         *chat_steps;
+  GPtrArray         *retry_steps;
+  /* What a handler does, once, at the record with this outcome. */
+  const char        *at;
+  void             (*act) (gpointer data);
+  /* The same, from a handler of the subagent retry's record. */
+  void             (*retry_act) (gpointer data);
+  gpointer           act_data;
+} Streams;
+
+static void
+on_chat_record (MendChat   *chat,
+                const char *json,
+                Streams    *s)
+{
+  char *step = step_of (json);
+  void (*act) (gpointer) = s->act;
+
+  if (step == NULL)
+    return;
+  g_ptr_array_add (s->chat_steps, step);
+  if (act != NULL && g_str_has_prefix (step, s->at))
+    {
+      s->act = NULL;
+      act (s->act_data);
+    }
+}
+
+static void
+on_retry_record (MendSubagentRetry *retry,
+                 const char        *json,
+                 Streams           *s)
+{
+  char *step = step_of (json);
+  void (*act) (gpointer) = s->retry_act;
+
+  g_ptr_array_add (s->retry_steps, step);
+  if (act != NULL && g_str_has_prefix (step, s->at))
+    {
+      s->retry_act = NULL;
+      act (s->act_data);
+    }
+}
+
+static void
+streams_init (Streams  *s,
+              MendChat *chat)
+{
+  s->chat = chat;
+  s->retry = mend_chat_get_subagents (chat);
+  s->chat_steps = g_ptr_array_new_with_free_func (g_free);
+  s->retry_steps = g_ptr_array_new_with_free_func (g_free);
+  g_signal_connect (chat, "record", G_CALLBACK (on_chat_record), s);
+  g_signal_connect (s->retry, "record", G_CALLBACK (on_retry_record), s);
+}
+
+static char *
+joined (GPtrArray *steps)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < steps->len; i++)
+    g_string_append_printf (out, "%s%s", i ? " | " : "", (const char *) g_ptr_array_index (steps, i));
+  return g_string_free (out, FALSE);
+}
+
+/* Both streams hold the same steps in the same order: @expected. */
+static void
+streams_assert (Streams    *s,
+                const char *expected)
+{
+  g_autofree char *chat = joined (s->chat_steps);
+  g_autofree char *retry = joined (s->retry_steps);
+
+  g_assert_cmpstr (retry, ==, chat);
+  if (expected != NULL)
+    g_assert_cmpstr (chat, ==, expected);
+}
+
+static void
+streams_clear (Streams *s)
+{
+  g_ptr_array_unref (s->chat_steps);
+  g_ptr_array_unref (s->retry_steps);
+}
+
+static void
+fail_subagent (MendChat   *chat,
+               const char *id,
+               const char *agent_id,
+               const char *name)
+{
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text (SUMMARY_503);
+
+  mend_subagent_retry_started (retry, id, agent_id, name);
+  mend_subagent_retry_failed (retry, id, failure);
+}
+
+/* Re-entrant handlers of the chat's record */
+
+static void
+act_stop (gpointer data)
+{
+  mend_chat_stop (data);
+}
+
+static void
+act_end_subagent (gpointer data)
+{
+  Streams *s = data;
+
+  mend_subagent_retry_ended (s->retry, "toolu_1", MEND_SUBAGENT_COMPLETED);
+}
+
+static void
+count_waiting (MendSubagentRetry *retry,
+               MendSubagent      *subagent,
+               MendRetryWait     *wait,
+               guint             *dead)
+{
+  if (mend_retry_wait_get_state (wait) != MEND_RETRY_WAIT_PENDING)
+    (*dead)++;
+}
+
+static void
+act_replace_subagent (gpointer data)
+{
+  Streams *s = data;
+
+  mend_subagent_retry_started (s->retry, "toolu_2", "agent-b", "Push relay");
+}
+
+/* A handler of the chat's record, or of the subagent retry's, that ends
+ * the wait at its "scheduled" (Stop, the subagent's end, a new subagent
+ * of its name): the skip comes after the scheduled step in both streams,
+ * and no dead wait is announced. */
+static void
+test_record_handler_ending_the_wait_keeps_both_streams_in_order (void)
+{
+  struct {
+    void      (*act) (gpointer);
+    gboolean    on_retry;
+    const char *expected;
+  } cases[] = {
+    { act_stop, FALSE, "scheduled 1 toolu_1 | skipped 1 stopped toolu_1" },
+    { act_end_subagent, FALSE, "scheduled 1 toolu_1 | skipped 1 ended toolu_1" },
+    { act_replace_subagent, FALSE, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1" },
+    { act_stop, TRUE, "scheduled 1 toolu_1 | skipped 1 stopped toolu_1" },
+    { act_replace_subagent, TRUE, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock);
+      Streams s = { 0 };
+      guint dead = 0;
+
+      streams_init (&s, chat);
+      s.at = "scheduled";
+      if (cases[i].on_retry)
+        s.retry_act = cases[i].act;
+      else
+        s.act = cases[i].act;
+      s.act_data = cases[i].act == act_stop ? (gpointer) chat : (gpointer) &s;
+      g_signal_connect (s.retry, "waiting", G_CALLBACK (count_waiting), &dead);
+
+      fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+      streams_assert (&s, cases[i].expected);
+      g_assert_cmpuint (dead, ==, 0);
+
+      advance (clock, 3600 * 1000);
+      g_assert_null (mend_chat_get_turn (chat));
+
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+      g_assert_finalize_object (clock);
+      streams_clear (&s);
+    }
+}
+
+static void
+act_unref (gpointer data)
+{
+  g_object_unref (data);
+}
+
+/* A handler of the chat's record that drops the last reference to the
+ * chat, at each subagent step: nothing is touched after, and everything
+ * is finalized. */
+static void
+test_chat_record_handler_dropping_the_chat (void)
+{
+  const char *ats[] = { "scheduled", "fired" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (ats); i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock);
+      MendSubagentRetry *retry = g_object_ref (mend_chat_get_subagents (chat));
+      g_autoptr(MendFailure) failure = mend_failure_new_from_text (SUMMARY_503);
+      Streams s = { 0 };
+
+      streams_init (&s, chat);
+      s.at = ats[i];
+      s.act = act_unref;
+      s.act_data = chat;
+      g_object_add_weak_pointer (G_OBJECT (chat), (gpointer *) &chat);
+
+      mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+      mend_subagent_retry_failed (retry, "toolu_1", failure);
+      if (i == 0)
+        g_assert_null (chat);
+      advance (clock, 3600 * 1000);
+      g_assert_null (chat);
+      /* A retry whose chat is gone takes in more, and changes nothing. */
+      mend_subagent_retry_failed (retry, "toolu_1", failure);
+      g_assert_null (mend_subagent_get_retry (mend_subagent_retry_lookup (retry, "toolu_1")));
+      g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (clock)), ==, 0);
+
+      g_signal_handlers_disconnect_by_data (retry, &s);
+      streams_clear (&s);
+      g_assert_finalize_object (retry);
+      g_assert_finalize_object (clock);
+    }
+}
+
+static void
+act_close (gpointer data)
+{
+  mend_chat_close (data);
+}
+
+static void
+act_submit (gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (mend_chat_submit (data, "Fix the build", NULL, &error));
+  g_assert_no_error (error);
+}
+
+static guint
+queued_resume_prompts (MendQueue *queue)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < mend_queue_get_length (queue); i++)
+    {
+      g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (queue), i);
+      const char *provenance = mend_queue_item_get_provenance (item);
+
+      if (provenance != NULL && strstr (provenance, "\"subagent_retry\"") != NULL)
+        n++;
+    }
+  return n;
+}
+
+static void
+count_turn (MendChat *chat,
+            MendTurn *turn,
+            guint    *n)
+{
+  (*n)++;
+}
+
+/* A handler of the chat's record that closes the chat as the prompt
+ * fires sends nothing; one that submits the user's message runs it, and
+ * the resume prompt queues behind it, never lost. */
+static void
+test_chat_record_handler_closing_or_submitting_as_the_prompt_fires (void)
+{
+  for (guint i = 0; i < 2; i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock);
+      MendQueue *queue = mend_chat_get_queue (chat);
+      Streams s = { 0 };
+      guint turns = 0;
+
+      streams_init (&s, chat);
+      s.at = "fired";
+      s.act = i == 0 ? act_close : act_submit;
+      s.act_data = chat;
+
+      fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+      advance (clock, PAST_FIRST_RESUME_MS);
+      if (i == 0)
+        {
+          streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1");
+          g_assert_null (mend_chat_get_turn (chat));
+          g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+          g_assert_false (mend_subagent_get_retryable (mend_subagent_retry_lookup (s.retry, "toolu_1")));
+        }
+      else
+        {
+          streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1");
+          g_assert_cmpstr (mend_turn_get_prompt (mend_chat_get_turn (chat)), ==, "Fix the build");
+          g_assert_cmpuint (queued_resume_prompts (queue), ==, 1);
+          /* The user's turn ends: the resume prompt runs next. */
+          g_signal_connect (chat, "turn-started", G_CALLBACK (count_turn), &turns);
+          mend_turn_succeed (mend_chat_get_turn (chat));
+          g_assert_cmpuint (turns, ==, 1);
+          g_assert_nonnull (strstr (mend_turn_get_provenance (mend_chat_get_turn (chat)), "\"toolu_1\""));
+          mend_turn_succeed (mend_chat_get_turn (chat));
+        }
+
+      mend_chat_close (chat);
+      streams_clear (&s);
+      g_assert_finalize_object (chat);
+      g_assert_finalize_object (clock);
+    }
+}
+
+
+/* Hostile task lines */
+
+typedef struct
+{
+  MendClock          *clock;
+  MendChat           *chat;
+  MendSubagentRetry  *retry;
+  MendStreamObserver *observer;
+} Agent;
+
+static void
+agent_init (Agent *a)
+{
+  a->clock = mend_manual_clock_new (WALL_START);
+  a->chat = new_chat (a->clock);
+  a->retry = mend_chat_get_subagents (a->chat);
+  a->observer = mend_stream_observer_new (a->chat);
+}
+
+static void
+agent_clear (Agent *a)
+{
+  mend_chat_close (a->chat);
+  g_assert_finalize_object (a->observer);
+  g_assert_finalize_object (a->chat);
+  g_assert_finalize_object (a->clock);
+}
+
+/* One id, an empty one, the same id twice: each failure is one subagent,
+ * known after by that id. */
+static void
+test_failed_lines_with_one_empty_or_the_same_id (void)
+{
+  Agent a;
+  MendSubagent *subagent;
+
+  agent_init (&a);
+
+  g_assert_true (feed (a.observer, notification_line ("agent-1", NULL, "failed")));
+  subagent = mend_subagent_retry_lookup (a.retry, "agent-1");
+  g_assert_cmpstr (mend_subagent_get_id (subagent), ==, "agent-1");
+  g_assert_cmpstr (mend_subagent_get_agent_id (subagent), ==, "agent-1");
+
+  g_assert_true (feed (a.observer, notification_line ("", "toolu_2", "failed")));
+  g_assert_nonnull (mend_subagent_retry_lookup (a.retry, "toolu_2"));
+  g_assert_true (feed (a.observer, notification_line ("agent-3", "", "failed")));
+  g_assert_cmpstr (mend_subagent_get_id (mend_subagent_retry_lookup (a.retry, "agent-3")), ==, "agent-3");
+  g_assert_false (feed (a.observer, notification_line ("", "", "failed")));
+
+  g_assert_true (feed (a.observer, notification_line ("same-4", "same-4", "failed")));
+  subagent = mend_subagent_retry_lookup (a.retry, "same-4");
+  g_assert_cmpstr (mend_subagent_get_agent_id (subagent), ==, "same-4");
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (a.retry)), ==, 4);
+
+  /* Told again: the same one, waiting already, changes nothing. */
+  g_assert_false (feed (a.observer, notification_line ("same-4", "same-4", "failed")));
+  /* Its start is a resume: it runs again, its wait skipped. */
+  g_assert_true (feed (a.observer, started_line ("same-4", "same-4", "Again")));
+  g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_RUNNING);
+  g_assert_null (mend_subagent_get_retry (subagent));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (a.retry)), ==, 4);
+
+  agent_clear (&a);
+}
+
+/* A failed line for a subagent the chat forgot (past max-failed): it is
+ * made again, by its agent id, and retried; an end for it is nothing. */
+static void
+test_failed_line_for_a_forgotten_subagent (void)
+{
+  Agent a;
+  MendSubagent *again;
+  g_autoptr(MendFailure) refused = mend_failure_new_from_http (401, NULL, NULL);
+  Streams s = { 0 };
+
+  agent_init (&a);
+  streams_init (&s, a.chat);
+  mend_subagent_retry_set_max_failed (a.retry, 1);
+
+  g_assert_true (feed (a.observer, started_line ("agent-a", "toolu_A", "First")));
+  g_assert_true (feed (a.observer, started_line ("agent-b", "toolu_B", "Second")));
+  /* Failed on what is never retried: settled, and the older forgotten. */
+  mend_subagent_retry_failed (a.retry, "toolu_A", refused);
+  mend_subagent_retry_failed (a.retry, "toolu_B", refused);
+  g_assert_null (mend_subagent_retry_lookup (a.retry, "toolu_A"));
+  g_assert_false (feed (a.observer, notification_line ("agent-a", "toolu_A", "completed")));
+  g_assert_null (mend_subagent_retry_lookup (a.retry, "toolu_A"));
+
+  g_ptr_array_set_size (s.chat_steps, 0);
+  g_ptr_array_set_size (s.retry_steps, 0);
+  g_assert_true (feed (a.observer, notification_line ("agent-a", "toolu_A", "failed")));
+  again = mend_subagent_retry_lookup (a.retry, "toolu_A");
+  g_assert_nonnull (again);
+  g_assert_cmpstr (mend_subagent_get_agent_id (again), ==, "agent-a");
+  g_assert_nonnull (mend_subagent_get_retry (again));
+  streams_assert (&s, "scheduled 1 toolu_A");
+
+  agent_clear (&a);
+  streams_clear (&s);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/Mend/AttackRoute/record-handler-ending-the-wait-keeps-both-streams-in-order",
+                   test_record_handler_ending_the_wait_keeps_both_streams_in_order);
+  g_test_add_func ("/Mend/AttackRoute/chat-record-handler-dropping-the-chat",
+                   test_chat_record_handler_dropping_the_chat);
+  g_test_add_func ("/Mend/AttackRoute/chat-record-handler-closing-or-submitting-as-the-prompt-fires",
+                   test_chat_record_handler_closing_or_submitting_as_the_prompt_fires);
+
+  g_test_add_func ("/Mend/AttackRoute/failed-lines-with-one-empty-or-the-same-id",
+                   test_failed_lines_with_one_empty_or_the_same_id);
+  g_test_add_func ("/Mend/AttackRoute/failed-line-for-a-forgotten-subagent",
+                   test_failed_line_for_a_forgotten_subagent);
+
+
+  return g_test_run ();
+}
