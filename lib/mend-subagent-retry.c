@@ -871,14 +871,23 @@ typedef struct
   gboolean           retryable;
 } Snapshot;
 
+/* The subagent a task names: by its agent id, else by its id, each in its
+ * own role first (an agent id may be another subagent's id), then in
+ * either (one made of a single id). */
 static MendSubagentEntry *
 find_task (MendSubagentList *list,
            const char       *id,
            const char       *agent_id)
 {
-  MendSubagentEntry *entry = agent_id ? mend_subagent_list_find (list, agent_id) : NULL;
+  MendSubagentEntry *entry = mend_subagent_list_find_by_agent_id (list, agent_id);
 
-  return entry ? entry : id ? mend_subagent_list_find (list, id) : NULL;
+  if (entry == NULL)
+    entry = mend_subagent_list_find_by_id (list, id);
+  if (entry == NULL && agent_id != NULL)
+    entry = mend_subagent_list_find (list, agent_id);
+  if (entry == NULL && id != NULL)
+    entry = mend_subagent_list_find (list, id);
+  return entry;
 }
 
 static void

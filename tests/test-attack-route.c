@@ -459,6 +459,45 @@ agent_clear (Agent *a)
   g_assert_finalize_object (a->clock);
 }
 
+static MendSubagentState
+state_of (Agent      *a,
+          const char *id)
+{
+  MendSubagent *subagent = mend_subagent_retry_lookup (a->retry, id);
+
+  g_assert_nonnull (subagent);
+  return mend_subagent_get_state (subagent);
+}
+
+/* A subagent whose agent id (task_id) is another subagent's id (the
+ * tool_use_id of its call): its failure is its own, found by its agent
+ * id, and the other runs on. */
+static void
+test_agent_id_equal_to_another_subagents_id (void)
+{
+  Agent a;
+  MendSubagent *second;
+
+  agent_init (&a);
+  g_assert_true (feed (a.observer, started_line ("agent-a", "toolu_A", "First")));
+  g_assert_true (feed (a.observer, started_line ("toolu_A", "toolu_B", "Second")));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (a.retry)), ==, 2);
+
+  /* The line names the second by both its ids, or by its agent id alone. */
+  g_assert_true (feed (a.observer, notification_line ("toolu_A", "toolu_B", "failed")));
+  g_assert_cmpint (state_of (&a, "toolu_B"), ==, MEND_SUBAGENT_FAILED);
+  g_assert_cmpint (state_of (&a, "agent-a"), ==, MEND_SUBAGENT_RUNNING);
+  second = mend_subagent_retry_lookup (a.retry, "toolu_B");
+  g_assert_cmpstr (mend_subagent_get_agent_id (second), ==, "toolu_A");
+  g_assert_nonnull (mend_subagent_get_retry (second));
+
+  g_assert_true (feed (a.observer, notification_line ("toolu_A", NULL, "completed")));
+  g_assert_cmpint (state_of (&a, "toolu_B"), ==, MEND_SUBAGENT_COMPLETED);
+  g_assert_cmpint (state_of (&a, "agent-a"), ==, MEND_SUBAGENT_RUNNING);
+
+  agent_clear (&a);
+}
+
 /* One id, an empty one, the same id twice: each failure is one subagent,
  * known after by that id. */
 static void
@@ -545,6 +584,8 @@ main (int   argc,
   g_test_add_func ("/Mend/AttackRoute/chat-record-handler-closing-or-submitting-as-the-prompt-fires",
                    test_chat_record_handler_closing_or_submitting_as_the_prompt_fires);
 
+  g_test_add_func ("/Mend/AttackRoute/agent-id-equal-to-another-subagents-id",
+                   test_agent_id_equal_to_another_subagents_id);
   g_test_add_func ("/Mend/AttackRoute/failed-lines-with-one-empty-or-the-same-id",
                    test_failed_lines_with_one_empty_or_the_same_id);
   g_test_add_func ("/Mend/AttackRoute/failed-line-for-a-forgotten-subagent",
