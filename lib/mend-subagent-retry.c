@@ -945,6 +945,11 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
   entry = find_task (list, id, agent_id);
   if (entry == NULL && state != MEND_SUBAGENT_FAILED)
     return FALSE;
+  /* One to make is refused whole when an id is too long, as its start
+   * would be: never made of the other id alone, a call's id as its agent
+   * id. */
+  if (entry == NULL && !ids_fit (id ? id : agent_id, agent_id))
+    return FALSE;
 
   g_object_ref (self);
   snapshot_take (&before, entry);

@@ -498,6 +498,35 @@ test_agent_id_equal_to_another_subagents_id (void)
   agent_clear (&a);
 }
 
+/* Ids at MEND_SUBAGENT_MAX_ID_BYTES are taken; one past it is refused,
+ * and the line makes no subagent with the other id in its place: the
+ * call's id is no agent id to resume. */
+static void
+test_failed_line_with_ids_at_and_past_the_cap (void)
+{
+  Agent a;
+  g_autofree char *at_cap = g_strnfill (MEND_SUBAGENT_MAX_ID_BYTES, 'a');
+  g_autofree char *past_cap = g_strnfill (MEND_SUBAGENT_MAX_ID_BYTES + 1, 'b');
+  MendSubagent *subagent;
+
+  agent_init (&a);
+
+  g_assert_true (feed (a.observer, notification_line (at_cap, "toolu_1", "failed")));
+  subagent = mend_subagent_retry_lookup (a.retry, "toolu_1");
+  g_assert_nonnull (subagent);
+  g_assert_cmpstr (mend_subagent_get_agent_id (subagent), ==, at_cap);
+
+  /* A task id past the cap, then a call id past it. */
+  g_assert_false (feed (a.observer, notification_line (past_cap, "toolu_2", "failed")));
+  g_assert_null (mend_subagent_retry_lookup (a.retry, "toolu_2"));
+  g_assert_false (feed (a.observer, notification_line ("agent-3", past_cap, "failed")));
+  g_assert_null (mend_subagent_retry_lookup (a.retry, "agent-3"));
+  g_assert_false (feed (a.observer, notification_line (past_cap, NULL, "failed")));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (a.retry)), ==, 1);
+
+  agent_clear (&a);
+}
+
 /* One id, an empty one, the same id twice: each failure is one subagent,
  * known after by that id. */
 static void
@@ -586,6 +615,8 @@ main (int   argc,
 
   g_test_add_func ("/Mend/AttackRoute/agent-id-equal-to-another-subagents-id",
                    test_agent_id_equal_to_another_subagents_id);
+  g_test_add_func ("/Mend/AttackRoute/failed-line-with-ids-at-and-past-the-cap",
+                   test_failed_line_with_ids_at_and_past_the_cap);
   g_test_add_func ("/Mend/AttackRoute/failed-lines-with-one-empty-or-the-same-id",
                    test_failed_lines_with_one_empty_or_the_same_id);
   g_test_add_func ("/Mend/AttackRoute/failed-line-for-a-forgotten-subagent",
