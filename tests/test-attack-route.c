@@ -600,6 +600,174 @@ test_failed_line_for_a_forgotten_subagent (void)
   streams_clear (&s);
 }
 
+/* The countdown, on the app's own clocks */
+
+/* A clock of an app's that keeps virtual time its own way and runs a
+ * timer already due at once, inside add_timer, as a simple one may,
+ * although MendClockClass asks it not to. */
+typedef struct
+{
+  MendClock  parent_instance;
+  gint64     now_us;
+  GArray    *timers;
+  guint      last_id;
+} EagerClock;
+typedef struct { MendClockClass parent_class; } EagerClockClass;
+
+typedef struct
+{
+  guint          id;
+  gint64         deadline_us;
+  MendClockFunc  func;
+  gpointer       user_data;
+  GDestroyNotify notify;
+} EagerTimer;
+
+static GType eager_clock_get_type (void);
+G_DEFINE_TYPE (EagerClock, eager_clock, MEND_TYPE_CLOCK)
+
+static gint64
+eager_clock_get_monotonic_time (MendClock *clock)
+{
+  return ((EagerClock *) clock)->now_us;
+}
+
+static gint64
+eager_clock_get_real_time (MendClock *clock)
+{
+  return WALL_START + ((EagerClock *) clock)->now_us;
+}
+
+static guint
+eager_clock_add_timer (MendClock      *clock,
+                       gint64          deadline_us,
+                       MendClockFunc   func,
+                       gpointer        user_data,
+                       GDestroyNotify  notify)
+{
+  EagerClock *self = (EagerClock *) clock;
+  EagerTimer timer = { ++self->last_id, deadline_us, func, user_data, notify };
+
+  if (deadline_us <= self->now_us)
+    {
+      func (user_data);
+      if (notify != NULL)
+        notify (user_data);
+    }
+  else
+    g_array_append_val (self->timers, timer);
+  return timer.id;
+}
+
+static gboolean
+eager_clock_remove_timer (MendClock *clock,
+                          guint      timer_id)
+{
+  EagerClock *self = (EagerClock *) clock;
+
+  for (guint i = 0; i < self->timers->len; i++)
+    {
+      EagerTimer timer = g_array_index (self->timers, EagerTimer, i);
+
+      if (timer.id == timer_id)
+        {
+          g_array_remove_index (self->timers, i);
+          if (timer.notify != NULL)
+            timer.notify (timer.user_data);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* Moves time on by @ms and runs what came due, earliest first. */
+static void
+eager_clock_advance (EagerClock *self,
+                     guint64     ms)
+{
+  gint64 target = self->now_us + (gint64) ms * 1000;
+
+  for (;;)
+    {
+      guint next = G_MAXUINT;
+      EagerTimer timer;
+
+      for (guint i = 0; i < self->timers->len; i++)
+        if (g_array_index (self->timers, EagerTimer, i).deadline_us <= target &&
+            (next == G_MAXUINT ||
+             g_array_index (self->timers, EagerTimer, i).deadline_us <
+             g_array_index (self->timers, EagerTimer, next).deadline_us))
+          next = i;
+      if (next == G_MAXUINT)
+        break;
+      timer = g_array_index (self->timers, EagerTimer, next);
+      g_array_remove_index (self->timers, next);
+      self->now_us = MAX (self->now_us, timer.deadline_us);
+      timer.func (timer.user_data);
+      if (timer.notify != NULL)
+        timer.notify (timer.user_data);
+    }
+  self->now_us = target;
+}
+
+static void
+eager_clock_finalize (GObject *object)
+{
+  EagerClock *self = (EagerClock *) object;
+
+  g_assert_cmpuint (self->timers->len, ==, 0);
+  g_array_unref (self->timers);
+  G_OBJECT_CLASS (eager_clock_parent_class)->finalize (object);
+}
+
+static void
+eager_clock_class_init (EagerClockClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = eager_clock_finalize;
+  MEND_CLOCK_CLASS (klass)->get_monotonic_time = eager_clock_get_monotonic_time;
+  MEND_CLOCK_CLASS (klass)->get_real_time = eager_clock_get_real_time;
+  MEND_CLOCK_CLASS (klass)->add_timer = eager_clock_add_timer;
+  MEND_CLOCK_CLASS (klass)->remove_timer = eager_clock_remove_timer;
+}
+
+static void
+eager_clock_init (EagerClock *self)
+{
+  self->timers = g_array_new (FALSE, FALSE, sizeof (EagerTimer));
+}
+
+static void
+count_signal (gpointer  instance,
+              guint    *n)
+{
+  (*n)++;
+}
+
+/* A wait of no delay on a clock that runs it inside add_timer: it fires
+ * once, before anyone could hear it, and leaves nothing on its clock nor
+ * freed memory behind; a wait beside it counts as any other. */
+static void
+test_wait_due_at_once_on_a_clock_that_runs_it_inside_add (void)
+{
+  EagerClock *clock = g_object_new (eager_clock_get_type (), NULL);
+  MendRetryWait *now = mend_retry_wait_new (MEND_CLOCK (clock), 0, 1, 4, MEND_REASON_CAPACITY);
+  MendRetryWait *later = mend_retry_wait_new (MEND_CLOCK (clock), 2000, 1, 4, MEND_REASON_CAPACITY);
+  guint fired = 0;
+
+  g_assert_cmpint (mend_retry_wait_get_state (now), ==, MEND_RETRY_WAIT_FIRED);
+  g_assert_false (mend_retry_wait_cancel (now));
+  g_assert_cmpint (mend_retry_wait_get_remaining_ms (now), ==, 0);
+
+  g_signal_connect (later, "fired", G_CALLBACK (count_signal), &fired);
+  eager_clock_advance (clock, 2000);
+  g_assert_cmpuint (fired, ==, 1);
+  g_assert_cmpuint (clock->timers->len, ==, 0);
+
+  g_assert_finalize_object (now);
+  g_assert_finalize_object (later);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -612,7 +780,6 @@ main (int   argc,
                    test_chat_record_handler_dropping_the_chat);
   g_test_add_func ("/Mend/AttackRoute/chat-record-handler-closing-or-submitting-as-the-prompt-fires",
                    test_chat_record_handler_closing_or_submitting_as_the_prompt_fires);
-
   g_test_add_func ("/Mend/AttackRoute/agent-id-equal-to-another-subagents-id",
                    test_agent_id_equal_to_another_subagents_id);
   g_test_add_func ("/Mend/AttackRoute/failed-line-with-ids-at-and-past-the-cap",
@@ -621,7 +788,8 @@ main (int   argc,
                    test_failed_lines_with_one_empty_or_the_same_id);
   g_test_add_func ("/Mend/AttackRoute/failed-line-for-a-forgotten-subagent",
                    test_failed_line_for_a_forgotten_subagent);
-
+  g_test_add_func ("/Mend/AttackRoute/wait-due-at-once-on-a-clock-that-runs-it-inside-add",
+                   test_wait_due_at_once_on_a_clock_that_runs_it_inside_add);
 
   return g_test_run ();
 }
