@@ -21,7 +21,7 @@
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
 #include "mend-subagent-state-private.h"
-#include "mend-verdict.h"
+#include "mend-verdict-private.h"
 
 /**
  * MendSubagentRetry:
@@ -746,6 +746,7 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
 {
   g_autoptr(MendSubagentEntry) entry = NULL;
   g_autoptr(MendVerdict) verdict = NULL;
+  g_autoptr(MendFailure) judged = NULL;
   MendVerdictStep step = MEND_VERDICT_GIVE_UP;
   MendSubagentScheduler *sched;
   MendSubagentEntry *found;
@@ -773,9 +774,10 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
     {
       verdict = mend_subagent_scheduler_decide (sched, entry, failure, &step);
       kind = mend_verdict_get_kind (verdict);
+      judged = g_object_ref (mend_verdict_get_failure (verdict));
     }
   else if (sched->chat != NULL)
-    kind = mend_error_policy_classify (sched->policy, failure);
+    kind = mend_verdict_classify (sched->policy, failure, FALSE, &judged);
 
   /* The handlers of the new entry may have replaced, ended or forgotten
    * it: then the rest is not ours to do. */
@@ -784,7 +786,9 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
       open = mend_subagent_scheduler_is_open (sched);
       begin_change (entry);
       mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_FAILED);
-      mend_subagent_set_failure (entry->subagent, failure);
+      /* As the policy read it, as a turn keeps its last failure: the
+       * records, the wait and the entry name one reason. */
+      mend_subagent_set_failure (entry->subagent, judged ? judged : failure);
       mend_subagent_set_retryable (entry->subagent,
                                    open && mend_subagent_get_agent_id (entry->subagent) != NULL);
 

@@ -768,6 +768,75 @@ test_wait_due_at_once_on_a_clock_that_runs_it_inside_add (void)
   g_assert_finalize_object (clock);
 }
 
+
+/* The verdict */
+
+static void
+keep_reason (MendChat   *chat,
+             const char *json,
+             GPtrArray  *reasons)
+{
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+  JsonObject *obj = json_node_get_object (node);
+
+  if (g_strcmp0 (json_object_get_string_member (obj, "kind"), "subagent_retry") == 0)
+    g_ptr_array_add (reasons, g_strdup_printf ("%s %s",
+                                               json_object_get_string_member (obj, "outcome"),
+                                               json_object_get_string_member (obj, "reason")));
+}
+
+/* A rule the app added to the resume policy names the reason of what its
+ * retries carry: the records, the wait and the subagent's failure agree,
+ * whether the subagent is retried or cannot be (no agent id). */
+static void
+test_resume_policy_rule_names_the_reason_of_records_and_wait (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  g_autoptr(MendErrorPolicy) resume = mend_error_policy_new_for_resume ();
+  g_autoptr(MendFailure) failure = mend_failure_new_from_text ("upstream pool drained");
+  g_autoptr(GPtrArray) reasons = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  MendChat *chat;
+  MendSubagentRetry *retry;
+  MendSubagent *subagent;
+  MendFailure *kept;
+
+  g_assert_true (mend_error_policy_add_rule (resume, "pool drained", MEND_REASON_CAPACITY,
+                                             "our gateway: every upstream account is busy", &error));
+  g_assert_no_error (error);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "resume-policy", resume, NULL);
+  mend_test_run_turns_by_hand (chat);
+  retry = mend_chat_get_subagents (chat);
+  g_signal_connect (chat, "record", G_CALLBACK (keep_reason), reasons);
+
+  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_failed (retry, "toolu_1", failure);
+  subagent = mend_subagent_retry_lookup (retry, "toolu_1");
+  g_assert_nonnull (mend_subagent_get_retry (subagent));
+  g_assert_cmpint (mend_retry_wait_get_reason (mend_subagent_get_retry (subagent)), ==, MEND_REASON_CAPACITY);
+  kept = mend_subagent_get_failure (subagent);
+  g_assert_cmpint (mend_failure_get_reason (kept), ==, MEND_REASON_CAPACITY);
+  g_assert_cmpint (mend_failure_get_kind (kept), ==, MEND_FAILURE_TRANSIENT);
+  g_assert_cmpuint (reasons->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (reasons, 0), ==, "scheduled capacity");
+
+  advance (clock, PAST_FIRST_RESUME_MS);
+  g_assert_cmpstr (g_ptr_array_index (reasons, 1), ==, "fired capacity");
+  mend_turn_succeed (mend_chat_get_turn (chat));
+  /* Still failed after its prompt's turn: the next attempt, the same reason. */
+  g_assert_cmpstr (g_ptr_array_index (reasons, 2), ==, "scheduled capacity");
+
+  /* One that cannot be retried carries what the policy read it as too. */
+  mend_subagent_retry_started (retry, "toolu_2", NULL, "Lint");
+  mend_subagent_retry_failed (retry, "toolu_2", failure);
+  kept = mend_subagent_get_failure (mend_subagent_retry_lookup (retry, "toolu_2"));
+  g_assert_cmpint (mend_failure_get_reason (kept), ==, MEND_REASON_CAPACITY);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -790,6 +859,8 @@ main (int   argc,
                    test_failed_line_for_a_forgotten_subagent);
   g_test_add_func ("/Mend/AttackRoute/wait-due-at-once-on-a-clock-that-runs-it-inside-add",
                    test_wait_due_at_once_on_a_clock_that_runs_it_inside_add);
+  g_test_add_func ("/Mend/AttackRoute/resume-policy-rule-names-the-reason-of-records-and-wait",
+                   test_resume_policy_rule_names_the_reason_of_records_and_wait);
 
   return g_test_run ();
 }
