@@ -263,8 +263,9 @@ mend_subagent_scheduler_skip (MendSubagentScheduler *self,
                               const char            *why)
 {
   MendRetryWait *wait = mend_subagent_get_retry (entry->subagent);
-  /* Something would still go out later: a started prompt is the agent's. */
-  gboolean had = wait != NULL || entry->held ||
+  /* Something would still go out later, a prompt being sent too (a
+   * handler of its fired): a started prompt is the agent's. */
+  gboolean had = wait != NULL || entry->held || entry->sending ||
                  mend_subagent_scheduler_prompt_queued (self, entry);
   guint attempt = mend_subagent_get_attempts (entry->subagent);
 

@@ -256,15 +256,19 @@ static void
 test_record_handler_ending_the_wait_keeps_both_streams_in_order (void)
 {
   struct {
+    const char *at;
     void      (*act) (gpointer);
     gboolean    on_retry;
     const char *expected;
   } cases[] = {
-    { act_stop, FALSE, "scheduled 1 toolu_1 | skipped 1 stopped toolu_1" },
-    { act_end_subagent, FALSE, "scheduled 1 toolu_1 | skipped 1 ended toolu_1" },
-    { act_replace_subagent, FALSE, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1" },
-    { act_stop, TRUE, "scheduled 1 toolu_1 | skipped 1 stopped toolu_1" },
-    { act_replace_subagent, TRUE, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1" },
+    { "scheduled", act_stop, FALSE, "scheduled 1 toolu_1 | skipped 1 stopped toolu_1" },
+    { "scheduled", act_end_subagent, FALSE, "scheduled 1 toolu_1 | skipped 1 ended toolu_1" },
+    { "scheduled", act_replace_subagent, FALSE, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1" },
+    { "scheduled", act_stop, TRUE, "scheduled 1 toolu_1 | skipped 1 stopped toolu_1" },
+    { "scheduled", act_replace_subagent, TRUE, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1" },
+    /* Stop as the prompt fires: the prompt is dropped, after its fired. */
+    { "fired", act_stop, FALSE, "scheduled 1 toolu_1 | fired 1 toolu_1 | skipped 1 stopped toolu_1" },
+    { "fired", act_stop, TRUE, "scheduled 1 toolu_1 | fired 1 toolu_1 | skipped 1 stopped toolu_1" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -275,7 +279,7 @@ test_record_handler_ending_the_wait_keeps_both_streams_in_order (void)
       guint dead = 0;
 
       streams_init (&s, chat);
-      s.at = "scheduled";
+      s.at = cases[i].at;
       if (cases[i].on_retry)
         s.retry_act = cases[i].act;
       else
@@ -284,10 +288,9 @@ test_record_handler_ending_the_wait_keeps_both_streams_in_order (void)
       g_signal_connect (s.retry, "waiting", G_CALLBACK (count_waiting), &dead);
 
       fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+      advance (clock, 3600 * 1000);
       streams_assert (&s, cases[i].expected);
       g_assert_cmpuint (dead, ==, 0);
-
-      advance (clock, 3600 * 1000);
       g_assert_null (mend_chat_get_turn (chat));
 
       mend_chat_close (chat);
@@ -383,7 +386,7 @@ count_turn (MendChat *chat,
 }
 
 /* A handler of the chat's record that closes the chat as the prompt
- * fires sends nothing; one that submits the user's message runs it, and
+ * fires sends nothing, and says so; one that submits the user's message runs it, and
  * the resume prompt queues behind it, never lost. */
 static void
 test_chat_record_handler_closing_or_submitting_as_the_prompt_fires (void)
@@ -405,7 +408,7 @@ test_chat_record_handler_closing_or_submitting_as_the_prompt_fires (void)
       advance (clock, PAST_FIRST_RESUME_MS);
       if (i == 0)
         {
-          streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1");
+          streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1 | skipped 1 closed toolu_1");
           g_assert_null (mend_chat_get_turn (chat));
           g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
           g_assert_false (mend_subagent_get_retryable (mend_subagent_retry_lookup (s.retry, "toolu_1")));
@@ -595,6 +598,192 @@ test_failed_line_for_a_forgotten_subagent (void)
   g_assert_cmpstr (mend_subagent_get_agent_id (again), ==, "agent-a");
   g_assert_nonnull (mend_subagent_get_retry (again));
   streams_assert (&s, "scheduled 1 toolu_A");
+
+  agent_clear (&a);
+  streams_clear (&s);
+}
+
+/* The resume prompt's queue item */
+
+static gboolean
+is_resume_prompt (MendQueueItem *item)
+{
+  const char *provenance = mend_queue_item_get_provenance (item);
+
+  return provenance != NULL && strstr (provenance, "\"subagent_retry\"") != NULL;
+}
+
+typedef struct
+{
+  gboolean pop;
+  guint    taken;
+} TakeOut;
+
+/* A view that takes a resume prompt out as it is inserted: deletes it, or
+ * pops it to send it its own way and drops it. */
+static void
+take_out_on_insert (GListModel *model,
+                    guint       position,
+                    guint       removed,
+                    guint       added,
+                    TakeOut    *t)
+{
+  g_autoptr(MendQueueItem) item = NULL;
+
+  if (added == 0)
+    return;
+  item = g_list_model_get_item (model, position);
+  if (!is_resume_prompt (item))
+    return;
+  t->taken++;
+  if (t->pop && position == 0)
+    g_object_unref (mend_queue_pop (MEND_QUEUE (model)));
+  else
+    g_assert_true (mend_queue_remove (MEND_QUEUE (model), mend_queue_item_get_id (item), NULL));
+}
+
+/* A resume prompt taken out of the queue as it goes in: the subagent is
+ * not left "under way" (a person's Retry is one attempt), nothing of it
+ * runs after the user's turn, and nothing is lost of the user's. */
+static void
+test_resume_prompt_taken_out_as_it_is_queued (void)
+{
+  for (guint i = 0; i < 2; i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock);
+      MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+      MendQueue *queue = mend_chat_get_queue (chat);
+      TakeOut t = { i == 1, 0 };
+      g_autoptr(GError) error = NULL;
+      Streams s = { 0 };
+      MendSubagent *subagent;
+      guint turns = 0;
+
+      streams_init (&s, chat);
+      g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+      g_signal_connect (queue, "items-changed", G_CALLBACK (take_out_on_insert), &t);
+      fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+      advance (clock, PAST_FIRST_RESUME_MS);
+      g_assert_cmpuint (t.taken, ==, 1);
+      g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+      streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1");
+
+      subagent = mend_subagent_retry_lookup (retry, "toolu_1");
+      g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_FAILED);
+      g_assert_null (mend_subagent_get_retry (subagent));
+
+      /* The user's turn ends: nothing of the prompt runs. */
+      g_signal_connect (chat, "turn-started", G_CALLBACK (count_turn), &turns);
+      mend_turn_succeed (mend_chat_get_turn (chat));
+      g_assert_cmpuint (turns, ==, 0);
+      g_assert_null (mend_chat_get_turn (chat));
+
+      /* A person's Retry is one attempt, and runs: the chat is idle. */
+      g_signal_handlers_disconnect_by_data (queue, &t);
+      g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (turns, ==, 1);
+      g_assert_nonnull (strstr (mend_turn_get_provenance (mend_chat_get_turn (chat)), "\"toolu_1\""));
+      mend_turn_succeed (mend_chat_get_turn (chat));
+      g_assert_null (mend_subagent_get_retry (subagent));
+
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+      g_assert_finalize_object (clock);
+      streams_clear (&s);
+    }
+}
+
+/* Handlers of the subagent retry's signals */
+
+typedef struct
+{
+  MendStreamObserver *observer;
+  const char         *task_id;
+  const char         *tool_use_id;
+  guint               n;
+} FeedOnFired;
+
+static void
+feed_failed_on_fired (MendSubagentRetry *retry,
+                      MendSubagent      *subagent,
+                      const char        *prompt_id,
+                      FeedOnFired       *f)
+{
+  if (f->n++ == 0)
+    feed (f->observer, notification_line (f->task_id, f->tool_use_id, "failed"));
+}
+
+/* A fired handler that feeds a failed line: for the same subagent, it
+ * plans nothing more, and the prompt goes out; for another, never seen,
+ * that one is made and waits, after the first's steps, in both streams. */
+static void
+test_fired_handler_feeding_a_failed_line (void)
+{
+  const char *cases[][3] = {
+    { "agent-a", "toolu_1", "scheduled 1 toolu_1 | fired 1 toolu_1" },
+    { "agent-b", "toolu_2", "scheduled 1 toolu_1 | fired 1 toolu_1 | scheduled 1 toolu_2" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Agent a;
+      Streams s = { 0 };
+      FeedOnFired f = { NULL, cases[i][0], cases[i][1], 0 };
+      guint turns = 0;
+
+      agent_init (&a);
+      streams_init (&s, a.chat);
+      f.observer = a.observer;
+      g_signal_connect (a.chat, "turn-started", G_CALLBACK (count_turn), &turns);
+      g_signal_connect (a.retry, "fired", G_CALLBACK (feed_failed_on_fired), &f);
+
+      g_assert_true (feed (a.observer, started_line ("agent-a", "toolu_1", "Push relay")));
+      g_assert_true (feed (a.observer, notification_line ("agent-a", "toolu_1", "failed")));
+      advance (a.clock, PAST_FIRST_RESUME_MS);
+      streams_assert (&s, cases[i][2]);
+      g_assert_cmpuint (turns, ==, 1);
+      g_assert_nonnull (strstr (mend_turn_get_provenance (mend_chat_get_turn (a.chat)), "\"toolu_1\""));
+      g_assert_null (mend_subagent_get_retry (mend_subagent_retry_lookup (a.retry, "toolu_1")));
+      if (i == 1)
+        g_assert_nonnull (mend_subagent_get_retry (mend_subagent_retry_lookup (a.retry, "toolu_2")));
+
+      agent_clear (&a);
+      streams_clear (&s);
+    }
+}
+
+static void
+replace_on_waiting (MendSubagentRetry *retry,
+                    MendSubagent      *subagent,
+                    MendRetryWait     *wait,
+                    Agent             *a)
+{
+  if (g_str_equal (mend_subagent_get_id (subagent), "toolu_1"))
+    feed (a->observer, started_line ("agent-b", "toolu_2", "Push relay"));
+}
+
+/* A waiting handler whose line replaces the subagent (a new one of its
+ * name): the wait is skipped once, and the new one runs. */
+static void
+test_waiting_handler_replacing_the_subagent (void)
+{
+  Agent a;
+  Streams s = { 0 };
+
+  agent_init (&a);
+  streams_init (&s, a.chat);
+  g_signal_connect (a.retry, "waiting", G_CALLBACK (replace_on_waiting), &a);
+
+  g_assert_true (feed (a.observer, started_line ("agent-a", "toolu_1", "Push relay")));
+  g_assert_true (feed (a.observer, notification_line ("agent-a", "toolu_1", "failed")));
+  streams_assert (&s, "scheduled 1 toolu_1 | skipped 1 replaced toolu_1");
+  g_assert_null (mend_subagent_retry_lookup (a.retry, "toolu_1"));
+  g_assert_cmpint (state_of (&a, "toolu_2"), ==, MEND_SUBAGENT_RUNNING);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (a.retry)), ==, 1);
+  advance (a.clock, 3600 * 1000);
+  g_assert_null (mend_chat_get_turn (a.chat));
 
   agent_clear (&a);
   streams_clear (&s);
@@ -849,6 +1038,12 @@ main (int   argc,
                    test_chat_record_handler_dropping_the_chat);
   g_test_add_func ("/Mend/AttackRoute/chat-record-handler-closing-or-submitting-as-the-prompt-fires",
                    test_chat_record_handler_closing_or_submitting_as_the_prompt_fires);
+  g_test_add_func ("/Mend/AttackRoute/resume-prompt-taken-out-as-it-is-queued",
+                   test_resume_prompt_taken_out_as_it_is_queued);
+  g_test_add_func ("/Mend/AttackRoute/fired-handler-feeding-a-failed-line",
+                   test_fired_handler_feeding_a_failed_line);
+  g_test_add_func ("/Mend/AttackRoute/waiting-handler-replacing-the-subagent",
+                   test_waiting_handler_replacing_the_subagent);
   g_test_add_func ("/Mend/AttackRoute/agent-id-equal-to-another-subagents-id",
                    test_agent_id_equal_to_another_subagents_id);
   g_test_add_func ("/Mend/AttackRoute/failed-line-with-ids-at-and-past-the-cap",
