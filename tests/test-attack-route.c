@@ -1026,6 +1026,178 @@ test_resume_policy_rule_names_the_reason_of_records_and_wait (void)
   g_assert_finalize_object (clock);
 }
 
+
+typedef struct
+{
+  MendClock     *clock;
+  GPtrArray     *waits;     /* due at the same instant, owned */
+  MendRetryWait *made;
+  guint          fired;
+  guint          cancelled;
+} SameInstant;
+
+static void
+same_instant_cancelled (MendRetryWait *wait,
+                        SameInstant   *si)
+{
+  si->cancelled++;
+}
+
+static void
+same_instant_fired (MendRetryWait *wait,
+                    SameInstant   *si)
+{
+  si->fired++;
+  if (si->made != NULL)
+    return;
+  /* The first ends all the others due with it, drops two of them, and
+   * makes one due at once. */
+  for (guint i = 0; i < si->waits->len; i++)
+    if (g_ptr_array_index (si->waits, i) != wait)
+      mend_retry_wait_cancel (g_ptr_array_index (si->waits, i));
+  g_ptr_array_remove_index (si->waits, si->waits->len - 1);
+  g_ptr_array_remove_index (si->waits, si->waits->len - 1);
+  si->made = mend_retry_wait_new (si->clock, 0, 2, 4, MEND_REASON_CAPACITY);
+  g_signal_connect (si->made, "fired", G_CALLBACK (same_instant_fired), si);
+}
+
+static void
+ignore_notify (GObject    *object,
+               GParamSpec *pspec,
+               gpointer    data)
+{
+}
+
+/* Many watched waits due at the same instant, the first of which ends
+ * the others, drops some and makes one due at once: one fires, the rest
+ * are cancelled once each, the new one fires in the same advance, and
+ * nothing stays on the clock. */
+static void
+test_many_waits_due_at_the_same_instant (void)
+{
+  SameInstant si = { mend_manual_clock_new (WALL_START), g_ptr_array_new_with_free_func (g_object_unref) };
+
+  for (guint i = 0; i < 50; i++)
+    {
+      MendRetryWait *wait = mend_retry_wait_new (si.clock, 3000, 1, 4, MEND_REASON_CAPACITY);
+
+      g_signal_connect (wait, "fired", G_CALLBACK (same_instant_fired), &si);
+      g_signal_connect (wait, "cancelled", G_CALLBACK (same_instant_cancelled), &si);
+      g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (ignore_notify), NULL);
+      g_ptr_array_add (si.waits, wait);
+    }
+  advance (si.clock, 1000);
+  advance (si.clock, 2000);
+  g_assert_cmpuint (si.fired, ==, 2);
+  g_assert_cmpuint (si.cancelled, ==, 49);
+  g_assert_cmpint (mend_retry_wait_get_state (si.made), ==, MEND_RETRY_WAIT_FIRED);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (si.clock)), ==, 0);
+
+  for (guint i = 0; i < si.waits->len; i++)
+    g_signal_handlers_disconnect_by_data (g_ptr_array_index (si.waits, i), &si);
+  g_ptr_array_unref (si.waits);
+  g_assert_finalize_object (si.made);
+  g_assert_finalize_object (si.clock);
+}
+
+typedef struct
+{
+  MendClock     *clock;
+  MendRetryWait *ticked;    /* ticked already this second, dropped */
+  MendRetryWait *made;
+  GString       *log;
+} TickMakes;
+
+static void
+log_remaining (MendRetryWait *wait,
+               GParamSpec    *pspec,
+               TickMakes     *t)
+{
+  g_string_append_printf (t->log, "%s%u ", wait == t->made ? "new:" : "",
+                          mend_retry_wait_get_remaining_seconds (wait));
+}
+
+static void
+tick_makes_and_drops (MendRetryWait *wait,
+                      GParamSpec    *pspec,
+                      TickMakes     *t)
+{
+  log_remaining (wait, pspec, t);
+  if (t->made != NULL)
+    return;
+  g_clear_object (&t->ticked);
+  t->made = mend_retry_wait_new (t->clock, 2500, 1, 4, MEND_REASON_CAPACITY);
+  g_signal_connect (t->made, "notify::remaining-seconds", G_CALLBACK (log_remaining), t);
+}
+
+/* A tick's handler that drops a wait the tick reached already and makes a
+ * watched one: the new one counts down from the next whole second, on
+ * its own, and fires. */
+static void
+test_tick_handler_making_and_dropping_waits (void)
+{
+  TickMakes t = { mend_manual_clock_new (WALL_START), NULL, NULL, g_string_new (NULL) };
+  MendRetryWait *first;
+
+  t.ticked = mend_retry_wait_new (t.clock, 10000, 1, 4, MEND_REASON_CAPACITY);
+  first = mend_retry_wait_new (t.clock, 5000, 1, 4, MEND_REASON_CAPACITY);
+  g_signal_connect (t.ticked, "notify::remaining-seconds", G_CALLBACK (ignore_notify), NULL);
+  g_signal_connect (first, "notify::remaining-seconds", G_CALLBACK (tick_makes_and_drops), &t);
+  for (guint i = 0; i < 5; i++)
+    advance (t.clock, 1000);
+  g_assert_cmpstr (t.log->str, ==, "4 3 new:2 2 new:1 new:0 1 0 ");
+  g_assert_cmpint (mend_retry_wait_get_state (first), ==, MEND_RETRY_WAIT_FIRED);
+  g_assert_cmpint (mend_retry_wait_get_state (t.made), ==, MEND_RETRY_WAIT_FIRED);
+  g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (t.clock)), ==, 0);
+
+  g_signal_handlers_disconnect_by_data (first, &t);
+  g_signal_handlers_disconnect_by_data (t.made, &t);
+  g_assert_finalize_object (first);
+  g_assert_finalize_object (t.made);
+  g_assert_finalize_object (t.clock);
+  g_string_free (t.log, TRUE);
+}
+
+static void
+log_description (MendRetryWait *wait,
+                 GParamSpec    *pspec,
+                 GString       *log)
+{
+  g_autofree char *text = mend_retry_wait_describe (wait);
+
+  g_string_append_printf (log, "%s|", text);
+}
+
+/* On the app's own clock, which the library cannot ask to look: a watched
+ * wait counts down once the main loop has run, and its deadline fires. */
+static void
+test_app_clock_counts_down_once_the_loop_ran (void)
+{
+  EagerClock *clock = g_object_new (eager_clock_get_type (), NULL);
+  MendRetryWait *wait = mend_retry_wait_new (MEND_CLOCK (clock), 3000, 2, 4, MEND_REASON_CAPACITY);
+  g_autoptr(GString) log = g_string_new (NULL);
+  guint fired = 0;
+
+  g_signal_connect (wait, "notify::description", G_CALLBACK (log_description), log);
+  g_signal_connect (wait, "fired", G_CALLBACK (count_signal), &fired);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  /* The deadline and the tick. */
+  g_assert_cmpuint (clock->timers->len, ==, 2);
+  for (guint i = 0; i < 3; i++)
+    eager_clock_advance (clock, 1000);
+  g_assert_cmpstr (log->str, ==, "Retrying in 2 s (retry 2 of 4)|Retrying in 1 s (retry 2 of 4)|"
+                                 "Retrying now (retry 2 of 4)|");
+  g_assert_cmpuint (fired, ==, 1);
+  g_assert_cmpuint (clock->timers->len, ==, 0);
+
+  g_signal_handlers_disconnect_by_data (wait, log);
+  g_assert_finalize_object (wait);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1054,6 +1226,12 @@ main (int   argc,
                    test_failed_line_for_a_forgotten_subagent);
   g_test_add_func ("/Mend/AttackRoute/wait-due-at-once-on-a-clock-that-runs-it-inside-add",
                    test_wait_due_at_once_on_a_clock_that_runs_it_inside_add);
+  g_test_add_func ("/Mend/AttackRoute/many-waits-due-at-the-same-instant",
+                   test_many_waits_due_at_the_same_instant);
+  g_test_add_func ("/Mend/AttackRoute/tick-handler-making-and-dropping-waits",
+                   test_tick_handler_making_and_dropping_waits);
+  g_test_add_func ("/Mend/AttackRoute/app-clock-counts-down-once-the-loop-ran",
+                   test_app_clock_counts_down_once_the_loop_ran);
   g_test_add_func ("/Mend/AttackRoute/resume-policy-rule-names-the-reason-of-records-and-wait",
                    test_resume_policy_rule_names_the_reason_of_records_and_wait);
 
