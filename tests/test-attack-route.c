@@ -307,8 +307,8 @@ act_unref (gpointer data)
 }
 
 /* A handler of the chat's record that drops the last reference to the
- * chat, at each subagent step: nothing is touched after, and everything
- * is finalized. */
+ * chat, and with it to its subagent retry, at each subagent step: nothing
+ * is touched after, and everything is finalized. */
 static void
 test_chat_record_handler_dropping_the_chat (void)
 {
@@ -318,7 +318,7 @@ test_chat_record_handler_dropping_the_chat (void)
     {
       MendClock *clock = mend_manual_clock_new (WALL_START);
       MendChat *chat = new_chat (clock);
-      MendSubagentRetry *retry = g_object_ref (mend_chat_get_subagents (chat));
+      MendSubagentRetry *retry = mend_chat_get_subagents (chat);
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (SUMMARY_503);
       Streams s = { 0 };
 
@@ -327,21 +327,23 @@ test_chat_record_handler_dropping_the_chat (void)
       s.act = act_unref;
       s.act_data = chat;
       g_object_add_weak_pointer (G_OBJECT (chat), (gpointer *) &chat);
+      g_object_add_weak_pointer (G_OBJECT (retry), (gpointer *) &retry);
 
       mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
       mend_subagent_retry_failed (retry, "toolu_1", failure);
       if (i == 0)
-        g_assert_null (chat);
+        {
+          g_assert_null (chat);
+          g_assert_null (retry);
+        }
       advance (clock, 3600 * 1000);
       g_assert_null (chat);
-      /* A retry whose chat is gone takes in more, and changes nothing. */
-      mend_subagent_retry_failed (retry, "toolu_1", failure);
-      g_assert_null (mend_subagent_get_retry (mend_subagent_retry_lookup (retry, "toolu_1")));
+      g_assert_null (retry);
       g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (clock)), ==, 0);
+      g_assert_cmpstr (g_ptr_array_index (s.chat_steps, s.chat_steps->len - 1), ==,
+                       i == 0 ? "scheduled 1 toolu_1" : "fired 1 toolu_1");
 
-      g_signal_handlers_disconnect_by_data (retry, &s);
       streams_clear (&s);
-      g_assert_finalize_object (retry);
       g_assert_finalize_object (clock);
     }
 }
@@ -695,6 +697,144 @@ test_resume_prompt_taken_out_as_it_is_queued (void)
     }
 }
 
+static guint
+count_steps (GPtrArray  *steps,
+             const char *prefix)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < steps->len; i++)
+    if (g_str_has_prefix (g_ptr_array_index (steps, i), prefix))
+      n++;
+  return n;
+}
+
+/* More resume prompts than the queue keeps room for, behind the user's
+ * turn: those that find no room are skipped as not sent, their subagents
+ * left free for a person's Retry, and none of the queued ones is lost. */
+static void
+test_resume_prompts_past_the_queues_room (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  MendQueue *queue = mend_chat_get_queue (chat);
+  g_autoptr(GError) error = NULL;
+  Streams s = { 0 };
+  guint queued;
+
+  streams_init (&s, chat);
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  for (guint i = 0; i < 40; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_%u", i);
+      g_autofree char *agent_id = g_strdup_printf ("agent-%u", i);
+      g_autofree char *name = g_strdup_printf ("Task %u", i);
+
+      fail_subagent (chat, id, agent_id, name);
+    }
+  advance (clock, 3600 * 1000);
+  streams_assert (&s, NULL);
+  queued = queued_resume_prompts (queue);
+  g_assert_cmpuint (queued, >, 0);
+  g_assert_cmpuint (queued, <, 40);
+  g_assert_cmpuint (count_steps (s.chat_steps, "fired"), ==, 40);
+  g_assert_cmpuint (count_steps (s.chat_steps, "skipped 1 not_sent"), ==, 40 - queued);
+
+  /* One that was not sent is free for a person's Retry; it queues. */
+  for (guint i = 0; i < 40; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_%u", i);
+      MendSubagent *subagent = mend_subagent_retry_lookup (retry, id);
+
+      g_assert_nonnull (subagent);
+      g_assert_null (mend_subagent_get_retry (subagent));
+    }
+  g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (mend_queue_peek (queue)), NULL));
+  g_assert_true (mend_subagent_retry_retry (retry, "toolu_39", &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (queued_resume_prompts (queue), ==, queued);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  streams_clear (&s);
+}
+
+typedef struct
+{
+  MendChat *chat;
+  gboolean  close;
+  guint     n;
+} StopOnInsert;
+
+static void
+stop_on_insert (GListModel   *model,
+                guint         position,
+                guint         removed,
+                guint         added,
+                StopOnInsert *t)
+{
+  g_autoptr(MendQueueItem) item = NULL;
+
+  if (added == 0)
+    return;
+  item = g_list_model_get_item (model, position);
+  if (!is_resume_prompt (item) || t->n++ > 0)
+    return;
+  /* The subagent is busy with this prompt already: a second is refused. */
+  g_assert_false (mend_subagent_retry_retry (mend_chat_get_subagents (t->chat), "toolu_1", NULL));
+  if (t->close)
+    mend_chat_close (t->chat);
+  else
+    mend_chat_stop (t->chat);
+}
+
+/* A view that presses Stop, or closes the chat, as the resume prompt goes
+ * into the queue: the prompt is taken back at once, said skipped after
+ * its fired, and never runs. */
+static void
+test_stop_or_close_as_the_resume_prompt_is_queued (void)
+{
+  for (guint i = 0; i < 2; i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock);
+      MendQueue *queue = mend_chat_get_queue (chat);
+      StopOnInsert t = { chat, i == 1, 0 };
+      Streams s = { 0 };
+      guint turns = 0;
+
+      streams_init (&s, chat);
+      g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+      g_assert_true (mend_chat_submit (chat, "Then the docs", NULL, NULL));
+      g_signal_connect (queue, "items-changed", G_CALLBACK (stop_on_insert), &t);
+      fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+      advance (clock, PAST_FIRST_RESUME_MS);
+      g_assert_cmpuint (t.n, ==, 1);
+      streams_assert (&s, i == 0 ? "scheduled 1 toolu_1 | fired 1 toolu_1 | skipped 1 stopped toolu_1"
+                                 : "scheduled 1 toolu_1 | fired 1 toolu_1 | skipped 1 closed toolu_1");
+      g_assert_cmpuint (queued_resume_prompts (queue), ==, 0);
+      /* The user's message stays. */
+      g_assert_cmpuint (mend_queue_get_length (queue), ==, 1);
+
+      g_signal_handlers_disconnect_by_data (queue, &t);
+      g_signal_connect (chat, "turn-started", G_CALLBACK (count_turn), &turns);
+      if (i == 0)
+        {
+          g_assert_true (mend_chat_send_next (chat));
+          g_assert_cmpstr (mend_turn_get_prompt (mend_chat_get_turn (chat)), ==, "Then the docs");
+          mend_turn_succeed (mend_chat_get_turn (chat));
+          g_assert_cmpuint (turns, ==, 1);
+        }
+
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+      g_assert_finalize_object (clock);
+      streams_clear (&s);
+    }
+}
+
 /* Handlers of the subagent retry's signals */
 
 typedef struct
@@ -752,6 +892,48 @@ test_fired_handler_feeding_a_failed_line (void)
       agent_clear (&a);
       streams_clear (&s);
     }
+}
+
+static void
+crowd_on_fired (MendSubagentRetry *retry,
+                MendSubagent      *subagent,
+                const char        *prompt_id,
+                guint             *n)
+{
+  if ((*n)++ > 0)
+    return;
+  /* Running subagents past every cap: the oldest goes, under way or not. */
+  for (guint i = 0; i < 1100; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_crowd_%u", i);
+
+      mend_subagent_retry_started (retry, id, id, NULL);
+    }
+}
+
+/* A fired handler that crowds the subagent out of the list: its prompt
+ * is not sent, and says so after its fired, in both streams. */
+static void
+test_fired_handler_crowding_the_subagent_out (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  Streams s = { 0 };
+  guint n = 0, turns = 0;
+
+  streams_init (&s, chat);
+  g_signal_connect (chat, "turn-started", G_CALLBACK (count_turn), &turns);
+  g_signal_connect (s.retry, "fired", G_CALLBACK (crowd_on_fired), &n);
+  fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+  advance (clock, PAST_FIRST_RESUME_MS);
+  streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1 | skipped 1 forgotten toolu_1");
+  g_assert_null (mend_subagent_retry_lookup (s.retry, "toolu_1"));
+  g_assert_cmpuint (turns, ==, 0);
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  streams_clear (&s);
 }
 
 static void
@@ -1212,8 +1394,14 @@ main (int   argc,
                    test_chat_record_handler_closing_or_submitting_as_the_prompt_fires);
   g_test_add_func ("/Mend/AttackRoute/resume-prompt-taken-out-as-it-is-queued",
                    test_resume_prompt_taken_out_as_it_is_queued);
+  g_test_add_func ("/Mend/AttackRoute/stop-or-close-as-the-resume-prompt-is-queued",
+                   test_stop_or_close_as_the_resume_prompt_is_queued);
+  g_test_add_func ("/Mend/AttackRoute/resume-prompts-past-the-queues-room",
+                   test_resume_prompts_past_the_queues_room);
   g_test_add_func ("/Mend/AttackRoute/fired-handler-feeding-a-failed-line",
                    test_fired_handler_feeding_a_failed_line);
+  g_test_add_func ("/Mend/AttackRoute/fired-handler-crowding-the-subagent-out",
+                   test_fired_handler_crowding_the_subagent_out);
   g_test_add_func ("/Mend/AttackRoute/waiting-handler-replacing-the-subagent",
                    test_waiting_handler_replacing_the_subagent);
   g_test_add_func ("/Mend/AttackRoute/agent-id-equal-to-another-subagents-id",
