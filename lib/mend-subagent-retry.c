@@ -237,10 +237,11 @@ mend_subagent_retry_turn_finished (MendSubagentRetry *self,
       g_signal_emit (self, signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, "stopped");
     }
   /* The agent did not resume it: the next attempt, unless a person asked
-   * for this one or Stop ended the schedule. */
+   * for this one, Stop ended the schedule, or it failed again meanwhile on
+   * what is never retried. */
   else if (mend_subagent_scheduler_is_open (&self->sched))
     {
-      if (!entry->manual && !entry->stopped)
+      if (!entry->manual && !entry->stopped && !entry->never_retried)
         mend_subagent_scheduler_schedule (&self->sched, entry, NULL, MEND_VERDICT_RETRY);
       else
         mend_subagent_scheduler_settle (&self->sched, entry);
@@ -789,6 +790,8 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
       /* As the policy read it, as a turn keeps its last failure: the
        * records, the wait and the entry name one reason. */
       mend_subagent_set_failure (entry->subagent, judged ? judged : failure);
+      /* Told while its prompt runs: that turn's end plans nothing. */
+      entry->never_retried = kind != MEND_FAILURE_TRANSIENT;
       mend_subagent_set_retryable (entry->subagent,
                                    open && mend_subagent_get_agent_id (entry->subagent) != NULL);
 

@@ -1142,6 +1142,39 @@ test_wait_due_at_once_on_a_clock_that_runs_it_inside_add (void)
 
 /* The verdict */
 
+/* A subagent whose resume prompt's turn runs fails again on what is never
+ * retried (a refused key): when that turn ends, no next attempt waits. */
+static void
+test_permanent_failure_during_the_prompts_turn_is_not_retried (void)
+{
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = new_chat (clock);
+  MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+  g_autoptr(MendFailure) refused = mend_failure_new_from_http (401, NULL, NULL);
+  Streams s = { 0 };
+  MendSubagent *subagent;
+
+  streams_init (&s, chat);
+  fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+  advance (clock, PAST_FIRST_RESUME_MS);
+  g_assert_nonnull (mend_chat_get_turn (chat));
+  mend_subagent_retry_failed (retry, "toolu_1", refused);
+  mend_turn_succeed (mend_chat_get_turn (chat));
+
+  subagent = mend_subagent_retry_lookup (retry, "toolu_1");
+  g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_FAILED);
+  g_assert_null (mend_subagent_get_retry (subagent));
+  g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (subagent)), ==, MEND_REASON_AUTH);
+  streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1");
+  advance (clock, 3600 * 1000);
+  g_assert_null (mend_chat_get_turn (chat));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (clock);
+  streams_clear (&s);
+}
+
 static void
 keep_reason (MendChat   *chat,
              const char *json,
@@ -1420,6 +1453,8 @@ main (int   argc,
                    test_tick_handler_making_and_dropping_waits);
   g_test_add_func ("/Mend/AttackRoute/app-clock-counts-down-once-the-loop-ran",
                    test_app_clock_counts_down_once_the_loop_ran);
+  g_test_add_func ("/Mend/AttackRoute/permanent-failure-during-the-prompts-turn-is-not-retried",
+                   test_permanent_failure_during_the_prompts_turn_is_not_retried);
   g_test_add_func ("/Mend/AttackRoute/resume-policy-rule-names-the-reason-of-records-and-wait",
                    test_resume_policy_rule_names_the_reason_of_records_and_wait);
 
