@@ -1019,7 +1019,8 @@ mend_subagent_retry_retry (MendSubagentRetry  *self,
                            _("The chat is closed"));
       return FALSE;
     }
-  if (entry->held || mend_subagent_scheduler_prompt_queued (&self->sched, entry) ||
+  /* A prompt being sent (a handler of its fired clicked) is under way too. */
+  if (entry->held || entry->sending || mend_subagent_scheduler_prompt_queued (&self->sched, entry) ||
       entry->prompt_turn != NULL)
     {
       g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,

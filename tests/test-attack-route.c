@@ -936,6 +936,58 @@ test_fired_handler_crowding_the_subagent_out (void)
   streams_clear (&s);
 }
 
+typedef struct
+{
+  guint   n;
+  GError *error;
+} ClickOnFired;
+
+static void
+click_retry_on_fired (MendSubagentRetry *retry,
+                      MendSubagent      *subagent,
+                      const char        *prompt_id,
+                      ClickOnFired      *c)
+{
+  if (c->n++ == 0)
+    g_assert_false (mend_subagent_retry_retry (retry, mend_subagent_get_id (subagent), &c->error));
+}
+
+/* A person's Retry clicked from a handler of the prompt's fired (the
+ * automatic attempt, or a first click): an attempt runs, so it is busy,
+ * and one prompt goes out, counted once. */
+static void
+test_retry_clicked_as_the_prompt_fires_is_busy (void)
+{
+  for (guint i = 0; i < 2; i++)
+    {
+      MendClock *clock = mend_manual_clock_new (WALL_START);
+      MendChat *chat = new_chat (clock);
+      MendSubagentRetry *retry = mend_chat_get_subagents (chat);
+      ClickOnFired c = { 0, NULL };
+      Streams s = { 0 };
+      guint turns = 0;
+
+      streams_init (&s, chat);
+      g_signal_connect (chat, "turn-started", G_CALLBACK (count_turn), &turns);
+      fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
+      g_signal_connect (retry, "fired", G_CALLBACK (click_retry_on_fired), &c);
+      if (i == 0)
+        advance (clock, PAST_FIRST_RESUME_MS);
+      else
+        g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", NULL));
+      g_assert_error (c.error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
+      g_assert_cmpuint (turns, ==, 1);
+      g_assert_cmpuint (mend_subagent_get_attempts (mend_subagent_retry_lookup (retry, "toolu_1")), ==, 1);
+      streams_assert (&s, "scheduled 1 toolu_1 | fired 1 toolu_1");
+
+      g_clear_error (&c.error);
+      mend_chat_close (chat);
+      g_assert_finalize_object (chat);
+      g_assert_finalize_object (clock);
+      streams_clear (&s);
+    }
+}
+
 static void
 replace_on_waiting (MendSubagentRetry *retry,
                     MendSubagent      *subagent,
@@ -1435,6 +1487,8 @@ main (int   argc,
                    test_fired_handler_feeding_a_failed_line);
   g_test_add_func ("/Mend/AttackRoute/fired-handler-crowding-the-subagent-out",
                    test_fired_handler_crowding_the_subagent_out);
+  g_test_add_func ("/Mend/AttackRoute/retry-clicked-as-the-prompt-fires-is-busy",
+                   test_retry_clicked_as_the_prompt_fires_is_busy);
   g_test_add_func ("/Mend/AttackRoute/waiting-handler-replacing-the-subagent",
                    test_waiting_handler_replacing_the_subagent);
   g_test_add_func ("/Mend/AttackRoute/agent-id-equal-to-another-subagents-id",
