@@ -34,7 +34,10 @@ typedef void (*MendClockFunc) (gpointer user_data);
  * @parent_class: the parent class
  * @get_monotonic_time: the clock's monotonic time in microseconds
  * @get_real_time: the clock's wall-clock time in microseconds since the epoch
- * @add_timer: schedules @func at a monotonic deadline; returns a non-zero id
+ * @add_timer: schedules @func at a monotonic deadline; returns a non-zero id.
+ *   It calls @func later, never before it returns, even for a deadline that
+ *   has come: a wait made with no delay is heard of by whoever connects to
+ *   it once it is made
  * @remove_timer: removes a pending timer by id; returns %FALSE if it was not pending
  *
  * The virtual methods of a clock. The default implementations are the real

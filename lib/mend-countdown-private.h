@@ -33,7 +33,9 @@ typedef struct
  * time, and there is none while no wait is watched: a wait nobody shows
  * costs nothing but its deadline. A watcher connected at any time is seen when
  * the main loop next runs (or a virtual clock next advances). Waits live
- * on the thread of the clock's main context, and are not referenced. */
+ * on the thread of the clock's main context, and are not referenced.
+ * %NULL when the clock ran the timer inside add_timer (it was due): the
+ * wait fired already. */
 MendCountdownEntry *mend_countdown_add    (MendClock                *clock,
                                            GObject                  *wait,
                                            const MendCountdownFuncs *funcs,

@@ -382,6 +382,7 @@ mend_countdown_add (MendClock                *clock,
   guint generation = (guint) g_atomic_int_get (&boards_generation);
   MendCountdownEntry *entry;
   Board *board;
+  guint timer_id;
 
   if (last == NULL)
     {
@@ -402,14 +403,23 @@ mend_countdown_add (MendClock                *clock,
 
   board->funcs = funcs;
   entry = g_new0 (MendCountdownEntry, 1);
+  entry->ref_count = 1;               /* this call's, until the timer is in */
   entry->link.data = wait;
   entry->board = board;
   entry->queue = &board->fresh;
   g_queue_push_tail_link (&board->fresh, &entry->link);
   /* The timer holds the entry: should a clock fail to remove it, it finds
    * the entry off its board, not a freed one. */
-  entry->timer_id = mend_clock_add_timeout (clock, delay_ms, on_deadline,
-                                            entry_ref (entry), entry_unref);
+  timer_id = mend_clock_add_timeout (clock, delay_ms, on_deadline, entry_ref (entry), entry_unref);
+  /* A clock of the app's may run a timer that is due inside add_timer:
+   * the wait fired already, and nothing of it is left on the clock. */
+  if (entry->link.data == NULL)
+    {
+      entry_unref (entry);
+      return NULL;
+    }
+  entry->timer_id = timer_id;
+  entry_unref (entry);
 
   /* The loop of the context looks for new watchers: any clock's, as a
    * clock of the app's may keep time its own way; a virtual clock also

@@ -36,6 +36,7 @@ struct _MendSubagentEntry
   gboolean       stopped;        /* Stop ended the automatic attempts */
   gboolean       sending;        /* its prompt's fired is being told */
   gboolean       exhausted;      /* given up on, and told so, until it runs again */
+  gboolean       never_retried;  /* its last failure is one the policy never retries */
 };
 
 /* The subagents of a chat, in list order, found by id and by agent id.

@@ -68,8 +68,9 @@ gboolean mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
  * FAILED with @failure (else %NULL). The subagent is found by @agent_id,
  * else by @id. One never seen started that failed is made when @id names
  * it: started first when the line names an agent id or a name, else of
- * its one id, as mend_subagent_retry_failed() makes one. Returns whether
- * the subagents changed. */
+ * its one id, as mend_subagent_retry_failed() makes one; not when an id
+ * is longer than MEND_SUBAGENT_MAX_ID_BYTES. Returns whether the
+ * subagents changed. */
 gboolean mend_subagent_retry_task_ended (MendSubagentRetry *self,
                                          const char        *id,
                                          const char        *agent_id,

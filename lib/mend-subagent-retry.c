@@ -21,7 +21,7 @@
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
 #include "mend-subagent-state-private.h"
-#include "mend-verdict.h"
+#include "mend-verdict-private.h"
 
 /**
  * MendSubagentRetry:
@@ -237,10 +237,11 @@ mend_subagent_retry_turn_finished (MendSubagentRetry *self,
       g_signal_emit (self, signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, "stopped");
     }
   /* The agent did not resume it: the next attempt, unless a person asked
-   * for this one or Stop ended the schedule. */
+   * for this one, Stop ended the schedule, or it failed again meanwhile on
+   * what is never retried. */
   else if (mend_subagent_scheduler_is_open (&self->sched))
     {
-      if (!entry->manual && !entry->stopped)
+      if (!entry->manual && !entry->stopped && !entry->never_retried)
         mend_subagent_scheduler_schedule (&self->sched, entry, NULL, MEND_VERDICT_RETRY);
       else
         mend_subagent_scheduler_settle (&self->sched, entry);
@@ -536,6 +537,11 @@ mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
    * "subagentId","agentId","reason","outcome","attempt","of","nextAt"?,
    * "promptId"?,"skipped"?}` with outcome `scheduled`, `fired`, `skipped` or
    * `exhausted`.
+   *
+   * Each record goes out on the chat's [signal@Mend.Chat::record] first,
+   * then here. A step that a handler of either causes is recorded once
+   * the record being told is done on both, so that the two streams hold
+   * the steps in the same order.
    */
   signals[MEND_SUBAGENT_SIGNAL_RECORD] =
     g_signal_new ("record", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -741,6 +747,7 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
 {
   g_autoptr(MendSubagentEntry) entry = NULL;
   g_autoptr(MendVerdict) verdict = NULL;
+  g_autoptr(MendFailure) judged = NULL;
   MendVerdictStep step = MEND_VERDICT_GIVE_UP;
   MendSubagentScheduler *sched;
   MendSubagentEntry *found;
@@ -768,9 +775,10 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
     {
       verdict = mend_subagent_scheduler_decide (sched, entry, failure, &step);
       kind = mend_verdict_get_kind (verdict);
+      judged = g_object_ref (mend_verdict_get_failure (verdict));
     }
   else if (sched->chat != NULL)
-    kind = mend_error_policy_classify (sched->policy, failure);
+    kind = mend_verdict_classify (sched->policy, failure, FALSE, &judged);
 
   /* The handlers of the new entry may have replaced, ended or forgotten
    * it: then the rest is not ours to do. */
@@ -779,7 +787,11 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
       open = mend_subagent_scheduler_is_open (sched);
       begin_change (entry);
       mend_subagent_set_state (entry->subagent, MEND_SUBAGENT_FAILED);
-      mend_subagent_set_failure (entry->subagent, failure);
+      /* As the policy read it, as a turn keeps its last failure: the
+       * records, the wait and the entry name one reason. */
+      mend_subagent_set_failure (entry->subagent, judged ? judged : failure);
+      /* Told while its prompt runs: that turn's end plans nothing. */
+      entry->never_retried = kind != MEND_FAILURE_TRANSIENT;
       mend_subagent_set_retryable (entry->subagent,
                                    open && mend_subagent_get_agent_id (entry->subagent) != NULL);
 
@@ -866,14 +878,23 @@ typedef struct
   gboolean           retryable;
 } Snapshot;
 
+/* The subagent a task names: by its agent id, else by its id, each in its
+ * own role first (an agent id may be another subagent's id), then in
+ * either (one made of a single id). */
 static MendSubagentEntry *
 find_task (MendSubagentList *list,
            const char       *id,
            const char       *agent_id)
 {
-  MendSubagentEntry *entry = agent_id ? mend_subagent_list_find (list, agent_id) : NULL;
+  MendSubagentEntry *entry = mend_subagent_list_find_by_agent_id (list, agent_id);
 
-  return entry ? entry : id ? mend_subagent_list_find (list, id) : NULL;
+  if (entry == NULL)
+    entry = mend_subagent_list_find_by_id (list, id);
+  if (entry == NULL && agent_id != NULL)
+    entry = mend_subagent_list_find (list, agent_id);
+  if (entry == NULL && id != NULL)
+    entry = mend_subagent_list_find (list, id);
+  return entry;
 }
 
 static void
@@ -930,6 +951,11 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
   list = &self->sched.list;
   entry = find_task (list, id, agent_id);
   if (entry == NULL && (state != MEND_SUBAGENT_FAILED || id == NULL))
+    return FALSE;
+  /* One to make is refused whole when an id is too long, as its start
+   * would be: never made of the other id alone, a call's id as its agent
+   * id. */
+  if (entry == NULL && !ids_fit (id, agent_id))
     return FALSE;
 
   g_object_ref (self);
@@ -993,7 +1019,8 @@ mend_subagent_retry_retry (MendSubagentRetry  *self,
                            _("The chat is closed"));
       return FALSE;
     }
-  if (entry->held || mend_subagent_scheduler_prompt_queued (&self->sched, entry) ||
+  /* A prompt being sent (a handler of its fired clicked) is under way too. */
+  if (entry->held || entry->sending || mend_subagent_scheduler_prompt_queued (&self->sched, entry) ||
       entry->prompt_turn != NULL)
     {
       g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,

@@ -47,6 +47,8 @@ typedef struct
   guint                   stops;     /* the chat's Stops so far */
   guint64                 next_prompt;
   guint64                 next_settled;
+  GQueue                  records;   /* char*, made while one is told */
+  gboolean                telling;
 } MendSubagentScheduler;
 
 void     mend_subagent_scheduler_init    (MendSubagentScheduler *self,

@@ -43,6 +43,7 @@ mend_subagent_scheduler_clear (MendSubagentScheduler *self)
 {
   mend_subagent_list_clear (&self->list);
   g_clear_pointer (&self->taken_back, g_hash_table_unref);
+  g_queue_clear_full (&self->records, g_free);
   g_clear_pointer (&self->chat_id, g_free);
   g_clear_object (&self->queue);
   g_clear_object (&self->clock);
@@ -103,13 +104,24 @@ mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
     }
   json_builder_end_object (builder);
 
-  json = mend_json_builder_finish (builder);
-  /* One stream of records per chat: the chat's, its subagents' too. A
-   * handler of the chat's may drop the last reference to the chat. */
+  /* One stream of records per chat: the chat's, its subagents' too. Each
+   * is told on both before the next: a step that a handler takes while
+   * one is told waits for it, so that both streams keep one order. */
+  g_queue_push_tail (&self->records, mend_json_builder_finish (builder));
+  if (self->telling)
+    return;
+
+  /* A handler of the chat's may drop the last reference to the chat. */
   g_object_ref (self->object);
-  if (self->chat != NULL)
-    g_signal_emit_by_name (self->chat, "record", json);
-  g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_RECORD], 0, json);
+  self->telling = TRUE;
+  while ((json = g_queue_pop_head (&self->records)) != NULL)
+    {
+      if (self->chat != NULL)
+        g_signal_emit_by_name (self->chat, "record", json);
+      g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_RECORD], 0, json);
+      g_clear_pointer (&json, g_free);
+    }
+  self->telling = FALSE;
   g_object_unref (self->object);
 }
 
@@ -251,8 +263,9 @@ mend_subagent_scheduler_skip (MendSubagentScheduler *self,
                               const char            *why)
 {
   MendRetryWait *wait = mend_subagent_get_retry (entry->subagent);
-  /* Something would still go out later: a started prompt is the agent's. */
-  gboolean had = wait != NULL || entry->held ||
+  /* Something would still go out later, a prompt being sent too (a
+   * handler of its fired): a started prompt is the agent's. */
+  gboolean had = wait != NULL || entry->held || entry->sending ||
                  mend_subagent_scheduler_prompt_queued (self, entry);
   guint attempt = mend_subagent_get_attempts (entry->subagent);
 
@@ -310,6 +323,15 @@ mend_subagent_scheduler_decide (MendSubagentScheduler *self,
                              self->chat_id, step);
 }
 
+/* Whether @wait is still the subagent's, and pending. */
+static gboolean
+wait_is_pending (MendSubagentEntry *entry,
+                 MendRetryWait     *wait)
+{
+  return !entry->gone && mend_subagent_get_retry (entry->subagent) == wait &&
+         mend_retry_wait_get_state (wait) == MEND_RETRY_WAIT_PENDING;
+}
+
 void
 mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
                                   MendSubagentEntry     *entry,
@@ -339,14 +361,12 @@ mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
   mend_subagent_scheduler_connect_wait (entry, wait);
   mend_subagent_set_retry (entry->subagent, wait);
 
-  /* A handler may have stopped it already: no countdown for a wait that
-   * is over. */
-  if (!entry->gone && mend_subagent_get_retry (entry->subagent) == wait &&
-      mend_retry_wait_get_state (wait) == MEND_RETRY_WAIT_PENDING)
-    {
-      mend_subagent_scheduler_emit_step (self, entry, "scheduled", attempt, wait, NULL);
-      g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_WAITING], 0, entry->subagent, wait);
-    }
+  /* A handler may have stopped it already, a handler of its record too:
+   * no countdown for a wait that is over. */
+  if (wait_is_pending (entry, wait))
+    mend_subagent_scheduler_emit_step (self, entry, "scheduled", attempt, wait, NULL);
+  if (wait_is_pending (entry, wait))
+    g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_WAITING], 0, entry->subagent, wait);
   g_object_unref (wait);
 }
 
