@@ -67,10 +67,10 @@ gboolean mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
 /* A task of the agent ended, as a reader of its output saw it: @state,
  * FAILED with @failure (else %NULL). The subagent is found by @agent_id,
  * else by @id. One never seen started that failed is made when @id names
- * it: started first when the line names an agent id or a name, else of
- * its one id, as mend_subagent_retry_failed() makes one; not when an id
- * is longer than MEND_SUBAGENT_MAX_ID_BYTES. Returns whether the
- * subagents changed. */
+ * it, as if it had started (@id, @agent_id, @name: no agent id, nothing
+ * to resume it by, when the line names none); not when an id is longer
+ * than MEND_SUBAGENT_MAX_ID_BYTES. Returns whether the subagents
+ * changed. */
 gboolean mend_subagent_retry_task_ended (MendSubagentRetry *self,
                                          const char        *id,
                                          const char        *agent_id,

@@ -960,7 +960,7 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
 
   g_object_ref (self);
   snapshot_take (&before, entry);
-  if (entry == NULL && (agent_id != NULL || name != NULL))
+  if (entry == NULL)
     {
       mend_subagent_retry_started (self, id, agent_id, name);
       entry = find_task (list, id, agent_id);
