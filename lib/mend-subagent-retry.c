@@ -256,8 +256,6 @@ mend_subagent_retry_chat_stopped (MendSubagentRetry *self)
 {
   g_autoptr(GPtrArray) entries = mend_subagent_list_snapshot (&self->sched.list);
 
-  /* A prompt being sent, whose fired handler pressed Stop, hears of it. */
-  self->sched.stops++;
   g_object_ref (self);
   for (guint i = 0; i < entries->len; i++)
     {

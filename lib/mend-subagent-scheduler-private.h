@@ -44,7 +44,6 @@ typedef struct
   char                   *chat_id;   /* for the stagger */
   GHashTable             *taken_back; /* prompt ids */
   guint                   max_failed;
-  guint                   stops;     /* the chat's Stops so far */
   guint64                 next_prompt;
   guint64                 next_settled;
   GQueue                  records;   /* char*, made while one is told */

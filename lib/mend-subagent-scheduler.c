@@ -497,7 +497,6 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
   g_autofree char *prompt_id = NULL;
   g_autoptr(GError) error = NULL;
   guint attempt = mend_subagent_get_attempts (entry->subagent) + 1;
-  guint stops = self->stops;
 
   mend_subagent_set_attempts (entry->subagent, attempt);
   g_free (entry->prompt_id);
@@ -519,21 +518,11 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
   g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_FIRED], 0, entry->subagent, prompt_id);
   entry->sending = FALSE;
   /* A handler may have taken it back already (the subagent runs again or
-   * ended), or replaced or forgotten the subagent. */
+   * ended, Stop, close), or replaced or forgotten the subagent. */
   if (entry->gone || g_strcmp0 (entry->prompt_id, prompt_id) != 0 ||
       !mend_subagent_scheduler_is_open (self) ||
       g_hash_table_contains (self->taken_back, prompt_id))
     return;
-  /* A handler pressed Stop: this prompt was under way, and is dropped. */
-  if (self->stops != stops)
-    {
-      entry->stopped = TRUE;
-      mend_subagent_scheduler_settle (self, entry);
-      mend_subagent_scheduler_emit_step (self, entry, "skipped", attempt, NULL, "stopped");
-      g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_SKIPPED], 0, entry->subagent, "stopped");
-      return;
-    }
-
   /* Queued behind a running turn, never steered into it. The prompt is
    * followed by its item: the chat says which turn starts from it. */
   if (self->host->submit (self->chat, text, provenance, &entry->prompt_item, &error))
