@@ -19,7 +19,7 @@
 
 #include "mend-classifier-private.h"
 #include "mend-classifier-rules-private.h"
-#include "mend-reason-private.h"
+#include "mend-failure-parse-private.h"
 
 /* What never retries first: a tie between two pieces of evidence of the
  * same rank never ends in a retry that the other forbids. The order is the

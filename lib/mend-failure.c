@@ -15,7 +15,7 @@
 #include "mend-error.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
-#include "mend-reason-private.h"
+#include "mend-failure-parse-private.h"
 #include "mend-redact-private.h"
 
 /**
@@ -341,7 +341,7 @@ mend_failure_new_from_http_within (guint               status,
   self = failure_new (reason, message, rule);
   self->status = status;
   self->api_error_type = mend_redact_secrets (api.type, -1);
-  mend_reason_read_headers (headers, mend_clock_get_real_time (clock), retry_after_max_ms,
+  mend_failure_parse_headers (headers, mend_clock_get_real_time (clock), retry_after_max_ms,
                             &self->should_retry, &self->retry_after_ms);
   header_hint = self->retry_after_ms >= 0;
   if (self->retry_after_ms < 0)

@@ -12,7 +12,7 @@ set -eu
 libdir=$1
 
 found=$(grep -n -E '\<g_(debug|info|message|warning|critical|log|log_structured)[[:space:]]*\(' \
-          "$libdir"/*.c "$libdir"/*.h |
+          $(find "$libdir" -name "*.[ch]") |
         grep -v -E '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)' |
         grep -v -E '^[^:]*mend-redact\.c:' || true)
 

@@ -15,7 +15,8 @@ import re
 import subprocess
 import sys
 
-SENDER = re.compile(r"^mend-(stream-observer|agent|acp|http)[-a-z]*\.c\.o$")
+# Object files of a part's folder are named "<folder>_<file>.c.o".
+SENDER = re.compile(r"^(?:(?:http|agent|acp)_)?mend-(stream-observer|agent|acp|http)[-a-z]*\.c\.o$")
 FORBIDDEN = re.compile(r"^mend_(chat|subagent_retry)_\w+$")
 
 library, nm = sys.argv[1], sys.argv[2]

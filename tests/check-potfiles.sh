@@ -11,7 +11,7 @@ cd "$1"
 status=0
 check () {
   dir=$1 potfiles=$2
-  for f in "$dir"/*.c; do
+  for f in $(find "$dir" -name "*.c" | LC_ALL=C sort); do
     if grep -q '_ \?("' "$f" && ! grep -qx "$f" "$potfiles"; then
       echo "not in $potfiles: $f"
       status=1

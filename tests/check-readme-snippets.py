@@ -96,10 +96,12 @@ elif lang == "vala":
     open(path, "w").write(source)
     # As docs/compiling.md says for an uninstalled build.
     program = [os.path.join(work, "readme")]
+    env["PKG_CONFIG_PATH"] = os.path.join(builddir, "meson-uninstalled")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmend-1-uninstalled"],
+                           capture_output=True, text=True, env=env, check=True).stdout.split()
     build(compiler + ["--pkg", "libmend-1", "--pkg", "libsoup-3.0",
-                      "--vapidir", os.path.join(builddir, "introspection"),
-                      "-X", "-I" + lib, "-X", "-I" + os.path.join(srcdir, "lib"),
-                      "-X", "-L" + lib, "-X", "-lmend-1",
+                      "--vapidir", os.path.join(builddir, "introspection")] +
+                     [arg for flag in flags for arg in ("-X", flag)] + [
                       "-X", "-Werror=implicit-function-declaration",
                       "-o", program[0], path], cwd=work)
 elif lang == "python":

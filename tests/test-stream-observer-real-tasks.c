@@ -314,7 +314,7 @@ test_shell_failure_without_its_start_is_not_a_subagent (Fixture       *f,
         {
           g_autoptr(MendSubagent) s = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_subagents (chat)), 0);
 
-          /* KNOWN DEFECT (lib/mend-stream-observer.c,
+          /* KNOWN DEFECT (lib/agent/mend-stream-observer.c,
            * handle_task_notification and handle_task_updated): a failed
            * task that was never seen started is taken for a subagent,
            * whatever it is; a shell's failure names no task_type. */

@@ -62,13 +62,13 @@ print(f"the same without accessors (get/is/ref/unref/dup, dispose, finalize, pro
 # The same by part of the library: the files of one class and its helpers
 # count as one place; the JSON and translation helpers count as none.
 PARTS = {
-    "failure": ("mend-failure.c", "mend-reason.c", "mend-classifier.c", "mend-classifier-rules.c",
+    "failure": ("mend-failure.c", "mend-failure-parse.c", "mend-classifier.c", "mend-classifier-rules.c",
                 "mend-redact.c"),
     "policy": ("mend-error-policy.c", "mend-error-policy-rules.c", "mend-verdict.c"),
     # The countdown board is the clock's: kept on it, private to it.
     "clock": ("mend-clock.c", "mend-manual-clock.c", "mend-timer-queue.c", "mend-countdown.c"),
     "subagents": ("mend-subagent-retry.c", "mend-subagent-scheduler.c", "mend-subagent-list.c",
-                  "mend-subagent.c", "mend-subagent-state.c"),
+                  "mend-subagent.c", "mend-subagent-retry-state.c"),
     "chat": ("mend-chat.c", "mend-chat-host.c", "mend-chat-state.c"),
     "queue": ("mend-queue.c", "mend-queue-item.c"),
 }

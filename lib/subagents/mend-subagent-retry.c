@@ -20,7 +20,7 @@
 #include "mend-retry-wait.h"
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
-#include "mend-subagent-state-private.h"
+#include "mend-subagent-retry-state-private.h"
 #include "mend-verdict-private.h"
 
 /**
@@ -198,7 +198,7 @@ void
 mend_subagent_retry_restored_turn_started (MendSubagentRetry *self,
                                            MendTurn          *turn)
 {
-  mend_subagent_state_find_turn (&self->sched, turn);
+  mend_subagent_retry_state_find_turn (&self->sched, turn);
 }
 
 void
@@ -328,7 +328,7 @@ gboolean
 mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
                                     const char        *provenance)
 {
-  g_autofree char *prompt_id = mend_subagent_state_prompt_id (provenance);
+  g_autofree char *prompt_id = mend_subagent_retry_state_prompt_id (provenance);
 
   return prompt_id != NULL && g_hash_table_contains (self->sched.taken_back, prompt_id);
 }
@@ -337,7 +337,7 @@ void
 mend_subagent_retry_save (MendSubagentRetry *self,
                           JsonBuilder       *builder)
 {
-  mend_subagent_state_save (&self->sched, builder);
+  mend_subagent_retry_state_save (&self->sched, builder);
 }
 
 gboolean
@@ -345,13 +345,13 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
                              JsonArray          *array,
                              GError            **error)
 {
-  return mend_subagent_state_restore (&self->sched, array, error);
+  return mend_subagent_retry_state_restore (&self->sched, array, error);
 }
 
 void
 mend_subagent_retry_find_restored_prompts (MendSubagentRetry *self)
 {
-  mend_subagent_state_find_prompts (&self->sched);
+  mend_subagent_retry_state_find_prompts (&self->sched);
 }
 
 static void

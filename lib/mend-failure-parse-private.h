@@ -1,4 +1,4 @@
-/* mend-reason-private.h — what the facts of a failure say went wrong
+/* mend-failure-parse-private.h — what the facts of a failure say went wrong
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -44,7 +44,7 @@ MendReason mend_reason_from_http      (guint           status,
 /* The server's word on retrying: x-should-retry (-1 when it did not say),
  * and retry-after-ms, then Retry-After (left alone when neither is there);
  * see mend_failure_parse_retry_after () for @now_wall_us and @horizon_ms. */
-void       mend_reason_read_headers   (SoupMessageHeaders *headers,
+void       mend_failure_parse_headers (SoupMessageHeaders *headers,
                                        gint64              now_wall_us,
                                        gint64              horizon_ms,
                                        int                *should_retry,

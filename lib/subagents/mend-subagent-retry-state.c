@@ -1,4 +1,4 @@
-/* mend-subagent-state.c — the subagent retry's part of the chat's saved state
+/* mend-subagent-retry-state.c — the subagent retry's part of the chat's saved state
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -21,12 +21,12 @@
 #include "mend-retry-wait-private.h"
 #include "mend-subagent-private.h"
 #include "mend-subagent-scheduler-private.h"
-#include "mend-subagent-state-private.h"
+#include "mend-subagent-retry-state-private.h"
 #include "mend-verdict-private.h"
 
 void
-mend_subagent_state_save (MendSubagentScheduler *self,
-                          JsonBuilder           *builder)
+mend_subagent_retry_state_save (MendSubagentScheduler *self,
+                                JsonBuilder           *builder)
 {
   GPtrArray *entries = self->list.entries;
 
@@ -203,9 +203,9 @@ saved_entries_free (SavedEntry *saved,
 }
 
 gboolean
-mend_subagent_state_restore (MendSubagentScheduler  *self,
-                             JsonArray              *array,
-                             GError                **error)
+mend_subagent_retry_state_restore (MendSubagentScheduler  *self,
+                                   JsonArray              *array,
+                                   GError                **error)
 {
   guint n = json_array_get_length (array);
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
@@ -294,7 +294,7 @@ mend_subagent_state_restore (MendSubagentScheduler  *self,
 
   /* A prompt held for the agent's own turn goes out when the chat says
    * its own turn is back; a queued one is found again by
-   * mend_subagent_state_find_prompts() once the queue is back. The caps
+   * mend_subagent_retry_state_find_prompts() once the queue is back. The caps
    * hold for a restored list too. */
   mend_subagent_scheduler_enforce_cap (self);
   g_object_unref (self->object);
@@ -306,7 +306,7 @@ out:
 }
 
 char *
-mend_subagent_state_prompt_id (const char *provenance)
+mend_subagent_retry_state_prompt_id (const char *provenance)
 {
   g_autoptr(JsonNode) root = NULL;
   JsonObject *object;
@@ -324,7 +324,7 @@ mend_subagent_state_prompt_id (const char *provenance)
 }
 
 void
-mend_subagent_state_find_prompts (MendSubagentScheduler *self)
+mend_subagent_retry_state_find_prompts (MendSubagentScheduler *self)
 {
   GListModel *queue = G_LIST_MODEL (self->queue);
   GPtrArray *entries = self->list.entries;
@@ -332,7 +332,7 @@ mend_subagent_state_find_prompts (MendSubagentScheduler *self)
   for (guint i = 0; i < g_list_model_get_n_items (queue); i++)
     {
       g_autoptr(MendQueueItem) item = g_list_model_get_item (queue, i);
-      g_autofree char *prompt_id = mend_subagent_state_prompt_id (mend_queue_item_get_provenance (item));
+      g_autofree char *prompt_id = mend_subagent_retry_state_prompt_id (mend_queue_item_get_provenance (item));
 
       for (guint j = 0; prompt_id != NULL && j < entries->len; j++)
         {
@@ -350,10 +350,10 @@ mend_subagent_state_find_prompts (MendSubagentScheduler *self)
 }
 
 void
-mend_subagent_state_find_turn (MendSubagentScheduler *self,
-                               MendTurn              *turn)
+mend_subagent_retry_state_find_turn (MendSubagentScheduler *self,
+                                     MendTurn              *turn)
 {
-  g_autofree char *prompt_id = mend_subagent_state_prompt_id (mend_turn_get_provenance (turn));
+  g_autofree char *prompt_id = mend_subagent_retry_state_prompt_id (mend_turn_get_provenance (turn));
   GPtrArray *entries = self->list.entries;
 
   for (guint i = 0; prompt_id != NULL && i < entries->len; i++)

@@ -1,4 +1,4 @@
-/* mend-reason.c — what the facts of a failure say went wrong
+/* mend-failure-parse.c — what the facts of a failure say went wrong
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -20,7 +20,7 @@
 #include "mend-failure.h"
 #include "mend-json-private.h"
 #include "mend-classifier-private.h"
-#include "mend-reason-private.h"
+#include "mend-failure-parse-private.h"
 
 static gint64
 saturating_ms (double value,
@@ -435,11 +435,11 @@ mend_reason_from_http (guint          status,
 }
 
 void
-mend_reason_read_headers (SoupMessageHeaders *headers,
-                          gint64              now_wall_us,
-                          gint64              horizon_ms,
-                          int                *should_retry,
-                          gint64             *retry_after_ms)
+mend_failure_parse_headers (SoupMessageHeaders *headers,
+                            gint64              now_wall_us,
+                            gint64              horizon_ms,
+                            int                *should_retry,
+                            gint64             *retry_after_ms)
 {
   const char *value;
 
