@@ -14,7 +14,7 @@
 #   AGENT: claude-code-acp (the default; MEND_CLAUDE_CODE_ACP overrides it),
 #          claude-agent-acp (MEND_CLAUDE_AGENT_ACP), gemini-cli (MEND_GEMINI),
 #          codex-acp (MEND_CODEX_ACP)
-# Each agent runs offline as the C tests launch it (tests/real-agent-common.c):
+# Each agent runs offline as the C tests launch it (tests/mend-test-agents.c):
 # a private HOME, its own retries off.
 #
 # Session ids, tool call ids, paths and timings vary from run to run; they

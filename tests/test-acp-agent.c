@@ -14,7 +14,7 @@
 
 #include <libmend.h>
 
-#include "real-agent-common.h"
+#include "mend-test-utils.h"
 
 #include "mend-acp-framing-private.h"
 
@@ -117,7 +117,7 @@ fixture_tear_down (Fixture       *f,
     g_assert_finalize_object (g_ptr_array_index (f->finished, i));
   g_ptr_array_unref (f->finished);
   if (f->agent != NULL)
-    finalize_eventually (f->agent);
+    mend_test_finalize_eventually (f->agent);
   g_ptr_array_unref (f->updates);
   g_ptr_array_unref (f->records);
   g_free (f->log);
@@ -133,8 +133,8 @@ run_until (Fixture       *f,
            Predicate      done,
            gconstpointer  data)
 {
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), real_agent_always, MEND_SENDER (f->agent),
-                        (RealAgentCheck) done, f, data, "the agent");
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (f->clock), mend_test_agent_always, MEND_SENDER (f->agent),
+                             (MendTestAgentCheck) done, f, data, "the agent");
 }
 
 static gboolean
@@ -917,14 +917,14 @@ test_held_request_is_not_idle (Fixture       *f,
 
   /* The user thinks for three idle timeouts. */
   g_timeout_add (3 * TEST_IDLE_MS, set_flag, &thought);
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, MEND_SENDER (f->agent),
-                        (RealAgentCheck) flag_is_set, f, &thought, "the user");
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, MEND_SENDER (f->agent),
+                             (MendTestAgentCheck) flag_is_set, f, &thought, "the user");
   g_assert_cmpuint (f->finished->len, ==, 0);
   g_assert_true (mend_acp_agent_respond (f->agent, f->held_request,
                                          "{\"outcome\": {\"outcome\": \"selected\", \"optionId\": \"yes\"}}"));
   /* The agent answers in real time; virtual time stands still. */
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, MEND_SENDER (f->agent),
-                        (RealAgentCheck) n_finished_is, f, GUINT_TO_POINTER (1), "the agent");
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, MEND_SENDER (f->agent),
+                             (MendTestAgentCheck) n_finished_is, f, GUINT_TO_POINTER (1), "the agent");
 
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);

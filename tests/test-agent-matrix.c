@@ -8,7 +8,7 @@
  * the Claude Code CLI, and MendAcpAgent running claude-code-acp,
  * claude-agent-acp, Gemini CLI (`gemini --acp`) and codex-acp, each
  * against its own provider's API (the launch recipes are
- * real-agent-common.c's). The agents run in real time with their own
+ * mend-test-agents.c's). The agents run in real time with their own
  * retries off (but in the one scenario about them), libmend's waits in
  * virtual time.
  *
@@ -33,7 +33,10 @@
 #include <libmend.h>
 
 #include "agent-matrix.h"
-#include "real-agent-common.h"
+#include "mend-test-utils.h"
+
+/* The scripted model server (tests/mend-test-agents.c). */
+typedef MendTestModelServer ModelServer;
 
 #define WALL_START 1764500000000000
 
@@ -44,7 +47,7 @@
 #define CONTINUE MEND_CHAT_DEFAULT_CONTINUE_PROMPT
 #define CONTINUE_ANSWER "Carried on."
 
-/* The rules' order, which model_server_n_answered() counts: Continue
+/* The rules' order, which mend_test_model_server_n_answered() counts: Continue
  * first, as a Continue that carries the failed prompt has the prompt's
  * words in it too. */
 enum { RULE_CONTINUE, RULE_FOLLOW_UP, RULE_FAULT, RULE_FIRST };
@@ -255,7 +258,7 @@ fixture_tear_down (Fixture       *f,
         }
     }
 
-  model_server_stop (&f->server);
+  mend_test_model_server_stop (&f->server);
 
   /* Let what the sender's streams left behind finish. */
   while (g_main_context_iteration (NULL, FALSE))
@@ -268,7 +271,7 @@ fixture_tear_down (Fixture       *f,
     g_assert_finalize_object (g_ptr_array_index (f->finished, i));
   g_ptr_array_unref (f->finished);
   if (f->sender != NULL)
-    finalize_eventually (f->sender);
+    mend_test_finalize_eventually (f->sender);
   g_string_free (f->text, TRUE);
   g_string_free (f->seen, TRUE);
   g_strfreev (f->queue_after);
@@ -351,8 +354,8 @@ start_chat (Fixture *f)
   guint own_retries = cell->scenario == SCENARIO_STOP_IN_AGENT_BACKOFF ? cell->sender->own_retries : 0;
 
   g_string_append_printf (f->seen, "rules: %s\n", rules);
-  model_server_start (&f->server, rules);
-  base_url = model_server_dup_base_url (&f->server);
+  mend_test_model_server_start (&f->server, rules);
+  base_url = mend_test_model_server_dup_base_url (&f->server);
   f->sender = cell->sender->make (base_url, own_retries);
   if (f->sender == NULL)
     return FALSE;
@@ -397,7 +400,7 @@ n_finished_is (gpointer      fixture,
 }
 
 /* A wait of libmend's passes in virtual time once it has taken
- * REAL_AGENT_MIN_WAIT_MS of real time. */
+ * MEND_TEST_AGENT_MIN_WAIT_MS of real time. */
 static gboolean
 wait_may_pass (gpointer      fixture,
                gconstpointer data)
@@ -405,7 +408,7 @@ wait_may_pass (gpointer      fixture,
   Fixture *f = fixture;
 
   return turn_is_waiting (fixture, data) &&
-         g_get_monotonic_time () - f->waiting_since_us >= REAL_AGENT_MIN_WAIT_MS * 1000;
+         g_get_monotonic_time () - f->waiting_since_us >= MEND_TEST_AGENT_MIN_WAIT_MS * 1000;
 }
 
 /* Runs until @n turns finished, libmend's waits passing in virtual time;
@@ -414,8 +417,8 @@ static gboolean
 run_turns (Fixture *f,
            guint    n)
 {
-  if (real_agent_run_within (MEND_MANUAL_CLOCK (f->clock), wait_may_pass, n_finished_is,
-                             f, GUINT_TO_POINTER (n), 40000))
+  if (mend_test_agent_run_within (MEND_MANUAL_CLOCK (f->clock), wait_may_pass, n_finished_is,
+                                  f, GUINT_TO_POINTER (n), 40000))
     return TRUE;
 
   g_string_append_printf (f->seen, "after 40 s, %u of %u turns had finished\n", f->finished->len, n);
@@ -432,7 +435,7 @@ finished (Fixture *f,
 static guint
 first_prompt_requests (Fixture *f)
 {
-  return model_server_n_answered (&f->server, RULE_FAULT) + model_server_n_answered (&f->server, RULE_FIRST);
+  return mend_test_model_server_n_answered (&f->server, RULE_FAULT) + mend_test_model_server_n_answered (&f->server, RULE_FIRST);
 }
 
 /* The fault has been answered, asked at most once every 10 ms of real
@@ -447,7 +450,7 @@ fault_answered (gpointer      fixture,
   if (now - f->last_poll_us >= 10000)
     {
       f->last_poll_us = now;
-      f->polled_faults = model_server_n_answered (&f->server, RULE_FAULT);
+      f->polled_faults = mend_test_model_server_n_answered (&f->server, RULE_FAULT);
     }
   return f->polled_faults >= 1;
 }
@@ -469,7 +472,7 @@ static int
 continue_mentions (Fixture *f,
                    guint    from)
 {
-  g_autofree char *body = model_server_dup_request (&f->server, from + 1);
+  g_autofree char *body = mend_test_model_server_dup_request (&f->server, from + 1);
 
   return body != NULL ? (int) count_occurrences (body, FIRST) : -1;
 }
@@ -496,7 +499,7 @@ play (Fixture *f,
     {
     case SCENARIO_STOP_IN_WAIT:
       /* Stop while libmend waits: nothing in flight, nothing sent after. */
-      seen->finished = real_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, turn_is_waiting, f, NULL, 40000);
+      seen->finished = mend_test_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, turn_is_waiting, f, NULL, 40000);
       if (!seen->finished)
         break;
       mend_chat_stop (f->chat);
@@ -506,7 +509,7 @@ play (Fixture *f,
       /* A minute of libmend's time, and some real time for the agent:
        * nothing is in flight to come back. */
       mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 60000);
-      real_agent_run_for (500);
+      mend_test_agent_run_for (500);
       break;
 
     case SCENARIO_STOP_IN_AGENT_BACKOFF:
@@ -516,19 +519,19 @@ play (Fixture *f,
         /* The agent has its answer to the first request: it waits before
          * its own next one (Claude Code at least 500 ms, Gemini CLI 5 s,
          * Codex about 200 ms). */
-        seen->finished = real_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, fault_answered, f, NULL, 40000);
+        seen->finished = mend_test_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, fault_answered, f, NULL, 40000);
         if (!seen->finished)
           break;
-        real_agent_run_for (30);
+        mend_test_agent_run_for (30);
         seen->running_in_backoff = f->finished->len == 0 && mend_chat_get_turn (f->chat) != NULL &&
                                    mend_turn_get_state (mend_chat_get_turn (f->chat)) == MEND_TURN_RUNNING;
         stop_us = g_get_monotonic_time ();
         mend_chat_stop (f->chat);
-        seen->finished = real_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, n_finished_is,
-                                                f, GUINT_TO_POINTER (1), 5000);
+        seen->finished = mend_test_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, n_finished_is,
+                                                     f, GUINT_TO_POINTER (1), 5000);
         seen->stop_ms = (g_get_monotonic_time () - stop_us) / 1000;
         /* Longer than the agent's own wait: it sends nothing more. */
-        real_agent_run_for (sender->backoff_ms);
+        mend_test_agent_run_for (sender->backoff_ms);
       }
       break;
 
@@ -539,11 +542,11 @@ play (Fixture *f,
 
   seen->requests = first_prompt_requests (f);
   g_string_append_printf (f->seen, "requests by rule: Continue %u, follow-up %u, fault %u, answer %u\n",
-                          model_server_n_answered (&f->server, RULE_CONTINUE),
-                          model_server_n_answered (&f->server, RULE_FOLLOW_UP),
-                          model_server_n_answered (&f->server, RULE_FAULT),
-                          model_server_n_answered (&f->server, RULE_FIRST));
-  seen->side_requests = model_server_n_side_requests (&f->server);
+                          mend_test_model_server_n_answered (&f->server, RULE_CONTINUE),
+                          mend_test_model_server_n_answered (&f->server, RULE_FOLLOW_UP),
+                          mend_test_model_server_n_answered (&f->server, RULE_FAULT),
+                          mend_test_model_server_n_answered (&f->server, RULE_FIRST));
+  seen->side_requests = mend_test_model_server_n_side_requests (&f->server);
   seen->agent_status = f->agent_status_seen;
   seen->n_waits = f->waits->len;
   seen->n_exhausted = f->n_exhausted;
@@ -582,10 +585,10 @@ play (Fixture *f,
     seen->after_ok = run_turns (f, 2) && mend_turn_get_state (finished (f, 1)) == MEND_TURN_SUCCEEDED;
   else if (seen->state == MEND_TURN_FAILED && cell->scenario == SCENARIO_503_ALWAYS)
     {
-      guint before = model_server_n_requests (&f->server);
+      guint before = mend_test_model_server_n_requests (&f->server);
 
       /* The upstream is back when the user sends Continue. */
-      model_server_retire_rule (&f->server, RULE_FAULT);
+      mend_test_model_server_retire_rule (&f->server, RULE_FAULT);
       g_assert_true (mend_chat_send_next (f->chat));
       seen->after_ok = run_turns (f, 3) &&
                        mend_turn_get_state (finished (f, 1)) == MEND_TURN_SUCCEEDED &&
@@ -599,7 +602,7 @@ play (Fixture *f,
   if (f->finished->len >= 2 && f->text->len > 0)
     seen->after_text = g_strdup (f->text->str);
   seen->requests_after = first_prompt_requests (f);
-  seen->follow_up_requests = model_server_n_answered (&f->server, RULE_FOLLOW_UP);
+  seen->follow_up_requests = mend_test_model_server_n_answered (&f->server, RULE_FOLLOW_UP);
 }
 
 static void
@@ -637,7 +640,7 @@ test_cell (Fixture       *f,
     }
 
   {
-    g_autofree char *err = real_agent_dup_stderr (f->sender);
+    g_autofree char *err = mend_test_agent_dup_stderr (f->sender);
 
     g_test_message ("What the app saw:\n%s", f->seen->str);
     if (err != NULL)
@@ -668,9 +671,9 @@ static MendSender *
 make_claude_cli (const char *base_url,
                  guint       own_retries)
 {
-  g_autofree char *cli = claude_code_cli_find ();
+  g_autofree char *cli = mend_test_claude_code_cli_find ();
 
-  return cli ? MEND_SENDER (claude_code_process_new (cli, base_url, own_retries)) : NULL;
+  return cli ? MEND_SENDER (mend_test_claude_code_process_new (cli, base_url, own_retries)) : NULL;
 }
 
 #if MEND_HAS_ACP
@@ -678,36 +681,36 @@ static MendSender *
 make_claude_code_acp (const char *base_url,
                       guint       own_retries)
 {
-  g_autofree char *path = claude_code_acp_find ();
+  g_autofree char *path = mend_test_claude_code_acp_find ();
 
-  return path ? MEND_SENDER (claude_code_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
+  return path ? MEND_SENDER (mend_test_claude_code_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
 }
 
 static MendSender *
 make_claude_agent_acp (const char *base_url,
                        guint       own_retries)
 {
-  g_autofree char *path = claude_agent_acp_find ();
+  g_autofree char *path = mend_test_claude_agent_acp_find ();
 
-  return path ? MEND_SENDER (claude_agent_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
+  return path ? MEND_SENDER (mend_test_claude_agent_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
 }
 
 static MendSender *
 make_gemini (const char *base_url,
              guint       own_retries)
 {
-  g_autofree char *path = gemini_cli_find ();
+  g_autofree char *path = mend_test_gemini_cli_find ();
 
-  return path ? MEND_SENDER (gemini_cli_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
+  return path ? MEND_SENDER (mend_test_gemini_cli_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
 }
 
 static MendSender *
 make_codex (const char *base_url,
             guint       own_retries)
 {
-  g_autofree char *path = codex_acp_find ();
+  g_autofree char *path = mend_test_codex_acp_find ();
 
-  return path ? MEND_SENDER (codex_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
+  return path ? MEND_SENDER (mend_test_codex_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
 }
 #endif
 

@@ -19,7 +19,10 @@
 
 #include <libmend.h>
 
-#include "real-agent-common.h"
+#include "mend-test-utils.h"
+
+/* The scripted model server (tests/mend-test-agents.c). */
+typedef MendTestModelServer ModelServer;
 
 #define WALL_START 1764500000000000
 
@@ -27,7 +30,7 @@
 #define FOLLOW_UP "Then update the changelog"
 
 /* The model's answers, the same for every sender. The rules' indexes are
- * what model_server_n_answered() counts. */
+ * what mend_test_model_server_n_answered() counts. */
 enum { RULE_529, RULE_FOLLOW_UP, RULE_FIRST };
 
 #define RULES_529_TWICE \
@@ -71,18 +74,18 @@ make_http_sender (const char *base_url)
 static MendSender *
 make_agent_process (const char *base_url)
 {
-  g_autofree char *cli = claude_code_cli_find ();
+  g_autofree char *cli = mend_test_claude_code_cli_find ();
 
-  return cli != NULL ? MEND_SENDER (claude_code_process_new (cli, base_url, 0)) : NULL;
+  return cli != NULL ? MEND_SENDER (mend_test_claude_code_process_new (cli, base_url, 0)) : NULL;
 }
 
 #if MEND_HAS_ACP
 static MendSender *
 make_acp_agent (const char *base_url)
 {
-  g_autofree char *adapter = claude_code_acp_find ();
+  g_autofree char *adapter = mend_test_claude_code_acp_find ();
 
-  return adapter != NULL ? MEND_SENDER (claude_code_acp_agent_new (adapter, base_url)) : NULL;
+  return adapter != NULL ? MEND_SENDER (mend_test_claude_code_acp_agent_new (adapter, base_url)) : NULL;
 }
 #endif
 
@@ -111,8 +114,8 @@ start_chat (Fixture          *f,
 {
   g_autofree char *base_url = NULL;
 
-  model_server_start (&f->server, rules);
-  base_url = model_server_dup_base_url (&f->server);
+  mend_test_model_server_start (&f->server, rules);
+  base_url = mend_test_model_server_dup_base_url (&f->server);
   f->sender = kind->make (base_url);
   if (f->sender == NULL)
     return FALSE;
@@ -137,7 +140,7 @@ fixture_tear_down (Fixture       *f,
 
   if (f->chat != NULL)
     {
-      g_autofree char *err = real_agent_dup_stderr (f->sender);
+      g_autofree char *err = mend_test_agent_dup_stderr (f->sender);
 
       if (err != NULL)
         g_test_message ("The agent's stderr: %s", err);
@@ -145,7 +148,7 @@ fixture_tear_down (Fixture       *f,
       g_assert_finalize_object (f->chat);
     }
 
-  model_server_stop (&f->server);
+  mend_test_model_server_stop (&f->server);
 
   /* Let what the sender's streams left behind finish. */
   while (g_main_context_iteration (NULL, FALSE))
@@ -157,7 +160,7 @@ fixture_tear_down (Fixture       *f,
   g_ptr_array_unref (f->finished);
   /* Disposing an agent ends its process. */
   if (f->sender != NULL)
-    finalize_eventually (f->sender);
+    mend_test_finalize_eventually (f->sender);
   g_ptr_array_unref (f->records);
   g_assert_finalize_object (f->clock);
 }
@@ -184,7 +187,7 @@ on_record (MendChat   *chat,
    * follow-up stays queued, alone. */
   if (strstr (json, "\"outcome\":\"scheduled\"") != NULL || strstr (json, "\"outcome\":\"fired\"") != NULL)
     {
-      g_autofree char *head = real_agent_queue_head (chat);
+      g_autofree char *head = mend_test_queue_head (chat);
 
       g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_BUSY);
       g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
@@ -237,8 +240,8 @@ play (Fixture  *f,
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
 
   f->n_turns = n_turns;
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), turn_is_waiting, mend_chat_get_sender (chat),
-                        n_turns_finished, f, NULL, "the turns to finish");
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (f->clock), turn_is_waiting, mend_chat_get_sender (chat),
+                             n_turns_finished, f, NULL, "the turns to finish");
 
   g_signal_handlers_disconnect_by_data (chat, f);
 }
@@ -294,9 +297,9 @@ test_529_twice_then_success (Fixture       *f,
   g_assert_true (mend_turn_get_output_seen (turn));
 
   /* libmend's own two waits, in virtual time. */
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 2);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 2);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "exhausted"), ==, 0);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 2);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "fired"), ==, 2);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "exhausted"), ==, 0);
   g_assert_cmpuint (f->n_kept, ==, 4);
   waited_ms = (mend_clock_get_monotonic_time (f->clock) - f->started_us) / 1000;
   g_assert_cmpint (waited_ms, >=, 250 + 500);
@@ -308,10 +311,10 @@ test_529_twice_then_success (Fixture       *f,
 
   /* One request per attempt: three for the first prompt, one for the
    * follow-up. */
-  g_assert_cmpuint (model_server_n_answered (&f->server, RULE_529), ==, 2);
-  g_assert_cmpuint (model_server_n_answered (&f->server, RULE_FIRST), ==, 1);
-  g_assert_cmpuint (model_server_n_answered (&f->server, RULE_FOLLOW_UP), ==, 1);
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 4);
+  g_assert_cmpuint (mend_test_model_server_n_answered (&f->server, RULE_529), ==, 2);
+  g_assert_cmpuint (mend_test_model_server_n_answered (&f->server, RULE_FIRST), ==, 1);
+  g_assert_cmpuint (mend_test_model_server_n_answered (&f->server, RULE_FOLLOW_UP), ==, 1);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 4);
 }
 
 /* A bad key: one attempt, no wait, the turn FAILED with a permanent
@@ -351,8 +354,8 @@ test_401_is_one_attempt (Fixture       *f,
   g_assert_cmpint (mend_verdict_get_kind (verdict), ==, MEND_FAILURE_PERMANENT);
   g_assert_cmpuint (mend_verdict_get_attempt (verdict), ==, 1);
 
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 0);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "fired"), ==, 0);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
   g_assert_cmpint (mend_clock_get_monotonic_time (f->clock), ==, f->started_us);
 
@@ -361,12 +364,12 @@ test_401_is_one_attempt (Fixture       *f,
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
   g_assert_null (mend_chat_get_turn (f->chat));
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 2);
-  head = real_agent_queue_head (f->chat);
+  head = mend_test_queue_head (f->chat);
   g_assert_cmpstr (head, ==, mend_chat_get_continue_prompt (f->chat));
   second = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 1);
   g_assert_cmpstr (mend_queue_item_get_text (second), ==, FOLLOW_UP);
 
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 1);
 }
 
 int

@@ -16,14 +16,17 @@
 
 #include <libmend.h>
 
-#include "hostile-acp-fixture.h"
+#include "mend-test-utils.h"
+
+/* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
+typedef MendTestHostileAcp Fixture;
 
 static MendFailure *
 first_failure (Fixture *f)
 {
   if (f->failures->len > 0)
     return g_ptr_array_index (f->failures, 0);
-  return mend_turn_get_last_failure (finished (f, 0));
+  return mend_turn_get_last_failure (mend_test_hostile_acp_finished (f, 0));
 }
 
 /* JSON-RPC error codes */
@@ -57,11 +60,11 @@ test_error_code (Fixture       *f,
 {
   const ErrorCase *c = data;
   g_autofree char *reason = NULL;
-  g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[{'error': %s}], [" END_TURN "]]}]}",
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[{'error': %s}], [" MEND_TEST_ACP_END_TURN "]]}]}",
                                              c->error);
   MendFailure *failure;
 
-  run_one_turn (f, script);
+  mend_test_hostile_acp_run_one_turn (f, script);
   failure = first_failure (f);
 
   reason = g_enum_to_string (MEND_TYPE_REASON, mend_failure_get_reason (failure));
@@ -84,8 +87,8 @@ test_error_code_huge_message (Fixture       *f,
 
   for (guint i = 0; i < 6000; i++)
     g_string_append (script, "\xc3\xa9");
-  g_string_append (script, "'}}], [" END_TURN "]]}]}");
-  run_one_turn (f, script->str);
+  g_string_append (script, "'}}], [" MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_run_one_turn (f, script->str);
   failure = first_failure (f);
 
   g_assert_cmpuint (mend_failure_get_status (failure), ==, 429);
@@ -110,8 +113,8 @@ test_error_data_huge_info (Fixture       *f,
 
   for (guint i = 0; i < 2000; i++)
     g_string_append_printf (script, "%s'kind_%u': {'n': %u}", i > 0 ? ", " : "", i, i);
-  g_string_append (script, "}}}}], [" END_TURN "]]}]}");
-  run_one_turn (f, script->str);
+  g_string_append (script, "}}}}], [" MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_run_one_turn (f, script->str);
   failure = first_failure (f);
 
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
@@ -126,8 +129,8 @@ static void
 test_lone_surrogate_in_a_chunk (Fixture       *f,
                                 gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[" CHUNK ("Fixed \\ud83d") ", " CHUNK ("\\ude00 and \\\\ud83d") ", "
-                                    CHUNK ("whole \\ud83d\\ude00") ", " END_TURN "]]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Fixed \\ud83d") ", " MEND_TEST_ACP_CHUNK ("\\ude00 and \\\\ud83d") ", "
+                                                          MEND_TEST_ACP_CHUNK ("whole \\ud83d\\ude00") ", " MEND_TEST_ACP_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->updates->len, ==, 4);
@@ -168,7 +171,7 @@ test_agent_info (Fixture       *f,
   g_autofree char *info = c->agent_info ? g_strdup (c->agent_info) : g_strdup_printf ("{'name': '%s'}", huge);
   g_autofree char *script = g_strdup_printf ("{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': %s}}]}]}",
                                              info);
-  MendTurn *turn = run_one_turn (f, script);
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, script);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_nonnull (mend_acp_agent_get_profile (f->agent));
@@ -221,8 +224,8 @@ test_delegation_title (Fixture       *f,
   const TitleCase *c = data;
   g_autofree char *script =
     g_strdup_printf ("{'runs': [{'session/prompt': [[" DELEGATION ("call-1", "%s", "in_progress") ", "
-                     DELEGATION_DONE ("call-1", "completed") ", " END_TURN "]]}]}", c->title);
-  MendTurn *turn = run_one_turn (f, script);
+                     DELEGATION_DONE ("call-1", "completed") ", " MEND_TEST_ACP_END_TURN "]]}]}", c->title);
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, script);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (f->chat))), ==, 1);
@@ -238,8 +241,8 @@ test_delegation_huge_name (Fixture       *f,
   g_autofree char *name = g_strnfill (1024 * 1024, 'n');
   g_autofree char *script =
     g_strdup_printf ("{'runs': [{'session/prompt': [[" DELEGATION ("call-1", "Delegating to agent %s", "in_progress") ", "
-                     DELEGATION_DONE ("call-1", "failed") ", " END_TURN "]]}]}", name);
-  MendTurn *turn = run_one_turn (f, script);
+                     DELEGATION_DONE ("call-1", "failed") ", " MEND_TEST_ACP_END_TURN "]]}]}", name);
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, script);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (f->chat))), ==, 1);
@@ -261,8 +264,8 @@ test_delegation_flood (Fixture       *f,
                             " 'title': 'Delegating to agent helper_%u', 'status': 'in_progress'}}, "
                             "{'update': {'sessionUpdate': 'tool_call_update', 'toolCallId': 'call-%u',"
                             " 'status': 'completed'}}, ", i, i, i);
-  g_string_append (script, DELEGATION_DONE ("long", "completed") ", " END_TURN "]]}]}");
-  run_one_turn (f, script->str);
+  g_string_append (script, DELEGATION_DONE ("long", "completed") ", " MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_run_one_turn (f, script->str);
 
   model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
   for (guint i = 0; i < g_list_model_get_n_items (model); i++)
@@ -307,15 +310,15 @@ test_delegation_handler_drops_the_chat (Fixture       *f,
 {
   gpointer weak[2];
 
-  start_chat (f, "{'runs': [{'session/prompt': [[" DELEGATION ("call-1", "Delegating to agent helper", "failed") ", "
-                 END_TURN "]]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" DELEGATION ("call-1", "Delegating to agent helper", "failed") ", "
+                                       MEND_TEST_ACP_END_TURN "]]}]}");
   g_signal_connect (mend_chat_get_subagents (f->chat), "items-changed", G_CALLBACK (on_subagents_changed_drop), f);
   weak[0] = f->chat;
   weak[1] = f->agent;
   g_object_add_weak_pointer (weak[0], &weak[0]);
   g_object_add_weak_pointer (weak[1], &weak[1]);
-  submit (f, "Fix the build");
-  run_until (f, both_gone, weak);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, both_gone, weak);
 }
 
 int
@@ -325,12 +328,12 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, mend_test_hostile_acp_set_up, func, mend_test_hostile_acp_tear_down)
 #define ADD_EACH(prefix, cases, func) \
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) \
     { \
       g_autofree char *path = g_strdup_printf ("/Mend/AttackAcp/" prefix "/%s", cases[i].name); \
-      g_test_add (path, Fixture, &cases[i], fixture_set_up, func, fixture_tear_down); \
+      g_test_add (path, Fixture, &cases[i], mend_test_hostile_acp_set_up, func, mend_test_hostile_acp_tear_down); \
     }
 
   ADD_EACH ("error-code", error_cases, test_error_code);

@@ -17,89 +17,20 @@
 
 #include <libmend.h>
 
-#include "hostile-acp-fixture.h"
-#include "hostile-server.h"
+#include "mend-test-utils.h"
 
-/* What a re-entrant handler does, once. */
-static void
-act (Fixture *f)
-{
-  Action action = f->action;
-
-  f->action = ACT_NONE;
-  switch (action)
-    {
-    case ACT_STOP:
-      mend_chat_stop (f->chat);
-      break;
-    case ACT_CLOSE:
-      mend_chat_close (f->chat);
-      break;
-    case ACT_TERMINATE:
-      mend_agent_terminate (MEND_AGENT (f->agent));
-      break;
-    case ACT_SUBMIT:
-      submit (f, "Post the notes");
-      break;
-    case ACT_SET_PROFILE:
-      {
-        g_autoptr(MendAcpProfile) profile = mend_acp_profile_new ("the-apps");
-
-        mend_acp_agent_set_profile (f->agent, profile);
-      }
-      break;
-    case ACT_UNREF:
-      /* The test's are the last references: the turns it kept go too. */
-      g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_signal_handlers_disconnect_by_data (f->agent, f);
-      g_signal_handlers_disconnect_by_data (mend_chat_get_subagents (f->chat), f);
-      for (guint i = 0; i < f->finished->len; i++)
-        {
-          g_signal_handlers_disconnect_by_data (g_ptr_array_index (f->finished, i), f);
-          g_object_unref (g_ptr_array_index (f->finished, i));
-        }
-      g_ptr_array_set_size (f->finished, 0);
-      g_clear_object (&f->chat);
-      g_clear_object (&f->agent);
-      break;
-    case ACT_NONE:
-    default:
-      break;
-    }
-}
+/* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
+typedef MendTestHostileAcp Fixture;
+typedef MendTestAct Action;
 
 static const char *action_names[] = { NULL, "stop", "close", "terminate", "unref", "submit", "set-profile" };
-
-static void
-on_waiting_act (MendTurn      *turn,
-                MendRetryWait *wait,
-                Fixture       *f)
-{
-  act (f);
-}
-
-static void
-on_turn_started_act (MendChat *chat,
-                     MendTurn *turn,
-                     Fixture  *f)
-{
-  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting_act), f);
-}
-
-static void
-on_turn_finished_act (MendChat *chat,
-                      MendTurn *turn,
-                      Fixture  *f)
-{
-  act (f);
-}
 
 static void
 on_profile_act (MendAcpAgent *agent,
                 GParamSpec   *pspec,
                 Fixture      *f)
 {
-  act (f);
+  mend_test_hostile_acp_act (f);
 }
 
 /* Done once the handler acted and the chat, when it was dropped, is
@@ -112,7 +43,7 @@ settled (Fixture       *f,
 
   if (f->chat == NULL)
     return weak[0] == NULL && weak[1] == NULL;
-  return f->action == ACT_NONE && f->finished->len >= 1 &&
+  return f->action == MEND_TEST_ACT_NONE && f->finished->len >= 1 &&
          mend_chat_get_turn (f->chat) == NULL;
 }
 
@@ -125,7 +56,7 @@ run_settled (Fixture *f)
 
   g_object_add_weak_pointer (weak[0], &weak[0]);
   g_object_add_weak_pointer (weak[1], &weak[1]);
-  run_until (f, settled, weak);
+  mend_test_hostile_acp_run_until (f, settled, weak);
   if (f->chat == NULL)
     {
       g_assert_null (weak[0]);
@@ -142,7 +73,7 @@ first_failure (Fixture *f)
 {
   if (f->failures->len > 0)
     return g_ptr_array_index (f->failures, 0);
-  return mend_turn_get_last_failure (finished (f, 0));
+  return mend_turn_get_last_failure (mend_test_hostile_acp_finished (f, 0));
 }
 
 static gboolean
@@ -167,8 +98,8 @@ run_for_ms (Fixture *f,
   gboolean over = FALSE;
 
   g_timeout_add (ms, set_flag, &over);
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, NULL,
-                        (RealAgentCheck) flag_is_set, f, &over, "the time to pass");
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (f->clock), NULL, NULL,
+                             (MendTestAgentCheck) flag_is_set, f, &over, "the time to pass");
 }
 
 /* The idle timeout */
@@ -202,16 +133,16 @@ test_idle_timeout_changed_mid_attempt (Fixture       *f,
                                        gconstpointer  data)
 {
   g_autofree char *script =
-    g_strdup_printf ("{'runs': [{'session/prompt': [[" CHUNK ("Working") ", {'sleep': %u}, " CHUNK ("Still working") ","
-                     " {'sleep': %u}, " END_TURN "]]}]}", ms (IDLE_MS * 6 / 10), ms (IDLE_MS * 6 / 10));
+    g_strdup_printf ("{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Working") ", {'sleep': %u}, " MEND_TEST_ACP_CHUNK ("Still working") ","
+                     " {'sleep': %u}, " MEND_TEST_ACP_END_TURN "]]}]}", ms (IDLE_MS * 6 / 10), ms (IDLE_MS * 6 / 10));
   MendTurn *turn;
 
-  start_chat (f, script);
+  mend_test_hostile_acp_start_chat (f, script);
   mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
   g_signal_connect (f->agent, "update", G_CALLBACK (on_update_idle_off), f);
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  turn = finished (f, 0);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
@@ -232,12 +163,12 @@ test_idle_timeout_restarts_with_the_agent (Fixture       *f,
                      "          {'initialize': [{'sleep': %u}, {'answer': {'protocolVersion': 1}}]}]}", ms (IDLE_MS / 4));
   MendTurn *turn;
 
-  start_chat (f, script);
+  mend_test_hostile_acp_start_chat (f, script);
   mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
   mend_acp_agent_set_cancel_grace_ms (f->agent, ms (2 * IDLE_MS - IDLE_MS / 10));
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  turn = finished (f, 0);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
@@ -263,18 +194,18 @@ test_idle_timer_outlived (Fixture       *f,
 {
   gpointer weak[2];
 
-  start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}]}");
   mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS / 5));
-  submit (f, "Fix the build");
-  run_until (f, log_has, "session/prompt");
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_log_has, "session/prompt");
 
   weak[0] = f->chat;
   weak[1] = f->agent;
   g_object_add_weak_pointer (weak[0], &weak[0]);
   g_object_add_weak_pointer (weak[1], &weak[1]);
-  f->action = ACT_UNREF;
-  act (f);
-  run_until (f, both_gone, weak);
+  f->action = MEND_TEST_ACT_UNREF;
+  mend_test_hostile_acp_act (f);
+  mend_test_hostile_acp_run_until (f, both_gone, weak);
   run_for_ms (f, ms (IDLE_MS));
 }
 
@@ -288,7 +219,7 @@ on_record_scheduled_act (MendChat   *chat,
                          Fixture    *f)
 {
   if (strstr (json, "\"scheduled\"") != NULL)
-    act (f);
+    mend_test_hostile_acp_act (f);
 }
 
 /* The idle timeout's failure is transient: the turn waits for its retry,
@@ -300,34 +231,34 @@ test_idle_timeout_reentrant (Fixture       *f,
   Action action = GPOINTER_TO_INT (data) % ON_RECORD;
   MendTurn *turn;
 
-  start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}, {}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}, {}]}");
   mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
   if (GPOINTER_TO_INT (data) & ON_RECORD)
     g_signal_connect (f->chat, "record", G_CALLBACK (on_record_scheduled_act), f);
   else
-    g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_act), f);
+    g_signal_connect (f->chat, "turn-started", G_CALLBACK (mend_test_hostile_acp_on_turn_started_act), f);
   f->action = action;
-  submit (f, "Fix the build");
+  mend_test_hostile_acp_submit (f, "Fix the build");
   if (!run_settled (f))
     return;
 
-  turn = finished (f, 0);
+  turn = mend_test_hostile_acp_finished (f, 0);
   g_assert_cmpint (mend_failure_get_reason (first_failure (f)), ==, MEND_REASON_TIMEOUT);
   switch (action)
     {
-    case ACT_STOP:
-    case ACT_CLOSE:
+    case MEND_TEST_ACT_STOP:
+    case MEND_TEST_ACT_CLOSE:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
       break;
-    case ACT_TERMINATE:
-    case ACT_SUBMIT:
+    case MEND_TEST_ACT_TERMINATE:
+    case MEND_TEST_ACT_SUBMIT:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
       g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
-      if (action == ACT_SUBMIT)
+      if (action == MEND_TEST_ACT_SUBMIT)
         {
-          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+          mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
         }
       break;
     default:
@@ -345,34 +276,34 @@ test_profile_reentrant (Fixture       *f,
   Action action = GPOINTER_TO_INT (data);
   MendTurn *turn;
 
-  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}]}]}");
   g_signal_connect (f->agent, "notify::profile", G_CALLBACK (on_profile_act), f);
   f->action = action;
-  submit (f, "Fix the build");
+  mend_test_hostile_acp_submit (f, "Fix the build");
   if (!run_settled (f))
     return;
 
-  turn = finished (f, 0);
+  turn = mend_test_hostile_acp_finished (f, 0);
   switch (action)
     {
-    case ACT_STOP:
-    case ACT_CLOSE:
+    case MEND_TEST_ACT_STOP:
+    case MEND_TEST_ACT_CLOSE:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
       break;
-    case ACT_TERMINATE:
+    case MEND_TEST_ACT_TERMINATE:
       /* Ended as it answered: the retry starts it again. */
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
       g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
       break;
-    case ACT_SET_PROFILE:
+    case MEND_TEST_ACT_SET_PROFILE:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpstr (mend_acp_profile_get_name (mend_acp_agent_get_profile (f->agent)), ==, "the-apps");
       break;
-    case ACT_SUBMIT:
+    case MEND_TEST_ACT_SUBMIT:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-      run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-      g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
       break;
     default:
       g_assert_not_reached ();
@@ -387,7 +318,7 @@ test_profile_reentrant (Fixture       *f,
  * once with nothing. */
 #define FALSE_END_TURN \
   "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}]," \
-  "           'session/prompt': [[" OVERLOADED "], [" ANSWER_END_TURN "]]}," \
+  "           'session/prompt': [[" MEND_TEST_ACP_OVERLOADED "], [" MEND_TEST_ACP_ANSWER_END_TURN "]]}," \
   "          {'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}]," \
   "           'session/load': [%s]}]}"
 
@@ -397,7 +328,7 @@ on_waiting_empty_act (MendTurn      *turn,
                       Fixture       *f)
 {
   if (mend_failure_get_reason (mend_retry_wait_get_failure (wait)) == MEND_REASON_EMPTY)
-    act (f);
+    mend_test_hostile_acp_act (f);
 }
 
 static void
@@ -417,32 +348,32 @@ test_false_end_turn_reentrant (Fixture       *f,
   g_autofree char *script = g_strdup_printf (FALSE_END_TURN, "{'answer': {}}");
   MendTurn *turn;
 
-  start_chat (f, script);
+  mend_test_hostile_acp_start_chat (f, script);
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_empty_act), f);
   f->action = action;
-  submit (f, "Fix the build");
+  mend_test_hostile_acp_submit (f, "Fix the build");
   if (!run_settled (f))
     return;
 
-  turn = finished (f, 0);
+  turn = mend_test_hostile_acp_finished (f, 0);
   g_assert_cmpuint (f->failures->len, >=, 2);
   g_assert_cmpint (mend_failure_get_reason (g_ptr_array_index (f->failures, 1)), ==, MEND_REASON_EMPTY);
   switch (action)
     {
-    case ACT_STOP:
-    case ACT_CLOSE:
+    case MEND_TEST_ACT_STOP:
+    case MEND_TEST_ACT_CLOSE:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
       break;
-    case ACT_TERMINATE:
-    case ACT_SUBMIT:
+    case MEND_TEST_ACT_TERMINATE:
+    case MEND_TEST_ACT_SUBMIT:
       g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 3);
       g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
       g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
-      if (action == ACT_SUBMIT)
+      if (action == MEND_TEST_ACT_SUBMIT)
         {
-          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+          mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
         }
       break;
     default:
@@ -460,18 +391,18 @@ test_false_end_turn_then_load_fails (Fixture       *f,
   g_autofree char *script = g_strdup_printf (FALSE_END_TURN,
                                              "{'error': {'code': -32603, 'message': 'Internal error',"
                                              " 'data': {'details': 'No previous sessions found for this project.'}}}");
-  MendTurn *turn = run_one_turn (f, script);
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, script);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 3);
   g_assert_error ((GError *) mend_failure_get_error (mend_turn_get_last_failure (turn)),
                   MEND_RETRY_ERROR, MEND_RETRY_ERROR_SESSION_LOST);
-  g_assert_cmpuint (log_count (f, "session/prompt"), ==, 2);
+  g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "session/prompt"), ==, 2);
 
   mend_chat_send_next (f->chat);
-  submit (f, "Post the notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
@@ -496,25 +427,25 @@ test_lost_reentrant (Fixture       *f,
 {
   Action action = GPOINTER_TO_INT (data);
 
-  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
-                 "           'session/load': [" LOAD_FAILS "]}, {}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                                       "           'session/load': [" LOAD_FAILS "]}, {}]}");
   mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
-  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished_act), f);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (mend_test_hostile_acp_on_turn_finished_act), f);
   f->action = action;
-  submit (f, "Fix the build");
+  mend_test_hostile_acp_submit (f, "Fix the build");
   if (!run_settled (f))
     return;
 
-  assert_session_lost (finished (f, 0));
-  if (action == ACT_SUBMIT)
+  assert_session_lost (mend_test_hostile_acp_finished (f, 0));
+  if (action == MEND_TEST_ACT_SUBMIT)
     {
       /* Sent to the new session. */
-      run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-      g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
       g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
       g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
     }
-  if (action == ACT_CLOSE)
+  if (action == MEND_TEST_ACT_CLOSE)
     g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_CLOSED);
 }
 
@@ -524,30 +455,30 @@ static void
 test_lost_again_and_again (Fixture       *f,
                            gconstpointer  data)
 {
-  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
-                 "           'session/load': [" LOAD_FAILS "], 'session/prompt': [[{'exit': 1}]]},"
-                 "          {'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
-                 "           'session/load': [" LOAD_FAILS "]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                                       "           'session/load': [" LOAD_FAILS "], 'session/prompt': [[{'exit': 1}]]},"
+                                       "          {'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                                       "           'session/load': [" LOAD_FAILS "]}]}");
   mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  assert_session_lost (finished (f, 0));
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  assert_session_lost (mend_test_hostile_acp_finished (f, 0));
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 0)), ==, 1);
 
   /* The agent exits during the prompt; started again, it cannot load the
    * session it opened. */
   mend_chat_send_next (f->chat);
-  submit (f, "Post the notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  assert_session_lost (finished (f, 1));
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 2);
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  assert_session_lost (mend_test_hostile_acp_finished (f, 1));
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 1)), ==, 2);
 
   mend_chat_send_next (f->chat);
-  submit (f, "Post the notes again");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (3));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_hostile_acp_submit (f, "Post the notes again");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (3));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
-  g_assert_cmpuint (log_count (f, "session/load"), ==, 2);
+  g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "session/load"), ==, 2);
 }
 
 static void
@@ -556,7 +487,7 @@ on_running_stop (MendAcpAgent *agent,
                  Fixture      *f)
 {
   if (mend_agent_get_running (MEND_AGENT (agent)))
-    act (f);
+    mend_test_hostile_acp_act (f);
 }
 
 /* The session could not be loaded after a Stop that came as the agent
@@ -566,27 +497,27 @@ static void
 test_lost_without_an_attempt (Fixture       *f,
                               gconstpointer  data)
 {
-  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
-                 "           'session/load': [{'sleep': 300}, " LOAD_FAILS "]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, " LOADS "}}],"
+                                       "           'session/load': [{'sleep': 300}, " LOAD_FAILS "]}]}");
   mend_acp_agent_set_cancel_grace_ms (f->agent, 10000);
   mend_agent_set_session_id (MEND_AGENT (f->agent), "a-session-the-agent-lost");
   g_signal_connect (f->agent, "notify::running", G_CALLBACK (on_running_stop), f);
-  f->action = ACT_STOP;
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
-  run_until (f, log_has, "session/new");
+  f->action = MEND_TEST_ACT_STOP;
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_STOPPED);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_log_has, "session/new");
 
-  submit (f, "Post the notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  assert_session_lost (finished (f, 1));
-  g_assert_false (log_has (f, "Post the notes"));
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  assert_session_lost (mend_test_hostile_acp_finished (f, 1));
+  g_assert_false (mend_test_hostile_acp_log_has (f, "Post the notes"));
 
   /* Told once: the next prompt goes to the new session. */
   mend_chat_send_next (f->chat);
-  submit (f, "Post the notes again");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (3));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_hostile_acp_submit (f, "Post the notes again");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (3));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
@@ -602,49 +533,49 @@ test_dropped_prompt_stays_with_its_chat (Fixture       *f,
   g_autoptr(GError) error = NULL;
   const char *continue_prompt;
 
-  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}],"
-                 "           'session/prompt': [[{'error': {'code': 400, 'message': 'Request contains an invalid argument.'}}],"
-                 "                              [" END_TURN "]]}]}");
-  submit (f, "The first chat's prompt");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_FAILED);
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentInfo': {'name': 'gemini-cli'}}}],"
+                                       "           'session/prompt': [[{'error': {'code': 400, 'message': 'Request contains an invalid argument.'}}],"
+                                       "                              [" MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_submit (f, "The first chat's prompt");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_FAILED);
 
   /* The first chat goes; another has the agent. */
   mend_chat_close (f->chat);
   g_signal_handlers_disconnect_by_data (f->chat, f);
   g_assert_finalize_object (g_steal_pointer (&f->chat));
   f->chat = g_object_new (MEND_TYPE_CHAT, "id", "chat-attack-acp-2", "clock", f->clock, "sender", f->agent, NULL);
-  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
-  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (mend_test_hostile_acp_on_turn_started), f);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (mend_test_hostile_acp_on_turn_finished), f);
   continue_prompt = mend_chat_get_continue_prompt (f->chat);
   g_assert_true (mend_chat_submit (f->chat, continue_prompt, NULL, &error));
   g_assert_no_error (error);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
 
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (log_count (f, "The first chat's prompt"), ==, 1);
-  g_assert_true (log_has (f, continue_prompt));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "The first chat's prompt"), ==, 1);
+  g_assert_true (mend_test_hostile_acp_log_has (f, continue_prompt));
 }
 
 int
 main (int   argc,
       char *argv[])
 {
-  static const Action idle_actions[] = { ACT_STOP, ACT_CLOSE, ACT_TERMINATE, ACT_UNREF, ACT_SUBMIT };
+  static const Action idle_actions[] = { MEND_TEST_ACT_STOP, MEND_TEST_ACT_CLOSE, MEND_TEST_ACT_TERMINATE, MEND_TEST_ACT_UNREF, MEND_TEST_ACT_SUBMIT };
   static const int record_actions[] = {
-    ON_RECORD | ACT_STOP, ON_RECORD | ACT_CLOSE, ON_RECORD | ACT_TERMINATE, ON_RECORD | ACT_UNREF, ON_RECORD | ACT_SUBMIT
+    ON_RECORD | MEND_TEST_ACT_STOP, ON_RECORD | MEND_TEST_ACT_CLOSE, ON_RECORD | MEND_TEST_ACT_TERMINATE, ON_RECORD | MEND_TEST_ACT_UNREF, ON_RECORD | MEND_TEST_ACT_SUBMIT
   };
-  static const Action profile_actions[] = { ACT_STOP, ACT_CLOSE, ACT_TERMINATE, ACT_UNREF, ACT_SET_PROFILE, ACT_SUBMIT };
+  static const Action profile_actions[] = { MEND_TEST_ACT_STOP, MEND_TEST_ACT_CLOSE, MEND_TEST_ACT_TERMINATE, MEND_TEST_ACT_UNREF, MEND_TEST_ACT_SET_PROFILE, MEND_TEST_ACT_SUBMIT };
 
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, mend_test_hostile_acp_set_up, func, mend_test_hostile_acp_tear_down)
 #define ADD_ACTIONS(prefix, actions, func) \
   for (guint i = 0; i < G_N_ELEMENTS (actions); i++) \
     { \
       g_autofree char *path = g_strdup_printf ("/Mend/AttackAcp/" prefix "/%s", action_names[actions[i] % ON_RECORD]); \
-      g_test_add (path, Fixture, GINT_TO_POINTER (actions[i]), fixture_set_up, func, fixture_tear_down); \
+      g_test_add (path, Fixture, GINT_TO_POINTER (actions[i]), mend_test_hostile_acp_set_up, func, mend_test_hostile_acp_tear_down); \
     }
 
   ADD ("idle/changed-mid-attempt-applies-from-the-next", test_idle_timeout_changed_mid_attempt);

@@ -17,9 +17,12 @@
 
 #include <libmend.h>
 
-#include "hostile-server.h"
 #include "mend-acp-agent-private.h"
-#include "hostile-acp-fixture.h"
+#include "mend-test-utils.h"
+
+/* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
+typedef MendTestHostileAcp Fixture;
+typedef MendTestAct Action;
 
 /* The first run misbehaves in its first prompt; the run is ended, and the
  * retry starts the agent again, which answers. */
@@ -28,7 +31,7 @@ assert_run_ended_and_retried (Fixture    *f,
                               const char *first_prompt)
 {
   g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[%s]]}, {}]}", first_prompt);
-  MendTurn *turn = run_one_turn (f, script);
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, script);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
@@ -41,7 +44,7 @@ assert_run_ended_and_retried (Fixture    *f,
 
 /* Enough to see the memory of a missing bound; under the sanitizers,
  * where each request costs more, enough to pass the bound many times. */
-#ifdef HOSTILE_ASAN
+#ifdef MEND_TEST_ASAN
 #define N_FLOOD 1000
 #else
 #define N_FLOOD 20000
@@ -81,21 +84,21 @@ test_request_flood (Fixture       *f,
   const char *method = data;
   g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[{'flood': %u, 'method': '%s'}, %s, %s, "
                                              "{'deaf': true}]]}]}",
-                                             N_FLOOD, method, CHUNK ("flooded"), END_TURN);
+                                             N_FLOOD, method, MEND_TEST_ACP_CHUNK ("flooded"), MEND_TEST_ACP_END_TURN);
   gboolean take = g_str_equal (method, "fs/read_text_file");
   MendAcpBacklog backlog;
   gsize before;
   gsize after;
   MendTurn *turn;
 
-  start_chat (f, script);
+  mend_test_hostile_acp_start_chat (f, script);
   if (take)
     g_signal_connect (f->agent, "request", G_CALLBACK (on_request_taken), f);
   before = resident_bytes ();
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   after = resident_bytes ();
-  turn = finished (f, 0);
+  turn = mend_test_hostile_acp_finished (f, 0);
 
   g_test_message ("%u requests of %s: resident %" G_GSIZE_FORMAT " kB before, %" G_GSIZE_FORMAT " kB after",
                   N_FLOOD, method, before / 1024, after / 1024);
@@ -117,7 +120,7 @@ test_request_flood (Fixture       *f,
       g_assert_cmpuint (f->n_requests, ==, MEND_ACP_AGENT_MAX_REQUESTS);
       g_assert_cmpuint (backlog.n_kept, ==, MEND_ACP_AGENT_MAX_REQUESTS);
     }
-#ifndef HOSTILE_ASAN
+#ifndef MEND_TEST_ASAN
   if (!RUNNING_ON_VALGRIND)
     g_assert_cmpuint (after, <, before + 8 * 1024 * 1024);
 #endif
@@ -156,7 +159,7 @@ test_line_over_the_limit (Fixture       *f,
   assert_run_ended_and_retried (f, "{'big': 17000000}");
   /* Only the retry's answer. */
   g_assert_cmpuint (f->updates->len, ==, 1);
-  g_assert_cmpuint (count_updates (f, "Done."), ==, 1);
+  g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "Done."), ==, 1);
 }
 
 /* A line well under the limit is an update like any other. */
@@ -164,7 +167,7 @@ static void
 test_large_line_is_read (Fixture       *f,
                          gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, " ANSWER_END_TURN "]]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, " MEND_TEST_ACP_ANSWER_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->updates->len, ==, 1);
@@ -179,12 +182,12 @@ test_large_prompt (Fixture       *f,
 {
   g_autofree char *prompt = g_strnfill (200000, 'p');
 
-  start_chat (f, "{'runs': [{}]}");
-  submit (f, prompt);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{}]}");
+  mend_test_hostile_acp_submit (f, prompt);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
 
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_true (log_has (f, prompt));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_hostile_acp_log_has (f, prompt));
 }
 
 /* The prompt answered twice: the turn keeps its first answer; the run is
@@ -193,16 +196,16 @@ static void
 test_second_answer (Fixture       *f,
                     gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[" END_TURN ", " END_TURN "]]}, {}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_END_TURN ", " MEND_TEST_ACP_END_TURN "]]}, {}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
-  run_until (f, not_running, NULL);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_not_running, NULL);
 
-  submit (f, "Post the notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 1)), ==, 1);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
@@ -216,9 +219,9 @@ test_stray_error_is_logged (Fixture       *f,
 
   g_test_expect_message ("jsonrpc-client", G_LOG_LEVEL_WARNING, "Received error for task 4242 which is unknown");
   g_test_expect_message ("jsonrpc-client", G_LOG_LEVEL_WARNING, "Unhandled RPC from peer!");
-  turn = run_one_turn (f,
+  turn = mend_test_hostile_acp_run_one_turn (f,
     "{'runs': [{'session/prompt': [[{'send': {'jsonrpc': '2.0', 'id': 4242, 'error': {'code': 1, 'message': 'no'}}},"
-    "                               {'send': {'jsonrpc': '2.0', 'id': 4243}}, " END_TURN "]]}]}");
+    "                               {'send': {'jsonrpc': '2.0', 'id': 4243}}, " MEND_TEST_ACP_END_TURN "]]}]}");
   g_test_assert_expected_messages ();
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
@@ -230,19 +233,19 @@ static void
 test_session_new_wrong_type (Fixture       *f,
                              gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/new': [{'answer': 'hostile-session'}]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/new': [{'answer': 'hostile-session'}]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
   g_assert_null (mend_agent_get_session_id (MEND_AGENT (f->agent)));
-  g_assert_false (log_has (f, "session/prompt"));
+  g_assert_false (mend_test_hostile_acp_log_has (f, "session/prompt"));
 }
 
 static void
 test_prompt_result_wrong_type (Fixture       *f,
                                gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f, "{'runs': [{'session/prompt': [[{'answer': 'end_turn'}], [" END_TURN "]]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[{'answer': 'end_turn'}], [" MEND_TEST_ACP_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
@@ -250,9 +253,9 @@ test_prompt_result_wrong_type (Fixture       *f,
 
   /* The run is sound: the next turn goes to it. */
   mend_chat_send_next (f->chat);
-  submit (f, "Try again");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_hostile_acp_submit (f, "Try again");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
 
@@ -262,7 +265,7 @@ test_initialize_wrong_type (Fixture       *f,
 {
   MendTurn *turn;
 
-  turn = run_one_turn (f, "{'runs': [{'initialize': [{'answer': [1, 'two', {'agentCapabilities': true}]}]}]}");
+  turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'initialize': [{'answer': [1, 'two', {'agentCapabilities': true}]}]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
@@ -286,13 +289,13 @@ test_request_without_id (Fixture       *f,
 {
   MendTurn *turn;
 
-  start_chat (f,
+  mend_test_hostile_acp_start_chat (f,
     "{'runs': [{'session/prompt': [[{'send': {'jsonrpc': '2.0', 'method': 'session/request_permission',"
-    "  'params': {'sessionId': '$SESSION', 'options': []}}}, " END_TURN "]]}]}");
+    "  'params': {'sessionId': '$SESSION', 'options': []}}}, " MEND_TEST_ACP_END_TURN "]]}]}");
   g_signal_connect (f->agent, "request", G_CALLBACK (on_request_count), f);
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  turn = finished (f, 0);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->n_requests, ==, 0);
@@ -302,14 +305,14 @@ static void
 test_update_for_another_session (Fixture       *f,
                                  gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f,
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f,
     "{'runs': [{'session/prompt': [[{'send': {'jsonrpc': '2.0', 'method': 'session/update', 'params': {"
     "  'sessionId': 'another-session', 'update': {'sessionUpdate': 'agent_message_chunk',"
-    "  'content': {'type': 'text', 'text': 'Not yours'}}}}}, " CHUNK ("Yours") ", " END_TURN "]]}]}");
+    "  'content': {'type': 'text', 'text': 'Not yours'}}}}}, " MEND_TEST_ACP_CHUNK ("Yours") ", " MEND_TEST_ACP_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (count_updates (f, "Not yours"), ==, 0);
-  g_assert_cmpuint (count_updates (f, "Yours"), ==, 1);
+  g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "Not yours"), ==, 0);
+  g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "Yours"), ==, 1);
 }
 
 /* Before session/new is answered there is no session an update can be
@@ -318,15 +321,15 @@ static void
 test_update_before_session (Fixture       *f,
                             gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f,
-    "{'runs': [{'session/new': [" CHUNK ("Too early") ","
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f,
+    "{'runs': [{'session/new': [" MEND_TEST_ACP_CHUNK ("Too early") ","
     "  {'send': {'jsonrpc': '2.0', 'method': 'session/update', 'params': {'update': {"
     "    'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': 'No session'}}}}},"
     "  {'answer': {'sessionId': '$SESSION'}}]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (count_updates (f, "Too early"), ==, 0);
-  g_assert_cmpuint (count_updates (f, "No session"), ==, 0);
+  g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "Too early"), ==, 0);
+  g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "No session"), ==, 0);
   /* Only the prompt's answer. */
   g_assert_cmpuint (f->updates->len, ==, 1);
 }
@@ -339,7 +342,7 @@ assert_exit_fails_the_attempt (Fixture    *f,
 {
   g_autofree char *script = g_strdup_printf ("{'runs': [{'%s': [{'stderr': 'fatal: the config is unreadable'},"
                                              " {'exit': 3}]}, {}]}", phase);
-  MendTurn *turn = run_one_turn (f, script);
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, script);
   MendFailure *failure;
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
@@ -375,18 +378,18 @@ test_never_answers (Fixture       *f,
 {
   g_autofree char *script = g_strdup_printf ("{'runs': [{'%s': [{'hang': true}]}, {}]}", (const char *) data);
 
-  start_chat (f, script);
-  submit (f, "Fix the build");
-  run_until (f, log_has, data);
+  mend_test_hostile_acp_start_chat (f, script);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_log_has, data);
 
   mend_chat_stop (f->chat);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_STOPPED);
 
-  submit (f, "Fix the build again");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  mend_test_hostile_acp_submit (f, "Fix the build again");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 1)), ==, 1);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
@@ -397,20 +400,20 @@ static void
 test_exit_during_grace (Fixture       *f,
                         gconstpointer  data)
 {
-  start_chat (f, "{'runs': [{'session/prompt': [[{'wait': 'session/cancel'}, {'exit': 0}]]}, {}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[{'wait': 'session/cancel'}, {'exit': 0}]]}, {}]}");
   mend_acp_agent_set_cancel_grace_ms (f->agent, 60000);
-  submit (f, "Fix the build");
-  submit (f, "Post the notes");
-  run_until (f, log_has, "session/prompt");
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_log_has, "session/prompt");
 
   mend_chat_stop (f->chat);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_STOPPED);
 
   mend_chat_send_next (f->chat);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 1)), ==, 1);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 1)), ==, 1);
   g_assert_cmpuint (f->failures->len, ==, 0);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
@@ -430,13 +433,13 @@ static void
 test_stderr_without_end (Fixture       *f,
                          gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f,
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f,
     "{'runs': [{'initialize': [{'stderr_forever': true},"
     "  {'answer': {'protocolVersion': 1, 'agentCapabilities': {}}}]}]}");
   g_autofree char *tail = NULL;
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  run_until (f, stderr_is_read, NULL);
+  mend_test_hostile_acp_run_until (f, stderr_is_read, NULL);
   tail = mend_agent_dup_stderr (MEND_AGENT (f->agent));
   g_assert_nonnull (tail);
   g_assert_cmpuint (strlen (tail), <=, MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
@@ -469,16 +472,16 @@ static void
 test_request_then_exit (Fixture       *f,
                         gconstpointer  data)
 {
-  start_chat (f, "{'runs': [{'session/prompt': [[" PERMISSION ", {'exit': 0}]]}, {}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_PERMISSION ", {'exit': 0}]]}, {}]}");
   g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
-  submit (f, "Fix the build");
-  run_until (f, request_held, NULL);
-  run_until (f, not_running, NULL);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, request_held, NULL);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_not_running, NULL);
 
   g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, "{\"outcome\": {\"outcome\": \"cancelled\"}}"));
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 0)), ==, 2);
   g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, NULL));
 }
 
@@ -488,22 +491,22 @@ static void
 test_answer_after_turn (Fixture       *f,
                         gconstpointer  data)
 {
-  start_chat (f, "{'runs': [{'session/prompt': [[" PERMISSION ", " END_TURN "],"
-                 " [" END_TURN "]]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_PERMISSION ", " MEND_TEST_ACP_END_TURN "],"
+                                       " [" MEND_TEST_ACP_END_TURN "]]}]}");
   g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->held_request, !=, 0);
 
   g_assert_true (mend_acp_agent_respond (f->agent, f->held_request,
                                          "{\"outcome\": {\"outcome\": \"selected\", \"optionId\": \"yes\"}}"));
   g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, NULL));
-  submit (f, "Post the notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (log_count (f, "\"perm-1\""), ==, 1);
-  g_assert_true (log_has (f, "\"yes\""));
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "\"perm-1\""), ==, 1);
+  g_assert_true (mend_test_hostile_acp_log_has (f, "\"yes\""));
 }
 
 /* An answer that is not JSON is refused and the request kept: the app
@@ -512,17 +515,17 @@ static void
 test_bad_answer_keeps_the_request (Fixture       *f,
                                    gconstpointer  data)
 {
-  start_chat (f, "{'runs': [{'session/prompt': [[" PERMISSION ", {'wait_reply': 'perm-1'}, " END_TURN "]]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_PERMISSION ", {'wait_reply': 'perm-1'}, " MEND_TEST_ACP_END_TURN "]]}]}");
   g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
-  submit (f, "Fix the build");
-  run_until (f, request_held, NULL);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, request_held, NULL);
 
   g_assert_false (mend_acp_agent_respond (f->agent, f->held_request, "{\"outcome\": "));
   g_assert_true (mend_acp_agent_respond (f->agent, f->held_request,
                                          "{\"outcome\": {\"outcome\": \"selected\", \"optionId\": \"yes\"}}"));
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (log_count (f, "\"perm-1\""), ==, 1);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "\"perm-1\""), ==, 1);
 }
 
 /* Re-entrant handlers */
@@ -542,42 +545,6 @@ typedef struct
   Action action;
 } Reentry;
 
-static void
-act (Fixture *f)
-{
-  Action action = f->action;
-
-  f->action = ACT_NONE;
-  switch (action)
-    {
-    case ACT_STOP:
-      mend_chat_stop (f->chat);
-      break;
-    case ACT_CLOSE:
-      mend_chat_close (f->chat);
-      break;
-    case ACT_TERMINATE:
-      mend_agent_terminate (MEND_AGENT (f->agent));
-      break;
-    case ACT_UNREF:
-      /* The test's are the last references: the turns it kept go too. */
-      g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_signal_handlers_disconnect_by_data (f->agent, f);
-      for (guint i = 0; i < f->finished->len; i++)
-        {
-          g_signal_handlers_disconnect_by_data (g_ptr_array_index (f->finished, i), f);
-          g_object_unref (g_ptr_array_index (f->finished, i));
-        }
-      g_ptr_array_set_size (f->finished, 0);
-      g_clear_object (&f->chat);
-      g_clear_object (&f->agent);
-      break;
-    case ACT_NONE:
-    default:
-      break;
-    }
-}
-
 static gboolean
 on_request_act (MendAcpAgent *agent,
                 const char   *method,
@@ -586,7 +553,7 @@ on_request_act (MendAcpAgent *agent,
                 Fixture      *f)
 {
   f->n_requests++;
-  act (f);
+  mend_test_hostile_acp_act (f);
   return FALSE;
 }
 
@@ -596,31 +563,7 @@ on_update_act (MendAcpAgent *agent,
                const char   *json,
                Fixture      *f)
 {
-  act (f);
-}
-
-static void
-on_waiting_act (MendTurn      *turn,
-                MendRetryWait *wait,
-                Fixture       *f)
-{
-  act (f);
-}
-
-static void
-on_turn_started_act (MendChat *chat,
-                     MendTurn *turn,
-                     Fixture  *f)
-{
-  g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting_act), f);
-}
-
-static void
-on_turn_finished_act (MendChat *chat,
-                      MendTurn *turn,
-                      Fixture  *f)
-{
-  act (f);
+  mend_test_hostile_acp_act (f);
 }
 
 /* As the agent starts, before the attempt is under way. */
@@ -630,7 +573,7 @@ on_running_act (MendAcpAgent *agent,
                 Fixture      *f)
 {
   if (mend_agent_get_running (MEND_AGENT (agent)))
-    act (f);
+    mend_test_hostile_acp_act (f);
 }
 
 static gboolean
@@ -655,13 +598,13 @@ test_reentrant (Fixture       *f,
   /* The first prompt: an overloaded model; or a success; or output, a
    * permission request, then the answer to a Stop. */
   if (r->hook == HOOK_WAITING)
-    start_chat (f, "{'runs': [{'session/prompt': [[" OVERLOADED "], [" END_TURN "]]}, {}]}");
+    mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_OVERLOADED "], [" MEND_TEST_ACP_END_TURN "]]}, {}]}");
   else if (r->hook == HOOK_TURN_FINISHED || r->hook == HOOK_RUNNING)
-    start_chat (f, "{'runs': [{}]}");
+    mend_test_hostile_acp_start_chat (f, "{'runs': [{}]}");
   else
-    start_chat (f, "{'runs': [{'session/prompt': [[" CHUNK ("Working") ", " PERMISSION ","
-                   " {'wait': 'session/cancel'}, {'wait_reply': 'perm-1'},"
-                   " {'answer': {'stopReason': 'cancelled'}}], [" END_TURN "]]}, {}]}");
+    mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Working") ", " MEND_TEST_ACP_PERMISSION ","
+                                         " {'wait': 'session/cancel'}, {'wait_reply': 'perm-1'},"
+                                         " {'answer': {'stopReason': 'cancelled'}}], [" MEND_TEST_ACP_END_TURN "]]}, {}]}");
 
   f->action = r->action;
   switch (r->hook)
@@ -673,14 +616,14 @@ test_reentrant (Fixture       *f,
       g_signal_connect (f->agent, "update", G_CALLBACK (on_update_act), f);
       break;
     case HOOK_WAITING:
-      g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_act), f);
+      g_signal_connect (f->chat, "turn-started", G_CALLBACK (mend_test_hostile_acp_on_turn_started_act), f);
       break;
     case HOOK_RUNNING:
       g_signal_connect (f->agent, "notify::running", G_CALLBACK (on_running_act), f);
       break;
     case HOOK_TURN_FINISHED:
     default:
-      g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished_act), f);
+      g_signal_connect (f->chat, "turn-finished", G_CALLBACK (mend_test_hostile_acp_on_turn_finished_act), f);
       break;
     }
 
@@ -688,11 +631,11 @@ test_reentrant (Fixture       *f,
   weak[1] = f->agent;
   g_object_add_weak_pointer (weak[0], &weak[0]);
   g_object_add_weak_pointer (weak[1], &weak[1]);
-  submit (f, "Fix the build");
-  run_until (f, settled, weak);
-  g_assert_cmpint (f->action, ==, ACT_NONE);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, settled, weak);
+  g_assert_cmpint (f->action, ==, MEND_TEST_ACT_NONE);
 
-  if (r->action == ACT_UNREF)
+  if (r->action == MEND_TEST_ACT_UNREF)
     {
       g_assert_null (weak[0]);
       g_assert_null (weak[1]);
@@ -701,30 +644,30 @@ test_reentrant (Fixture       *f,
   g_object_remove_weak_pointer (weak[0], &weak[0]);
   g_object_remove_weak_pointer (weak[1], &weak[1]);
 
-  state = mend_turn_get_state (finished (f, 0));
+  state = mend_turn_get_state (mend_test_hostile_acp_finished (f, 0));
   if (r->hook == HOOK_TURN_FINISHED)
     g_assert_cmpint (state, ==, MEND_TURN_SUCCEEDED);
-  else if (r->action == ACT_STOP || r->action == ACT_CLOSE)
+  else if (r->action == MEND_TEST_ACT_STOP || r->action == MEND_TEST_ACT_CLOSE)
     {
       g_assert_cmpint (state, ==, MEND_TURN_STOPPED);
       /* The permission request was answered once, as cancelled by the
        * Stop or denied after it; what the agent read before the next
        * prompt holds every answer. */
       /* Stopped as the agent started: its prompt never went. */
-      if (r->hook == HOOK_RUNNING && r->action == ACT_STOP)
+      if (r->hook == HOOK_RUNNING && r->action == MEND_TEST_ACT_STOP)
         {
-          submit (f, "Post the notes");
-          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-          g_assert_cmpuint (log_count (f, "session/prompt"), ==, 1);
-          g_assert_true (log_has (f, "Post the notes"));
+          mend_test_hostile_acp_submit (f, "Post the notes");
+          mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+          g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "session/prompt"), ==, 1);
+          g_assert_true (mend_test_hostile_acp_log_has (f, "Post the notes"));
         }
-      if ((r->hook == HOOK_REQUEST || r->hook == HOOK_UPDATE) && r->action == ACT_STOP)
+      if ((r->hook == HOOK_REQUEST || r->hook == HOOK_UPDATE) && r->action == MEND_TEST_ACT_STOP)
         {
-          submit (f, "Post the notes");
-          run_until (f, n_finished_is, GUINT_TO_POINTER (2));
-          g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-          g_assert_cmpuint (log_count (f, "\"perm-1\""), ==, 1);
+          mend_test_hostile_acp_submit (f, "Post the notes");
+          mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+          g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+          g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "\"perm-1\""), ==, 1);
           g_assert_cmpuint (f->n_requests, <=, 1);
         }
     }
@@ -733,19 +676,19 @@ test_reentrant (Fixture       *f,
       /* The agent ended while the retry waited, or as it started: the
        * retry starts it again. */
       g_assert_cmpint (state, ==, MEND_TURN_SUCCEEDED);
-      g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 2);
+      g_assert_cmpuint (mend_turn_get_attempt (mend_test_hostile_acp_finished (f, 0)), ==, 2);
       g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
     }
   else
     {
       /* Ended after its output: not replayed. */
       g_assert_cmpint (state, ==, MEND_TURN_FAILED);
-      g_assert_true (mend_failure_get_partial (mend_turn_get_last_failure (finished (f, 0))));
+      g_assert_true (mend_failure_get_partial (mend_turn_get_last_failure (mend_test_hostile_acp_finished (f, 0))));
     }
 
-  if (r->action == ACT_CLOSE)
+  if (r->action == MEND_TEST_ACT_CLOSE)
     g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_CLOSED);
-  if (r->action == ACT_TERMINATE)
+  if (r->action == MEND_TEST_ACT_TERMINATE)
     g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, r->hook == HOOK_WAITING || r->hook == HOOK_RUNNING ? 2 : 1);
 }
 
@@ -755,7 +698,7 @@ static void
 test_error_code_out_of_range (Fixture       *f,
                               gconstpointer  data)
 {
-  MendTurn *turn = run_one_turn (f,
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f,
     "{'runs': [{'session/prompt': [[{'error': {'code': 1e300, 'message': 'Internal error: Invalid API key'}}]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
@@ -782,7 +725,7 @@ test_prompt_not_utf8 (Fixture       *f,
   g_autoptr(MendTurn) turn = NULL;
   gboolean done = FALSE;
 
-  start_chat (f, "{'runs': [{}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{}]}");
   turn = g_object_new (MEND_TYPE_TURN, "prompt", "Fix the build \xff\xfe", "clock", f->clock, NULL);
   mend_turn_set_sender (turn, MEND_SENDER (f->agent));
   g_signal_connect (turn, "finished", G_CALLBACK (on_turn_finished_alone), &done);
@@ -792,7 +735,7 @@ test_prompt_not_utf8 (Fixture       *f,
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
-  g_assert_false (log_has (f, "session/prompt"));
+  g_assert_false (mend_test_hostile_acp_log_has (f, "session/prompt"));
   g_signal_handlers_disconnect_by_data (turn, &done);
 }
 
@@ -806,16 +749,16 @@ test_cwd_not_utf8 (Fixture       *f,
   MendTurn *turn;
 
   g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
-  start_chat (f, "{'runs': [{}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{}]}");
   mend_agent_set_cwd (MEND_AGENT (f->agent), dir);
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  turn = finished (f, 0);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
-  g_assert_false (log_has (f, "session/new"));
+  g_assert_false (mend_test_hostile_acp_log_has (f, "session/new"));
 }
 
 /* A session id to load that is not UTF-8 (from a saved state, say) is
@@ -826,14 +769,14 @@ test_session_id_not_utf8 (Fixture       *f,
 {
   MendTurn *turn;
 
-  start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true}}}]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true}}}]}]}");
   mend_agent_set_session_id (MEND_AGENT (f->agent), "saved-\xff");
-  submit (f, "Fix the build");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
-  turn = finished (f, 0);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
-  g_assert_false (log_has (f, "session/load"));
+  g_assert_false (mend_test_hostile_acp_log_has (f, "session/load"));
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
 }
 
@@ -848,9 +791,9 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, NULL, mend_test_hostile_acp_set_up, func, mend_test_hostile_acp_tear_down)
 #define ADD_DATA(path, data, func) \
-  g_test_add ("/Mend/AttackAcp/" path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/AttackAcp/" path, Fixture, data, mend_test_hostile_acp_set_up, func, mend_test_hostile_acp_tear_down)
 
   ADD ("not-json-ends-the-run-and-the-retry-starts-it-again", test_not_json);
   ADD ("reply-to-an-unknown-id-ends-the-run", test_reply_to_unknown_id);
@@ -883,14 +826,14 @@ main (int   argc,
   ADD_DATA ("request-flood-unread-denied-answers-stay-bounded", "session/request_permission", test_request_flood);
 
   for (guint h = 0; h < G_N_ELEMENTS (hooks); h++)
-    for (guint a = ACT_STOP; a <= ACT_UNREF; a++)
+    for (guint a = MEND_TEST_ACT_STOP; a <= MEND_TEST_ACT_UNREF; a++)
       {
-        Reentry *r = &reentries[h * 4 + a - ACT_STOP];
+        Reentry *r = &reentries[h * 4 + a - MEND_TEST_ACT_STOP];
         g_autofree char *path = g_strdup_printf ("/Mend/AttackAcp/reentrant/%s-handler-%s", hooks[h], actions[a]);
 
         r->hook = h;
         r->action = a;
-        g_test_add (path, Fixture, r, fixture_set_up, test_reentrant, fixture_tear_down);
+        g_test_add (path, Fixture, r, mend_test_hostile_acp_set_up, test_reentrant, mend_test_hostile_acp_tear_down);
       }
 
 #undef ADD_DATA

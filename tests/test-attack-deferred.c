@@ -15,7 +15,7 @@
 
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define WALL_START 1764500000000000
 #define BAD_REQUEST "API Error: 400 bad request"

@@ -15,8 +15,11 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "http-dialect-fixture.h"
-#include "test-util.h"
+#include "mend-test-utils.h"
+
+/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+typedef MendTestHttpChat Fixture;
+typedef MendTestHttpReply Reply;
 
 
 #define CHUNK(delta, finish) \
@@ -108,7 +111,7 @@ test_chat_whole_answer_with_no_choice_is_empty (Fixture       *f,
     { 200, "text/event-stream", STREAM_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
   g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
 }
@@ -126,7 +129,7 @@ test_chat_whole_error_object_is_a_failure (Fixture       *f,
     { 200, "text/event-stream", STREAM_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
   g_assert_null (mend_http_sender_get_answer (f->sender));
 }
@@ -148,7 +151,7 @@ test_chat_null_error_member_is_no_error (Fixture       *f,
       "data: [DONE]\n\n" },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
 }
@@ -165,7 +168,7 @@ test_chat_error_string_is_a_failure (Fixture       *f,
     { 200, "text/event-stream", "data: {\"error\":[1,2,{\"message\":5}]}\n\n" },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   g_assert_cmpint (settle (f, 2), ==, MEND_TURN_FAILED);
@@ -193,7 +196,7 @@ test_chat_tool_call_id_and_name_apart (Fixture       *f,
   };
   g_autofree char *json = NULL;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
   g_assert_nonnull (strstr (json, "\"id\":\"call_1\",\"name\":\"read_file\""));
@@ -213,7 +216,7 @@ test_chat_done_with_spaces_ends_the_answer (Fixture       *f,
       "data:  [DONE] \n\n" },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
 }
@@ -229,7 +232,7 @@ test_chat_finish_without_content_is_empty (Fixture       *f,
     { 200, "text/event-stream", STREAM_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
   g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
   /* [DONE] before any content: empty too; what follows it is not read. */
@@ -268,7 +271,7 @@ test_chat_hostile_shapes (Fixture       *f,
   };
   g_autofree char *json = NULL;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
@@ -306,7 +309,7 @@ test_chat_many_tiny_deltas (Fixture       *f,
   script[0] = (Reply) { 200, "text/event-stream", stream->str };
 
   began = g_get_monotonic_time ();
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_test_message ("%u deltas in %" G_GINT64_FORMAT " ms", TINY_DELTAS, (g_get_monotonic_time () - began) / 1000);
   g_assert_cmpuint (strlen (mend_http_sender_get_answer (f->sender)), ==, TINY_DELTAS);
@@ -333,7 +336,7 @@ test_chat_tool_arguments_not_json_are_kept (Fixture       *f,
   g_autofree char *json = NULL;
   const char *body;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
   g_test_message ("%s", json);
@@ -367,7 +370,7 @@ test_chat_text_after_a_tool_call (Fixture       *f,
   };
   g_autofree char *json = NULL;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Let me look.Done.");
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
@@ -396,7 +399,7 @@ test_chat_tool_call_past_the_blocks_is_no_output (Fixture       *f,
     { 200, "text/event-stream", STREAM_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
   g_assert_cmpint (mend_failure_get_reason (last_failure (f)), ==, MEND_REASON_EMPTY);
   g_assert_false (mend_failure_get_partial (last_failure (f)));
@@ -421,7 +424,7 @@ test_chat_error_event_not_json (Fixture       *f,
   };
   MendFailure *failure;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
   failure = last_failure (f);
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_SERVER);
@@ -450,7 +453,7 @@ test_responses_output_index_beyond_the_blocks (Fixture       *f,
       EVENT ("response.completed", "\"response\":{\"status\":\"completed\"}") },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
 }
@@ -466,7 +469,7 @@ test_responses_failed_without_response (Fixture       *f,
     { 200, "text/event-stream", "event: response.failed\ndata: not json\n\n" },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_FAILED);
   g_assert_true (mend_chat_submit (f->chat, "Again", NULL, NULL));
   g_assert_cmpint (settle (f, 2), ==, MEND_TURN_FAILED);
@@ -485,7 +488,7 @@ test_responses_incomplete_keeps_its_text (Fixture       *f,
              "\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}") },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hel");
 }
@@ -502,7 +505,7 @@ test_responses_whole_failed_quota_is_a_limit (Fixture       *f,
       "\"message\":\"You exceeded your current quota, please check your plan and billing details.\"},\"output\":[]}" },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_FAILED);
   g_assert_cmpint (mend_failure_get_kind (last_failure (f)), ==, MEND_FAILURE_LIMIT);
 }
@@ -519,7 +522,7 @@ test_responses_whole_without_output_is_no_answer (Fixture       *f,
     { 200, "text/event-stream", RESPONSES_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_WAITING);
 }
 
@@ -556,9 +559,9 @@ test_bodies_from_an_odd_transcript (Fixture       *f,
   g_assert_no_error (error);
 
   if (mend_http_sender_get_dialect (f->sender) == MEND_HTTP_DIALECT_RESPONSES)
-    start (f, responses_script, 1);
+    mend_test_http_chat_start (f, responses_script, 1);
   else
-    start (f, chat_script, 1);
+    mend_test_http_chat_start (f, chat_script, 1);
   g_assert_cmpint (settle (f, 1), ==, MEND_TURN_SUCCEEDED);
   body = g_ptr_array_index (f->bodies, 0);
   g_test_message ("%s", body);
@@ -655,7 +658,7 @@ run_reentry (Fixture *f,
   r->f = f;
   r->what = what;
   g_signal_connect (f->sender, "text-delta", G_CALLBACK (on_delta_reenter), r);
-  start (f, r->script, G_N_ELEMENTS (r->script));
+  mend_test_http_chat_start (f, r->script, G_N_ELEMENTS (r->script));
 }
 
 /* Stop is the end of the attempt at once: no delta of the chunk it came
@@ -776,7 +779,7 @@ main (int   argc,
   g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/AttackDialects/chat-completions/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/AttackDialects/chat-completions/" path, Fixture, NULL, mend_test_http_chat_set_up, func, mend_test_http_chat_tear_down)
 
   ADD ("whole-answer-with-no-choice-is-empty", test_chat_whole_answer_with_no_choice_is_empty);
   ADD ("whole-error-object-is-a-failure", test_chat_whole_error_object_is_a_failure);
@@ -801,7 +804,7 @@ main (int   argc,
 
 #undef ADD
 #define ADD(path, func) \
-  g_test_add ("/Mend/AttackDialects/responses/" path, Fixture, "/v1/responses", fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/AttackDialects/responses/" path, Fixture, "/v1/responses", mend_test_http_chat_set_up, func, mend_test_http_chat_tear_down)
 
   ADD ("output-index-beyond-the-blocks", test_responses_output_index_beyond_the_blocks);
   ADD ("failed-without-a-response-member", test_responses_failed_without_response);

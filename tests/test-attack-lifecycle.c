@@ -15,7 +15,7 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 #include <libsoup/soup.h>
 
 #define WALL_START 1764500000000000

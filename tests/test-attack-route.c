@@ -16,7 +16,7 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define WALL_START 1764500000000000
 /* Past the resume policy's first delay (20 s) and the chat's stagger. */

@@ -16,7 +16,7 @@
 
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define MAX_ITEMS 16
 #define CONTINUE "Continue the current turn"

@@ -16,7 +16,7 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available"

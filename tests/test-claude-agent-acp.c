@@ -12,12 +12,12 @@
 
 #include "config.h"
 
-#include "real-acp-fixture.h"
+#include "mend-test-utils.h"
 
-static const RealAcpAgent claude_agent = {
+static const MendTestRealAcpAgent claude_agent = {
   .name = "ClaudeAgentAcp",
-  .find = claude_agent_acp_find,
-  .make = claude_agent_acp_agent_new,
+  .find = mend_test_claude_agent_acp_find,
+  .make = mend_test_claude_agent_acp_agent_new,
   .false_end_turn_after_failure = TRUE,
 };
 
@@ -25,8 +25,8 @@ int
 main (int   argc,
       char *argv[])
 {
-  real_acp_init (&argc, &argv);
-  real_acp_add_tests (&claude_agent);
+  mend_test_real_acp_init (&argc, &argv);
+  mend_test_real_acp_add_tests (&claude_agent);
 
   return g_test_run ();
 }

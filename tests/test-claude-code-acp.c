@@ -18,61 +18,12 @@
 
 #include <libmend.h>
 
-#include "real-agent-common.h"
+#include "mend-test-utils.h"
 
-#define WALL_START 1764500000000000
+/* The chat in front of a real agent (tests/mend-test-agents.c). */
+typedef MendTestAgentChat Fixture;
 
 #define TASK_PROMPT "Survey the source tree and list the modules"
-
-typedef struct
-{
-  MendClock    *clock;
-  MendChat     *chat;
-  MendAcpAgent *agent;
-  ModelServer   server;
-  GPtrArray    *finished;       /* MendTurn, owned */
-  GPtrArray    *records;        /* char *, owned */
-  GPtrArray    *updates;        /* char *, "kind json", owned */
-  gboolean      auto_advance;
-} Fixture;
-
-static void
-on_turn_finished (MendChat *chat,
-                  MendTurn *turn,
-                  Fixture  *f)
-{
-  g_ptr_array_add (f->finished, g_object_ref (turn));
-}
-
-static void
-on_record (GObject    *source,
-           const char *json,
-           Fixture    *f)
-{
-  g_test_message ("record: %s", json);
-  g_ptr_array_add (f->records, g_strdup (json));
-}
-
-static void
-on_update (MendAcpAgent *agent,
-           const char   *kind,
-           const char   *json,
-           Fixture      *f)
-{
-  g_ptr_array_add (f->updates, g_strdup_printf ("%s %s", kind, json));
-}
-
-static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
-{
-  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
-  f->clock = mend_manual_clock_new (WALL_START);
-  f->finished = g_ptr_array_new ();
-  f->records = g_ptr_array_new_with_free_func (g_free);
-  f->updates = g_ptr_array_new_with_free_func (g_free);
-  f->auto_advance = TRUE;
-}
 
 /* The adapter's environment: offline, a private home, no retries of
  * its own, and IS_SANDBOX since the tests may run as root. */
@@ -80,98 +31,15 @@ static void
 start_chat (Fixture    *f,
             const char *rules)
 {
-  g_autofree char *adapter = claude_code_acp_find ();
+  g_autofree char *adapter = mend_test_claude_code_acp_find ();
   g_autofree char *base_url = NULL;
 
   if (adapter == NULL)
     return;
 
-  model_server_start (&f->server, rules);
-  base_url = model_server_dup_base_url (&f->server);
-  f->agent = claude_code_acp_agent_new (adapter, base_url);
-  g_signal_connect (f->agent, "update", G_CALLBACK (on_update), f);
-
-  f->chat = g_object_new (MEND_TYPE_CHAT,
-                          "id", "chat-acp",
-                          "clock", f->clock,
-                          "sender", f->agent,
-                          NULL);
-  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
-  g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
-}
-
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
-{
-  if (f->chat != NULL)
-    {
-      g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (f->agent));
-
-      if (err != NULL)
-        g_test_message ("The adapter's stderr: %s", err);
-      mend_chat_close (f->chat);
-      mend_agent_terminate (MEND_AGENT (f->agent));
-      g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
-      g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_signal_handlers_disconnect_by_data (f->agent, f);
-      g_assert_finalize_object (f->chat);
-    }
-
-  model_server_stop (&f->server);
-
-  /* Let what the agent's streams left behind finish. */
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-
-  /* The turns hold their sender. */
-  for (guint i = 0; i < f->finished->len; i++)
-    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
-  g_ptr_array_unref (f->finished);
-  if (f->agent != NULL)
-    finalize_eventually (f->agent);
-  g_ptr_array_unref (f->records);
-  g_ptr_array_unref (f->updates);
-  g_assert_finalize_object (f->clock);
-}
-
-typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
-
-/* Runs the main loop until @done: the agent in real time, libmend's
- * waits in virtual time. */
-static void
-run_until (Fixture       *f,
-           Predicate      done,
-           gconstpointer  data,
-           const char    *what)
-{
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), f->auto_advance ? real_agent_always : NULL,
-                        MEND_SENDER (f->agent), (RealAgentCheck) done, f, data, what);
-}
-
-static gboolean
-n_finished_is (Fixture       *f,
-               gconstpointer  data)
-{
-  return f->finished->len >= GPOINTER_TO_UINT (data);
-}
-
-static MendTurn *
-finished (Fixture *f,
-          guint    i)
-{
-  g_assert_cmpuint (i, <, f->finished->len);
-  return g_ptr_array_index (f->finished, i);
-}
-
-static void
-submit (Fixture    *f,
-        const char *text)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
-  g_assert_no_error (error);
+  mend_test_model_server_start (&f->server, rules);
+  base_url = mend_test_model_server_dup_base_url (&f->server);
+  mend_test_agent_chat_attach (f, MEND_AGENT (mend_test_claude_code_acp_agent_new (adapter, base_url)), "chat-acp");
 }
 
 static guint
@@ -197,7 +65,7 @@ static gboolean
 server_was_asked (Fixture       *f,
                   gconstpointer  data)
 {
-  return model_server_n_requests (&f->server) >= GPOINTER_TO_UINT (data);
+  return mend_test_model_server_n_requests (&f->server) >= GPOINTER_TO_UINT (data);
 }
 
 /* Seed 001 over ACP */
@@ -220,16 +88,16 @@ test_529_retried_in_the_same_session (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Then update the changelog");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Then update the changelog");
   g_assert_cmpuint (queue_length (f), ==, 1);
 
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the first turn");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the first turn");
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   g_assert_nonnull (session);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "two turns");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (2), "two turns");
 
-  turn = finished (f, 0);
+  turn = mend_test_agent_chat_finished (f, 0);
   failure = mend_turn_get_last_failure (turn);
   g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
@@ -240,22 +108,22 @@ test_529_retried_in_the_same_session (Fixture       *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_cmpstr (mend_failure_get_api_error_type (failure), ==, "overloaded_error");
 
-  turn = finished (f, 1);
+  turn = mend_test_agent_chat_finished (f, 1);
   g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Then update the changelog");
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_true (mend_turn_get_output_seen (turn));
 
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "fired"), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (queue_length (f), ==, 0);
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 3);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 3);
   g_assert_cmpuint (count_updates (f, "agent_message_chunk"), >=, 2);
   /* One adapter, one session, all along. */
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
-  g_assert_cmpstr (mend_acp_agent_get_stop_reason (f->agent), ==, "end_turn");
+  g_assert_cmpstr (mend_acp_agent_get_stop_reason (MEND_ACP_AGENT (f->agent)), ==, "end_turn");
 }
 
 static void
@@ -269,22 +137,22 @@ test_401_is_one_attempt (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Post the release notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Post the release notes");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
 
-  turn = finished (f, 0);
+  turn = mend_test_agent_chat_finished (f, 0);
   g_test_message ("the 401 over ACP: %s", mend_failure_get_message (mend_turn_get_last_failure (turn)));
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
   /* Give-up: Continue heads the queue, the follow-up is kept. */
   g_assert_cmpuint (queue_length (f), ==, 2);
-  head = real_agent_queue_head (f->chat);
+  head = mend_test_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Continue the current turn");
 }
 
@@ -292,7 +160,7 @@ static gboolean
 stop_reason_is (Fixture       *f,
                 gconstpointer  data)
 {
-  return g_strcmp0 (mend_acp_agent_get_stop_reason (f->agent), data) == 0;
+  return g_strcmp0 (mend_acp_agent_get_stop_reason (MEND_ACP_AGENT (f->agent)), data) == 0;
 }
 
 /* Stop while the model hangs: session/cancel, STOPPED at once, the queue
@@ -312,34 +180,34 @@ test_stop_sends_session_cancel (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Post the release notes");
-  run_until (f, server_was_asked, GUINT_TO_POINTER (1), "the model request");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Post the release notes");
+  mend_test_agent_chat_run_until (f, server_was_asked, GUINT_TO_POINTER (1), "the model request");
   pid = g_strdup (mend_agent_get_identifier (MEND_AGENT (f->agent)));
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
   mend_chat_stop (f->chat);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the Stop");
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the Stop");
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 0)), ==, MEND_TURN_STOPPED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_agent_chat_finished (f, 0)), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_cancels (MEND_ACP_AGENT (f->agent)), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (queue_length (f), ==, 1);
-  head = real_agent_queue_head (f->chat);
+  head = mend_test_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Post the release notes");
 
   /* The adapter took the cancel: it answers the prompt as cancelled. */
-  run_until (f, stop_reason_is, "cancelled", "the cancelled prompt's answer");
+  mend_test_agent_chat_run_until (f, stop_reason_is, "cancelled", "the cancelled prompt's answer");
 
   mend_chat_send_next (f->chat);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "the next turn");
-  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Post the release notes");
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (2), "the next turn");
+  g_assert_cmpstr (mend_turn_get_prompt (mend_test_agent_chat_finished (f, 1)), ==, "Post the release notes");
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_agent_get_identifier (MEND_AGENT (f->agent)), ==, pid);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   g_assert_cmpuint (queue_length (f), ==, 0);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
 }
 
 /* Whether the first turn is in the session's transcript, which
@@ -352,7 +220,7 @@ second_turn_hangs (Fixture       *f,
 
   return session != NULL && f->finished->len == 1 &&
          server_was_asked (f, GUINT_TO_POINTER (2)) &&
-         claude_transcript_has (session, "Say hello");
+         mend_test_claude_transcript_has (session, "Say hello");
 }
 
 /* The adapter dies mid-turn: the attempt fails TRANSIENT, the next one
@@ -373,34 +241,34 @@ test_killed_mid_turn_loads_the_session (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Say hello");
-  submit (f, "Fix the build");
-  submit (f, "Then update the changelog");
+  mend_test_agent_chat_submit (f, "Say hello");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Then update the changelog");
 
   /* The model hangs on the second turn: kill the adapter there. */
   f->auto_advance = FALSE;
-  run_until (f, second_turn_hangs, NULL, "the second turn's request");
+  mend_test_agent_chat_run_until (f, second_turn_hangs, NULL, "the second turn's request");
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   pid = mend_agent_get_identifier (MEND_AGENT (f->agent));
   g_assert_nonnull (pid);
   g_assert_cmpint (kill ((pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL), ==, 0);
 
   f->auto_advance = TRUE;
-  run_until (f, n_finished_is, GUINT_TO_POINTER (3), "the three turns");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (3), "the three turns");
 
-  turn = finished (f, 1);
+  turn = mend_test_agent_chat_finished (f, 1);
   g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_TRANSPORT);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_TRANSIENT);
-  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 2)), ==, "Then update the changelog");
-  g_assert_cmpint (mend_turn_get_state (finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_turn_get_prompt (mend_test_agent_chat_finished (f, 2)), ==, "Then update the changelog");
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 2)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (queue_length (f), ==, 0);
 
   /* Started again, and the same session loaded. */
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
-  g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_get_n_loads (MEND_ACP_AGENT (f->agent)), ==, 1);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
 }
 
@@ -436,9 +304,9 @@ test_background_task_is_a_subagent (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Start the survey in the background");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn");
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_agent_chat_submit (f, "Start the survey in the background");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn");
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
 
   s = the_subagent (f);
   g_assert_nonnull (s);
@@ -482,17 +350,17 @@ test_foreground_task_503_is_resumed (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Run the survey now");
-  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  mend_test_agent_chat_submit (f, "Run the survey now");
+  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
   s = the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
   g_assert_nonnull (mend_subagent_get_agent_id (s));
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
-  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
   g_assert_true (the_subagent (f) == s);
-  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
@@ -507,7 +375,7 @@ main (int   argc,
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/ClaudeCodeAcp/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/ClaudeCodeAcp/" path, Fixture, NULL, mend_test_agent_chat_set_up, func, mend_test_agent_chat_tear_down)
 
   ADD ("529-is-retried-in-the-same-session", test_529_retried_in_the_same_session);
   ADD ("401-is-one-attempt", test_401_is_one_attempt);

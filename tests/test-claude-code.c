@@ -18,52 +18,12 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "real-agent-common.h"
+#include "mend-test-utils.h"
 
-#define WALL_START 1764500000000000
+/* The chat in front of a real agent (tests/mend-test-agents.c). */
+typedef MendTestAgentChat Fixture;
 
 #define TASK_PROMPT "Survey the source tree and list the modules"
-
-typedef struct
-{
-  MendClock        *clock;
-  MendChat         *chat;
-  MendAgentProcess *agent;
-  ModelServer       server;
-  char             *cli;
-  GPtrArray        *finished;   /* MendTurn, owned */
-  GPtrArray        *records;    /* char *, owned */
-  gboolean          auto_advance;
-} Fixture;
-
-static void
-on_turn_finished (MendChat *chat,
-                  MendTurn *turn,
-                  Fixture  *f)
-{
-  g_ptr_array_add (f->finished, g_object_ref (turn));
-}
-
-static void
-on_record (GObject    *source,
-           const char *json,
-           Fixture    *f)
-{
-  g_test_message ("record: %s", json);
-  g_ptr_array_add (f->records, g_strdup (json));
-}
-
-static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
-{
-  /* The CLI's private home, under the test's isolated directories. */
-  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
-  f->clock = mend_manual_clock_new (WALL_START);
-  f->finished = g_ptr_array_new ();
-  f->records = g_ptr_array_new_with_free_func (g_free);
-  f->auto_advance = TRUE;
-}
 
 /* The CLI's environment: offline, a private home, its own retries few. */
 static void
@@ -71,78 +31,16 @@ start_chat (Fixture    *f,
             guint       max_retries,
             const char *rules)
 {
+  g_autofree char *cli = mend_test_claude_code_cli_find ();
   g_autofree char *base_url = NULL;
 
-  f->cli = claude_code_cli_find ();
-  if (f->cli == NULL)
+  if (cli == NULL)
     return;
 
-  model_server_start (&f->server, rules);
-  base_url = model_server_dup_base_url (&f->server);
-  f->agent = claude_code_process_new (f->cli, base_url, max_retries);
-
-  f->chat = g_object_new (MEND_TYPE_CHAT,
-                          "id", "chat-e2e",
-                          "clock", f->clock,
-                          "sender", f->agent,
-                          NULL);
-  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
-  g_signal_connect (f->chat, "record", G_CALLBACK (on_record), f);
-}
-
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
-{
-  if (f->chat != NULL)
-    {
-      g_autofree char *err = mend_agent_dup_stderr (MEND_AGENT (f->agent));
-
-      if (err != NULL)
-        g_test_message ("The CLI's stderr: %s", err);
-      mend_chat_close (f->chat);
-      mend_agent_terminate (MEND_AGENT (f->agent));
-      g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
-      g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_assert_finalize_object (f->chat);
-    }
-
-  model_server_stop (&f->server);
-  g_clear_pointer (&f->cli, g_free);
-
-  /* Let what the CLI's streams left behind finish. */
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-
-  /* The turns hold their sender. */
-  for (guint i = 0; i < f->finished->len; i++)
-    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
-  g_ptr_array_unref (f->finished);
-  if (f->agent != NULL)
-    g_assert_finalize_object (f->agent);
-  g_ptr_array_unref (f->records);
-  g_assert_finalize_object (f->clock);
-}
-
-typedef gboolean (*Predicate) (Fixture *f, gconstpointer data);
-
-/* Runs the main loop until @done: the CLI in real time, libmend's waits
- * in virtual time. */
-static void
-run_until (Fixture       *f,
-           Predicate      done,
-           gconstpointer  data,
-           const char    *what)
-{
-  real_agent_run_until (MEND_MANUAL_CLOCK (f->clock), f->auto_advance ? real_agent_always : NULL,
-                        MEND_SENDER (f->agent), (RealAgentCheck) done, f, data, what);
-}
-
-static gboolean
-n_finished_is (Fixture       *f,
-               gconstpointer  data)
-{
-  return f->finished->len >= GPOINTER_TO_UINT (data);
+  mend_test_model_server_start (&f->server, rules);
+  base_url = mend_test_model_server_dup_base_url (&f->server);
+  mend_test_agent_chat_attach (f, MEND_AGENT (mend_test_claude_code_process_new (cli, base_url, max_retries)),
+                               "chat-e2e");
 }
 
 static gboolean
@@ -150,24 +48,6 @@ idle_chat (Fixture       *f,
            gconstpointer  data)
 {
   return mend_chat_get_turn (f->chat) == NULL && !mend_chat_get_external_turn (f->chat);
-}
-
-static MendTurn *
-finished (Fixture *f,
-          guint    i)
-{
-  g_assert_cmpuint (i, <, f->finished->len);
-  return g_ptr_array_index (f->finished, i);
-}
-
-static void
-submit (Fixture    *f,
-        const char *text)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert_true (mend_chat_submit (f->chat, text, NULL, &error));
-  g_assert_no_error (error);
 }
 
 /* Seed 001 through the real CLI */
@@ -187,13 +67,13 @@ test_529_give_up_then_success (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Then update the changelog");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Then update the changelog");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
 
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "two turns");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (2), "two turns");
 
-  turn = finished (f, 0);
+  turn = mend_test_agent_chat_finished (f, 0);
   g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
@@ -201,17 +81,17 @@ test_529_give_up_then_success (Fixture       *f,
   g_assert_cmpuint (mend_failure_get_status (mend_turn_get_last_failure (turn)), ==, 529);
   g_assert_false (mend_failure_get_partial (mend_turn_get_last_failure (turn)));
 
-  turn = finished (f, 1);
+  turn = mend_test_agent_chat_finished (f, 1);
   g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Then update the changelog");
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
 
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "fired"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "fired"), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
   /* 2 requests for the CLI's give-up, 1 for the success, 1 for the follow-up. */
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 4);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 4);
   /* One CLI, one session, all along. */
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
 }
@@ -232,22 +112,22 @@ test_five_give_ups_continue_at_head (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Post the release notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn to give up");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Post the release notes");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn to give up");
 
-  turn = finished (f, 0);
+  turn = mend_test_agent_chat_finished (f, 0);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 5);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 2);
-  head = real_agent_queue_head (f->chat);
+  head = mend_test_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Continue the current turn");
   second = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (f->chat)), 1);
   g_assert_cmpstr (mend_queue_item_get_text (second), ==, "Post the release notes");
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "exhausted"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "exhausted"), ==, 1);
   /* With CLAUDE_CODE_MAX_RETRIES=0, one request per attempt. */
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 5);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 5);
   g_assert_true (mend_agent_get_running (MEND_AGENT (f->agent)));
 }
 
@@ -262,17 +142,17 @@ test_401_one_attempt (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Post the release notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Post the release notes");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
 
-  turn = finished (f, 0);
+  turn = mend_test_agent_chat_finished (f, 0);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
-  g_assert_cmpuint (model_server_n_requests (&f->server), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "scheduled"), ==, 0);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_ERROR);
 }
 
@@ -311,14 +191,14 @@ test_stop_during_the_cli_retries (Fixture       *f,
     return;
 
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_stop_when_retrying), f);
-  submit (f, "Fix the build");
-  submit (f, "Post the release notes");
-  run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the Stop");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Post the release notes");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the Stop");
 
-  g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
-  g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 0)), ==, MEND_TURN_STOPPED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_agent_chat_finished (f, 0)), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
-  head = real_agent_queue_head (f->chat);
+  head = mend_test_queue_head (f->chat);
   g_assert_cmpstr (head, ==, "Post the release notes");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
   g_assert_true (mend_agent_get_running (MEND_AGENT (f->agent)));
@@ -329,15 +209,15 @@ test_stop_during_the_cli_retries (Fixture       *f,
   /* The queue moves on the idle send; the interrupted turn's result is
    * not taken for this one's. */
   mend_chat_send_next (f->chat);
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "the next turn");
-  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Post the release notes");
-  if (mend_turn_get_last_failure (finished (f, 1)))
-    g_test_message ("failure: %s", mend_failure_get_message (mend_turn_get_last_failure (finished (f, 1))));
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (2), "the next turn");
+  g_assert_cmpstr (mend_turn_get_prompt (mend_test_agent_chat_finished (f, 1)), ==, "Post the release notes");
+  if (mend_turn_get_last_failure (mend_test_agent_chat_finished (f, 1)))
+    g_test_message ("failure: %s", mend_failure_get_message (mend_turn_get_last_failure (mend_test_agent_chat_finished (f, 1))));
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_agent_get_identifier (MEND_AGENT (f->agent)), ==, pid);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "turn_retry", "stopped"), <=, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "turn_retry", "stopped"), <=, 1);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
 }
 
@@ -349,7 +229,7 @@ server_was_asked (Fixture       *f,
 {
   const char *session = mend_agent_get_session_id (MEND_AGENT (f->agent));
 
-  return session != NULL && model_server_n_requests (&f->server) >= 1 && claude_transcript_has (session, "Fix the build");
+  return session != NULL && mend_test_model_server_n_requests (&f->server) >= 1 && mend_test_claude_transcript_has (session, "Fix the build");
 }
 
 static void
@@ -367,28 +247,28 @@ test_killed_mid_turn_resumes_the_session (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Fix the build");
-  submit (f, "Then update the changelog");
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_submit (f, "Then update the changelog");
 
   /* The model hangs on the request: kill the CLI there. */
   f->auto_advance = FALSE;
-  run_until (f, server_was_asked, NULL, "the CLI's request");
+  mend_test_agent_chat_run_until (f, server_was_asked, NULL, "the CLI's request");
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
   pid = mend_agent_get_identifier (MEND_AGENT (f->agent));
   g_assert_nonnull (pid);
   g_assert_cmpint (kill ((pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL), ==, 0);
 
   f->auto_advance = TRUE;
-  run_until (f, n_finished_is, GUINT_TO_POINTER (2), "both turns");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (2), "both turns");
 
-  turn = finished (f, 0);
+  turn = mend_test_agent_chat_finished (f, 0);
   g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_TRANSPORT);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_TRANSIENT);
-  g_assert_cmpstr (mend_turn_get_prompt (finished (f, 1)), ==, "Then update the changelog");
-  g_assert_cmpint (mend_turn_get_state (finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_turn_get_prompt (mend_test_agent_chat_finished (f, 1)), ==, "Then update the changelog");
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 0);
 
   /* Started again, on the same session. */
@@ -449,28 +329,28 @@ test_subagent_503_is_resumed (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Start the survey in the background");
+  mend_test_agent_chat_submit (f, "Start the survey in the background");
 
   /* Fails on 503, waits the resume delay (virtual), sends the resume
    * prompt; the CLI calls SendMessage and the agent runs again. */
-  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
   s = the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
-  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
   g_assert_true (the_subagent (f) == s);
-  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
-  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
+  g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_false (mend_subagent_get_retryable (s));
 
   /* It completes, in the same session, with the same CLI. */
-  run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_COMPLETED), "the subagent to complete");
-  run_until (f, idle_chat, NULL, "the chat to settle");
+  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_COMPLETED), "the subagent to complete");
+  mend_test_agent_chat_run_until (f, idle_chat, NULL, "the chat to settle");
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
   for (guint i = 0; i < f->finished->len; i++)
-    g_assert_cmpint (mend_turn_get_state (finished (f, i)), ==, MEND_TURN_SUCCEEDED);
+    g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, i)), ==, MEND_TURN_SUCCEEDED);
 }
 
 static void
@@ -483,14 +363,14 @@ test_subagent_401_is_not_resumed (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  submit (f, "Start the survey in the background");
-  run_until (f, subagent_failed_and_settled, NULL, "the subagent to fail");
+  mend_test_agent_chat_submit (f, "Start the survey in the background");
+  mend_test_agent_chat_run_until (f, subagent_failed_and_settled, NULL, "the subagent to fail");
 
   s = the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_AUTH);
   g_assert_null (mend_subagent_get_retry (s));
-  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "scheduled"), ==, 0);
-  g_assert_cmpuint (real_agent_count_records (f->records, "subagent_retry", "fired"), ==, 0);
+  g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 0);
+  g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "fired"), ==, 0);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
 }
 
@@ -504,7 +384,7 @@ main (int   argc,
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/ClaudeCode/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/ClaudeCode/" path, Fixture, NULL, mend_test_agent_chat_set_up, func, mend_test_agent_chat_tear_down)
 
   ADD ("529-give-up-then-success-is-one-turn", test_529_give_up_then_success);
   ADD ("five-give-ups-put-continue-at-the-head", test_five_give_ups_continue_at_head);

@@ -11,11 +11,11 @@
 
 #include "config.h"
 
-#include "real-acp-fixture.h"
+#include "mend-test-utils.h"
 
 static void
-check_503_twice (Fixture  *f,
-                 MendTurn *turn)
+check_503_twice (MendTestAgentChat *f,
+                 MendTurn          *turn)
 {
   /* Its errors are all -32603 "Internal error": the status and the API's
    * message are only in the error's data, which the failure keeps. */
@@ -25,10 +25,10 @@ check_503_twice (Fixture  *f,
   g_assert_nonnull (strstr (message, "overloaded"));
 }
 
-static const RealAcpAgent codex = {
+static const MendTestRealAcpAgent codex = {
   .name = "CodexAcp",
-  .find = codex_acp_find,
-  .make = codex_acp_agent_new,
+  .find = mend_test_codex_acp_find,
+  .make = mend_test_codex_acp_agent_new,
   .check_503_twice = check_503_twice,
 };
 
@@ -36,8 +36,8 @@ int
 main (int   argc,
       char *argv[])
 {
-  real_acp_init (&argc, &argv);
-  real_acp_add_tests (&codex);
+  mend_test_real_acp_init (&argc, &argv);
+  mend_test_real_acp_add_tests (&codex);
 
   return g_test_run ();
 }

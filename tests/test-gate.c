@@ -7,7 +7,7 @@
  * attempt signal, and a fake network monitor.
  */
 
-#include "gate-sim.h"
+#include "mend-test-utils.h"
 
 /* Records of one chat, outcome and nextAt, for comparing two runs. */
 static void
@@ -30,23 +30,23 @@ test_one_chat_alone_behaves_as_without_a_gate (void)
 
   for (guint run = 0; run < 2; run++)
     {
-      Sim sim;
+      MendTestGateSim sim;
 
-      sim_init (&sim, run == 0, 1);
+      mend_test_gate_sim_init (&sim, run == 0, 1);
       sim.down = TRUE;
       g_signal_connect (g_ptr_array_index (sim.chats, 0), "record", G_CALLBACK (on_record),
                         run == 0 ? with : without);
-      submit_all (&sim);
-      sim_advance (&sim, 20000);
+      mend_test_gate_sim_submit_all (&sim);
+      mend_test_gate_sim_advance (&sim, 20000);
       /* A second turn, after a give-up, still alone. */
       sim.down = FALSE;
       g_assert_true (mend_chat_send_next (g_ptr_array_index (sim.chats, 0)) ||
                      mend_chat_submit (g_ptr_array_index (sim.chats, 0), "Again", NULL, NULL));
-      sim_advance (&sim, 1000);
+      mend_test_gate_sim_advance (&sim, 1000);
       g_assert_cmpuint (sim.gave_up, ==, 1);
       g_assert_cmpuint (sim.served, ==, 1);
       g_assert_cmpuint (sim.attempt_ms->len, ==, 6);
-      sim_clear (&sim);
+      mend_test_gate_sim_clear (&sim);
     }
 
   g_assert_cmpstr (with->str, ==, without->str);
@@ -55,10 +55,10 @@ test_one_chat_alone_behaves_as_without_a_gate (void)
 static void
 test_shared_hint_holds_the_others_released_staggered (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   GHashTable *distinct = g_hash_table_new (g_int64_hash, g_int64_equal);
 
-  sim_init (&sim, TRUE, 10);
+  mend_test_gate_sim_init (&sim, TRUE, 10);
   sim.down = TRUE;
   sim.status = 429;
   sim.retry_after = "60";
@@ -85,102 +85,102 @@ test_shared_hint_holds_the_others_released_staggered (void)
     }
   g_assert_cmpuint (sim.attempt_ms->len, ==, 1);
 
-  sim_advance (&sim, 59900);
-  g_assert_cmpuint (attempts_between (&sim, 1, 60000), ==, 0);
-  sim_advance (&sim, 2200);
+  mend_test_gate_sim_advance (&sim, 59900);
+  g_assert_cmpuint (mend_test_gate_sim_attempts_between (&sim, 1, 60000), ==, 0);
+  mend_test_gate_sim_advance (&sim, 2200);
 
   /* All ten served, the nine spread over the stagger window. */
   g_assert_cmpuint (sim.served, ==, 10);
-  g_assert_cmpuint (attempts_between (&sim, 60000, 62100), ==, 10);
+  g_assert_cmpuint (mend_test_gate_sim_attempts_between (&sim, 60000, 62100), ==, 10);
   for (guint i = 1; i < sim.attempt_ms->len; i++)
     g_hash_table_add (distinct, &g_array_index (sim.attempt_ms, gint64, i));
   g_assert_cmpuint (g_hash_table_size (distinct), >=, 5);
 
   g_hash_table_unref (distinct);
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_breaker_opens_probes_one_at_a_time_then_releases (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   gint64 recovered_at;
   guint during;
 
-  sim_init (&sim, TRUE, 10);
+  mend_test_gate_sim_init (&sim, TRUE, 10);
   sim.down = TRUE;
-  submit_all (&sim);
-  sim_advance (&sim, 1000);
+  mend_test_gate_sim_submit_all (&sim);
+  mend_test_gate_sim_advance (&sim, 1000);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
 
   /* While open, one probe per check (every second at most), not one attempt
    * per chat. */
   during = sim.attempt_ms->len;
-  sim_advance (&sim, 59000);
+  mend_test_gate_sim_advance (&sim, 59000);
   g_assert_cmpuint (sim.attempt_ms->len - during, <=, 59000 / 1000 + 1);
   for (gint64 second = 1000; second < 60000; second += 1000)
-    g_assert_cmpuint (attempts_between (&sim, second, second + 1000), <=, 1);
+    g_assert_cmpuint (mend_test_gate_sim_attempts_between (&sim, second, second + 1000), <=, 1);
   g_assert_cmpuint (sim.gave_up, ==, 0);
 
   /* Back: the next probe succeeds and the others follow, staggered. */
   sim.down = FALSE;
   recovered_at = sim.now_ms;
-  sim_advance (&sim, 5000);
+  mend_test_gate_sim_advance (&sim, 5000);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
   g_assert_cmpuint (sim.served, ==, 10);
   g_assert_cmpuint (sim.gave_up, ==, 0);
   for (gint64 second = recovered_at; second < sim.now_ms; second += 1000)
-    g_assert_cmpuint (attempts_between (&sim, second, second + 1000), <=, 6);
+    g_assert_cmpuint (mend_test_gate_sim_attempts_between (&sim, second, second + 1000), <=, 6);
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_a_probe_that_never_answers_times_out_and_the_next_member_probes (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   guint timeout_ms = 0;
 
-  sim_init (&sim, TRUE, 10);
+  mend_test_gate_sim_init (&sim, TRUE, 10);
   g_object_get (sim.gate, "probe-timeout-ms", &timeout_ms, NULL);
   g_assert_cmpuint (timeout_ms, ==, 60000);
 
   sim.down = TRUE;
-  submit_all (&sim);
-  sim_advance (&sim, 1000);
+  mend_test_gate_sim_submit_all (&sim);
+  mend_test_gate_sim_advance (&sim, 1000);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
 
   /* The upstream is back, but the probe's request is lost: no answer. */
   sim.down = FALSE;
   sim.unanswered = 1;
-  sim_advance (&sim, 2000);
+  mend_test_gate_sim_advance (&sim, 2000);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_HALF_OPEN);
   g_assert_cmpuint (sim.unanswered, ==, 0);
 
   /* The others wait for it only as long as the timeout... */
-  sim_advance (&sim, timeout_ms - 3000);
+  mend_test_gate_sim_advance (&sim, timeout_ms - 3000);
   g_assert_cmpuint (sim.served, ==, 0);
 
   /* ...then the next member probes, and they are served. */
-  sim_advance (&sim, 3000 + 5000);
+  mend_test_gate_sim_advance (&sim, 3000 + 5000);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
   g_assert_cmpuint (sim.served, ==, 9);
   g_assert_cmpuint (sim.gave_up, ==, 0);
 
   /* The lost probe's turn is still the sender's: stopped at the end, it
    * leaves the closed gate closed. */
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_a_probe_with_output_closes_the_gate_before_it_ends (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
 
-  sim_init (&sim, TRUE, 10);
+  mend_test_gate_sim_init (&sim, TRUE, 10);
   sim.down = TRUE;
-  submit_all (&sim);
-  sim_advance (&sim, 1000);
+  mend_test_gate_sim_submit_all (&sim);
+  mend_test_gate_sim_advance (&sim, 1000);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OPEN);
 
   /* The probe's answer streams for longer than the test: its first
@@ -188,28 +188,28 @@ test_a_probe_with_output_closes_the_gate_before_it_ends (void)
   sim.down = FALSE;
   sim.unanswered = 1;
   sim.streaming = TRUE;
-  sim_advance (&sim, 1000);
+  mend_test_gate_sim_advance (&sim, 1000);
   g_assert_cmpuint (sim.unanswered, ==, 0);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
-  sim_advance (&sim, 5000);
+  mend_test_gate_sim_advance (&sim, 5000);
   g_assert_cmpuint (sim.served, ==, 9);
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_offline_spends_no_attempt_and_resumes_staggered (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   MendTurn *turn;
   g_autofree char *text = NULL;
 
-  sim_init (&sim, TRUE, 5);
-  fake_monitor_set (sim.monitor, FALSE);
+  mend_test_gate_sim_init (&sim, TRUE, 5);
+  mend_test_fake_monitor_set (sim.monitor, FALSE);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_OFFLINE);
 
-  submit_all (&sim);
-  sim_advance (&sim, 10 * 60 * 1000);
+  mend_test_gate_sim_submit_all (&sim);
+  mend_test_gate_sim_advance (&sim, 10 * 60 * 1000);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 0);
   turn = mend_chat_get_turn (g_ptr_array_index (sim.chats, 0));
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
@@ -218,27 +218,27 @@ test_offline_spends_no_attempt_and_resumes_staggered (void)
 
   /* Back online: every chat served within the stagger window, on its
    * first attempt. */
-  fake_monitor_set (sim.monitor, TRUE);
+  mend_test_fake_monitor_set (sim.monitor, TRUE);
   g_assert_cmpint (mend_gate_get_state (sim.gate), ==, MEND_GATE_CLOSED);
-  sim_advance (&sim, 2100);
+  mend_test_gate_sim_advance (&sim, 2100);
   g_assert_cmpuint (sim.served, ==, 5);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 5);
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_members_that_left_keep_no_place_in_the_release (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   MendChat *lone;
   gint64 back_ms;
 
   /* 700 chats asked once, each served at once... */
-  sim_init (&sim, TRUE, 701);
+  mend_test_gate_sim_init (&sim, TRUE, 701);
   for (guint i = 0; i < 700; i++)
     g_assert_true (mend_chat_submit (g_ptr_array_index (sim.chats, i), "Fix", NULL, NULL));
-  sim_advance (&sim, 100);
+  mend_test_gate_sim_advance (&sim, 100);
   g_assert_cmpuint (sim.served, ==, 700);
 
   /* ...then half of them went away and half sit idle, their turns done. */
@@ -252,18 +252,18 @@ test_members_that_left_keep_no_place_in_the_release (void)
   /* The one chat left with a turn is alone: released as soon as the
    * network is back, as it would be without the others. */
   lone = g_ptr_array_index (sim.chats, sim.chats->len - 1);
-  fake_monitor_set (sim.monitor, FALSE);
+  mend_test_fake_monitor_set (sim.monitor, FALSE);
   g_assert_true (mend_chat_submit (lone, "Fix", NULL, NULL));
-  sim_advance (&sim, 10000);
+  mend_test_gate_sim_advance (&sim, 10000);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 700);
-  fake_monitor_set (sim.monitor, TRUE);
+  mend_test_fake_monitor_set (sim.monitor, TRUE);
   back_ms = sim.now_ms;
-  sim_advance (&sim, 50);
+  mend_test_gate_sim_advance (&sim, 50);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 701);
   g_assert_cmpint (g_array_index (sim.attempt_ms, gint64, 700) - back_ms, <=, 50);
   g_assert_cmpuint (sim.served, ==, 701);
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
@@ -271,16 +271,16 @@ test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
 {
   const gint64 down_ms = 4000, up_ms = 8000, total_ms = 120000;
   guint least = G_MAXUINT, most = 0, never = 0, missed = 0;
-  Sim sim;
+  MendTestGateSim sim;
 
   /* Each chat sends its next turn within 2 s of the last one's end, so
    * that it waits in every up window. */
-  sim_init (&sim, TRUE, 200);
-  sim_flap (&sim, down_ms, up_ms, total_ms, 2000);
+  mend_test_gate_sim_init (&sim, TRUE, 200);
+  mend_test_gate_sim_flap (&sim, down_ms, up_ms, total_ms, 2000);
 
   for (guint i = 0; i < sim.chats->len; i++)
     {
-      guint all = sim_served_between (&sim, i, 0, total_ms);
+      guint all = mend_test_gate_sim_served_between (&sim, i, 0, total_ms);
 
       least = MIN (least, all);
       most = MAX (most, all);
@@ -291,7 +291,7 @@ test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
   /* Every chat waits in every up window: each is served in each. */
   for (gint64 from = down_ms; from < total_ms; from += down_ms + up_ms)
     for (guint i = 0; i < sim.chats->len; i++)
-      if (sim_served_between (&sim, i, from, from + up_ms) == 0)
+      if (mend_test_gate_sim_served_between (&sim, i, from, from + up_ms) == 0)
         missed++;
   g_test_message ("successes per chat: least %u, most %u; never served %u; "
                   "a chat's up window without a success: %u of %u",
@@ -299,40 +299,40 @@ test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
   g_assert_cmpuint (never, ==, 0);
   g_assert_cmpuint (missed, ==, 0);
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_stop_while_held_ends_the_turn (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   MendChat *chat;
 
-  sim_init (&sim, TRUE, 1);
-  fake_monitor_set (sim.monitor, FALSE);
+  mend_test_gate_sim_init (&sim, TRUE, 1);
+  mend_test_fake_monitor_set (sim.monitor, FALSE);
   chat = g_ptr_array_index (sim.chats, 0);
   g_assert_true (mend_chat_submit (chat, "Fix", NULL, NULL));
   mend_chat_stop (chat);
   g_assert_null (mend_chat_get_turn (chat));
   g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_READY);
-  fake_monitor_set (sim.monitor, TRUE);
-  sim_advance (&sim, 5000);
+  mend_test_fake_monitor_set (sim.monitor, TRUE);
+  mend_test_gate_sim_advance (&sim, 5000);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 0);
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 static void
 test_a_held_turn_is_saved_and_restored_unspent (void)
 {
-  Sim sim;
+  MendTestGateSim sim;
   MendChat *chat;
   MendChat *restored;
   g_autofree char *json = NULL;
   g_autoptr(GError) error = NULL;
 
-  sim_init (&sim, TRUE, 1);
-  fake_monitor_set (sim.monitor, FALSE);
+  mend_test_gate_sim_init (&sim, TRUE, 1);
+  mend_test_fake_monitor_set (sim.monitor, FALSE);
   chat = g_ptr_array_index (sim.chats, 0);
   g_assert_true (mend_chat_submit (chat, "Fix", NULL, NULL));
   g_assert_true (mend_retry_wait_get_held (mend_turn_get_wait (mend_chat_get_turn (chat))));
@@ -341,7 +341,7 @@ test_a_held_turn_is_saved_and_restored_unspent (void)
   /* Restored into a chat of the same gate, still offline: held again, on
    * its first attempt; back online, that attempt runs. */
   restored = g_object_new (MEND_TYPE_CHAT, "clock", sim.clock, "gate", sim.gate, NULL);
-  g_signal_connect (restored, "turn-started", G_CALLBACK (on_turn_started), &sim);
+  g_signal_connect (restored, "turn-started", G_CALLBACK (mend_test_gate_sim_on_turn_started), &sim);
   g_assert_true (mend_chat_restore_state (restored, json, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 0);
@@ -349,13 +349,13 @@ test_a_held_turn_is_saved_and_restored_unspent (void)
   g_assert_cmpuint (mend_turn_get_attempt (mend_chat_get_turn (restored)), ==, 1);
 
   mend_chat_close (chat);
-  fake_monitor_set (sim.monitor, TRUE);
-  sim_advance (&sim, 5000);
+  mend_test_fake_monitor_set (sim.monitor, TRUE);
+  mend_test_gate_sim_advance (&sim, 5000);
   g_assert_cmpuint (sim.attempt_ms->len, ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (restored), ==, MEND_LIFECYCLE_READY);
 
   g_assert_finalize_object (restored);
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 }
 
 int

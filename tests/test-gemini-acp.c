@@ -16,23 +16,23 @@
 
 #include "config.h"
 
-#include "real-acp-fixture.h"
+#include "mend-test-utils.h"
 
 static void
-check_503_twice (Fixture  *f,
-                 MendTurn *turn)
+check_503_twice (MendTestAgentChat *f,
+                 MendTurn          *turn)
 {
   /* Its error is the HTTP status as the JSON-RPC code and the API's
    * message, which names no status: the words decide. */
   g_assert_nonnull (strstr (mend_failure_get_message (mend_turn_get_last_failure (turn)), "high demand"));
   /* One router call per attempt, besides the chat's three requests. */
-  g_assert_cmpuint (model_server_n_side_requests (&f->server), ==, 3);
+  g_assert_cmpuint (mend_test_model_server_n_side_requests (&f->server), ==, 3);
 }
 
-static const RealAcpAgent gemini = {
+static const MendTestRealAcpAgent gemini = {
   .name = "GeminiAcp",
-  .find = gemini_cli_find,
-  .make = gemini_cli_acp_agent_new,
+  .find = mend_test_gemini_cli_find,
+  .make = mend_test_gemini_cli_acp_agent_new,
   .check_503_twice = check_503_twice,
 };
 
@@ -40,8 +40,8 @@ int
 main (int   argc,
       char *argv[])
 {
-  real_acp_init (&argc, &argv);
-  real_acp_add_tests (&gemini);
+  mend_test_real_acp_init (&argc, &argv);
+  mend_test_real_acp_add_tests (&gemini);
 
   return g_test_run ();
 }

@@ -12,7 +12,11 @@
 
 #include <libmend.h>
 
-#include "hostile-server.h"
+#include "mend-test-utils.h"
+
+/* The raw-socket server (tests/mend-test-hostile-server.c). */
+typedef MendTestHostileServer HostileServer;
+typedef MendTestHostileBehaviour HostileBehaviour;
 
 #define WALL_START_S 1764500000
 #define API_KEY "sk-ant-hostile-0123456789abcdef"
@@ -52,8 +56,8 @@ fixture_start (Fixture          *f,
   g_autofree char *uri = NULL;
   MendErrorPolicy *policy = mend_error_policy_new ();
 
-  f->server = hostile_server_new (behaviour, data, 8);
-  uri = hostile_server_uri (f->server);
+  f->server = mend_test_hostile_server_new (behaviour, data, 8);
+  uri = mend_test_hostile_server_uri (f->server);
   f->clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
   f->sender = mend_http_sender_new (uri);
   g_assert_true (mend_http_sender_set_header (f->sender, "x-api-key", API_KEY, NULL));
@@ -76,7 +80,7 @@ fixture_tear_down (Fixture       *f,
     g_main_context_iteration (NULL, FALSE);
   g_assert_finalize_object (f->sender);
   g_assert_finalize_object (f->clock);
-  hostile_server_free (f->server);
+  mend_test_hostile_server_free (f->server);
 }
 
 static gboolean
@@ -124,7 +128,7 @@ assert_failed_on_cap (Fixture    *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
   g_assert_nonnull (f->finished);
   g_assert_cmpint (mend_turn_get_state (f->finished), ==, MEND_TURN_FAILED);
-  g_assert_cmpuint (hostile_server_n_requests (f->server), ==, 1);
+  g_assert_cmpuint (mend_test_hostile_server_n_requests (f->server), ==, 1);
 }
 
 /* Answers that never end */
@@ -136,13 +140,13 @@ endless_json (HostileServer *server,
 {
   g_autofree char *chunk = NULL;
 
-  if (!hostile_write_str (server, connection,
-                          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n["))
+  if (!mend_test_hostile_write_str (server, connection,
+                                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n["))
     return;
   chunk = g_strnfill (65536, ' ');
   for (guint i = 0; i < 65536 / 2; i++)
     chunk[2 * i] = '0', chunk[2 * i + 1] = ',';
-  while (hostile_write (server, connection, chunk, 65536))
+  while (mend_test_hostile_write (server, connection, chunk, 65536))
     ;
 }
 
@@ -159,7 +163,7 @@ test_endless_body_stops_at_max_body_bytes (Fixture       *f,
   g_assert_false (mend_failure_get_partial (failure));
   /* Nothing was read far past the cap: the server's writes stalled once
    * the client stopped reading (socket buffers aside). */
-  g_assert_cmpuint (hostile_server_written (f->server), <, (guint64) 48 * 1024 * 1024);
+  g_assert_cmpuint (mend_test_hostile_server_written (f->server), <, (guint64) 48 * 1024 * 1024);
 }
 
 static void
@@ -169,10 +173,10 @@ sse_line_without_end (HostileServer *server,
 {
   g_autofree char *chunk = g_strnfill (65536, 'x');
 
-  if (!hostile_write_str (server, connection,
-                          "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: "))
+  if (!mend_test_hostile_write_str (server, connection,
+                                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: "))
     return;
-  while (hostile_write (server, connection, chunk, 65536))
+  while (mend_test_hostile_write (server, connection, chunk, 65536))
     ;
 }
 
@@ -193,10 +197,10 @@ sse_event_without_end (HostileServer *server,
   g_autofree char *line = g_strnfill (1024, 'x');
 
   line[0] = 'd', line[1] = 'a', line[2] = 't', line[3] = 'a', line[4] = ':', line[1023] = '\n';
-  if (!hostile_write_str (server, connection,
-                          "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
+  if (!mend_test_hostile_write_str (server, connection,
+                                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
     return;
-  while (hostile_write (server, connection, line, 1024))
+  while (mend_test_hostile_write (server, connection, line, 1024))
     ;
 }
 
@@ -250,11 +254,11 @@ gzip_bomb (HostileServer *server,
 {
   GBytes *bomb = (GBytes *) server->data;
 
-  if (!hostile_write_str (server, connection,
-                          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                          "Content-Encoding: gzip\r\nConnection: close\r\n\r\n"))
+  if (!mend_test_hostile_write_str (server, connection,
+                                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                    "Content-Encoding: gzip\r\nConnection: close\r\n\r\n"))
     return;
-  hostile_write (server, connection, g_bytes_get_data (bomb, NULL), g_bytes_get_size (bomb));
+  mend_test_hostile_write (server, connection, g_bytes_get_data (bomb, NULL), g_bytes_get_size (bomb));
 }
 
 static void
@@ -300,7 +304,7 @@ sse_hidden_nesting (HostileServer *server,
   for (guint i = 0; i < 100000; i++)
     g_string_append_c (event, ']');
   g_string_append (event, "/*\"*/]\n\n");
-  hostile_write (server, connection, event->str, event->len);
+  mend_test_hostile_write (server, connection, event->str, event->len);
 }
 
 static void
@@ -336,7 +340,7 @@ redirect (HostileServer *server,
                      "Content-Length: 0\r\nConnection: close\r\n\r\n",
                      r->status, r->to_port, API_KEY);
 
-  hostile_write_str (server, connection, answer);
+  mend_test_hostile_write_str (server, connection, answer);
 }
 
 static void
@@ -344,7 +348,7 @@ answer_ok (HostileServer *server,
            GSocket       *connection,
            const char    *request)
 {
-  hostile_write_str (server, connection, SSE_OK);
+  mend_test_hostile_write_str (server, connection, SSE_OK);
 }
 
 static void
@@ -352,7 +356,7 @@ test_redirect_to_another_origin_is_not_followed (Fixture       *f,
                                                  gconstpointer  data)
 {
   static const guint statuses[] = { 301, 302, 303, 307, 308 };
-  HostileServer *elsewhere = hostile_server_new (answer_ok, NULL, 8);
+  HostileServer *elsewhere = mend_test_hostile_server_new (answer_ok, NULL, 8);
   Redirect r = { 0, elsewhere->port };
 
   fixture_start (f, redirect, &r);
@@ -371,12 +375,12 @@ test_redirect_to_another_origin_is_not_followed (Fixture       *f,
       /* Not a success with the prompt dropped, and not retried. */
       g_assert_nonnull (f->finished);
       g_assert_cmpint (mend_turn_get_state (f->finished), ==, MEND_TURN_FAILED);
-      g_assert_cmpuint (hostile_server_n_requests (f->server), ==, i + 1);
+      g_assert_cmpuint (mend_test_hostile_server_n_requests (f->server), ==, i + 1);
     }
 
   /* The other origin never saw a request, so never the key. */
-  g_assert_cmpuint (hostile_server_n_requests (elsewhere), ==, 0);
-  hostile_server_free (elsewhere);
+  g_assert_cmpuint (mend_test_hostile_server_n_requests (elsewhere), ==, 0);
+  mend_test_hostile_server_free (elsewhere);
 }
 
 /* Framing */
@@ -389,20 +393,20 @@ bad_chunking (HostileServer *server,
   const char *kind = server->data;
   g_autofree char *chunk = g_strnfill (65536, 'x');
 
-  if (!hostile_write_str (server, connection,
-                          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                          "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"))
+  if (!mend_test_hostile_write_str (server, connection,
+                                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"))
     return;
   if (g_str_equal (kind, "garbage"))
-    hostile_write_str (server, connection, "zz\r\nnot a chunk\r\n0\r\n\r\n");
+    mend_test_hostile_write_str (server, connection, "zz\r\nnot a chunk\r\n0\r\n\r\n");
   else
     {
       /* A chunk that claims a size past 64 bits, or one of 128 TiB that
        * never ends. */
-      if (!hostile_write_str (server, connection,
-                              g_str_equal (kind, "overflow") ? "1ffffffffffffffff\r\n" : "7fffffffffff\r\n"))
+      if (!mend_test_hostile_write_str (server, connection,
+                                        g_str_equal (kind, "overflow") ? "1ffffffffffffffff\r\n" : "7fffffffffff\r\n"))
         return;
-      while (hostile_write (server, connection, chunk, 65536))
+      while (mend_test_hostile_write (server, connection, chunk, 65536))
         ;
     }
 }
@@ -434,8 +438,8 @@ headers_never_end (HostileServer *server,
                    GSocket       *connection,
                    const char    *request)
 {
-  if (hostile_write_str (server, connection, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Slow: "))
-    hostile_wait_for_close (server, connection);
+  if (mend_test_hostile_write_str (server, connection, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Slow: "))
+    mend_test_hostile_wait_for_close (server, connection);
 }
 
 static void
@@ -447,7 +451,7 @@ test_headers_that_never_end_time_out (Fixture       *f,
 
   fixture_start (f, headers_never_end, NULL);
   g_assert_true (mend_chat_submit (f->chat, "Summarize the build logs", NULL, NULL));
-  while (hostile_server_n_requests (f->server) < 1)
+  while (mend_test_hostile_server_n_requests (f->server) < 1)
     g_main_context_iteration (NULL, FALSE);
   g_source_remove (id);
 
@@ -473,7 +477,7 @@ absurd_retry_after (HostileServer *server,
                      "Content-Length: 10\r\nConnection: close\r\n\r\noverloaded",
                      (const char *) server->data);
 
-  hostile_write_str (server, connection, answer);
+  mend_test_hostile_write_str (server, connection, answer);
 }
 
 static void
@@ -511,7 +515,7 @@ record_only (HostileServer *server,
              GSocket       *connection,
              const char    *request)
 {
-  hostile_write_str (server, connection, SSE_OK);
+  mend_test_hostile_write_str (server, connection, SSE_OK);
 }
 
 static void
@@ -548,11 +552,11 @@ test_set_header_refuses_what_http_cannot_carry (Fixture       *f,
    * nothing was injected (a CRITICAL would have ended the test). */
   failure = run_first_attempt (f);
   g_assert_null (failure);
-  g_assert_cmpuint (hostile_server_n_requests (f->server), ==, 1);
+  g_assert_cmpuint (mend_test_hostile_server_n_requests (f->server), ==, 1);
   request = g_ptr_array_index (f->server->requests, 0);
-  g_assert_nonnull (hostile_find_nocase (request, "\r\nanthropic-version: 2023-06-01\r\n"));
-  g_assert_nonnull (hostile_find_nocase (request, "\r\nx-api-key: " API_KEY "\r\n"));
-  g_assert_null (hostile_find_nocase (request, "X-Injected"));
+  g_assert_nonnull (mend_test_find_nocase (request, "\r\nanthropic-version: 2023-06-01\r\n"));
+  g_assert_nonnull (mend_test_find_nocase (request, "\r\nx-api-key: " API_KEY "\r\n"));
+  g_assert_null (mend_test_find_nocase (request, "X-Injected"));
 }
 
 /* The read loop: a stream a byte at a time, in chunks of every size, cut */
@@ -580,15 +584,15 @@ sse_in_pieces (HostileServer *server,
   gsize length = strlen (SSE_BODY);
   gboolean chunked = !g_str_equal (kind, "trickle");
 
-  if (!hostile_write_str (server, connection,
-                          chunked ? "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                                  : "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
+  if (!mend_test_hostile_write_str (server, connection,
+                                    chunked ? "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                              "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                                            : "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
     return;
   if (g_str_equal (kind, "trickle"))
     {
       for (gsize i = 0; i < length; i++)
-        if (!hostile_write (server, connection, SSE_BODY + i, 1))
+        if (!mend_test_hostile_write (server, connection, SSE_BODY + i, 1))
           return;
       return;
     }
@@ -601,17 +605,17 @@ sse_in_pieces (HostileServer *server,
         {
           /* Half of a chunk, then the end of the connection. */
           size = g_strdup_printf ("%" G_GSIZE_MODIFIER "x\r\n", n);
-          hostile_write_str (server, connection, size);
-          hostile_write (server, connection, SSE_BODY + at, n / 2);
+          mend_test_hostile_write_str (server, connection, size);
+          mend_test_hostile_write (server, connection, SSE_BODY + at, n / 2);
           return;
         }
       size = g_strdup_printf ("%" G_GSIZE_MODIFIER "x\r\n", n);
-      if (!hostile_write_str (server, connection, size) ||
-          !hostile_write (server, connection, SSE_BODY + at, n) ||
-          !hostile_write_str (server, connection, "\r\n"))
+      if (!mend_test_hostile_write_str (server, connection, size) ||
+          !mend_test_hostile_write (server, connection, SSE_BODY + at, n) ||
+          !mend_test_hostile_write_str (server, connection, "\r\n"))
         return;
     }
-  hostile_write_str (server, connection, "0\r\n\r\n");
+  mend_test_hostile_write_str (server, connection, "0\r\n\r\n");
 }
 
 static void
@@ -641,7 +645,7 @@ int
 main (int   argc,
       char *argv[])
 {
-  hostile_limit_memory ();
+  mend_test_limit_memory ();
   g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);

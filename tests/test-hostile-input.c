@@ -20,9 +20,7 @@
 #include <glib/gstdio.h>
 #include <libmend.h>
 
-#include "test-util.h"
-
-#include "hostile-server.h"
+#include "mend-test-utils.h"
 
 #define WALL_START 1764500000000000
 #define LEVELS 200000
@@ -367,7 +365,7 @@ main (int   argc,
   if (argc == 3 && g_str_equal (argv[1], "--save-forever"))
     return save_forever (argv[2]);
 
-  hostile_limit_memory ();
+  mend_test_limit_memory ();
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
   g_test_add_func ("/Mend/Hostile/Json/comment-hides-nesting/policy", test_comment_hides_nesting_from_policy_json);

@@ -18,8 +18,11 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "http-dialect-fixture.h"
-#include "test-util.h"
+#include "mend-test-utils.h"
+
+/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+typedef MendTestHttpChat Fixture;
+typedef MendTestHttpReply Reply;
 
 #define MESSAGES "/v1/messages"
 #define CHAT "/v1/chat/completions"
@@ -263,7 +266,7 @@ case_set_up (Fixture       *f,
 {
   const Case *c = data;
 
-  fixture_set_up_at (f, c->path);
+  mend_test_http_chat_set_up_at (f, c->path);
   mend_http_sender_set_model (f->sender, "the-model");
 }
 
@@ -294,7 +297,7 @@ test_case (Fixture       *f,
   MendFailure *failure;
   gboolean kind_ok, reason_ok, hint_ok;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_first_attempt (f);
   turn = mend_chat_get_turn (f->chat);
   if (turn == NULL)
@@ -359,7 +362,7 @@ main (int   argc,
     {
       Case *c = g_ptr_array_index (cases, i);
 
-      g_test_add (c->name, Fixture, c, case_set_up, test_case, fixture_tear_down);
+      g_test_add (c->name, Fixture, c, case_set_up, test_case, mend_test_http_chat_tear_down);
     }
   /* Last, when every case has run. */
   g_test_add_func ("/Mend/HttpCorpus/zz-score/report", test_score);

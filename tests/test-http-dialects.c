@@ -15,8 +15,11 @@
 
 #include <libmend.h>
 
-#include "http-dialect-fixture.h"
-#include "test-util.h"
+#include "mend-test-utils.h"
+
+/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+typedef MendTestHttpChat Fixture;
+typedef MendTestHttpReply Reply;
 
 
 #define CHUNK(delta, finish) \
@@ -179,7 +182,7 @@ test_a_streamed_answer_succeeds_at_once (Fixture       *f,
   };
   const char *first;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   g_assert_cmpuint (f->served, ==, 1);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
@@ -206,7 +209,7 @@ test_an_answer_without_done_after_its_finish_succeeds (Fixture       *f,
 {
   static const Reply script[] = { { 200, "text/event-stream", STREAM_NO_DONE } };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpstr (mend_http_sender_get_answer (f->sender), ==, "Hello");
@@ -218,7 +221,7 @@ test_a_whole_answer_succeeds (Fixture       *f,
 {
   static const Reply script[] = { { 200, "application/json", WHOLE_OK } };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
   g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 2);
@@ -234,7 +237,7 @@ test_503_twice_then_success (Fixture       *f,
     { 200, "text/event-stream", STREAM_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   for (guint i = 1; i <= 2; i++)
     {
       run_until (f, MEND_TURN_WAITING, i);
@@ -256,7 +259,7 @@ test_an_empty_answer_is_retried (Fixture       *f,
   };
   MendTurn *turn;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   turn = mend_chat_get_turn (f->chat);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_EMPTY);
@@ -273,7 +276,7 @@ test_a_stream_error_before_output_is_retried (Fixture       *f,
     { 200, "text/event-stream", STREAM_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   run_until (f, MEND_TURN_SUCCEEDED, 2);
@@ -286,7 +289,7 @@ test_a_stream_error_after_text_is_not_retried (Fixture       *f,
   static const Reply script[] = { { 200, "text/event-stream", STREAM_ERROR_AFTER_TEXT } };
   MendTurn *turn;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_FAILED, 1);
   turn = last_finished (f);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
@@ -301,7 +304,7 @@ test_a_refused_key_gives_up_at_once (Fixture       *f,
   static const Reply script[] = { { 401, "application/json", INVALID_KEY } };
   MendTurn *turn;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_FAILED, 1);
   turn = last_finished (f);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
@@ -320,7 +323,7 @@ test_a_tool_call_is_kept_in_the_history (Fixture       *f,
   };
   g_autofree char *json = NULL;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
   g_assert_nonnull (strstr (json, "\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"read_file\""));
@@ -346,7 +349,7 @@ test_responses_a_streamed_answer_succeeds_at_once (Fixture       *f,
   const char *first;
 
   g_assert_cmpint (mend_http_sender_get_dialect (f->sender), ==, MEND_HTTP_DIALECT_RESPONSES);
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   g_assert_cmpuint (f->served, ==, 1);
   g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
@@ -367,7 +370,7 @@ test_responses_a_whole_answer_succeeds (Fixture       *f,
 {
   static const Reply script[] = { { 200, "application/json", RESPONSES_WHOLE } };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
 }
@@ -381,7 +384,7 @@ test_responses_an_empty_answer_is_retried (Fixture       *f,
     { 200, "text/event-stream", RESPONSES_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (mend_chat_get_turn (f->chat))),
                    ==, MEND_REASON_EMPTY);
@@ -398,7 +401,7 @@ test_responses_a_failed_response_is_retried (Fixture       *f,
     { 200, "text/event-stream", RESPONSES_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   run_until (f, MEND_TURN_SUCCEEDED, 2);
@@ -411,7 +414,7 @@ test_responses_a_quota_is_a_limit (Fixture       *f,
   static const Reply script[] = { { 200, "text/event-stream", RESPONSES_QUOTA } };
   MendTurn *turn;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_FAILED, 1);
   turn = last_finished (f);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_LIMIT);
@@ -428,7 +431,7 @@ test_responses_a_tool_call_is_kept_in_the_history (Fixture       *f,
   };
   g_autofree char *json = NULL;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
   g_assert_nonnull (strstr (json, "\"input\":{\"path\":\"build.log\"}"));
@@ -452,7 +455,7 @@ test_gemini_a_streamed_answer_succeeds_at_once (Fixture       *f,
   const char *first;
 
   g_assert_cmpint (mend_http_sender_get_dialect (f->sender), ==, MEND_HTTP_DIALECT_GEMINI);
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   g_assert_cmpuint (f->served, ==, 1);
   g_assert_cmpstr (f->deltas->str, ==, "Hello, world");
@@ -476,7 +479,7 @@ test_gemini_an_empty_answer_is_retried (Fixture       *f,
     { 200, "text/event-stream", GEMINI_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (mend_chat_get_turn (f->chat))),
                    ==, MEND_REASON_EMPTY);
@@ -493,7 +496,7 @@ test_gemini_an_overload_in_the_stream_is_retried (Fixture       *f,
     { 200, "text/event-stream", GEMINI_OK },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_WAITING, 1);
   mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
   run_until (f, MEND_TURN_SUCCEEDED, 2);
@@ -505,7 +508,7 @@ test_gemini_a_blocked_prompt_gives_up (Fixture       *f,
 {
   static const Reply script[] = { { 200, "text/event-stream", GEMINI_BLOCKED } };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_FAILED, 1);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_FAILED);
   g_assert_cmpuint (f->served, ==, 1);
@@ -521,7 +524,7 @@ test_gemini_a_function_call_is_kept_in_the_history (Fixture       *f,
   };
   g_autofree char *json = NULL;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (f, MEND_TURN_SUCCEEDED, 1);
   json = mend_transcript_to_json (mend_http_sender_get_transcript (f->sender));
   g_assert_nonnull (strstr (json, "\"name\":\"read_file\""));
@@ -541,7 +544,7 @@ main (int   argc,
   g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/HttpDialect/chat-completions/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/HttpDialect/chat-completions/" path, Fixture, NULL, mend_test_http_chat_set_up, func, mend_test_http_chat_tear_down)
 
   g_test_add_func ("/Mend/HttpDialect/from-the-path-or-forced", test_dialect_from_the_path);
   ADD ("a-streamed-answer-succeeds-at-once", test_a_streamed_answer_succeeds_at_once);
@@ -556,7 +559,7 @@ main (int   argc,
 
 #undef ADD
 #define ADD(path, func) \
-  g_test_add ("/Mend/HttpDialect/responses/" path, Fixture, "/v1/responses", fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/HttpDialect/responses/" path, Fixture, "/v1/responses", mend_test_http_chat_set_up, func, mend_test_http_chat_tear_down)
 
   ADD ("a-streamed-answer-succeeds-at-once", test_responses_a_streamed_answer_succeeds_at_once);
   ADD ("a-whole-answer-succeeds", test_responses_a_whole_answer_succeeds);
@@ -567,7 +570,7 @@ main (int   argc,
 
 #undef ADD
 #define ADD(path, func) \
-  g_test_add ("/Mend/HttpDialect/gemini/" path, Fixture, GEMINI_PATH, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/HttpDialect/gemini/" path, Fixture, GEMINI_PATH, mend_test_http_chat_set_up, func, mend_test_http_chat_tear_down)
 
   ADD ("a-streamed-answer-succeeds-at-once", test_gemini_a_streamed_answer_succeeds_at_once);
   ADD ("an-empty-answer-is-retried", test_gemini_an_empty_answer_is_retried);

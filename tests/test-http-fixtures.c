@@ -17,8 +17,11 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
-#include "http-dialect-fixture.h"
-#include "test-util.h"
+#include "mend-test-utils.h"
+
+/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+typedef MendTestHttpChat Fixture;
+typedef MendTestHttpReply Reply;
 
 #define CHAT "/v1/chat/completions"
 #define RESPONSES "/v1/responses"
@@ -249,7 +252,7 @@ row_set_up (Fixture       *f,
 {
   const Row *row = data;
 
-  fixture_set_up_at (f, row->path);
+  mend_test_http_chat_set_up_at (f, row->path);
 }
 
 /* The assistant's tool calls in the transcript's last message, "name(id)
@@ -302,9 +305,9 @@ test_row (Fixture       *f,
   MendTurn *turn;
   MendFailure *failure;
 
-  script[0].body = row->file != NULL ? fixture_load (f, row->file) : row->body;
+  script[0].body = row->file != NULL ? mend_test_http_chat_load (f, row->file) : row->body;
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), &watch);
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
 
   switch (row->outcome)
     {
@@ -382,7 +385,7 @@ main (int   argc,
     {
       g_autofree char *path = g_strdup_printf ("/Mend/HttpFixtures/%s", rows[i].name);
 
-      g_test_add (path, Fixture, &rows[i], row_set_up, test_row, fixture_tear_down);
+      g_test_add (path, Fixture, &rows[i], row_set_up, test_row, mend_test_http_chat_tear_down);
     }
 
   return g_test_run ();

@@ -21,8 +21,11 @@
 
 #include <libmend.h>
 
-#include "http-dialect-fixture.h"
-#include "test-util.h"
+#include "mend-test-utils.h"
+
+/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+typedef MendTestHttpChat Fixture;
+typedef MendTestHttpReply Reply;
 
 #define SSE "text/event-stream"
 #define JSON "application/json"
@@ -212,7 +215,7 @@ matrix_set_up (Matrix        *m,
 {
   const Cell *cell = data;
 
-  fixture_set_up_at (&m->fixture, cell->format->path);
+  mend_test_http_chat_set_up_at (&m->fixture, cell->format->path);
   m->format = cell->format;
   m->delays = g_array_new (FALSE, FALSE, sizeof (gint64));
   m->waits = g_ptr_array_new_with_free_func (g_object_unref);
@@ -225,7 +228,7 @@ matrix_tear_down (Matrix        *m,
 {
   g_ptr_array_unref (m->waits);
   g_array_unref (m->delays);
-  fixture_tear_down (&m->fixture, data);
+  mend_test_http_chat_tear_down (&m->fixture, data);
 }
 
 static void
@@ -252,7 +255,7 @@ body (Matrix     *m,
   if (at == NULL)
     return text;
   head = g_strndup (text, at - text);
-  joined = g_strconcat (head, fixture_load (&m->fixture, at + strlen (FILE_MARK)), NULL);
+  joined = g_strconcat (head, mend_test_http_chat_load (&m->fixture, at + strlen (FILE_MARK)), NULL);
   g_ptr_array_add (m->fixture.loaded, joined);
   return joined;
 }
@@ -295,7 +298,7 @@ transient_twice_then_success (Matrix *m,
     { 200, SSE, body (m, fmt->ok) },
   };
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   for (guint i = 1; i <= 2; i++)
     {
       run_until (m, MEND_TURN_WAITING, i);
@@ -338,7 +341,7 @@ test_503_always_gives_up_with_continue (Matrix *m)
 
   for (guint i = 0; i < G_N_ELEMENTS (script); i++)
     script[i] = (Reply) { 503, JSON, body (m, fmt->overloaded) };
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_true (mend_chat_submit (f->chat, "Then update the changelog", NULL, NULL));
   g_assert_cmpuint (mend_queue_get_length (queue), ==, 1);
 
@@ -375,7 +378,7 @@ test_stop_during_a_wait (Matrix *m)
   MendQueue *queue = mend_chat_get_queue (f->chat);
   MendRetryWait *wait;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   g_assert_true (mend_chat_submit (f->chat, "Then update the changelog", NULL, NULL));
   run_until (m, MEND_TURN_WAITING, 1);
   wait = g_ptr_array_index (m->waits, 0);
@@ -406,7 +409,7 @@ given_up_at_once (Matrix     *m,
   Reply script[] = { { status, JSON, body (m, text) } };
   MendFailure *failure;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (m, MEND_TURN_FAILED, 1);
   failure = mend_turn_get_last_failure (last_finished (m));
   g_assert_cmpuint (f->served, ==, 1);
@@ -442,7 +445,7 @@ retried_then_answered (Matrix     *m,
   };
   MendFailure *failure;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (m, MEND_TURN_WAITING, 1);
   failure = mend_turn_get_last_failure (mend_chat_get_turn (f->chat));
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
@@ -483,7 +486,7 @@ test_a_stream_error_after_text_is_partial (Matrix *m)
   Reply script[] = { { 200, SSE, body (m, fmt->error_after_text) } };
   MendFailure *failure;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (m, MEND_TURN_FAILED, 1);
   failure = mend_turn_get_last_failure (last_finished (m));
   g_assert_true (mend_failure_get_partial (failure));
@@ -506,7 +509,7 @@ test_retry_after_is_honoured (Matrix *m)
   };
   MendRetryWait *wait;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (m, MEND_TURN_WAITING, 1);
   wait = g_ptr_array_index (m->waits, 0);
   g_assert_cmpint (mend_retry_wait_get_delay_ms (wait), ==, 3000);
@@ -544,7 +547,7 @@ restored (Matrix   *m,
   MendChat *chat;
   const char *next;
 
-  start (f, script, G_N_ELEMENTS (script));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (m, MEND_TURN_SUCCEEDED, 1);
   assert_answered (m);
   saved = whole_state ? mend_chat_save_state (f->chat)

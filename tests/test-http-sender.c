@@ -10,7 +10,7 @@
 
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define WALL_START_S 1764500000
 #define SECRET "sk-ant-test-0123456789-secret"

@@ -15,10 +15,10 @@
 
 #include <libmend.h>
 
-#include "hostile-server.h"
-#if MEND_HAS_AGENTS
-#include "real-agent-common.h"
-#endif
+#include "mend-test-utils.h"
+
+/* The raw-socket server (tests/mend-test-hostile-server.c). */
+typedef MendTestHostileServer HostileServer;
 
 #define WALL_START_S 1764500000
 
@@ -188,7 +188,7 @@ echo (HostileServer *server,
   GString *answer = g_string_new (echo_shape (g_atomic_int_get (&current_shape)));
 
   g_string_replace (answer, "@REQUEST@", escaped, 0);
-  hostile_write_str (server, connection, answer->str);
+  mend_test_hostile_write_str (server, connection, answer->str);
   g_string_free (answer, TRUE);
 }
 
@@ -244,7 +244,7 @@ on_turn_finished (MendChat *chat,
 static void
 test_keys_never_leave_through_any_output (void)
 {
-  HostileServer *server = hostile_server_new (echo, NULL, 16);
+  HostileServer *server = mend_test_hostile_server_new (echo, NULL, 16);
   g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/v1/messages?key=%s", server->port, K_URI);
   MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
   MendErrorPolicy *policy = mend_error_policy_new ();
@@ -324,7 +324,7 @@ test_keys_never_leave_through_any_output (void)
     g_main_context_iteration (NULL, FALSE);
   g_assert_finalize_object (sender);
   g_assert_finalize_object (clock);
-  hostile_server_free (server);
+  mend_test_hostile_server_free (server);
 }
 
 /* The app's own credentials outlive any number of per-request ones */
@@ -337,9 +337,9 @@ echo_pinned_key (HostileServer *server,
                  GSocket       *connection,
                  const char    *request)
 {
-  hostile_write_str (server, connection,
-                     "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
-                     "the key " K_PINNED " is not valid");
+  mend_test_hostile_write_str (server, connection,
+                               "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+                               "the key " K_PINNED " is not valid");
 }
 
 static void
@@ -358,7 +358,7 @@ on_build_message_session (MendHttpSender *sender,
 static void
 test_app_key_outlives_per_request_credentials (void)
 {
-  HostileServer *server = hostile_server_new (echo_pinned_key, NULL, N_ROTATION_TURNS);
+  HostileServer *server = mend_test_hostile_server_new (echo_pinned_key, NULL, N_ROTATION_TURNS);
   g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/v1/messages", server->port);
   MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
   MendErrorPolicy *policy = mend_error_policy_new ();
@@ -403,7 +403,7 @@ test_app_key_outlives_per_request_credentials (void)
     g_main_context_iteration (NULL, FALSE);
   g_assert_finalize_object (sender);
   g_assert_finalize_object (clock);
-  hostile_server_free (server);
+  mend_test_hostile_server_free (server);
 }
 
 #if MEND_HAS_AGENTS
@@ -481,8 +481,8 @@ run_failing_turn (MendClock  *clock,
   g_signal_connect (run.chat, "turn-finished", G_CALLBACK (on_agent_turn_finished), &run);
 
   g_assert_true (mend_chat_submit (run.chat, "Summarize the build logs", NULL, NULL));
-  real_agent_run_until (MEND_MANUAL_CLOCK (clock), real_agent_always, sender,
-                        turn_finished, &run, NULL, "the turn's end");
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (clock), mend_test_agent_always, sender,
+                             turn_finished, &run, NULL, "the turn's end");
 
   g_assert_cmpint (mend_turn_get_state (run.finished), ==, MEND_TURN_FAILED);
   assert_agent_failure_clean (mend_turn_get_last_failure (run.finished));
@@ -527,7 +527,7 @@ test_agent_process_credentials_are_redacted (void)
   }
 
   mend_agent_terminate (MEND_AGENT (agent));
-  finalize_eventually (agent);
+  mend_test_finalize_eventually (agent);
   g_assert_finalize_object (clock);
 }
 
@@ -573,7 +573,7 @@ test_acp_agent_errors_are_redacted_in_logs (void)
   g_assert_nonnull (strstr (logged->str, "could not load session"));
 
   mend_agent_terminate (MEND_AGENT (agent));
-  finalize_eventually (agent);
+  mend_test_finalize_eventually (agent);
   g_assert_finalize_object (clock);
 }
 #endif
@@ -586,7 +586,7 @@ main (int   argc,
   g_setenv ("G_MESSAGES_DEBUG", "all", TRUE);
   g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  hostile_limit_memory ();
+  mend_test_limit_memory ();
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
   logged = g_string_new (NULL);

@@ -23,7 +23,10 @@
 
 #include <json-glib/json-glib.h>
 
-#include "stream-observer-real-fixture.h"
+#include "mend-test-utils.h"
+
+/* The stream observer fed a recording (tests/mend-test-utils.c). */
+typedef MendTestRecording Fixture;
 
 #define CLI_VERSION "2.1.332"
 
@@ -31,7 +34,7 @@ static void
 load (Fixture    *f,
       const char *scenario)
 {
-  fixture_load (f, CLI_VERSION, scenario);
+  mend_test_recording_load (f, CLI_VERSION, scenario);
 }
 
 /* The line fed last. */
@@ -67,9 +70,9 @@ static void
 assert_no_subagent (Fixture     *f,
                     const guint *waits)
 {
-  g_assert_cmpuint (n_subagents (f), ==, 0);
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 0);
   g_assert_cmpuint (*waits, ==, 0);
-  g_assert_false (records_contain (f, "subagent_retry", "scheduled"));
+  g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "scheduled"));
 }
 
 static void
@@ -78,24 +81,24 @@ test_foreground_bash_failed_is_not_a_subagent (Fixture       *f,
 {
   guint *waits = count_waits (f);
 
-  submit (f, "Run the slow check");
+  mend_test_recording_submit (f, "Run the slow check");
   load (f, "foreground-bash-failed");
 
-  g_assert_true (feed_until (f, "\"task_started\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_started\""));
   g_assert_nonnull (strstr (fed (f), "\"task_type\":\"local_bash\""));
   g_assert_nonnull (strstr (fed (f), "\"is_backgrounded\":false"));
   assert_no_subagent (f, waits);
 
   /* The failure names the task and the Bash call, and not its type. */
-  g_assert_true (feed_until (f, "\"task_notification\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_notification\""));
   g_assert_nonnull (strstr (fed (f), "\"status\":\"failed\""));
   g_assert_nonnull (strstr (fed (f), "\"tool_use_id\":\"toolu_scripted0001\""));
   g_assert_null (strstr (fed (f), "task_type"));
   assert_no_subagent (f, waits);
 
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   assert_no_subagent (f, waits);
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_null (mend_chat_get_turn (f->chat));
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
@@ -106,24 +109,24 @@ test_background_bash_failed_is_not_a_subagent (Fixture       *f,
 {
   guint *waits = count_waits (f);
 
-  submit (f, "Run the slow check in the background");
+  mend_test_recording_submit (f, "Run the slow check in the background");
   load (f, "background-bash-failed");
 
-  g_assert_true (feed_until (f, "\"task_started\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_started\""));
   g_assert_nonnull (strstr (fed (f), "\"is_backgrounded\":true"));
   assert_no_subagent (f, waits);
-  g_assert_true (feed_until (f, "\"type\":\"result\""));
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_recording_feed_until (f, "\"type\":\"result\""));
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
 
-  g_assert_true (feed_until (f, "\"task_updated\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_updated\""));
   g_assert_nonnull (strstr (fed (f), "\"status\":\"failed\""));
   assert_no_subagent (f, waits);
-  g_assert_true (feed_until (f, "\"task_notification\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_notification\""));
   g_assert_nonnull (strstr (fed (f), "failed with exit code 7"));
   assert_no_subagent (f, waits);
 
   /* The CLI's own turn that tells the model. */
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   assert_no_subagent (f, waits);
   g_assert_cmpuint (f->finished->len, ==, 1);
   g_assert_false (mend_chat_get_external_turn (f->chat));
@@ -145,10 +148,10 @@ assert_limit_not_resumed (Fixture      *f,
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_USAGE_LIMIT);
   g_assert_null (mend_subagent_get_retry (s));
   g_assert_cmpuint (*waits, ==, 0);
-  g_assert_false (records_contain (f, "subagent_retry", "scheduled"));
+  g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "scheduled"));
 
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 6 * G_TIME_SPAN_HOUR / 1000);
-  g_assert_false (records_contain (f, "subagent_retry", "fired"));
+  g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "fired"));
   g_assert_null (mend_subagent_get_retry (s));
 }
 
@@ -159,25 +162,25 @@ test_subagent_session_limit_is_not_resumed (Fixture       *f,
   guint *waits = count_waits (f);
   MendSubagent *s;
 
-  submit (f, "Start the survey in the background");
+  mend_test_recording_submit (f, "Start the survey in the background");
   load (f, "subagent-session-limit");
 
-  g_assert_true (feed_until (f, "\"task_started\""));
-  g_assert_cmpuint (n_subagents (f), ==, 1);
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_started\""));
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
   s = mend_subagent_retry_lookup (mend_chat_get_subagents (f->chat), "toolu_scripted0001");
   g_assert_nonnull (s);
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_RUNNING);
 
   /* "Agent terminated early due to an API error: You've hit your 5-hour
    * limit · resets 9:23pm (UTC) (error type rate_limit, HTTP 429, …)" */
-  g_assert_true (feed_until (f, "\"task_updated\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_updated\""));
   g_assert_nonnull (strstr (fed (f), "5-hour limit"));
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_FAILED);
-  g_assert_true (feed_until (f, "\"task_notification\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_notification\""));
 
-  g_assert_true (feed_until (f, NULL));
-  g_assert_cmpuint (n_subagents (f), ==, 1);
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
   assert_limit_not_resumed (f, s, waits);
@@ -246,11 +249,11 @@ test_limit_without_its_start_is_failed_not_resumed (Fixture       *f,
 {
   guint *waits = count_waits (f);
 
-  submit (f, "Start the survey in the background");
+  mend_test_recording_submit (f, "Start the survey in the background");
   load (f, "subagent-session-limit");
   feed_without_starts (f);
 
-  g_assert_cmpuint (n_subagents (f), ==, 1);
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
   assert_limit_not_resumed (f, failed_by_tool_use_id (f), waits);
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
@@ -265,22 +268,22 @@ test_503_without_its_start_is_resumed (Fixture       *f,
   MendSubagent *s;
   MendRetryWait *wait;
 
-  submit (f, "Start the survey in the background");
-  fixture_load (f, "2.1.328", "subagent-503");
+  mend_test_recording_submit (f, "Start the survey in the background");
+  mend_test_recording_load (f, "2.1.328", "subagent-503");
   feed_without_starts (f);
 
-  g_assert_cmpuint (n_subagents (f), ==, 1);
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
   s = failed_by_tool_use_id (f);
   wait = mend_subagent_get_retry (s);
   g_assert_nonnull (wait);
   g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_CAPACITY);
   g_assert_cmpuint (*waits, ==, 1);
-  g_assert_true (records_contain (f, "subagent_retry", "scheduled"));
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_recording_has_record (f, "subagent_retry", "scheduled"));
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
 
   /* The wait fires: the resume prompt names the agent id. */
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), mend_retry_wait_get_remaining_ms (wait));
-  g_assert_true (records_contain (f, "subagent_retry", "fired"));
+  g_assert_true (mend_test_recording_has_record (f, "subagent_retry", "fired"));
   g_assert_nonnull (mend_chat_get_turn (f->chat));
   g_assert_nonnull (strstr (mend_turn_get_prompt (mend_chat_get_turn (f->chat)), mend_subagent_get_agent_id (s)));
   mend_chat_stop (f->chat);
@@ -306,7 +309,7 @@ test_shell_failure_without_its_start_is_not_a_subagent (Fixture       *f,
       g_assert_true (mend_chat_submit (chat, "Run the slow check", NULL, NULL));
       load (f, scenarios[i]);
       feed_without_starts (f);
-      g_assert_true (feed_until (f, NULL));
+      g_assert_true (mend_test_recording_feed_until (f, NULL));
       f->observer = saved;
 
       n = g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (chat)));
@@ -340,11 +343,11 @@ test_nested_subagent_is_not_resumed (Fixture       *f,
   MendSubagentRetry *subagents = mend_chat_get_subagents (f->chat);
   MendSubagent *top;
 
-  submit (f, "Start the survey in the background");
+  mend_test_recording_submit (f, "Start the survey in the background");
   load (f, "nested-subagent-503");
-  g_assert_true (feed_until (f, "\"spawn_depth\":2"));
+  g_assert_true (mend_test_recording_feed_until (f, "\"spawn_depth\":2"));
   g_assert_nonnull (strstr (fed (f), "\"parent_task_id\":"));
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 
   top = mend_subagent_retry_lookup (subagents, "toolu_scripted0001");
@@ -354,9 +357,9 @@ test_nested_subagent_is_not_resumed (Fixture       *f,
   /* Told apart by parent_task_id: not the chat's to resume. */
   g_assert_null (mend_subagent_retry_lookup (subagents, "toolu_scripted0002"));
   g_assert_null (mend_subagent_retry_lookup (subagents, "aa8ac42deb565f721"));
-  g_assert_cmpuint (n_subagents (f), ==, 1);
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
   g_assert_cmpuint (*waits, ==, 0);
-  g_assert_false (records_contain (f, "subagent_retry", "scheduled"));
+  g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "scheduled"));
 }
 
 int
@@ -366,7 +369,7 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/StreamObserver/real/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/StreamObserver/real/" path, Fixture, NULL, mend_test_recording_set_up, func, mend_test_recording_tear_down)
 
   ADD ("foreground-bash-failed-is-not-a-subagent", test_foreground_bash_failed_is_not_a_subagent);
   ADD ("background-bash-failed-is-not-a-subagent", test_background_bash_failed_is_not_a_subagent);

@@ -9,7 +9,10 @@
 
 #include "config.h"
 
-#include "stream-observer-real-fixture.h"
+#include "mend-test-utils.h"
+
+/* The stream observer fed a recording (tests/mend-test-utils.c). */
+typedef MendTestRecording Fixture;
 
 #define CLI_VERSION "2.1.328"
 
@@ -17,13 +20,13 @@ static void
 load (Fixture    *f,
       const char *scenario)
 {
-  fixture_load (f, CLI_VERSION, scenario);
+  mend_test_recording_load (f, CLI_VERSION, scenario);
 }
 
 static MendSubagent *
 subagent (Fixture *f)
 {
-  g_assert_cmpuint (n_subagents (f), ==, 1);
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
   return mend_subagent_retry_lookup (mend_chat_get_subagents (f->chat), "toolu_scripted0001");
 }
 
@@ -51,10 +54,10 @@ static void
 test_success (Fixture       *f,
               gconstpointer  data)
 {
-  submit (f, "Say hello");
+  mend_test_recording_submit (f, "Say hello");
   load (f, "success");
-  g_assert_true (feed_until (f, NULL));
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
@@ -65,12 +68,12 @@ static void
 test_synthetic_api_error_is_not_output (Fixture       *f,
                                         gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the diff");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the diff");
 
   load (f, "529-give-up");
-  g_assert_true (feed_until (f, "<synthetic>"));
+  g_assert_true (mend_test_recording_feed_until (f, "<synthetic>"));
   g_assert_false (mend_turn_get_output_seen (turn));
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   /* The result names the API's error type, as the API's body did. */
   g_assert_cmpstr (mend_failure_get_api_error_type (mend_turn_get_last_failure (turn)), ==, "overloaded_error");
   assert_waits (f, turn, MEND_REASON_CAPACITY, 529);
@@ -80,10 +83,10 @@ static void
 test_503_no_accounts_is_retried (Fixture       *f,
                                  gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the diff");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the diff");
 
   load (f, "503-no-accounts");
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   assert_waits (f, turn, MEND_REASON_CAPACITY, 503);
 }
 
@@ -91,10 +94,10 @@ static void
 test_429_is_retried (Fixture       *f,
                      gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the diff");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the diff");
 
   load (f, "429-rate-limited");
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   assert_waits (f, turn, MEND_REASON_RATE_LIMIT, 429);
 }
 
@@ -104,10 +107,10 @@ static void
 test_dropped_connection_is_retried (Fixture       *f,
                                     gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the diff");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the diff");
 
   load (f, "dropped-mid-stream");
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   assert_waits (f, turn, MEND_REASON_TRANSPORT, 0);
 }
 
@@ -117,13 +120,13 @@ test_401_gives_up_at_once (Fixture       *f,
 {
   MendFailure *failure;
 
-  submit (f, "Summarize the diff");
+  mend_test_recording_submit (f, "Summarize the diff");
   load (f, "401-bad-key");
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
 
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_FAILED);
-  g_assert_cmpuint (mend_turn_get_attempt (last_finished (f)), ==, 1);
-  failure = mend_turn_get_last_failure (last_finished (f));
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_test_recording_last_finished (f)), ==, 1);
+  failure = mend_turn_get_last_failure (mend_test_recording_last_finished (f));
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
   g_assert_cmpstr (mend_failure_get_api_error_type (failure), ==, "authentication_error");
@@ -138,12 +141,12 @@ test_error_after_content_is_not_replayed (Fixture       *f,
 {
   MendFailure *failure;
 
-  submit (f, "Summarize the diff");
+  mend_test_recording_submit (f, "Summarize the diff");
   load (f, "error-after-content");
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
 
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_FAILED);
-  failure = mend_turn_get_last_failure (last_finished (f));
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_FAILED);
+  failure = mend_turn_get_last_failure (mend_test_recording_last_finished (f));
   g_assert_true (mend_failure_get_partial (failure));
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_PERMANENT);
 }
@@ -184,13 +187,13 @@ static void
 test_api_retry_is_surfaced_on_the_turn (Fixture       *f,
                                         gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the diff");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the diff");
   AgentRetry r = { 0 };
 
   g_signal_connect (f->observer, "agent-retry", G_CALLBACK (on_agent_retry), &r);
   load (f, "529-give-up");
 
-  g_assert_true (feed_until (f, "\"api_retry\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"api_retry\""));
   g_assert_cmpuint (r.n, ==, 1);
   g_assert_cmpuint (r.attempt, ==, 1);
   g_assert_cmpuint (r.max_retries, ==, 2);
@@ -203,12 +206,12 @@ test_api_retry_is_surfaced_on_the_turn (Fixture       *f,
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
 
-  g_assert_true (feed_until (f, "\"api_retry\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"api_retry\""));
   g_assert_cmpuint (r.n, ==, 2);
   g_assert_cmpstr (mend_turn_get_agent_status (turn), ==, "Claude Code is retrying (529, 2 of 2)");
 
   /* The CLI gave up: the attempt is over, and so is what it said. */
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
   g_assert_null (mend_turn_get_agent_status (turn));
 
@@ -230,10 +233,10 @@ test_subagent_503_is_resumed_by_send_message (Fixture       *f,
   MendRetryWait *wait;
   MendTurn *resume;
 
-  submit (f, "Start the survey in the background");
+  mend_test_recording_submit (f, "Start the survey in the background");
   load (f, "subagent-503");
 
-  g_assert_true (feed_until (f, "\"task_started\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_started\""));
   s = subagent (f);
   g_assert_nonnull (s);
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_RUNNING);
@@ -241,40 +244,40 @@ test_subagent_503_is_resumed_by_send_message (Fixture       *f,
   g_assert_nonnull (mend_subagent_get_agent_id (s));
 
   /* task_updated comes first, with the error; the notification repeats it. */
-  g_assert_true (feed_until (f, "\"task_updated\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_updated\""));
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_FAILED);
-  g_assert_true (feed_until (f, "\"task_notification\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_notification\""));
   wait = mend_subagent_get_retry (s);
   g_assert_nonnull (wait);
   g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_CAPACITY);
   g_assert_true (mend_subagent_get_retryable (s));
-  g_assert_true (records_contain (f, "subagent_retry", "scheduled"));
+  g_assert_true (mend_test_recording_has_record (f, "subagent_retry", "scheduled"));
 
   /* The app's turn ends well; then the CLI's own turn hands the
    * notification to the model. */
-  g_assert_true (feed_until (f, "\"type\":\"result\""));
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_true (feed_until (f, "\"subtype\":\"init\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"type\":\"result\""));
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_recording_feed_until (f, "\"subtype\":\"init\""));
   g_assert_true (mend_chat_get_external_turn (f->chat));
-  g_assert_true (feed_until (f, "\"task-notification\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task-notification\""));
   g_assert_false (mend_chat_get_external_turn (f->chat));
 
   /* The resume wait fires: the chat sends its prompt in the same chat. */
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), mend_retry_wait_get_remaining_ms (wait));
-  g_assert_true (records_contain (f, "subagent_retry", "fired"));
+  g_assert_true (mend_test_recording_has_record (f, "subagent_retry", "fired"));
   resume = mend_chat_get_turn (f->chat);
   g_assert_nonnull (resume);
   g_assert_nonnull (strstr (mend_turn_get_prompt (resume), "SendMessage"));
 
   /* SendMessage: task_started again, same task_id, another tool_use_id. */
-  g_assert_true (feed_until (f, "\"task_started\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_started\""));
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_RUNNING);
   g_assert_null (mend_subagent_get_retry (s));
-  g_assert_cmpuint (n_subagents (f), ==, 1);
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 1);
 
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_COMPLETED);
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
@@ -285,16 +288,16 @@ test_subagent_401_is_not_resumed (Fixture       *f,
 {
   MendSubagent *s;
 
-  submit (f, "Start the survey in the background");
+  mend_test_recording_submit (f, "Start the survey in the background");
   load (f, "subagent-401");
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
 
   s = subagent (f);
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_FAILED);
   g_assert_null (mend_subagent_get_retry (s));
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_AUTH);
   g_assert_cmpint (mend_failure_get_kind (mend_subagent_get_failure (s)), ==, MEND_FAILURE_PERMANENT);
-  g_assert_false (records_contain (f, "subagent_retry", "scheduled"));
+  g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "scheduled"));
 }
 
 /* The failure comes as only one of the two lines, and the subagent is
@@ -343,7 +346,7 @@ test_failure_in_one_line_is_found (Fixture       *f,
     }
 
   /* A notification that names only the spawning call. */
-  submit (f, "Start the survey");
+  mend_test_recording_submit (f, "Start the survey");
   g_assert_true (mend_stream_observer_feed_line (f->observer,
     "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"a1\","
     "\"tool_use_id\":\"toolu_9\",\"description\":\"Survey\",\"task_type\":\"local_agent\"}", -1));
@@ -361,13 +364,13 @@ static void
 test_background_bash_is_not_a_subagent (Fixture       *f,
                                         gconstpointer  data)
 {
-  submit (f, "Run the slow check in the background");
+  mend_test_recording_submit (f, "Run the slow check in the background");
   load (f, "background-bash");
-  g_assert_true (feed_until (f, "\"task_started\""));
-  g_assert_cmpuint (n_subagents (f), ==, 0);
-  g_assert_true (feed_until (f, NULL));
-  g_assert_cmpuint (n_subagents (f), ==, 0);
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_started\""));
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 0);
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
+  g_assert_cmpuint (mend_test_recording_n_subagents (f), ==, 0);
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
@@ -387,7 +390,7 @@ test_own_turn_result_does_not_end_the_app_turn (Fixture       *f,
       own_result = f->lines[i];
   g_assert_nonnull (own_result);
 
-  turn = submit (f, "Next");
+  turn = mend_test_recording_submit (f, "Next");
   g_assert_false (mend_stream_observer_feed_line (f->observer, own_result, -1));
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
   mend_chat_stop (f->chat);
@@ -400,28 +403,28 @@ static void
 test_result_after_stop_changes_nothing (Fixture       *f,
                                         gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the incident");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the incident");
   g_autoptr(GError) error = NULL;
 
   g_assert_true (mend_chat_submit (f->chat, "Draft the postmortem", NULL, &error));
   load (f, "stop-during-retries");
-  g_assert_true (feed_until (f, "\"api_retry\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"api_retry\""));
   g_assert_nonnull (mend_turn_get_agent_status (turn));
   mend_chat_stop (f->chat);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
   g_assert_null (mend_turn_get_agent_status (turn));
 
-  g_assert_true (feed_until (f, "\"aborted_streaming\""));
+  g_assert_true (mend_test_recording_feed_until (f, "\"aborted_streaming\""));
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (f->finished->len, ==, 1);
   g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 1);
 
   mend_chat_send_next (f->chat);
-  g_assert_true (feed_until (f, NULL));
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
   g_assert_cmpuint (f->finished->len, ==, 2);
-  g_assert_cmpstr (mend_turn_get_prompt (last_finished (f)), ==, "Draft the postmortem");
-  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_turn_get_prompt (mend_test_recording_last_finished (f)), ==, "Draft the postmortem");
+  g_assert_cmpint (mend_turn_get_state (mend_test_recording_last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
@@ -431,7 +434,7 @@ static void
 test_errors_array_without_is_error_fails (Fixture       *f,
                                           gconstpointer  data)
 {
-  MendTurn *turn = submit (f, "Summarize the diff");
+  MendTurn *turn = mend_test_recording_submit (f, "Summarize the diff");
 
   g_assert_true (mend_stream_observer_feed_line (f->observer,
     "{\"duration_ms\":812,\"num_turns\":1,\"session_id\":\"s-1\",\"is_error\":false,"
@@ -448,12 +451,12 @@ test_session_limit_is_a_limit (Fixture       *f,
 {
   MendFailure *failure;
 
-  submit (f, "Summarize the diff");
+  mend_test_recording_submit (f, "Summarize the diff");
   g_assert_true (mend_stream_observer_feed_line (f->observer,
     "{\"stop_reason\":\"stop_sequence\",\"terminal_reason\":\"api_error\",\"is_error\":true,"
     "\"subtype\":\"success\",\"api_error_status\":null,"
     "\"result\":\"You've hit your session limit \xc2\xb7 resets 5pm\",\"type\":\"result\"}", -1));
-  failure = mend_turn_get_last_failure (last_finished (f));
+  failure = mend_turn_get_last_failure (mend_test_recording_last_finished (f));
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_USAGE_LIMIT);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
 }
@@ -549,7 +552,7 @@ test_read_error_fails_the_attempt_and_ends_the_external_turn (Fixture       *f,
           turn = NULL;
         }
       else
-        turn = submit (f, "Summarize the diff");
+        turn = mend_test_recording_submit (f, "Summarize the diff");
 
       mend_stream_observer_watch_async (f->observer, stream, NULL, on_watched, &error);
       while (error == NULL)
@@ -578,7 +581,7 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add ("/Mend/StreamObserver/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add ("/Mend/StreamObserver/" path, Fixture, NULL, mend_test_recording_set_up, func, mend_test_recording_tear_down)
 
   ADD ("real/success-succeeds", test_success);
   ADD ("real/synthetic-api-error-is-not-output", test_synthetic_api_error_is_not_output);

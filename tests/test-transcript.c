@@ -14,7 +14,7 @@
 
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define WALL_START_S 1764500000
 

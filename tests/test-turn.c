@@ -5,7 +5,7 @@
 
 #include <libmend.h>
 
-#include "test-util.h"
+#include "mend-test-utils.h"
 
 #define WALL_START 1764500000000000
 

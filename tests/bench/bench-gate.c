@@ -12,7 +12,7 @@
  * usage: bench-gate [N]
  */
 
-#include "../gate-sim.h"
+#include "mend-test-utils.h"
 
 typedef struct
 {
@@ -32,24 +32,24 @@ run (gboolean with_gate,
   gint64 last_served = -1;
   guint served = 0;
   Figures f = { 0 };
-  Sim sim;
+  MendTestGateSim sim;
 
-  sim_init (&sim, with_gate, n);
+  mend_test_gate_sim_init (&sim, with_gate, n);
   if (offline)
-    fake_monitor_set (sim.monitor, FALSE);
+    mend_test_fake_monitor_set (sim.monitor, FALSE);
   else
     sim.down = TRUE;
 
-  submit_all (&sim);
-  sim_advance (&sim, back_ms);
+  mend_test_gate_sim_submit_all (&sim);
+  mend_test_gate_sim_advance (&sim, back_ms);
   if (offline)
-    fake_monitor_set (sim.monitor, TRUE);
+    mend_test_fake_monitor_set (sim.monitor, TRUE);
   else
     sim.down = FALSE;
 
   for (gint64 t = 0; t < 120 * 1000; t += 50)
     {
-      sim_advance (&sim, 50);
+      mend_test_gate_sim_advance (&sim, 50);
       if (sim.served > served)
         {
           served = sim.served;
@@ -57,13 +57,13 @@ run (gboolean with_gate,
         }
     }
 
-  f.during = attempts_between (&sim, 0, back_ms);
+  f.during = mend_test_gate_sim_attempts_between (&sim, 0, back_ms);
   for (gint64 second = back_ms; second < sim.now_ms; second += 1000)
-    f.burst = MAX (f.burst, attempts_between (&sim, second, second + 1000));
+    f.burst = MAX (f.burst, mend_test_gate_sim_attempts_between (&sim, second, second + 1000));
   f.all_served_ms = sim.served == n ? last_served - back_ms : -1;
   f.attempts = sim.attempt_ms->len;
   f.gave_up = sim.gave_up;
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
 
   return f;
 }

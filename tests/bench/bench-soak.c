@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../gate-sim.h"
+#include "mend-test-utils.h"
 #include "bench-common.h"
 
 typedef struct
@@ -137,12 +137,12 @@ typedef struct
 
 /* One step of virtual time, then what an app's main loop would run. */
 static void
-step (Sim *sim)
+step (MendTestGateSim *sim)
 {
-  sim_advance (sim, 50);
+  mend_test_gate_sim_advance (sim, 50);
   while (g_main_context_iteration (NULL, FALSE))
     ;
-  sim_resubmit_idle (sim);
+  mend_test_gate_sim_resubmit_idle (sim);
   /* The simulation's own records would grow with the run. */
   g_array_set_size (sim->attempt_ms, 0);
 }
@@ -162,7 +162,7 @@ run (const char *part,
   gint64 next_sample = 0;
   gboolean was_up = FALSE;
   Figures f = { part, n_chats };
-  Sim sim;
+  MendTestGateSim sim;
 
   /* The default network monitor is the process's, made once, with its
    * socket and source: made before the count. */
@@ -170,9 +170,9 @@ run (const char *part,
   f.fds_before = open_fds ();
   f.sources_before = attached_sources (NULL);
 
-  sim_init (&sim, TRUE, n_chats);
+  mend_test_gate_sim_init (&sim, TRUE, n_chats);
   f.rss_start_kb = rss_kb ();
-  sim_resubmit_idle (&sim);
+  mend_test_gate_sim_resubmit_idle (&sim);
 
   /* Whole cycles, until the part's time is up. */
   while (TRUE)
@@ -230,7 +230,7 @@ run (const char *part,
       f.most_served = MAX (f.most_served, served[i]);
     }
 
-  sim_clear (&sim);
+  mend_test_gate_sim_clear (&sim);
   while (g_main_context_iteration (NULL, FALSE))
     ;
   f.fds_after = open_fds ();

@@ -10,7 +10,7 @@
  */
 
 #include "fuzz-common.h"
-#include "../test-util.h"
+#include "mend-test-utils.h"
 
 int
 LLVMFuzzerInitialize (int    *argc,

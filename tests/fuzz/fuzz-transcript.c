@@ -18,7 +18,7 @@
  */
 
 #include "fuzz-common.h"
-#include "../test-util.h"
+#include "mend-test-utils.h"
 
 #include "mend-http-answer-private.h"
 #include "mend-json-private.h"

@@ -1,4 +1,4 @@
-/* http-dialect-fixture.h — a chat over MendHttpSender against a scripted SoupServer on 127.0.0.1
+/* mend-test-server.c — a chat over MendHttpSender against a scripted SoupServer on 127.0.0.1
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -7,41 +7,16 @@
  * takes its format; every request's body is kept; the server answers each
  * request with the next reply of the script (its status, headers and
  * body). Waits run in virtual time; every object is finalized at the end.
- * fixture_load () reads a recorded answer from tests/data/http.
+ * mend_test_http_chat_load () reads a recorded answer from tests/data/http.
  */
 
-#pragma once
+#include "config.h"
 
 #include <string.h>
 
-#include <libmend.h>
+#include "mend-test-utils.h"
 
 #define WALL_START_S 1764500000
-
-typedef struct
-{
-  guint       status;
-  const char *content_type;
-  const char *body;
-  const char *headers;  /* "Name: value" lines, or NULL */
-} Reply;
-
-typedef struct
-{
-  SoupServer *server;
-  const Reply *script;
-  guint n_script;
-  guint served;
-  GPtrArray *bodies;
-  char *endpoint;
-
-  MendClock *clock;
-  MendChat *chat;
-  MendHttpSender *sender;
-  GString *deltas;
-  GPtrArray *finished;
-  GPtrArray *loaded;   /* what fixture_load () read */
-} Fixture;
 
 static void
 server_callback (SoupServer        *server,
@@ -50,9 +25,9 @@ server_callback (SoupServer        *server,
                  GHashTable        *query,
                  gpointer           user_data)
 {
-  Fixture *f = user_data;
+  MendTestHttpChat *f = user_data;
   g_autoptr(GBytes) flat = soup_message_body_flatten (soup_server_message_get_request_body (msg));
-  const Reply *reply;
+  const MendTestHttpReply *reply;
 
   g_ptr_array_add (f->bodies, g_strndup (g_bytes_get_data (flat, NULL), g_bytes_get_size (flat)));
   g_assert_cmpuint (f->served, <, f->n_script);
@@ -78,26 +53,24 @@ server_callback (SoupServer        *server,
 }
 
 static void
-on_text_delta (MendHttpSender *sender,
-               const char     *delta,
-               Fixture        *f)
+on_text_delta (MendHttpSender   *sender,
+               const char       *delta,
+               MendTestHttpChat *f)
 {
   g_string_append (f->deltas, delta);
 }
 
 static void
-on_turn_finished (MendChat *chat,
-                  MendTurn *turn,
-                  Fixture  *f)
+on_turn_finished (MendChat         *chat,
+                  MendTurn         *turn,
+                  MendTestHttpChat *f)
 {
   g_ptr_array_add (f->finished, g_object_ref (turn));
 }
 
-/* A chat whose sender's endpoint is @path on the server (Chat Completions'
- * when NULL), from which the sender takes its format. */
-static void
-fixture_set_up_at (Fixture    *f,
-                   const char *path)
+void
+mend_test_http_chat_set_up_at (MendTestHttpChat *f,
+                               const char       *path)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
@@ -128,16 +101,16 @@ fixture_set_up_at (Fixture    *f,
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
 }
 
-static G_GNUC_UNUSED void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
+void
+mend_test_http_chat_set_up (MendTestHttpChat *f,
+                            gconstpointer     data)
 {
-  fixture_set_up_at (f, data);
+  mend_test_http_chat_set_up_at (f, data);
 }
 
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
+void
+mend_test_http_chat_tear_down (MendTestHttpChat *f,
+                               gconstpointer     data)
 {
   mend_chat_close (f->chat);
   g_ptr_array_set_size (f->finished, 0);
@@ -157,11 +130,9 @@ fixture_tear_down (Fixture       *f,
   g_free (f->endpoint);
 }
 
-/* A recorded answer, tests/data/http/@name (see its SOURCES.md), kept
- * until the end of the test. */
-static G_GNUC_UNUSED const char *
-fixture_load (Fixture    *f,
-              const char *name)
+const char *
+mend_test_http_chat_load (MendTestHttpChat *f,
+                          const char       *name)
 {
   g_autofree char *path = g_build_filename (MEND_TEST_SRCDIR, "data", "http", name, NULL);
   g_autoptr(GError) error = NULL;
@@ -173,14 +144,13 @@ fixture_load (Fixture    *f,
   return contents;
 }
 
-static G_GNUC_UNUSED void
-start (Fixture     *f,
-       const Reply *script,
-       guint        n)
+void
+mend_test_http_chat_start (MendTestHttpChat        *f,
+                           const MendTestHttpReply *script,
+                           guint                    n)
 {
   f->script = script;
   f->n_script = n;
   f->served = 0;
   g_assert_true (mend_chat_submit (f->chat, "Summarize the build logs", NULL, NULL));
 }
-

@@ -1,40 +1,41 @@
-/* gate-sim.h — a simulated upstream, its chats and a fake network monitor
+/* mend-test-gate.c — a simulated upstream, its chats and a fake network monitor
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Shared by test-gate and bench-gate: chats (with or without a MendGate)
- * whose attempts an upstream answers from the turns' attempt signal, in
- * the virtual time of a MendManualClock.
+ * Shared by test-gate, bench-gate and bench-soak: chats (with or without a
+ * MendGate) whose attempts an upstream answers from the turns' attempt
+ * signal, in the virtual time of a MendManualClock.
  */
 
-#pragma once
+#include "config.h"
 
 #include <string.h>
 
-#include <libmend.h>
-
-#define WALL_START 1764500000000000
+#include "mend-test-utils.h"
 
 /* A network monitor whose availability the test sets. */
 
-typedef struct { GObject parent; gboolean available; } FakeMonitor;
-typedef struct { GObjectClass parent_class; } FakeMonitorClass;
-static GType fake_monitor_get_type (void);
+struct _MendTestFakeMonitor
+{
+  GObject  parent_instance;
+  gboolean available;
+};
+
 static void fake_monitor_iface_init (GNetworkMonitorInterface *iface);
 static void fake_monitor_initable_init (GInitableIface *iface);
-G_DEFINE_TYPE_WITH_CODE (FakeMonitor, fake_monitor, G_TYPE_OBJECT,
+G_DEFINE_TYPE_WITH_CODE (MendTestFakeMonitor, mend_test_fake_monitor, G_TYPE_OBJECT,
                          G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, fake_monitor_initable_init)
                          G_IMPLEMENT_INTERFACE (G_TYPE_NETWORK_MONITOR, fake_monitor_iface_init))
 
 enum { FAKE_PROP_0, FAKE_PROP_AVAILABLE, FAKE_PROP_METERED, FAKE_PROP_CONNECTIVITY };
 
 static void
-fake_monitor_get_property (GObject    *object,
+mend_test_fake_monitor_get_property (GObject    *object,
                            guint       prop_id,
                            GValue     *value,
                            GParamSpec *pspec)
 {
-  FakeMonitor *self = (FakeMonitor *) object;
+  MendTestFakeMonitor *self = (MendTestFakeMonitor *) object;
 
   switch (prop_id)
     {
@@ -53,11 +54,11 @@ fake_monitor_get_property (GObject    *object,
 }
 
 static void
-fake_monitor_class_init (FakeMonitorClass *klass)
+mend_test_fake_monitor_class_init (MendTestFakeMonitorClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
-  object_class->get_property = fake_monitor_get_property;
+  object_class->get_property = mend_test_fake_monitor_get_property;
   g_object_class_override_property (object_class, FAKE_PROP_AVAILABLE, "network-available");
   g_object_class_override_property (object_class, FAKE_PROP_METERED, "network-metered");
   g_object_class_override_property (object_class, FAKE_PROP_CONNECTIVITY, "connectivity");
@@ -83,14 +84,14 @@ fake_monitor_initable_init (GInitableIface *iface)
 }
 
 static void
-fake_monitor_init (FakeMonitor *self)
+mend_test_fake_monitor_init (MendTestFakeMonitor *self)
 {
   self->available = TRUE;
 }
 
-G_GNUC_UNUSED static void
-fake_monitor_set (FakeMonitor *self,
-                  gboolean     available)
+void
+mend_test_fake_monitor_set (MendTestFakeMonitor *self,
+                            gboolean             available)
 {
   self->available = available;
   g_object_notify (G_OBJECT (self), "network-available");
@@ -99,29 +100,11 @@ fake_monitor_set (FakeMonitor *self,
 
 /* The simulated upstream and its chats. */
 
-typedef struct
-{
-  MendClock   *clock;
-  MendGate    *gate;
-  FakeMonitor *monitor;
-  GPtrArray   *chats;
-  GArray      *attempt_ms;   /* virtual time of every attempt */
-  gboolean     down;
-  guint        unanswered;   /* the next attempts that get no answer at all */
-  gboolean     streaming;    /* ...or output, and then no end */
-  guint        status;       /* what a down upstream answers */
-  const char  *retry_after;  /* its Retry-After, or NULL */
-  guint        served;       /* turns that succeeded */
-  GPtrArray   *served_at;    /* per chat, a GArray of its successes' times */
-  guint        gave_up;
-  gint64       now_ms;
-} Sim;
-
 static void
-on_attempt (MendTurn     *turn,
-            guint         n,
-            GCancellable *cancellable,
-            Sim          *sim)
+on_attempt (MendTurn        *turn,
+            guint            n,
+            GCancellable    *cancellable,
+            MendTestGateSim *sim)
 {
   g_array_append_val (sim->attempt_ms, sim->now_ms);
 
@@ -164,9 +147,9 @@ on_attempt (MendTurn     *turn,
 }
 
 static void
-on_turn_finished (MendChat *chat,
-                  MendTurn *turn,
-                  Sim      *sim)
+on_turn_finished (MendChat        *chat,
+                  MendTurn        *turn,
+                  MendTestGateSim *sim)
 {
   if (mend_turn_get_state (turn) == MEND_TURN_SUCCEEDED)
     {
@@ -180,22 +163,22 @@ on_turn_finished (MendChat *chat,
     sim->gave_up++;
 }
 
-static void
-on_turn_started (MendChat *chat,
-                 MendTurn *turn,
-                 Sim      *sim)
+void
+mend_test_gate_sim_on_turn_started (MendChat        *chat,
+                                    MendTurn        *turn,
+                                    MendTestGateSim *sim)
 {
   g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), sim);
 }
 
-static void
-sim_init (Sim      *sim,
-          gboolean  with_gate,
-          guint     n_chats)
+void
+mend_test_gate_sim_init (MendTestGateSim *sim,
+                         gboolean         with_gate,
+                         guint            n_chats)
 {
   memset (sim, 0, sizeof *sim);
-  sim->clock = mend_manual_clock_new (WALL_START);
-  sim->monitor = g_object_new (fake_monitor_get_type (), NULL);
+  sim->clock = mend_manual_clock_new (MEND_TEST_WALL_START);
+  sim->monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL);
   sim->attempt_ms = g_array_new (FALSE, FALSE, sizeof (gint64));
   sim->chats = g_ptr_array_new ();
   sim->served_at = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
@@ -218,14 +201,14 @@ sim_init (Sim      *sim,
       g_object_unref (policy);
       g_object_set_data (G_OBJECT (chat), "sim-index", GUINT_TO_POINTER (i));
       g_ptr_array_add (sim->served_at, g_array_new (FALSE, FALSE, sizeof (gint64)));
-      g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started), sim);
+      g_signal_connect (chat, "turn-started", G_CALLBACK (mend_test_gate_sim_on_turn_started), sim);
       g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), sim);
       g_ptr_array_add (sim->chats, chat);
     }
 }
 
-static void
-sim_clear (Sim *sim)
+void
+mend_test_gate_sim_clear (MendTestGateSim *sim)
 {
   for (guint i = 0; i < sim->chats->len; i++)
     {
@@ -244,9 +227,9 @@ sim_clear (Sim *sim)
   g_assert_finalize_object (sim->clock);
 }
 
-static void
-sim_advance (Sim    *sim,
-             gint64  ms)
+void
+mend_test_gate_sim_advance (MendTestGateSim *sim,
+                            gint64           ms)
 {
   /* In steps, so that attempts are stamped with their time. */
   for (gint64 left = ms; left > 0; )
@@ -260,17 +243,17 @@ sim_advance (Sim    *sim,
     }
 }
 
-G_GNUC_UNUSED static void
-submit_all (Sim *sim)
+void
+mend_test_gate_sim_submit_all (MendTestGateSim *sim)
 {
   for (guint i = 0; i < sim->chats->len; i++)
     g_assert_true (mend_chat_submit (g_ptr_array_index (sim->chats, i), "Fix the build", NULL, NULL));
 }
 
-G_GNUC_UNUSED static guint
-attempts_between (Sim    *sim,
-                  gint64  from_ms,
-                  gint64  to_ms)
+guint
+mend_test_gate_sim_attempts_between (MendTestGateSim *sim,
+                                     gint64           from_ms,
+                                     gint64           to_ms)
 {
   guint n = 0;
 
@@ -288,8 +271,8 @@ attempts_between (Sim    *sim,
 
 /* Chats that work without a pause: each one whose turn ended sends the
  * next. */
-G_GNUC_UNUSED static void
-sim_resubmit_idle (Sim *sim)
+void
+mend_test_gate_sim_resubmit_idle (MendTestGateSim *sim)
 {
   for (guint i = 0; i < sim->chats->len; i++)
     {
@@ -304,31 +287,31 @@ sim_resubmit_idle (Sim *sim)
 /* A flapping upstream: down for down_ms, then up for up_ms, from the
  * start, for total_ms; every every_ms the chats whose turn ended send the
  * next. */
-G_GNUC_UNUSED static void
-sim_flap (Sim    *sim,
-          gint64  down_ms,
-          gint64  up_ms,
-          gint64  total_ms,
-          gint64  every_ms)
+void
+mend_test_gate_sim_flap (MendTestGateSim *sim,
+                         gint64           down_ms,
+                         gint64           up_ms,
+                         gint64           total_ms,
+                         gint64           every_ms)
 {
   gint64 start = sim->now_ms;
 
-  sim_resubmit_idle (sim);
+  mend_test_gate_sim_resubmit_idle (sim);
   while (sim->now_ms - start < total_ms)
     {
       sim->down = (sim->now_ms - start) % (down_ms + up_ms) < down_ms;
-      sim_advance (sim, 50);
+      mend_test_gate_sim_advance (sim, 50);
       if ((sim->now_ms - start) % every_ms == 0)
-        sim_resubmit_idle (sim);
+        mend_test_gate_sim_resubmit_idle (sim);
     }
 }
 
 /* The successes of chat @index within [from_ms, to_ms). */
-G_GNUC_UNUSED static guint
-sim_served_between (Sim    *sim,
-                    guint   index,
-                    gint64  from_ms,
-                    gint64  to_ms)
+guint
+mend_test_gate_sim_served_between (MendTestGateSim *sim,
+                                   guint            index,
+                                   gint64           from_ms,
+                                   gint64           to_ms)
 {
   GArray *at = g_ptr_array_index (sim->served_at, index);
   guint n = 0;

@@ -1,6 +1,12 @@
-/* real-agent-common.c
+/* mend-test-agents.c — the scripted model server, the real agents, and a chat in front of one
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * What the end-to-end tests of real agents share: the scripted model
+ * server (tests/model-server.py), finding and setting up the agents that
+ * tools/setup.sh installs, the run loop that lets them work in real time
+ * while libmend's waits pass in virtual time, and a chat in front of one.
+ * Built with -Dagents only.
  */
 
 #include "config.h"
@@ -10,7 +16,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
-#include "real-agent-common.h"
+#include "mend-test-utils.h"
 
 #define CLI_VERSION "2.1.332"
 #define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
@@ -28,8 +34,8 @@
 #define WATCHDOG_S 40
 
 void
-model_server_start (ModelServer *server,
-                    const char  *rules)
+mend_test_model_server_start (MendTestModelServer *server,
+                              const char          *rules)
 {
   g_autofree char *script = g_build_filename (g_get_home_dir (), "rules.json", NULL);
   g_autoptr(GError) error = NULL;
@@ -52,7 +58,7 @@ model_server_start (ModelServer *server,
 }
 
 void
-model_server_stop (ModelServer *server)
+mend_test_model_server_stop (MendTestModelServer *server)
 {
   if (server->process == NULL)
     return;
@@ -60,18 +66,18 @@ model_server_stop (ModelServer *server)
   /* It serves until its standard input closes. */
   g_output_stream_close (g_subprocess_get_stdin_pipe (server->process), NULL, NULL);
   g_subprocess_wait (server->process, NULL, NULL);
-  finalize_eventually (g_steal_pointer (&server->process));
+  mend_test_finalize_eventually (g_steal_pointer (&server->process));
 }
 
 char *
-model_server_dup_base_url (ModelServer *server)
+mend_test_model_server_dup_base_url (MendTestModelServer *server)
 {
   return g_strdup_printf ("http://127.0.0.1:%u", server->port);
 }
 
 /* The server's counts: {"requests": N, "by_rule": [N, …]}. */
 static JsonNode *
-model_server_get_counts (ModelServer *server)
+model_server_get_counts (MendTestModelServer *server)
 {
   g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_requests", server->port);
   g_autoptr(SoupSession) session = soup_session_new ();
@@ -88,7 +94,7 @@ model_server_get_counts (ModelServer *server)
 }
 
 guint
-model_server_n_requests (ModelServer *server)
+mend_test_model_server_n_requests (MendTestModelServer *server)
 {
   g_autoptr(JsonNode) root = model_server_get_counts (server);
 
@@ -96,8 +102,8 @@ model_server_n_requests (ModelServer *server)
 }
 
 guint
-model_server_n_answered (ModelServer *server,
-                         guint        index)
+mend_test_model_server_n_answered (MendTestModelServer *server,
+                                   guint                index)
 {
   g_autoptr(JsonNode) root = model_server_get_counts (server);
   JsonArray *by_rule = json_object_get_array_member (json_node_get_object (root), "by_rule");
@@ -107,7 +113,7 @@ model_server_n_answered (ModelServer *server,
 }
 
 guint
-model_server_n_side_requests (ModelServer *server)
+mend_test_model_server_n_side_requests (MendTestModelServer *server)
 {
   g_autoptr(JsonNode) root = model_server_get_counts (server);
 
@@ -115,8 +121,8 @@ model_server_n_side_requests (ModelServer *server)
 }
 
 void
-model_server_retire_rule (ModelServer *server,
-                          guint        index)
+mend_test_model_server_retire_rule (MendTestModelServer *server,
+                                    guint                index)
 {
   g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_rules/%u/retire", server->port, index);
   g_autoptr(SoupSession) session = soup_session_new ();
@@ -132,8 +138,8 @@ model_server_retire_rule (ModelServer *server,
 }
 
 char *
-model_server_dup_request (ModelServer *server,
-                          guint        n)
+mend_test_model_server_dup_request (MendTestModelServer *server,
+                                    guint                n)
 {
   g_autofree char *uri = g_strdup_printf ("http://127.0.0.1:%u/_requests/%u", server->port, n);
   g_autoptr(SoupSession) session = soup_session_new ();
@@ -148,17 +154,17 @@ model_server_dup_request (ModelServer *server,
   return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
 }
 
-char *
-real_agent_path (const char *env_name,
-                 const char *default_path)
+static char *
+agent_path (const char *env_name,
+            const char *default_path)
 {
   const char *path = g_getenv (env_name);
 
   return g_strdup (path != NULL && path[0] != '\0' ? path : default_path);
 }
 
-gboolean
-real_agents_required (void)
+static gboolean
+agents_required (void)
 {
   return g_strcmp0 (g_getenv ("MEND_REQUIRE_AGENTS"), "1") == 0;
 }
@@ -167,16 +173,16 @@ real_agents_required (void)
 static void
 agent_missing (const char *what)
 {
-  if (real_agents_required ())
+  if (agents_required ())
     g_test_fail_printf ("%s (MEND_REQUIRE_AGENTS=1)", what);
   else
     g_test_skip (what);
 }
 
 char *
-claude_code_cli_find (void)
+mend_test_claude_code_cli_find (void)
 {
-  g_autofree char *cli = real_agent_path ("MEND_CLAUDE", DEFAULT_CLI);
+  g_autofree char *cli = agent_path ("MEND_CLAUDE", DEFAULT_CLI);
 
   if (!g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
     {
@@ -191,9 +197,9 @@ claude_code_cli_find (void)
 }
 
 char *
-claude_code_acp_find (void)
+mend_test_claude_code_acp_find (void)
 {
-  g_autofree char *adapter = real_agent_path ("MEND_CLAUDE_CODE_ACP", DEFAULT_ADAPTER);
+  g_autofree char *adapter = agent_path ("MEND_CLAUDE_CODE_ACP", DEFAULT_ADAPTER);
 
   if (!g_file_test (adapter, G_FILE_TEST_IS_EXECUTABLE))
     {
@@ -215,7 +221,7 @@ agent_find (const char *env_name,
             const char *name,
             const char *version)
 {
-  g_autofree char *path = real_agent_path (env_name, default_path);
+  g_autofree char *path = agent_path (env_name, default_path);
 
   if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE))
     {
@@ -230,7 +236,7 @@ agent_find (const char *env_name,
 }
 
 char *
-claude_agent_acp_find (void)
+mend_test_claude_agent_acp_find (void)
 {
   return agent_find ("MEND_CLAUDE_AGENT_ACP", DEFAULT_AGENT_ACP, "claude-agent-acp", AGENT_ACP_VERSION);
 }
@@ -256,7 +262,7 @@ node_major (char **version)
 }
 
 char *
-gemini_cli_find (void)
+mend_test_gemini_cli_find (void)
 {
   g_autofree char *version = NULL;
 
@@ -275,7 +281,7 @@ gemini_cli_find (void)
 }
 
 char *
-codex_acp_find (void)
+mend_test_codex_acp_find (void)
 {
   return agent_find ("MEND_CODEX_ACP", DEFAULT_CODEX_ACP, "codex-acp", CODEX_ACP_VERSION);
 }
@@ -313,9 +319,9 @@ offline_claude (MendAgent  *agent,
 }
 
 MendAgentProcess *
-claude_code_process_new (const char *cli,
-                         const char *base_url,
-                         guint       max_retries)
+mend_test_claude_code_process_new (const char *cli,
+                                   const char *base_url,
+                                   guint       max_retries)
 {
   const char *home = g_get_home_dir ();
   MendAgentProcess *agent;
@@ -332,16 +338,16 @@ claude_code_process_new (const char *cli,
 
 #if MEND_HAS_ACP
 MendAcpAgent *
-claude_code_acp_agent_new (const char *adapter,
-                           const char *base_url)
+mend_test_claude_code_acp_agent_new (const char *adapter,
+                                     const char *base_url)
 {
-  return claude_code_acp_agent_new_with_retries (adapter, base_url, 0);
+  return mend_test_claude_code_acp_agent_new_with_retries (adapter, base_url, 0);
 }
 
 MendAcpAgent *
-claude_code_acp_agent_new_with_retries (const char *adapter,
-                                        const char *base_url,
-                                        guint       max_retries)
+mend_test_claude_code_acp_agent_new_with_retries (const char *adapter,
+                                                  const char *base_url,
+                                                  guint       max_retries)
 {
   const char *home = g_get_home_dir ();
   MendAcpAgent *agent;
@@ -356,16 +362,16 @@ claude_code_acp_agent_new_with_retries (const char *adapter,
 }
 
 MendAcpAgent *
-claude_agent_acp_agent_new (const char *adapter,
-                            const char *base_url)
+mend_test_claude_agent_acp_agent_new (const char *adapter,
+                                      const char *base_url)
 {
-  return claude_agent_acp_agent_new_with_retries (adapter, base_url, 0);
+  return mend_test_claude_agent_acp_agent_new_with_retries (adapter, base_url, 0);
 }
 
 MendAcpAgent *
-claude_agent_acp_agent_new_with_retries (const char *adapter,
-                                         const char *base_url,
-                                         guint       max_retries)
+mend_test_claude_agent_acp_agent_new_with_retries (const char *adapter,
+                                                   const char *base_url,
+                                                   guint       max_retries)
 {
   const char *home = g_get_home_dir ();
   MendAcpAgent *agent;
@@ -394,16 +400,16 @@ write_file (const char *dir,
 }
 
 MendAcpAgent *
-gemini_cli_acp_agent_new (const char *gemini,
-                          const char *base_url)
+mend_test_gemini_cli_acp_agent_new (const char *gemini,
+                                    const char *base_url)
 {
-  return gemini_cli_acp_agent_new_with_retries (gemini, base_url, 0);
+  return mend_test_gemini_cli_acp_agent_new_with_retries (gemini, base_url, 0);
 }
 
 MendAcpAgent *
-gemini_cli_acp_agent_new_with_retries (const char *gemini,
-                                       const char *base_url,
-                                       guint       max_retries)
+mend_test_gemini_cli_acp_agent_new_with_retries (const char *gemini,
+                                                 const char *base_url,
+                                                 guint       max_retries)
 {
   const char *home = g_get_home_dir ();
   g_autofree char *dot_gemini = g_build_filename (home, ".gemini", NULL);
@@ -431,16 +437,16 @@ gemini_cli_acp_agent_new_with_retries (const char *gemini,
 }
 
 MendAcpAgent *
-codex_acp_agent_new (const char *codex_acp,
-                     const char *base_url)
+mend_test_codex_acp_agent_new (const char *codex_acp,
+                               const char *base_url)
 {
-  return codex_acp_agent_new_with_retries (codex_acp, base_url, 0);
+  return mend_test_codex_acp_agent_new_with_retries (codex_acp, base_url, 0);
 }
 
 MendAcpAgent *
-codex_acp_agent_new_with_retries (const char *codex_acp,
-                                  const char *base_url,
-                                  guint       max_retries)
+mend_test_codex_acp_agent_new_with_retries (const char *codex_acp,
+                                            const char *base_url,
+                                            guint       max_retries)
 {
   const char *home = g_get_home_dir ();
   g_autofree char *codex_home = g_build_filename (home, ".codex", NULL);
@@ -487,7 +493,7 @@ codex_acp_agent_new_with_retries (const char *codex_acp,
 #endif
 
 char *
-real_agent_dup_stderr (MendSender *sender)
+mend_test_agent_dup_stderr (MendSender *sender)
 {
   if (MEND_IS_AGENT (sender))
     return mend_agent_dup_stderr (MEND_AGENT (sender));
@@ -501,19 +507,19 @@ tick (gpointer data)
 }
 
 gboolean
-real_agent_always (gpointer      fixture,
-                   gconstpointer data)
+mend_test_agent_always (gpointer      fixture,
+                        gconstpointer data)
 {
   return TRUE;
 }
 
 gboolean
-real_agent_run_within (MendManualClock *clock,
-                       RealAgentCheck   may_advance,
-                       RealAgentCheck   done,
-                       gpointer         fixture,
-                       gconstpointer    data,
-                       guint            timeout_ms)
+mend_test_agent_run_within (MendManualClock    *clock,
+                            MendTestAgentCheck  may_advance,
+                            MendTestAgentCheck  done,
+                            gpointer            fixture,
+                            gconstpointer       data,
+                            guint               timeout_ms)
 {
   gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
   /* Wakes the blocking iteration now and then, so that the deadline is
@@ -538,17 +544,17 @@ real_agent_run_within (MendManualClock *clock,
 }
 
 void
-real_agent_run_until (MendManualClock *clock,
-                      RealAgentCheck   may_advance,
-                      MendSender      *sender,
-                      RealAgentCheck   done,
-                      gpointer         fixture,
-                      gconstpointer    data,
-                      const char      *what)
+mend_test_agent_run_until (MendManualClock    *clock,
+                           MendTestAgentCheck  may_advance,
+                           MendSender         *sender,
+                           MendTestAgentCheck  done,
+                           gpointer            fixture,
+                           gconstpointer       data,
+                           const char         *what)
 {
-  if (!real_agent_run_within (clock, may_advance, done, fixture, data, WATCHDOG_S * 1000))
+  if (!mend_test_agent_run_within (clock, may_advance, done, fixture, data, WATCHDOG_S * 1000))
     {
-      g_autofree char *err = real_agent_dup_stderr (sender);
+      g_autofree char *err = mend_test_agent_dup_stderr (sender);
 
       g_error ("Waited %d s for %s; the agent's stderr: %s", WATCHDOG_S, what, err ? err : "(none)");
     }
@@ -562,41 +568,14 @@ never (gpointer      fixture,
 }
 
 void
-real_agent_run_for (guint ms)
+mend_test_agent_run_for (guint ms)
 {
-  real_agent_run_within (NULL, NULL, never, NULL, NULL, ms);
-}
-
-guint
-real_agent_count_records (GPtrArray  *records,
-                          const char *kind,
-                          const char *outcome)
-{
-  g_autofree char *k = g_strdup_printf ("\"kind\":\"%s\"", kind);
-  g_autofree char *o = g_strdup_printf ("\"outcome\":\"%s\"", outcome);
-  guint n = 0;
-
-  for (guint i = 0; i < records->len; i++)
-    {
-      const char *record = g_ptr_array_index (records, i);
-
-      n += strstr (record, k) != NULL && strstr (record, o) != NULL;
-    }
-
-  return n;
-}
-
-char *
-real_agent_queue_head (MendChat *chat)
-{
-  g_autoptr(MendQueueItem) item = g_list_model_get_item (G_LIST_MODEL (mend_chat_get_queue (chat)), 0);
-
-  return item ? g_strdup (mend_queue_item_get_text (item)) : NULL;
+  mend_test_agent_run_within (NULL, NULL, never, NULL, NULL, ms);
 }
 
 gboolean
-claude_transcript_has (const char *session,
-                       const char *text)
+mend_test_claude_transcript_has (const char *session,
+                                 const char *text)
 {
   g_autofree char *projects = g_build_filename (g_get_home_dir (), ".claude", "projects", NULL);
   g_autofree char *name = g_strconcat (session, ".jsonl", NULL);
@@ -615,17 +594,183 @@ claude_transcript_has (const char *session,
   return FALSE;
 }
 
-void
-finalize_eventually (gpointer object)
-{
-  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
 
-  g_object_add_weak_pointer (object, &object);
-  g_object_unref (object);
-  while (object != NULL && g_get_monotonic_time () < deadline)
+/* A chat in front of a real agent */
+
+static void
+on_agent_chat_turn_finished (MendChat          *chat,
+                             MendTurn          *turn,
+                             MendTestAgentChat *f)
+{
+  g_ptr_array_add (f->finished, g_object_ref (turn));
+}
+
+static void
+on_agent_chat_waiting (MendTurn          *turn,
+                       MendRetryWait     *wait,
+                       MendTestAgentChat *f)
+{
+  f->waiting_since_us = g_get_monotonic_time ();
+}
+
+static void
+on_agent_chat_turn_started (MendChat          *chat,
+                            MendTurn          *turn,
+                            MendTestAgentChat *f)
+{
+  g_signal_connect (turn, "waiting", G_CALLBACK (on_agent_chat_waiting), f);
+}
+
+static void
+on_agent_chat_record (MendChat          *chat,
+                      const char        *json,
+                      MendTestAgentChat *f)
+{
+  g_test_message ("record: %s", json);
+  g_ptr_array_add (f->records, g_strdup (json));
+}
+
+#if MEND_HAS_ACP
+/* What an app renders: the text of each message chunk. */
+static void
+on_agent_chat_update (MendAcpAgent      *agent,
+                      const char        *kind,
+                      const char        *json,
+                      MendTestAgentChat *f)
+{
+  g_autoptr(JsonNode) node = NULL;
+  JsonObject *content;
+
+  g_ptr_array_add (f->updates, g_strdup_printf ("%s %s", kind, json));
+  if (g_strcmp0 (kind, "agent_message_chunk") != 0)
+    return;
+
+  node = json_from_string (json, NULL);
+  g_assert_nonnull (node);
+  content = json_object_get_object_member (json_node_get_object (node), "content");
+  if (content != NULL && g_strcmp0 (json_object_get_string_member_with_default (content, "type", NULL), "text") == 0)
+    g_string_append (f->text, json_object_get_string_member_with_default (content, "text", ""));
+}
+#endif
+
+void
+mend_test_agent_chat_set_up (MendTestAgentChat *f,
+                             gconstpointer      data)
+{
+  /* The agent's private home, under the test's isolated directories. */
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  f->clock = mend_manual_clock_new (MEND_TEST_WALL_START);
+  f->finished = g_ptr_array_new ();
+  f->records = g_ptr_array_new_with_free_func (g_free);
+  f->updates = g_ptr_array_new_with_free_func (g_free);
+  f->text = g_string_new (NULL);
+  f->auto_advance = TRUE;
+}
+
+void
+mend_test_agent_chat_attach (MendTestAgentChat *f,
+                             MendAgent         *agent,
+                             const char        *id)
+{
+  f->agent = agent;
+#if MEND_HAS_ACP
+  if (MEND_IS_ACP_AGENT (agent))
+    g_signal_connect (agent, "update", G_CALLBACK (on_agent_chat_update), f);
+#endif
+
+  f->chat = g_object_new (MEND_TYPE_CHAT,
+                          "id", id,
+                          "clock", f->clock,
+                          "sender", f->agent,
+                          NULL);
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_agent_chat_turn_started), f);
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_agent_chat_turn_finished), f);
+  g_signal_connect (f->chat, "record", G_CALLBACK (on_agent_chat_record), f);
+}
+
+void
+mend_test_agent_chat_tear_down (MendTestAgentChat *f,
+                                gconstpointer      data)
+{
+  if (f->chat != NULL)
     {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
+      g_autofree char *err = mend_agent_dup_stderr (f->agent);
+
+      if (err != NULL)
+        g_test_message ("The agent's stderr: %s", err);
+      mend_chat_close (f->chat);
+      mend_agent_terminate (f->agent);
+      g_assert_false (mend_agent_get_running (f->agent));
+      g_signal_handlers_disconnect_by_data (f->chat, f);
+      g_signal_handlers_disconnect_by_data (f->agent, f);
+      g_assert_finalize_object (f->chat);
     }
-  g_assert_null (object);
+
+  mend_test_model_server_stop (&f->server);
+
+  /* Let what the agent's streams left behind finish. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+
+  /* The turns hold their sender. */
+  for (guint i = 0; i < f->finished->len; i++)
+    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_unref (f->finished);
+  if (f->agent != NULL)
+    {
+#if MEND_HAS_ACP
+      /* An ACP agent's process lets go in GLib's worker thread. */
+      if (MEND_IS_ACP_AGENT (f->agent))
+        mend_test_finalize_eventually (f->agent);
+      else
+#endif
+        g_assert_finalize_object (f->agent);
+    }
+  g_ptr_array_unref (f->records);
+  g_ptr_array_unref (f->updates);
+  g_string_free (f->text, TRUE);
+  g_assert_finalize_object (f->clock);
+}
+
+void
+mend_test_agent_chat_run_until (MendTestAgentChat      *f,
+                                MendTestAgentChatCheck  done,
+                                gconstpointer           data,
+                                const char             *what)
+{
+  mend_test_agent_run_until (MEND_MANUAL_CLOCK (f->clock), f->auto_advance ? mend_test_agent_always : NULL,
+                             MEND_SENDER (f->agent), (MendTestAgentCheck) done, f, data, what);
+}
+
+gboolean
+mend_test_agent_chat_n_finished_is (MendTestAgentChat *f,
+                                    gconstpointer      data)
+{
+  return f->finished->len >= GPOINTER_TO_UINT (data);
+}
+
+/* Only libmend's retry waits run ahead in virtual time, each once it has
+ * taken MEND_TEST_AGENT_MIN_WAIT_MS of real time. */
+gboolean
+mend_test_agent_chat_turn_is_waiting (MendTestAgentChat *f,
+                                      gconstpointer      data)
+{
+  MendTurn *turn = mend_chat_get_turn (f->chat);
+
+  return turn != NULL && mend_turn_get_state (turn) == MEND_TURN_WAITING &&
+         g_get_monotonic_time () - f->waiting_since_us >= MEND_TEST_AGENT_MIN_WAIT_MS * 1000;
+}
+
+MendTurn *
+mend_test_agent_chat_finished (MendTestAgentChat *f,
+                               guint              i)
+{
+  return mend_test_turn_at (f->finished, i);
+}
+
+void
+mend_test_agent_chat_submit (MendTestAgentChat *f,
+                             const char        *text)
+{
+  mend_test_submit (f->chat, text);
 }

@@ -1,4 +1,4 @@
-/* hostile-server.h
+/* mend-test-hostile-server.c — a raw-socket HTTP server that writes whatever a test says, and a bound on memory
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -12,49 +12,22 @@
  * the test instead of the machine.
  */
 
-#pragma once
+#include "config.h"
 
 #include <string.h>
 #include <sys/resource.h>
 
-#include <gio/gio.h>
-
-#if defined(__has_include)
-# if __has_include(<valgrind/valgrind.h>)
-#  include <valgrind/valgrind.h>
-# endif
-#endif
-#ifndef RUNNING_ON_VALGRIND
-# define RUNNING_ON_VALGRIND 0
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-# define HOSTILE_ASAN 1
-#elif defined(__has_feature)
-# if __has_feature(address_sanitizer)
-#  define HOSTILE_ASAN 1
-# endif
-#endif
+#include "mend-test-utils.h"
 
 /* The most a test process may hold. Under AddressSanitizer the address
- * space is mostly shadow, so the bound is ASan's own: an allocation over
- * 256 MB, or 1 GB in use, ends the process with a report. */
-#define HOSTILE_ADDRESS_SPACE_BYTES ((rlim_t) 2 << 30)
+ * space is mostly shadow, so the bound is ASan's own (mend-test-bounds.c). */
+#define ADDRESS_SPACE_BYTES ((rlim_t) 2 << 30)
 
-#ifdef HOSTILE_ASAN
-const char *__asan_default_options (void);
-const char *
-__asan_default_options (void)
+void
+mend_test_limit_memory (void)
 {
-  return "max_allocation_size_mb=256:malloc_limit_mb=1024:allocator_may_return_null=0";
-}
-#endif
-
-static inline void
-hostile_limit_memory (void)
-{
-#ifndef HOSTILE_ASAN
-  struct rlimit limit = { HOSTILE_ADDRESS_SPACE_BYTES, HOSTILE_ADDRESS_SPACE_BYTES };
+#ifndef MEND_TEST_ASAN
+  struct rlimit limit = { ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES };
 
   /* valgrind keeps its own house in the same address space. */
   if (!RUNNING_ON_VALGRIND)
@@ -62,10 +35,9 @@ hostile_limit_memory (void)
 #endif
 }
 
-/* strcasestr, without _GNU_SOURCE. */
-static inline const char *
-hostile_find_nocase (const char *haystack,
-                     const char *needle)
+const char *
+mend_test_find_nocase (const char *haystack,
+                       const char *needle)
 {
   gsize n = strlen (needle);
 
@@ -75,33 +47,8 @@ hostile_find_nocase (const char *haystack,
   return NULL;
 }
 
-typedef struct _HostileServer HostileServer;
-
-/* Answers one request on @connection; @request is its head and body. */
-typedef void (*HostileBehaviour) (HostileServer *server,
-                                  GSocket       *connection,
-                                  const char    *request);
-
-struct _HostileServer
-{
-  GSocket          *listener;
-  guint16           port;
-  GThread          *thread;
-  HostileBehaviour  behaviour;
-  gconstpointer     data;           /* for the behaviour */
-  guint             max_connections;
-
-  GMutex            lock;
-  GPtrArray        *requests;       /* under lock */
-  guint64           written;        /* under lock */
-  gint              stop;           /* atomic */
-};
-
-/* Bytes the server writes at most in one answer, whatever the client does. */
-#define HOSTILE_MAX_WRITE ((guint64) 512 << 20)
-
-static inline guint64
-hostile_server_written (HostileServer *server)
+guint64
+mend_test_hostile_server_written (MendTestHostileServer *server)
 {
   guint64 n;
 
@@ -111,13 +58,11 @@ hostile_server_written (HostileServer *server)
   return n;
 }
 
-/* Writes @length bytes; FALSE once the client is gone or the server has
- * written its most. */
-static inline gboolean
-hostile_write (HostileServer *server,
-               GSocket       *connection,
-               const void    *data,
-               gsize          length)
+gboolean
+mend_test_hostile_write (MendTestHostileServer *server,
+                         GSocket               *connection,
+                         const void            *data,
+                         gsize                  length)
 {
   const char *p = data;
 
@@ -137,21 +82,20 @@ hostile_write (HostileServer *server,
       length -= n;
     }
 
-  return hostile_server_written (server) < HOSTILE_MAX_WRITE;
+  return mend_test_hostile_server_written (server) < MEND_TEST_HOSTILE_MAX_WRITE;
 }
 
-static inline gboolean
-hostile_write_str (HostileServer *server,
-                   GSocket       *connection,
-                   const char    *text)
+gboolean
+mend_test_hostile_write_str (MendTestHostileServer *server,
+                             GSocket               *connection,
+                             const char            *text)
 {
-  return hostile_write (server, connection, text, strlen (text));
+  return mend_test_hostile_write (server, connection, text, strlen (text));
 }
 
-/* Waits until the client closes the connection (or a while passes). */
-static inline void
-hostile_wait_for_close (HostileServer *server,
-                        GSocket       *connection)
+void
+mend_test_hostile_wait_for_close (MendTestHostileServer *server,
+                                  GSocket               *connection)
 {
   char buffer[4096];
 
@@ -165,8 +109,8 @@ hostile_wait_for_close (HostileServer *server,
 }
 
 /* The request's head and body (by Content-Length), at most 1 MiB. */
-static inline char *
-hostile_read_request (GSocket *connection)
+static char *
+read_request (GSocket *connection)
 {
   GString *request = g_string_new (NULL);
   gsize body_at = 0;
@@ -192,7 +136,7 @@ hostile_read_request (GSocket *connection)
           if (end == NULL)
             continue;
           body_at = end + 4 - request->str;
-          length = hostile_find_nocase (request->str, "\r\nContent-Length:");
+          length = mend_test_find_nocase (request->str, "\r\nContent-Length:");
           if (length != NULL && length < end)
             body_length = g_ascii_strtoull (length + strlen ("\r\nContent-Length:"), NULL, 10);
         }
@@ -206,7 +150,7 @@ hostile_read_request (GSocket *connection)
 static gpointer
 hostile_server_run (gpointer data)
 {
-  HostileServer *server = data;
+  MendTestHostileServer *server = data;
 
   for (guint served = 0; served < server->max_connections; )
     {
@@ -224,7 +168,7 @@ hostile_server_run (gpointer data)
       g_socket_set_blocking (connection, TRUE);
       g_socket_set_timeout (connection, 20);
 
-      request = hostile_read_request (connection);
+      request = read_request (connection);
       g_mutex_lock (&server->lock);
       g_ptr_array_add (server->requests, g_strdup (request));
       g_mutex_unlock (&server->lock);
@@ -237,12 +181,12 @@ hostile_server_run (gpointer data)
   return NULL;
 }
 
-static inline HostileServer *
-hostile_server_new (HostileBehaviour behaviour,
-                    gconstpointer    data,
-                    guint            max_connections)
+MendTestHostileServer *
+mend_test_hostile_server_new (MendTestHostileBehaviour behaviour,
+                              gconstpointer            data,
+                              guint                    max_connections)
 {
-  HostileServer *server = g_new0 (HostileServer, 1);
+  MendTestHostileServer *server = g_new0 (MendTestHostileServer, 1);
   g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
   g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, 0);
   g_autoptr(GSocketAddress) bound = NULL;
@@ -268,14 +212,14 @@ hostile_server_new (HostileBehaviour behaviour,
   return server;
 }
 
-static inline char *
-hostile_server_uri (HostileServer *server)
+char *
+mend_test_hostile_server_uri (MendTestHostileServer *server)
 {
   return g_strdup_printf ("http://127.0.0.1:%u/v1/messages", server->port);
 }
 
-static inline guint
-hostile_server_n_requests (HostileServer *server)
+guint
+mend_test_hostile_server_n_requests (MendTestHostileServer *server)
 {
   guint n;
 
@@ -285,8 +229,8 @@ hostile_server_n_requests (HostileServer *server)
   return n;
 }
 
-static inline void
-hostile_server_free (HostileServer *server)
+void
+mend_test_hostile_server_free (MendTestHostileServer *server)
 {
   g_atomic_int_set (&server->stop, 1);
   g_thread_join (server->thread);
