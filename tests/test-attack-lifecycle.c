@@ -24,19 +24,6 @@
 /* Past the resume policy's first delay and the chat's stagger. */
 #define PAST_FIRST_RESUME_MS 30000
 
-static MendChat *
-new_chat (MendClock *clock)
-{
-  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
-
-  MendChat *chat;
-
-  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
-  mend_test_run_turns_by_hand (chat);
-  return chat;
-}
-
 static gboolean
 is_resume_prompt (const char *provenance)
 {
@@ -158,7 +145,7 @@ test_close_during_restore_keeps_the_chat_closed (gconstpointer data)
 {
   gboolean from_queue = GPOINTER_TO_INT (data);
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   g_autofree char *sub = saved_subagent ("s", "false", NULL, FALSE, NULL);
   g_autofree char *item = saved_queue_item ("q1", "Then the docs", NULL);
   g_autofree char *state = saved_chat (item, SAVED_RUNNING_TURN, sub);
@@ -197,7 +184,7 @@ test_submit_during_restore_loses_no_saved_message (gconstpointer data)
 {
   gboolean from_queue = GPOINTER_TO_INT (data);
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendQueue *queue = mend_chat_get_queue (chat);
   g_autofree char *sub = saved_subagent ("s", "false", NULL, FALSE, NULL);
   g_autofree char *first = saved_queue_item ("q1", "First", NULL);
@@ -253,7 +240,7 @@ static void
 test_retry_from_the_pop_of_its_prompt_sends_one_prompt (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendQueue *queue = mend_chat_get_queue (chat);
   RetryOnPop r = { mend_chat_get_subagents (chat), FALSE, FALSE };
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
@@ -301,7 +288,7 @@ test_stop_from_the_pop_of_the_head_starts_nothing (gconstpointer data)
 {
   gboolean resume = GPOINTER_TO_INT (data);
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendQueue *queue = mend_chat_get_queue (chat);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
@@ -366,7 +353,7 @@ test_stop_from_fired_sends_no_prompt (gconstpointer data)
 {
   gboolean from_record = GPOINTER_TO_INT (data);
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;
@@ -415,7 +402,7 @@ static void
 test_subagent_back_as_its_prompt_fires_sends_no_prompt (gconstpointer data)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   guint started = 0;
@@ -453,7 +440,7 @@ static void
 test_failure_repeated_as_the_prompt_fires_plans_nothing_more (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;
@@ -499,7 +486,7 @@ static void
 test_chat_dropped_as_the_resume_turn_starts (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = g_object_ref (mend_chat_get_subagents (chat));
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   g_autoptr(GError) error = NULL;
@@ -549,7 +536,7 @@ static void
 test_restore_from_turn_finished (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   g_autofree char *sub = saved_subagent ("s", "false", NULL, FALSE, NULL);
   g_autofree char *item = saved_queue_item ("q7", "Then the docs", NULL);
   g_autofree char *state = saved_chat (item, SAVED_RUNNING_TURN, sub);
@@ -594,7 +581,7 @@ test_retry_dropped_from_its_own_items_changed (gconstpointer data)
 {
   gboolean start = GPOINTER_TO_INT (data);
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = g_object_ref (mend_chat_get_subagents (chat));
   MendSubagentRetry *self = retry;
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
@@ -746,7 +733,7 @@ test_restored_retry_under_way_twice_sends_one_prompt (gconstpointer data)
 {
   gboolean queued = GPOINTER_TO_INT (data);
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendQueue *queue = mend_chat_get_queue (chat);
   g_autofree char *retry = g_strdup_printf ("{\"attempt\":1,\"nextAt\":%" G_GINT64_FORMAT "}",
                                             WALL_START / 1000 + 20000);
@@ -804,7 +791,7 @@ test_restored_counts_out_of_range_are_refused (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       MendClock *clock = mend_manual_clock_new (WALL_START);
-      MendChat *chat = new_chat (clock);
+      MendChat *chat = mend_test_new_chat_by_hand (clock);
       g_autofree char *sub = g_strdup_printf ("{\"subagentId\":\"s\",\"agentId\":\"agent-s\",\"name\":\"n\","
                                               "\"state\":\"failed\",\"attempts\":0,\"retryable\":true,"
                                               "\"manual\":false,\"held\":false,\"promptId\":null,"
@@ -832,7 +819,7 @@ static void
 test_resume_prompts_of_unknown_subagents_are_not_followed (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   MendQueue *queue = mend_chat_get_queue (chat);
   g_autofree char *sub = saved_subagent ("s", "false", "sr-4", TRUE, NULL);
@@ -1102,7 +1089,7 @@ static void
 test_subagent_failing_while_its_prompt_runs_plans_one_attempt (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;
@@ -1146,7 +1133,7 @@ static void
 test_resume_turn_saved_mid_run_still_plans_the_next (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   g_autoptr(GError) error = NULL;
@@ -1162,7 +1149,7 @@ test_resume_turn_saved_mid_run_still_plans_the_next (void)
   mend_chat_close (chat);
   g_assert_finalize_object (chat);
 
-  chat = new_chat (clock);
+  chat = mend_test_new_chat_by_hand (clock);
   retry = mend_chat_get_subagents (chat);
   g_assert_true (mend_chat_restore_state (chat, state, &error));
   g_assert_no_error (error);
@@ -1206,7 +1193,7 @@ static void
 test_resume_prompt_deleted_by_the_user_never_runs (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   MendQueue *queue = mend_chat_get_queue (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
@@ -1247,7 +1234,7 @@ static void
 test_close_during_a_pending_wait_then_fired_by_hand (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendRetryWait *wait;

@@ -23,19 +23,6 @@
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
-static MendChat *
-new_chat (MendClock *clock)
-{
-  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
-
-  MendChat *chat;
-
-  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
-  mend_test_run_turns_by_hand (chat);
-  return chat;
-}
-
 typedef struct
 {
   GPtrArray *fired;      /* prompt ids of the resume prompts sent */
@@ -64,7 +51,7 @@ prompt_id_of_item (MendQueueItem *item)
 static char *
 state_with_queued_resume_prompt (MendClock *clock)
 {
-  return mend_test_state_with_queued_resume_prompt (new_chat (clock), clock);
+  return mend_test_state_with_queued_resume_prompt (mend_test_new_chat_by_hand (clock), clock);
 }
 
 static void
@@ -72,7 +59,7 @@ test_resume_prompt_ids_stay_unique_after_restore (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
   g_autofree char *state = state_with_queued_resume_prompt (clock);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendQueueItem *restored = NULL;
@@ -148,7 +135,7 @@ static void
 test_restore_keeps_at_most_max_failed_subagents (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(GString) list = g_string_new (NULL);
   g_autofree char *state = NULL;
@@ -186,7 +173,7 @@ static void
 test_restored_ended_subagent_is_never_resumed (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autofree char *wait = g_strdup_printf ("{\"attempt\":1,\"of\":4,\"reason\":\"capacity\",\"nextAt\":%"
                                            G_GINT64_FORMAT "}", WALL_START / 1000 + 1000);
@@ -230,7 +217,7 @@ static void
 test_restored_prompt_missing_from_queue_does_not_block_retry (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autofree char *entry = saved_subagent ("lost", "failed", TRUE, "sr-7", TRUE, NULL);
   g_autofree char *state = saved_chat (entry);
@@ -266,7 +253,7 @@ static void
 test_submit_during_restore_keeps_the_saved_turn (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   g_autofree char *entry = saved_subagent ("s", "failed", TRUE, NULL, FALSE, NULL);
   g_autofree char *state = g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":[],"
                                             "\"turn\":{\"id\":\"t1\",\"prompt\":\"Fix the build\",\"provenance\":null,"
@@ -304,7 +291,7 @@ static void
 test_restored_subagent_ids_stay_within_bounds (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autofree char *long_id = g_strnfill (64 * 1024, 'x');
   g_autofree char *entry = saved_subagent (long_id, "failed", TRUE, NULL, FALSE, NULL);
@@ -335,7 +322,7 @@ static void
 test_restored_duplicate_agent_id_is_skipped_on_resume (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autofree char *wait = g_strdup_printf ("{\"attempt\":1,\"of\":4,\"reason\":\"capacity\",\"nextAt\":%"
                                            G_GINT64_FORMAT "}", WALL_START / 1000 + 20000);
@@ -368,7 +355,7 @@ static void
 test_restored_turn_waits_no_longer_than_its_policy_allows (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendErrorPolicy *policy = mend_chat_get_policy (chat);
   gint64 ten_years_ms = (gint64) 10 * 365 * 24 * 3600 * 1000;
   g_autofree char *state = g_strdup_printf ("{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":[],"
@@ -402,7 +389,7 @@ static void
 test_queue_ids_stay_unique_after_restoring_the_largest_id (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendQueue *queue = mend_chat_get_queue (chat);
   const char *state =
     "{\"version\":1,\"chatId\":\"c\",\"lifecycle\":\"ready\",\"queue\":["
@@ -439,7 +426,7 @@ static void
 test_save_to_a_long_name (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   g_autofree char *dir = g_dir_make_tmp ("mend-attack-XXXXXX", NULL);
   g_autofree char *name = g_strnfill (250, 'a');
   g_autofree char *path = g_build_filename (dir, name, NULL);
@@ -471,8 +458,8 @@ static void
 test_save_keeps_a_neighbour_named_like_a_save_file (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
-  MendChat *other = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
+  MendChat *other = mend_test_new_chat_by_hand (clock);
   g_autofree char *dir = g_dir_make_tmp ("mend-attack-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "chat.json", NULL);
   g_autofree char *neighbour = g_build_filename (dir, "chat.json.backup.saving", NULL);

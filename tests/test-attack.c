@@ -62,19 +62,6 @@ test_hook_policy_init (TestHookPolicy *self)
 {
 }
 
-static MendChat *
-new_chat (MendClock *clock)
-{
-  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
-
-  MendChat *chat;
-
-  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
-  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, NULL);
-  mend_test_run_turns_by_hand (chat);
-  return chat;
-}
-
 /* Runs the current test again in a child whose freed memory is scribbled
  * over at once (every GObject from malloc, no glibc cache in between), so
  * that a use after free shows without a sanitizer too; a hang shows as the
@@ -135,7 +122,7 @@ test_chat_disposed_from_record_handler_drops_its_turn_once (void)
   g_autoptr(MendFailure) failure = mend_failure_new_from_http (401, NULL, NULL);
   gpointer weak = NULL;
 
-  d.chat = new_chat (clock);
+  d.chat = mend_test_new_chat_by_hand (clock);
   g_signal_connect (d.chat, "turn-started", G_CALLBACK (grab_turn), &d);
   g_signal_connect (d.chat, "record", G_CALLBACK (dispose_on_gave_up), &d);
 
@@ -165,7 +152,7 @@ static void
 test_disposed_chat_still_answers_its_methods (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   g_autofree char *state = NULL;
   g_autoptr(GError) error = NULL;
 
@@ -444,7 +431,7 @@ static void
 test_wait_disposed_while_pending_does_not_strand_its_turn (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendTurn *turn;
   MendRetryWait *wait;
 
@@ -472,7 +459,7 @@ static void
 test_turn_disposed_while_waiting_does_not_strand_its_chat (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendTurn *turn;
 
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
@@ -543,7 +530,7 @@ static void
 test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   Steps st = { g_ptr_array_new_with_free_func (g_free) };
@@ -584,7 +571,7 @@ static void
 test_chat_disposed_from_turn_finished_starts_nothing (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   guint turns = 0;
@@ -611,7 +598,7 @@ static void
 test_resume_prompt_removed_from_queue_frees_its_subagent (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   MendQueue *queue = mend_chat_get_queue (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
@@ -711,7 +698,7 @@ static void
 chat_dropped_while_max_failed_forgets_subagents_child (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   gpointer weak = chat;
 
@@ -791,7 +778,7 @@ test_stop_from_a_subagent_notify_announces_no_dead_wait (void)
   MendSubagent *sub;
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
 
-  s.chat = new_chat (clock);
+  s.chat = mend_test_new_chat_by_hand (clock);
   retry = mend_chat_get_subagents (s.chat);
   g_signal_connect (retry, "record", G_CALLBACK (on_stop_record), &s);
   g_signal_connect (retry, "waiting", G_CALLBACK (on_stop_waiting), &s);
@@ -845,7 +832,7 @@ static void
 chat_dropped_from_a_subagent_notify_child (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;
@@ -895,7 +882,7 @@ static void
 test_submit_from_lifecycle_notify_queues_behind_the_head (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  SubmitOnReady s = { new_chat (clock), g_ptr_array_new_with_free_func (g_free), FALSE };
+  SubmitOnReady s = { mend_test_new_chat_by_hand (clock), g_ptr_array_new_with_free_func (g_free), FALSE };
 
   g_signal_connect (s.chat, "turn-started", G_CALLBACK (note_prompt), &s);
   g_assert_true (mend_chat_submit (s.chat, "Fix the build", NULL, NULL));
@@ -932,7 +919,7 @@ static void
 test_subagent_ended_while_its_failure_is_taken_in_is_not_resumed (void)
 {
   MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendChat *chat = new_chat (clock);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;

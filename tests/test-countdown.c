@@ -5,70 +5,10 @@
 
 #include <libmend.h>
 
-#define WALL_START 1764500000000000  /* µs */
+#include "mend-test-utils.h"
 
-typedef struct
-{
-  MendClock *clock;
-  guint      fired;
-  guint      cancelled;
-  guint      notified;
-  GString   *log;
-} Fixture;
-
-static void
-on_fired (MendRetryWait *wait,
-          Fixture       *f)
-{
-  f->fired++;
-}
-
-static void
-on_cancelled (MendRetryWait *wait,
-              Fixture       *f)
-{
-  f->cancelled++;
-}
-
-static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
-{
-  f->clock = mend_manual_clock_new (WALL_START);
-  f->log = g_string_new (NULL);
-}
-
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
-{
-  g_string_free (f->log, TRUE);
-  g_assert_finalize_object (f->clock);
-}
-
-static MendRetryWait *
-new_wait (Fixture *f,
-          guint64  delay_ms)
-{
-  MendRetryWait *wait = mend_retry_wait_new (f->clock, delay_ms, 2, 4, MEND_REASON_CAPACITY);
-
-  g_signal_connect (wait, "fired", G_CALLBACK (on_fired), f);
-  g_signal_connect (wait, "cancelled", G_CALLBACK (on_cancelled), f);
-  return wait;
-}
-
-static void
-advance (Fixture *f,
-         guint64  ms)
-{
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), ms);
-}
-
-static guint
-n_pending (Fixture *f)
-{
-  return mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock));
-}
+/* A clock and the waits on it (tests/mend-test-utils.c). */
+typedef MendTestWaitFixture Fixture;
 
 static void
 on_description (MendRetryWait *wait,
@@ -90,14 +30,14 @@ test_late_watcher_is_seen_at_the_next_advance (Fixture       *f,
   MendRetryWait *waits[3];
 
   for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
-    waits[i] = new_wait (f, 10000);
-  advance (f, 1500);
-  g_assert_cmpuint (n_pending (f), ==, 3);
+    waits[i] = mend_test_wait_new (f, 10000);
+  mend_test_wait_advance (f, 1500);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 3);
 
   g_signal_connect (waits[2], "notify::description", G_CALLBACK (on_description), f);
-  advance (f, 100);
-  g_assert_cmpuint (n_pending (f), ==, 4);
-  advance (f, 400);
+  mend_test_wait_advance (f, 100);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 4);
+  mend_test_wait_advance (f, 400);
   g_assert_cmpstr (f->log->str, ==, "Retrying in 8 s (retry 2 of 4)|");
 
   g_signal_handlers_disconnect_by_func (waits[2], on_description, f);
@@ -106,7 +46,7 @@ test_late_watcher_is_seen_at_the_next_advance (Fixture       *f,
       g_assert_true (mend_retry_wait_cancel (waits[i]));
       g_assert_finalize_object (waits[i]);
     }
-  g_assert_cmpuint (n_pending (f), ==, 0);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 0);
   g_assert_cmpuint (f->cancelled, ==, 3);
 }
 
@@ -125,17 +65,17 @@ static void
 test_cancelled_from_its_own_tick (Fixture       *f,
                                   gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 5000);
+  MendRetryWait *wait = mend_test_wait_new (f, 5000);
 
   g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining_cancel), f);
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_CANCELLED);
   g_assert_cmpuint (f->cancelled, ==, 1);
   /* The tick's notification, then the cancel's. */
   g_assert_cmpuint (f->notified, ==, 2);
-  g_assert_cmpuint (n_pending (f), ==, 0);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 0);
 
-  advance (f, 10000);
+  mend_test_wait_advance (f, 10000);
   g_assert_cmpuint (f->fired, ==, 0);
   g_assert_cmpuint (f->notified, ==, 2);
 
@@ -158,16 +98,16 @@ static void
 test_dropped_from_its_own_tick (Fixture       *f,
                                 gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 5000);
+  MendRetryWait *wait = mend_test_wait_new (f, 5000);
 
   g_object_add_weak_pointer (G_OBJECT (wait), (gpointer *) &wait);
   g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining_drop), f);
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_null (wait);
   g_assert_cmpuint (f->notified, ==, 1);
-  g_assert_cmpuint (n_pending (f), ==, 0);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 0);
 
-  advance (f, 10000);
+  mend_test_wait_advance (f, 10000);
   g_assert_cmpuint (f->fired, ==, 0);
   g_assert_cmpuint (f->cancelled, ==, 0);
 }
@@ -202,26 +142,26 @@ static void
 test_tick_drops_a_wait_it_has_yet_to_reach (Fixture       *f,
                                             gconstpointer  data)
 {
-  MendRetryWait *first = new_wait (f, 5000);
-  Pair pair = { new_wait (f, 5000), 0, 0 };
+  MendRetryWait *first = mend_test_wait_new (f, 5000);
+  Pair pair = { mend_test_wait_new (f, 5000), 0, 0 };
 
   g_object_add_weak_pointer (G_OBJECT (pair.other), (gpointer *) &pair.other);
   g_signal_connect (first, "notify::remaining-seconds", G_CALLBACK (on_first_drops_other), &pair);
   g_signal_connect (pair.other, "notify::remaining-seconds", G_CALLBACK (on_other), &pair);
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_null (pair.other);
   g_assert_cmpuint (pair.n_first, ==, 1);
   g_assert_cmpuint (pair.n_other, ==, 0);
   /* The first's deadline and its tick. */
-  g_assert_cmpuint (n_pending (f), ==, 2);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 2);
 
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpuint (pair.n_first, ==, 2);
 
   g_signal_handlers_disconnect_by_data (first, &pair);
   g_assert_true (mend_retry_wait_cancel (first));
   g_assert_finalize_object (first);
-  g_assert_cmpuint (n_pending (f), ==, 0);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 0);
 }
 
 static void
@@ -239,25 +179,25 @@ static void
 test_only_watched_waits_tick (Fixture       *f,
                               gconstpointer  data)
 {
-  MendRetryWait *shown = new_wait (f, 5000);
-  MendRetryWait *hidden = new_wait (f, 5000);
+  MendRetryWait *shown = mend_test_wait_new (f, 5000);
+  MendRetryWait *hidden = mend_test_wait_new (f, 5000);
   g_autoptr(GString) hidden_log = g_string_new (NULL);
 
   g_signal_connect (shown, "notify::description", G_CALLBACK (on_description), f);
   g_signal_connect (hidden, "notify", G_CALLBACK (on_any_notify), hidden_log);
   for (guint i = 0; i < 4; i++)
-    advance (f, 1000);
+    mend_test_wait_advance (f, 1000);
   g_assert_cmpstr (f->log->str, ==,
                    "Retrying in 4 s (retry 2 of 4)|Retrying in 3 s (retry 2 of 4)|"
                    "Retrying in 2 s (retry 2 of 4)|Retrying in 1 s (retry 2 of 4)|");
   g_assert_cmpstr (hidden_log->str, ==, "");
 
   /* Its own end is notified. */
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpuint (f->fired, ==, 2);
   g_assert_nonnull (strstr (hidden_log->str, "state"));
   g_assert_nonnull (strstr (hidden_log->str, "remaining-seconds"));
-  g_assert_cmpuint (n_pending (f), ==, 0);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 0);
 
   g_signal_handlers_disconnect_by_data (shown, f);
   g_signal_handlers_disconnect_by_data (hidden, hidden_log);
@@ -285,7 +225,7 @@ on_fired_dispose (MendRetryWait *wait,
   g_object_run_dispose (G_OBJECT (other));
   g_object_unref (other);
   g_object_unref (d->self);
-  d->made = new_wait (d->f, 3000);
+  d->made = mend_test_wait_new (d->f, 3000);
 }
 
 /* A fired handler that disposes its wait and another due at the same
@@ -295,30 +235,30 @@ static void
 test_fired_handler_disposes_waits (Fixture       *f,
                                    gconstpointer  data)
 {
-  Disposer d = { f, new_wait (f, 1000), new_wait (f, 1000), NULL };
-  MendRetryWait *watched = new_wait (f, 5000);
+  Disposer d = { f, mend_test_wait_new (f, 1000), mend_test_wait_new (f, 1000), NULL };
+  MendRetryWait *watched = mend_test_wait_new (f, 5000);
 
   g_signal_connect (watched, "notify::remaining-seconds", G_CALLBACK (on_description), f);
   g_object_add_weak_pointer (G_OBJECT (d.self), (gpointer *) &d.self);
   g_object_add_weak_pointer (G_OBJECT (d.same_deadline), (gpointer *) &d.same_deadline);
   g_signal_connect (d.self, "fired", G_CALLBACK (on_fired_dispose), &d);
 
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_null (d.self);
   g_assert_null (d.same_deadline);
   g_assert_cmpuint (f->fired, ==, 1);
   g_assert_cmpuint (f->cancelled, ==, 1);
   g_assert_nonnull (d.made);
   /* The watched wait's deadline and tick, and the new wait's deadline. */
-  g_assert_cmpuint (n_pending (f), ==, 3);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 3);
 
-  advance (f, 3000);
+  mend_test_wait_advance (f, 3000);
   g_assert_cmpint (mend_retry_wait_get_state (d.made), ==, MEND_RETRY_WAIT_FIRED);
   g_assert_cmpuint (f->fired, ==, 2);
   g_assert_finalize_object (d.made);
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpuint (f->fired, ==, 3);
-  g_assert_cmpuint (n_pending (f), ==, 0);
+  g_assert_cmpuint (mend_test_wait_n_pending (f), ==, 0);
 
   g_signal_handlers_disconnect_by_data (watched, f);
   g_assert_finalize_object (watched);
@@ -412,8 +352,8 @@ test_timer_that_outlived_its_wait (void)
 {
   LeakyClock *clock = g_object_new (leaky_clock_get_type (), NULL);
   Fixture f = { MEND_CLOCK (clock), 0, 0, 0, NULL };
-  MendRetryWait *cancelled = new_wait (&f, 1000);
-  MendRetryWait *dropped = new_wait (&f, 1000);
+  MendRetryWait *cancelled = mend_test_wait_new (&f, 1000);
+  MendRetryWait *dropped = mend_test_wait_new (&f, 1000);
 
   g_assert_true (mend_retry_wait_cancel (cancelled));
   g_assert_finalize_object (dropped);
@@ -433,7 +373,7 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add (path, Fixture, NULL, mend_test_wait_fixture_set_up, func, mend_test_wait_fixture_tear_down)
 
   ADD ("/Mend/Countdown/late-watcher-is-seen-at-the-next-advance",
        test_late_watcher_is_seen_at_the_next_advance);

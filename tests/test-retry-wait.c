@@ -8,66 +8,18 @@
 #include <glib/gi18n-lib.h>
 #include <libmend.h>
 
+#include "mend-test-utils.h"
+
 #define WALL_START 1764500000000000  /* µs */
 
-typedef struct
-{
-  MendClock *clock;
-  guint fired;
-  guint cancelled;
-} Fixture;
-
-static void
-on_fired (MendRetryWait *wait,
-          Fixture       *f)
-{
-  f->fired++;
-}
-
-static void
-on_cancelled (MendRetryWait *wait,
-              Fixture       *f)
-{
-  f->cancelled++;
-}
-
-static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
-{
-  f->clock = mend_manual_clock_new (WALL_START);
-}
-
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
-{
-  g_assert_finalize_object (f->clock);
-}
-
-static MendRetryWait *
-new_wait (Fixture *f,
-          guint64  delay_ms)
-{
-  MendRetryWait *wait = mend_retry_wait_new (f->clock, delay_ms, 2, 4, MEND_REASON_CAPACITY);
-
-  g_signal_connect (wait, "fired", G_CALLBACK (on_fired), f);
-  g_signal_connect (wait, "cancelled", G_CALLBACK (on_cancelled), f);
-  return wait;
-}
-
-static void
-advance (Fixture *f,
-         guint64  ms)
-{
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), ms);
-}
+/* A clock and the waits on it (tests/mend-test-utils.c). */
+typedef MendTestWaitFixture Fixture;
 
 static void
 test_properties (Fixture       *f,
                  gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 4000);
+  MendRetryWait *wait = mend_test_wait_new (f, 4000);
   g_autoptr(MendClock) clock = NULL;
   guint attempt, of;
   MendReason reason;
@@ -131,13 +83,13 @@ static void
 test_fires_once_when_due (Fixture       *f,
                           gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 4000);
+  MendRetryWait *wait = mend_test_wait_new (f, 4000);
 
   g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), ==, 4000);
-  advance (f, 3999);
+  mend_test_wait_advance (f, 3999);
   g_assert_cmpuint (f->fired, ==, 0);
   g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), ==, 1);
-  advance (f, 1);
+  mend_test_wait_advance (f, 1);
   g_assert_cmpuint (f->fired, ==, 1);
   g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_FIRED);
   g_assert_cmpint (mend_retry_wait_get_remaining_ms (wait), ==, 0);
@@ -145,7 +97,7 @@ test_fires_once_when_due (Fixture       *f,
   /* Idempotent: nothing fires or cancels twice. */
   g_assert_false (mend_retry_wait_fire_now (wait));
   g_assert_false (mend_retry_wait_cancel (wait));
-  advance (f, 100000);
+  mend_test_wait_advance (f, 100000);
   g_assert_cmpuint (f->fired, ==, 1);
   g_assert_cmpuint (f->cancelled, ==, 0);
 
@@ -156,12 +108,12 @@ static void
 test_fire_now_skips_the_wait (Fixture       *f,
                               gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 60000);
+  MendRetryWait *wait = mend_test_wait_new (f, 60000);
 
   g_assert_true (mend_retry_wait_fire_now (wait));
   g_assert_cmpuint (f->fired, ==, 1);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
-  advance (f, 60000);
+  mend_test_wait_advance (f, 60000);
   g_assert_cmpuint (f->fired, ==, 1);
 
   g_assert_finalize_object (wait);
@@ -171,12 +123,12 @@ static void
 test_cancelled_wait_never_fires (Fixture       *f,
                                  gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 1000);
+  MendRetryWait *wait = mend_test_wait_new (f, 1000);
 
   g_assert_true (mend_retry_wait_cancel (wait));
   g_assert_false (mend_retry_wait_cancel (wait));
   g_assert_false (mend_retry_wait_fire_now (wait));
-  advance (f, 5000);
+  mend_test_wait_advance (f, 5000);
   g_assert_cmpuint (f->fired, ==, 0);
   g_assert_cmpuint (f->cancelled, ==, 1);
   g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_CANCELLED);
@@ -188,12 +140,12 @@ static void
 test_dropped_wait_leaves_no_timer (Fixture       *f,
                                    gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 1000);
+  MendRetryWait *wait = mend_test_wait_new (f, 1000);
 
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
   g_assert_finalize_object (wait);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 0);
-  advance (f, 5000);
+  mend_test_wait_advance (f, 5000);
   g_assert_cmpuint (f->fired, ==, 0);
 }
 
@@ -201,7 +153,7 @@ static void
 test_to_json (Fixture       *f,
               gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 4000);
+  MendRetryWait *wait = mend_test_wait_new (f, 4000);
   g_autofree char *json = mend_retry_wait_to_json (wait);
 
   g_assert_cmpstr (json, ==, "{\"attempt\":2,\"of\":4,\"reason\":\"capacity\",\"nextAt\":1764500004000}");
@@ -212,16 +164,16 @@ static void
 test_describe_counts_down (Fixture       *f,
                            gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 4000);
-  MendRetryWait *longer = new_wait (f, 90500);
-  MendRetryWait *hours = new_wait (f, 3600000 + 120000);
+  MendRetryWait *wait = mend_test_wait_new (f, 4000);
+  MendRetryWait *longer = mend_test_wait_new (f, 90500);
+  MendRetryWait *hours = mend_test_wait_new (f, 3600000 + 120000);
   char *text;
 
   text = mend_retry_wait_describe (wait);
   g_assert_cmpstr (text, ==, "Retrying in 4 s (retry 2 of 4)");
   g_free (text);
 
-  advance (f, 1500);
+  mend_test_wait_advance (f, 1500);
   text = mend_retry_wait_describe (wait);
   g_assert_cmpstr (text, ==, "Retrying in 3 s (retry 2 of 4)");
   g_free (text);
@@ -234,7 +186,7 @@ test_describe_counts_down (Fixture       *f,
   g_assert_cmpstr (text, ==, "Retrying in 1 h 2 min (retry 2 of 4)");
   g_free (text);
 
-  advance (f, 2500);
+  mend_test_wait_advance (f, 2500);
   text = mend_retry_wait_describe (wait);
   g_assert_cmpstr (text, ==, "Retrying now (retry 2 of 4)");
   g_free (text);
@@ -253,7 +205,7 @@ static void
 test_describe_is_translated (Fixture       *f,
                              gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 4000);
+  MendRetryWait *wait = mend_test_wait_new (f, 4000);
   char *text;
 
   /* The wait's class has bound the domain to the install directory; point
@@ -305,12 +257,12 @@ static void
 test_run_async_completes_when_fired (Fixture       *f,
                                      gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 500);
+  MendRetryWait *wait = mend_test_wait_new (f, 500);
   RunResult r = { 0 };
 
   mend_retry_wait_run_async (wait, NULL, on_run_done, &r);
   g_assert_false (r.done);
-  advance (f, 500);
+  mend_test_wait_advance (f, 500);
   wait_for (&r);
   g_assert_no_error (r.error);
   g_assert_true (r.fired);
@@ -322,7 +274,7 @@ static void
 test_run_async_after_the_end (Fixture       *f,
                               gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 500);
+  MendRetryWait *wait = mend_test_wait_new (f, 500);
   RunResult r = { 0 };
 
   mend_retry_wait_fire_now (wait);
@@ -337,7 +289,7 @@ static void
 test_run_async_cancel_wait (Fixture       *f,
                             gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 500);
+  MendRetryWait *wait = mend_test_wait_new (f, 500);
   RunResult r = { 0 };
 
   mend_retry_wait_run_async (wait, NULL, on_run_done, &r);
@@ -354,7 +306,7 @@ static void
 test_run_async_cancellable_cancels_the_wait (Fixture       *f,
                                              gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 500);
+  MendRetryWait *wait = mend_test_wait_new (f, 500);
   GCancellable *cancellable = g_cancellable_new ();
   RunResult r = { 0 };
 
@@ -366,7 +318,7 @@ test_run_async_cancellable_cancels_the_wait (Fixture       *f,
   g_assert_cmpint (mend_retry_wait_get_state (wait), ==, MEND_RETRY_WAIT_CANCELLED);
   g_assert_cmpuint (f->cancelled, ==, 1);
 
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpuint (f->fired, ==, 0);
 
   g_assert_finalize_object (wait);
@@ -377,7 +329,7 @@ static void
 test_run_async_already_cancelled (Fixture       *f,
                                   gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 500);
+  MendRetryWait *wait = mend_test_wait_new (f, 500);
   GCancellable *cancellable = g_cancellable_new ();
   RunResult r = { 0 };
 
@@ -418,13 +370,13 @@ static void
 test_remaining_seconds_counts_down_for_a_handler_that_never_reads (Fixture       *f,
                                                                    gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 4000);
+  MendRetryWait *wait = mend_test_wait_new (f, 4000);
   g_autoptr(GString) seen = g_string_new (NULL);
   gulong id;
 
   id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
   for (guint i = 0; i < 40; i++)
-    advance (f, 100);
+    mend_test_wait_advance (f, 100);
   g_assert_cmpstr (seen->str, ==,
                    "Retrying in 3 s (retry 2 of 4)|Retrying in 2 s (retry 2 of 4)|"
                    "Retrying in 1 s (retry 2 of 4)|Retrying now (retry 2 of 4)|");
@@ -440,16 +392,16 @@ static void
 test_description_is_bindable (Fixture       *f,
                               gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 2500);
+  MendRetryWait *wait = mend_test_wait_new (f, 2500);
   g_autoptr(GString) seen = g_string_new (NULL);
   g_autofree char *text = NULL;
 
   g_object_get (wait, "description", &text, NULL);
   g_assert_cmpstr (text, ==, "Retrying in 3 s (retry 2 of 4)");
   g_signal_connect (wait, "notify::description", G_CALLBACK (on_remaining), seen);
-  advance (f, 1000);
-  advance (f, 1000);
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpstr (seen->str, ==,
                    "Retrying in 2 s (retry 2 of 4)|Retrying in 1 s (retry 2 of 4)|Retrying now (retry 2 of 4)|");
   g_assert_finalize_object (wait);
@@ -459,23 +411,23 @@ static void
 test_remaining_seconds_unwatched_costs_no_wakeup (Fixture       *f,
                                                   gconstpointer  data)
 {
-  MendRetryWait *wait = new_wait (f, 10000);
+  MendRetryWait *wait = mend_test_wait_new (f, 10000);
   g_autoptr(GString) seen = g_string_new (NULL);
   gulong id;
 
   /* Nobody listening: the deadline is the only timer, read or not. */
   g_assert_cmpuint (mend_retry_wait_get_remaining_seconds (wait), ==, 10);
-  advance (f, 1500);
+  mend_test_wait_advance (f, 1500);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
 
   /* A listener connected later is seen at the next step of time, and one
    * that goes away stops the ticks at the next one. */
   id = g_signal_connect (wait, "notify::remaining-seconds", G_CALLBACK (on_remaining), seen);
-  advance (f, 600);
+  mend_test_wait_advance (f, 600);
   g_assert_cmpstr (seen->str, ==, "Retrying in 8 s (retry 2 of 4)|");
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 2);
   g_signal_handler_disconnect (wait, id);
-  advance (f, 1000);
+  mend_test_wait_advance (f, 1000);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 1);
   g_assert_cmpstr (seen->str, ==, "Retrying in 8 s (retry 2 of 4)|");
 
@@ -509,17 +461,17 @@ test_countdowns_share_second_boundaries (Fixture       *f,
   MendRetryWait *waits[10];
   Ticks ticks = { f->clock, g_array_new (FALSE, FALSE, sizeof (gint64)) };
 
-  advance (f, 137);
+  mend_test_wait_advance (f, 137);
   for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
     {
-      waits[i] = new_wait (f, 3000 + 731 * i);
+      waits[i] = mend_test_wait_new (f, 3000 + 731 * i);
       g_signal_connect (waits[i], "notify::remaining-seconds", G_CALLBACK (on_tick_seen), &ticks);
     }
   /* Ten deadlines and one tick. */
-  advance (f, 1);
+  mend_test_wait_advance (f, 1);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (f->clock)), ==, 11);
   for (guint i = 0; i < 12000; i += 50)
-    advance (f, 50);
+    mend_test_wait_advance (f, 50);
 
   g_assert_cmpuint (ticks.at->len, >=, 20);
   for (guint i = 0; i < ticks.at->len; i++)
@@ -763,7 +715,7 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
 #define ADD(path, func) \
-  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add (path, Fixture, NULL, mend_test_wait_fixture_set_up, func, mend_test_wait_fixture_tear_down)
 
   ADD ("/Mend/RetryWait/remaining-seconds-counts-down-for-a-handler-that-never-reads",
        test_remaining_seconds_counts_down_for_a_handler_that_never_reads);
