@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # An Agent Client Protocol agent that breaks the protocol on purpose, for
-# tests/test-attack-acp.c: JSON-RPC 2.0, one message per line, on standard
-# input and output.
+# tests/adversarial/test-attack-acp.c: JSON-RPC 2.0, one message per line,
+# on standard input and output.
 #
 # Usage: hostile-acp-agent.py SCRIPT.json. The script is
 #   {"runs": [RUN, …]}

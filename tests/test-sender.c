@@ -1,4 +1,4 @@
-/* test-any-sender.c
+/* test-sender.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

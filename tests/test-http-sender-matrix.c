@@ -1,4 +1,4 @@
-/* test-http-matrix.c
+/* test-http-sender-matrix.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

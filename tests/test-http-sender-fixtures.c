@@ -1,4 +1,4 @@
-/* test-http-fixtures.c
+/* test-http-sender-fixtures.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

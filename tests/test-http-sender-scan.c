@@ -1,4 +1,4 @@
-/* test-http-scan.c
+/* test-http-sender-scan.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

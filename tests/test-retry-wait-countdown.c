@@ -1,4 +1,4 @@
-/* test-countdown.c — a clock's waits: one place each for the deadline and the countdown
+/* test-retry-wait-countdown.c — a clock's waits: one place each for the deadline and the countdown
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

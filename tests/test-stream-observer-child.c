@@ -1,4 +1,4 @@
-/* test-agent.c
+/* test-stream-observer-child.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* test-http-corpus.c
+/* test-http-sender-corpus.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* test-http-dialects.c
+/* test-http-sender-dialects.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

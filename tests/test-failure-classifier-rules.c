@@ -1,4 +1,4 @@
-/* test-classifier-rules.c
+/* test-failure-classifier-rules.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -1,4 +1,4 @@
-/* test-http-bodies.c
+/* test-http-sender-bodies.c
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
