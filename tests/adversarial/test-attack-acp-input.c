@@ -129,8 +129,11 @@ static void
 test_lone_surrogate_in_a_chunk (Fixture       *f,
                                 gconstpointer  data)
 {
-  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Fixed \\ud83d") ", " MEND_TEST_ACP_CHUNK ("\\ude00 and \\\\ud83d") ", "
-                                                          MEND_TEST_ACP_CHUNK ("whole \\ud83d\\ude00") ", " MEND_TEST_ACP_END_TURN "]]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [["
+                                                          MEND_TEST_ACP_CHUNK ("Fixed \\ud83d") ", "
+                                                          MEND_TEST_ACP_CHUNK ("\\ude00 and \\\\ud83d") ", "
+                                                          MEND_TEST_ACP_CHUNK ("whole \\ud83d\\ude00") ", "
+                                                          MEND_TEST_ACP_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->updates->len, ==, 4);

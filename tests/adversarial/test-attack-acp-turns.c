@@ -133,7 +133,8 @@ test_idle_timeout_changed_mid_attempt (Fixture       *f,
                                        gconstpointer  data)
 {
   g_autofree char *script =
-    g_strdup_printf ("{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Working") ", {'sleep': %u}, " MEND_TEST_ACP_CHUNK ("Still working") ","
+    g_strdup_printf ("{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Working") ", {'sleep': %u}, "
+                     MEND_TEST_ACP_CHUNK ("Still working") ","
                      " {'sleep': %u}, " MEND_TEST_ACP_END_TURN "]]}]}", ms (IDLE_MS * 6 / 10), ms (IDLE_MS * 6 / 10));
   MendTurn *turn;
 
@@ -561,11 +562,14 @@ int
 main (int   argc,
       char *argv[])
 {
-  static const Action idle_actions[] = { MEND_TEST_ACT_STOP, MEND_TEST_ACT_CLOSE, MEND_TEST_ACT_TERMINATE, MEND_TEST_ACT_UNREF, MEND_TEST_ACT_SUBMIT };
+  static const Action idle_actions[] = { MEND_TEST_ACT_STOP, MEND_TEST_ACT_CLOSE, MEND_TEST_ACT_TERMINATE,
+                                         MEND_TEST_ACT_UNREF, MEND_TEST_ACT_SUBMIT };
   static const int record_actions[] = {
-    ON_RECORD | MEND_TEST_ACT_STOP, ON_RECORD | MEND_TEST_ACT_CLOSE, ON_RECORD | MEND_TEST_ACT_TERMINATE, ON_RECORD | MEND_TEST_ACT_UNREF, ON_RECORD | MEND_TEST_ACT_SUBMIT
+    ON_RECORD | MEND_TEST_ACT_STOP, ON_RECORD | MEND_TEST_ACT_CLOSE, ON_RECORD | MEND_TEST_ACT_TERMINATE,
+    ON_RECORD | MEND_TEST_ACT_UNREF, ON_RECORD | MEND_TEST_ACT_SUBMIT
   };
-  static const Action profile_actions[] = { MEND_TEST_ACT_STOP, MEND_TEST_ACT_CLOSE, MEND_TEST_ACT_TERMINATE, MEND_TEST_ACT_UNREF, MEND_TEST_ACT_SET_PROFILE, MEND_TEST_ACT_SUBMIT };
+  static const Action profile_actions[] = { MEND_TEST_ACT_STOP, MEND_TEST_ACT_CLOSE, MEND_TEST_ACT_TERMINATE,
+                                            MEND_TEST_ACT_UNREF, MEND_TEST_ACT_SET_PROFILE, MEND_TEST_ACT_SUBMIT };
 
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 

@@ -167,7 +167,8 @@ static void
 test_large_line_is_read (Fixture       *f,
                          gconstpointer  data)
 {
-  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, " MEND_TEST_ACP_ANSWER_END_TURN "]]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[{'big': 2000000}, "
+                                                          MEND_TEST_ACP_ANSWER_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (f->updates->len, ==, 1);
@@ -196,7 +197,8 @@ static void
 test_second_answer (Fixture       *f,
                     gconstpointer  data)
 {
-  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_END_TURN ", " MEND_TEST_ACP_END_TURN "]]}, {}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [["
+                                                          MEND_TEST_ACP_END_TURN ", " MEND_TEST_ACP_END_TURN "]]}, {}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
@@ -245,7 +247,8 @@ static void
 test_prompt_result_wrong_type (Fixture       *f,
                                gconstpointer  data)
 {
-  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[{'answer': 'end_turn'}], [" MEND_TEST_ACP_END_TURN "]]}]}");
+  MendTurn *turn = mend_test_hostile_acp_run_one_turn (f, "{'runs': [{'session/prompt': [[{'answer': 'end_turn'}], ["
+                                                          MEND_TEST_ACP_END_TURN "]]}]}");
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
   g_assert_cmpint (mend_failure_get_kind (mend_turn_get_last_failure (turn)), ==, MEND_FAILURE_PERMANENT);
@@ -515,7 +518,8 @@ static void
 test_bad_answer_keeps_the_request (Fixture       *f,
                                    gconstpointer  data)
 {
-  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_PERMISSION ", {'wait_reply': 'perm-1'}, " MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_PERMISSION ", {'wait_reply': 'perm-1'}, "
+                                       MEND_TEST_ACP_END_TURN "]]}]}");
   g_signal_connect (f->agent, "request", G_CALLBACK (on_request_hold), f);
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, request_held, NULL);
@@ -598,7 +602,8 @@ test_reentrant (Fixture       *f,
   /* The first prompt: an overloaded model; or a success; or output, a
    * permission request, then the answer to a Stop. */
   if (r->hook == HOOK_WAITING)
-    mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_OVERLOADED "], [" MEND_TEST_ACP_END_TURN "]]}, {}]}");
+    mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[" MEND_TEST_ACP_OVERLOADED "], ["
+                                         MEND_TEST_ACP_END_TURN "]]}, {}]}");
   else if (r->hook == HOOK_TURN_FINISHED || r->hook == HOOK_RUNNING)
     mend_test_hostile_acp_start_chat (f, "{'runs': [{}]}");
   else
