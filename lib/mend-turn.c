@@ -1241,6 +1241,9 @@ mend_turn_set_sender (MendTurn   *self,
  * Gets what is added to every wait.
  *
  * Returns: the offset in milliseconds
+ *
+ * Deprecated: 1.0: Read [property@Mend.Turn:delay-offset-ms] if needed;
+ *   this getter, used by nothing, is removed before 1.0.
  */
 guint
 mend_turn_get_delay_offset_ms (MendTurn *self)

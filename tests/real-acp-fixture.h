@@ -20,6 +20,8 @@
 
 #include "real-agent-common.h"
 
+#include "mend-acp-agent-private.h"
+
 #define WALL_START 1764500000000000
 
 #define HELLO "Say hello"

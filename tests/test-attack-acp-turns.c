@@ -20,6 +20,8 @@
 #include "hostile-acp-fixture.h"
 #include "hostile-server.h"
 
+#include "mend-acp-agent-private.h"
+
 /* What a re-entrant handler does, once. */
 static void
 act (Fixture *f)

@@ -20,6 +20,8 @@
 
 #include "real-agent-common.h"
 
+#include "mend-acp-agent-private.h"
+
 #define WALL_START 1764500000000000
 
 #define TASK_PROMPT "Survey the source tree and list the modules"
@@ -322,7 +324,7 @@ test_stop_sends_session_cancel (Fixture       *f,
   run_until (f, n_finished_is, GUINT_TO_POINTER (1), "the Stop");
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_count_cancels (f->agent), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (queue_length (f), ==, 1);
   head = real_agent_queue_head (f->chat);

@@ -11,6 +11,9 @@
 
 #include "test-util.h"
 
+#include "mend-error-policy-private.h"
+#include "mend-subagent-retry-private.h"
+
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 

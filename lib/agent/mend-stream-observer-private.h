@@ -54,4 +54,10 @@ void     mend_stream_observer_skip_line    (MendStreamObserver *self,
 gboolean mend_stream_observer_set_watching (MendStreamObserver *self,
                                             gboolean            watching);
 
+/* For tests: how many lines were fed, how many were parsed as JSON, and
+ * how many that could have mattered were unusable. */
+guint64  mend_stream_observer_count_lines   (MendStreamObserver *self);
+guint64  mend_stream_observer_count_parsed  (MendStreamObserver *self);
+guint64  mend_stream_observer_count_ignored (MendStreamObserver *self);
+
 G_END_DECLS

@@ -290,19 +290,8 @@ write_body (MendHttpSender        *self,
   return mend_http_dialect_write_body (self->wire, self->frame_head, self->frame_tail, request, length);
 }
 
-/**
- * mend_http_sender_build_body:
- * @self: a sender
- * @turn: a turn
- *
- * Builds the default request body for @turn: an Anthropic Messages request
- * with the sender's [property@Mend.HttpSender:model] and
- * [property@Mend.HttpSender:max-tokens], whose `messages` are those of
- * [method@Mend.HttpSender.build_messages]. Every attempt of a turn gives
- * the same bytes.
- *
- * Returns: (transfer full): the JSON text
- */
+/* The request body an attempt sends when no build-message handler
+ * set one. */
 char *
 mend_http_sender_build_body (MendHttpSender *self,
                              MendTurn       *turn)

@@ -83,8 +83,5 @@ guint         mend_subagent_retry_get_max_failed (MendSubagentRetry *self);
 MEND_AVAILABLE_IN_1_0
 void          mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
                                                   guint              max_failed);
-MEND_AVAILABLE_IN_1_0
-char         *mend_subagent_retry_build_prompt   (const char        *name,
-                                                  const char        *agent_id);
 
 G_END_DECLS
