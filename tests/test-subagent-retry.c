@@ -165,7 +165,7 @@ test_503_failed_subagent_is_resumed_in_its_chat (Fixture       *f,
 
   g_assert_nonnull (wait);
   g_assert_cmpuint (mend_retry_wait_get_attempt (wait), ==, 1);
-  g_assert_cmpuint (mend_retry_wait_get_of (wait), ==, 4);
+  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 4);
   g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_CAPACITY);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (wait), ==, 20000);
   g_assert_true (mend_subagent_get_retryable (sub));
