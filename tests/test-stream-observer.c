@@ -456,7 +456,7 @@ test_failed_shell_task_is_not_a_subagent (Fixture       *f,
                            "\"tool_use_id\":\"toolu_scripted0001\",\"status\":\"failed\","
                            "\"summary\":\"Background command \\\"Run the slow check\\\" failed (exit code 7)\"}"));
   g_assert_cmpuint (n_subagents (f), ==, 0);
-  g_assert_false (mend_subagent_retry_retry (mend_chat_get_subagents (f->chat), "bn7mv7tae", &error));
+  g_assert_false (mend_subagent_retry_resume_now (mend_chat_get_subagents (f->chat), "bn7mv7tae", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_UNKNOWN_SUBAGENT);
   g_clear_error (&error);
 
