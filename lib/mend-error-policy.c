@@ -471,7 +471,7 @@ mend_error_policy_new_for_resume (void)
  * The reason read is [method@Mend.ErrorPolicy.get_reason_for]'s: the
  * failure's own, or the one a rule the app added gives it.
  *
- * Returns: the verdict
+ * Returns: the kind of the failure
  */
 MendFailureKind
 mend_error_policy_classify (MendErrorPolicy *self,
