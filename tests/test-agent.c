@@ -400,7 +400,7 @@ finish_agent (Fixture *f)
   g_assert_true (g_subprocess_get_if_exited (f->agent));
   g_assert_cmpint (g_subprocess_get_exit_status (f->agent), ==, 0);
 
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 static guint
@@ -723,8 +723,8 @@ test_own_turn_holds_submissions (Fixture       *f,
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
 
   /* Token deltas cost no parse: only init, result and task lines did. */
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, 6);
-  g_assert_cmpuint (mend_stream_observer_count_lines (f->observer), >, 30);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 6);
+  g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), >, 30);
 
   finish_agent (f);
 }
@@ -794,7 +794,7 @@ test_agent_half_line_then_exit (Fixture       *f,
 
   /* The half line is bad input, counted; the turn failed before any
    * output, so it waits to be retried. */
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 1);
   turn = mend_chat_get_turn (f->chat);
   g_assert_nonnull (turn);
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
@@ -815,9 +815,9 @@ test_agent_flood_of_token_deltas (Fixture       *f,
   run_until (f, two_turns_finished, "the flood and the follow-up");
 
   g_assert_cmpint (g_array_index (f->finished_states, MendTurnState, 0), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_stream_observer_count_lines (f->observer), >, 100000);
+  g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), >, 100000);
   /* 100 000 deltas, and only the init and result lines were parsed. */
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), <=, 4);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), <=, 4);
   finish_agent (f);
 }
 

@@ -114,7 +114,7 @@ test_cap_observer_line_length (void)
 
   g_string_insert_c (line, 40, 'x');
   g_assert_false (mend_stream_observer_feed_line (observer, line->str, line->len));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (observer), ==, 1);
   g_assert_false (mend_chat_get_external_turn (chat));
 
   g_assert_finalize_object (observer);
@@ -267,7 +267,7 @@ test_secrets_never_reach_records_or_logs (void)
   g_assert_true (mend_chat_submit (chat, "hello", NULL, NULL));
   g_assert_true (mend_stream_observer_feed_line (observer, result, -1));
   g_assert_false (mend_stream_observer_feed_line (observer, bad, -1));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (observer), ==, 1);
   saved = mend_chat_save_state (chat);
 
   g_assert_cmpuint (records->len, >, 0);

@@ -98,7 +98,7 @@ test_comment_hides_nesting_from_the_stream_observer (void)
 
   g_assert_cmpuint (strlen (line), <=, mend_stream_observer_get_max_line_bytes (observer));
   g_assert_false (mend_stream_observer_feed_line (observer, line, -1));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (observer), ==, 1);
 
   g_assert_finalize_object (observer);
   mend_chat_close (chat);

@@ -99,7 +99,7 @@ test_foreground_bash_failed_is_not_a_subagent (Fixture       *f,
   assert_no_subagent (f, waits);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_null (mend_chat_get_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 static void
@@ -129,7 +129,7 @@ test_background_bash_failed_is_not_a_subagent (Fixture       *f,
   assert_no_subagent (f, waits);
   g_assert_cmpuint (f->finished->len, ==, 1);
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* A plan's limit is no moment's failure: the subagent is failed, and no
@@ -181,7 +181,7 @@ test_subagent_session_limit_is_not_resumed (Fixture       *f,
   g_assert_cmpuint (n_subagents (f), ==, 1);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
   assert_limit_not_resumed (f, s, waits);
   g_assert_null (mend_chat_get_turn (f->chat));
 }
@@ -254,7 +254,7 @@ test_limit_without_its_start_is_failed_not_resumed (Fixture       *f,
 
   g_assert_cmpuint (n_subagents (f), ==, 1);
   assert_limit_not_resumed (f, failed_by_tool_use_id (f), waits);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* The same on the 503 that 2.1.328 wrote: the subagent found by its
@@ -347,7 +347,7 @@ test_nested_subagent_is_not_resumed (Fixture       *f,
   g_assert_true (feed_until (f, "\"spawn_depth\":2"));
   g_assert_nonnull (strstr (fed (f), "\"parent_task_id\":"));
   g_assert_true (feed_until (f, NULL));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 
   top = mend_subagent_retry_lookup (subagents, "toolu_scripted0001");
   g_assert_nonnull (top);

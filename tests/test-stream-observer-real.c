@@ -45,7 +45,7 @@ assert_waits (Fixture    *f,
   g_assert_cmpint (mend_failure_get_reason (failure), ==, reason);
   g_assert_cmpuint (mend_failure_get_status (failure), ==, status);
   g_assert_false (mend_failure_get_partial (failure));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
   mend_chat_stop (f->chat);
 }
 
@@ -58,7 +58,7 @@ test_success (Fixture       *f,
   g_assert_true (feed_until (f, NULL));
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* The CLI gives up on 529 with an assistant message of its own making
@@ -278,7 +278,7 @@ test_subagent_503_is_resumed_by_send_message (Fixture       *f,
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_COMPLETED);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 static void
@@ -354,7 +354,7 @@ test_failure_in_one_line_is_found (Fixture       *f,
     "\"status\":\"failed\",\"summary\":\"API Error: 503 no non-exhausted claude accounts\"}", -1));
   g_assert_cmpint (mend_subagent_get_state (mend_subagent_retry_lookup (mend_chat_get_subagents (f->chat), "a1")),
                    ==, MEND_SUBAGENT_FAILED);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
   mend_chat_stop (f->chat);
 }
 
@@ -371,7 +371,7 @@ test_background_bash_is_not_a_subagent (Fixture       *f,
   g_assert_cmpuint (n_subagents (f), ==, 0);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* The result of the CLI's own turn never ends the app's turn, even when
@@ -424,7 +424,7 @@ test_result_after_stop_changes_nothing (Fixture       *f,
   g_assert_cmpuint (f->finished->len, ==, 2);
   g_assert_cmpstr (mend_turn_get_prompt (last_finished (f)), ==, "Draft the postmortem");
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* error_during_execution with is_error false and the errors listed: the

@@ -137,7 +137,7 @@ test_result_succeeds_the_app_turn (Fixture       *f,
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_SUCCEEDED);
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 static void
@@ -182,13 +182,13 @@ test_failure_after_output_is_not_replayed (Fixture       *f,
                                            gconstpointer  data)
 {
   MendTurn *turn = submit (f);
-  guint64 parsed = mend_stream_observer_count_parsed (f->observer);
+  guint64 parsed = mend_stream_observer_get_n_parsed (f->observer);
   MendFailure *failure;
 
   /* Token deltas mark the turn's output as seen, still without a parse. */
   g_assert_false (feed (f, DELTA_LINE ("Half of the answer")));
   g_assert_true (mend_turn_get_output_seen (turn));
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, parsed);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, parsed);
 
   g_assert_true (feed (f,
     "{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true,"
@@ -320,7 +320,7 @@ test_init_and_result_without_app_turn_are_the_agents_own (Fixture       *f,
   g_assert_false (mend_chat_get_external_turn (f->chat));
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_null (mend_chat_get_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* Subagents */
@@ -360,7 +360,7 @@ test_nested_tasks_are_ignored (Fixture       *f,
   g_assert_null (lookup (f, "n1"));
   g_assert_null (lookup (f, "toolu_09"));
   g_assert_cmpuint (n_subagents (f), ==, 0);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 
   /* A null parent is top-level. */
   g_assert_true (feed (f, "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"t1\","
@@ -430,7 +430,7 @@ test_notifications_end_subagents (Fixture       *f,
   g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"c3\","
                            "\"status\":\"paused\"}"));
   g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_FAILED);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* Lines in the shape Claude Code 2.1.328 writes for a background shell
@@ -465,7 +465,7 @@ test_failed_shell_task_is_not_a_subagent (Fixture       *f,
                            "\"tool_use_id\":\"toolu_9\",\"task_type\":\"local_bash\",\"status\":\"failed\","
                            "\"summary\":\"exit code 7\"}"));
   g_assert_cmpuint (n_subagents (f), ==, 0);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 }
 
 /* A subagent's failure whose start was not seen (the observer came late):
@@ -509,7 +509,7 @@ test_task_updated_ends_subagents (Fixture       *f,
   g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_updated\",\"task_id\":\"a7c41e2\","
                            "\"patch\":{\"status\":\"running\"}}"));
   g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_RUNNING);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 
   g_assert_true (feed (f, "{\"type\":\"system\",\"subtype\":\"task_updated\",\"task_id\":\"a7c41e2\","
                           "\"patch\":{\"status\":\"failed\",\"error\":\"Connection error: ECONNRESET\"}}"));
@@ -569,9 +569,9 @@ test_token_deltas_cost_no_parse (Fixture       *f,
       for (guint i = 0; i < G_N_ELEMENTS (lines); i++)
         g_assert_false (feed (f, lines[i]));
 
-      g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, 0);
-      g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 0);
-      g_assert_cmpuint (mend_stream_observer_count_lines (f->observer), ==,
+      g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 0);
+      g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
+      g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), ==,
                         (round + 1) * G_N_ELEMENTS (lines));
       g_assert_true (mend_chat_get_turn (f->chat) == turn);
       if (turn != NULL)
@@ -587,7 +587,7 @@ test_token_deltas_cost_no_parse (Fixture       *f,
 
   /* A line that names them with quotes is parsed. */
   g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"compact_boundary\"}"));
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 1);
 }
 
 /* Bad input */
@@ -664,18 +664,18 @@ test_bad_input_is_ignored (Fixture       *f,
 
   for (guint i = 0; i < G_N_ELEMENTS (counted); i++)
     {
-      ignored = mend_stream_observer_count_ignored (f->observer);
+      ignored = mend_stream_observer_get_n_ignored (f->observer);
       g_assert_false (feed (f, counted[i]));
-      if (mend_stream_observer_count_ignored (f->observer) != ignored + 1)
+      if (mend_stream_observer_get_n_ignored (f->observer) != ignored + 1)
         g_error ("line %u not counted: %s", i, counted[i]);
       assert_nothing_changed (f);
     }
   g_assert_cmpuint (n_subagents (f), ==, 0);
 
-  ignored = mend_stream_observer_count_ignored (f->observer);
+  ignored = mend_stream_observer_get_n_ignored (f->observer);
   for (guint i = 0; i < G_N_ELEMENTS (silent); i++)
     g_assert_false (feed (f, silent[i]));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored);
   assert_nothing_changed (f);
 
   /* An embedded NUL with an explicit length is not UTF-8 text. */
@@ -683,29 +683,29 @@ test_bad_input_is_ignored (Fixture       *f,
     static const char with_nul[] = "{\"type\":\"system\",\"subtype\":\"init\",\"x\":\"a\0b\"}";
 
     g_assert_false (mend_stream_observer_feed_line (f->observer, with_nul, sizeof with_nul - 1));
-    g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored + 1);
+    g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored + 1);
     assert_nothing_changed (f);
   }
 
   /* Deep nesting is refused before the recursive parser sees it. */
   deep = g_strconcat ("{\"type\":\"system\",\"subtype\":\"init\",\"x\":", deep_alone, NULL);
-  ignored = mend_stream_observer_count_ignored (f->observer);
+  ignored = mend_stream_observer_get_n_ignored (f->observer);
   g_assert_false (feed (f, deep));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored + 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored + 1);
   assert_nothing_changed (f);
 
   /* Nesting without a keyword is not even parsed. */
-  parsed = mend_stream_observer_count_parsed (f->observer);
+  parsed = mend_stream_observer_get_n_parsed (f->observer);
   g_assert_false (feed (f, deep_alone));
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, parsed);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored + 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, parsed);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored + 1);
 
   /* A 10 MiB line is over the cap: counted, never parsed. */
   huge = repeat (' ', 10 * 1024 * 1024);
   memcpy (huge, INIT_LINE, strlen (INIT_LINE));
   g_assert_false (feed (f, huge));
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, parsed);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored + 2);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, parsed);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored + 2);
   assert_nothing_changed (f);
 
   /* Bad results leave a running app turn running. */
@@ -718,7 +718,7 @@ test_bad_input_is_ignored (Fixture       *f,
     g_assert_true (mend_chat_get_turn (f->chat) == turn);
     g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
     g_assert_cmpuint (f->finished->len, ==, 0);
-    g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored + 5);
+    g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored + 5);
   }
 }
 
@@ -734,14 +734,14 @@ test_bad_subagent_lines_change_nothing (Fixture       *f,
   subagent = lookup (f, "toolu_01");
   g_assert_nonnull (mend_subagent_get_retry (subagent));
 
-  ignored = mend_stream_observer_count_ignored (f->observer);
+  ignored = mend_stream_observer_get_n_ignored (f->observer);
   g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":7,"
                            "\"tool_use_id\":\"toolu_02\"}"));
   g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_notification\","
                            "\"task_id\":[\"a7c41e2\"],\"status\":\"completed\"}"));
   g_assert_false (feed (f, "{\"type\":\"system\",\"subtype\":\"task_updated\",\"task_id\":\"a7c41e2\","
                            "\"patch\":[\"killed\"]}"));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, ignored + 3);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, ignored + 3);
 
   g_assert_cmpint (mend_subagent_get_state (subagent), ==, MEND_SUBAGENT_FAILED);
   g_assert_nonnull (mend_subagent_get_retry (subagent));
@@ -787,7 +787,7 @@ test_max_line_bytes (Fixture       *f,
   mend_stream_observer_set_max_line_bytes (f->observer, strlen (INIT_LINE) - 1);
   g_assert_false (feed (f, INIT_LINE));
   g_assert_false (mend_chat_get_external_turn (f->chat));
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 1);
   g_assert_cmpuint (notified, ==, 2);
 }
 
@@ -960,10 +960,10 @@ run_watch (Fixture      *f,
   g_assert_no_error (r.error);
   g_assert_true (r.ok);
 
-  g_assert_cmpuint (mend_stream_observer_count_lines (f->observer), ==, 9);
+  g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), ==, 9);
   /* init, result, task_started, init: each fed once, whole. */
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, 4);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 1);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 4);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 1);
   g_assert_cmpuint (begun, ==, 2);
   /* The stream ended during the agent's second turn of its own: over. */
   g_assert_false (mend_chat_get_external_turn (f->chat));
@@ -1024,9 +1024,9 @@ test_watch_long_lines_are_skipped_whole (Fixture       *f,
   wait_for (&r);
   g_assert_true (r.ok);
 
-  g_assert_cmpuint (mend_stream_observer_count_lines (f->observer), ==, 4);
-  g_assert_cmpuint (mend_stream_observer_count_ignored (f->observer), ==, 2);
-  g_assert_cmpuint (mend_stream_observer_count_parsed (f->observer), ==, 2);
+  g_assert_cmpuint (mend_stream_observer_get_n_lines (f->observer), ==, 4);
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 2);
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, 2);
   /* The result had nothing to end; the last init began the agent's turn,
    * which the end of the stream ended. */
   g_assert_cmpuint (begun, ==, 1);

@@ -1124,7 +1124,7 @@ mend_stream_observer_set_max_line_bytes (MendStreamObserver *self,
 }
 
 guint64
-mend_stream_observer_count_lines (MendStreamObserver *self)
+mend_stream_observer_get_n_lines (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
   mend_return_val_if_not_owner (&self->owner, self, 0);
@@ -1133,7 +1133,7 @@ mend_stream_observer_count_lines (MendStreamObserver *self)
 }
 
 guint64
-mend_stream_observer_count_parsed (MendStreamObserver *self)
+mend_stream_observer_get_n_parsed (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
   mend_return_val_if_not_owner (&self->owner, self, 0);
@@ -1142,61 +1142,12 @@ mend_stream_observer_count_parsed (MendStreamObserver *self)
 }
 
 guint64
-mend_stream_observer_count_ignored (MendStreamObserver *self)
+mend_stream_observer_get_n_ignored (MendStreamObserver *self)
 {
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), 0);
   mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->n_ignored;
-}
-
-/**
- * mend_stream_observer_get_n_lines:
- * @self: an observer
- *
- * Gets how many lines were fed.
- *
- * Returns: the number of lines
- *
- * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
- */
-guint64
-mend_stream_observer_get_n_lines (MendStreamObserver *self)
-{
-  return mend_stream_observer_count_lines (self);
-}
-
-/**
- * mend_stream_observer_get_n_parsed:
- * @self: an observer
- *
- * Gets how many lines were parsed as JSON. Token deltas never are.
- *
- * Returns: the number of parses
- *
- * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
- */
-guint64
-mend_stream_observer_get_n_parsed (MendStreamObserver *self)
-{
-  return mend_stream_observer_count_parsed (self);
-}
-
-/**
- * mend_stream_observer_get_n_ignored:
- * @self: an observer
- *
- * Gets how many lines that could have mattered were unusable (too long,
- * not UTF-8, malformed, of the wrong types or missing a member).
- *
- * Returns: the number of lines
- *
- * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
- */
-guint64
-mend_stream_observer_get_n_ignored (MendStreamObserver *self)
-{
-  return mend_stream_observer_count_ignored (self);
 }
 
 MendStreamObserver *

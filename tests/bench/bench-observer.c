@@ -252,7 +252,7 @@ run_rounds (guint n_lines,
           mend_ns, parse_ns / mend_ns, mend_ns / MAX (floor_ns, 0.001));
   printf ("  MendStreamObserver, deltas only: %8.1f ns/line beyond the split\n", delta_ns);
   printf ("  parses: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " lines; mallocs while feeding %u deltas: %" G_GSIZE_FORMAT "\n",
-          mend_stream_observer_count_parsed (observer), mend_stream_observer_count_lines (observer),
+          mend_stream_observer_get_n_parsed (observer), mend_stream_observer_get_n_lines (observer),
           n_deltas, (gsize) n_allocs);
   printf ("RESULT observer lines=%u floor_ns=%.1f parse_ns=%.1f mend_ns=%.1f parse_over_mend=%.1f mend_over_floor=%.2f delta_allocs=%" G_GSIZE_FORMAT "\n",
           n_lines, floor_ns, parse_ns, mend_ns, parse_ns / mend_ns, mend_ns / MAX (floor_ns, 0.001), (gsize) n_allocs);

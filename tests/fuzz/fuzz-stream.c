@@ -215,9 +215,9 @@ watch_input (const uint8_t *data,
   while (!done)
     g_main_context_iteration (NULL, TRUE);
 
-  fuzz_check (mend_stream_observer_count_lines (observer) == n_lines,
+  fuzz_check (mend_stream_observer_get_n_lines (observer) == n_lines,
               "the watch counted %" G_GUINT64_FORMAT " lines of %" G_GUINT64_FORMAT,
-              mend_stream_observer_count_lines (observer), n_lines);
+              mend_stream_observer_get_n_lines (observer), n_lines);
 
   mend_chat_close (chat);
   g_assert_finalize_object (stream);
@@ -366,13 +366,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
         run_command (chat, observer, MEND_MANUAL_CLOCK (clock), p, bare);
       else
         {
-          guint64 parsed = mend_stream_observer_count_parsed (observer);
+          guint64 parsed = mend_stream_observer_get_n_parsed (observer);
 
           mend_stream_observer_feed_line (observer, p, length);
           n_fed++;
 
           if (!has_word (p, length, "\"system\"") && !has_word (p, length, "\"result\""))
-            fuzz_check (mend_stream_observer_count_parsed (observer) == parsed,
+            fuzz_check (mend_stream_observer_get_n_parsed (observer) == parsed,
                         "a line without \"system\" or \"result\" was parsed");
         }
 
@@ -381,11 +381,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
       p += length;
     }
 
-  fuzz_check (mend_stream_observer_count_lines (observer) == n_fed,
+  fuzz_check (mend_stream_observer_get_n_lines (observer) == n_fed,
               "%" G_GUINT64_FORMAT " lines counted, %" G_GUINT64_FORMAT " fed",
-              mend_stream_observer_count_lines (observer), n_fed);
-  fuzz_check (mend_stream_observer_count_parsed (observer) <= n_fed, "n-parsed");
-  fuzz_check (mend_stream_observer_count_ignored (observer) <= n_fed, "n-ignored");
+              mend_stream_observer_get_n_lines (observer), n_fed);
+  fuzz_check (mend_stream_observer_get_n_parsed (observer) <= n_fed, "n-parsed");
+  fuzz_check (mend_stream_observer_get_n_ignored (observer) <= n_fed, "n-ignored");
 
   /* What is due fires; then the chat closes. */
   for (guint i = 0; i < 16 && mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (clock)); i++)
