@@ -32,7 +32,7 @@
  * - The agent starts with the first attempt: `initialize` (protocol
  *   version %MEND_ACP_AGENT_PROTOCOL_VERSION, no file system or terminal
  *   capabilities), then `session/new`, or `session/load` when
- *   [property@Mend.AcpAgent:session-id] is known and the agent offers
+ *   [property@Mend.Agent:session-id] is known and the agent offers
  *   `loadSession`.
  * - Each attempt of a turn is one `session/prompt` with the turn's prompt
  *   as text. Its `stopReason` finishes the attempt: `end_turn`,
