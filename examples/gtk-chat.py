@@ -553,7 +553,7 @@ class ChatWindow:
 
     def on_subagent_retry(self, button, subagent_id):
         try:
-            self.subagents.retry(subagent_id)   # one click, one attempt
+            self.subagents.resume_now(subagent_id)   # one click, one attempt
         except GLib.Error as e:
             self.toast(e.message)
 

@@ -554,6 +554,8 @@ run_agent_demo (Demo       *demo,
 
 #if MEND_HAS_ACP
 static gboolean acp_stop_armed;
+/* A Stop while the agent writes sends session/cancel. */
+static guint acp_cancels_sent;
 
 static void
 on_acp_update (MendAcpAgent *agent,
@@ -565,6 +567,7 @@ on_acp_update (MendAcpAgent *agent,
     {
       acp_stop_armed = FALSE;
       say ("  ■ %s", _("Stop (while the agent writes): session/cancel"));
+      acp_cancels_sent++;
       mend_chat_stop (demo->chat);
     }
 }
@@ -692,7 +695,7 @@ run_acp_demo (Demo       *demo,
        n_requests,
        mend_agent_get_session_id (MEND_AGENT (agent)) ? mend_agent_get_session_id (MEND_AGENT (agent)) : _("none"),
        mend_agent_get_n_starts (MEND_AGENT (agent)),
-       mend_acp_agent_get_n_cancels (agent));
+       acp_cancels_sent);
 
   mend_chat_close (demo->chat);
   mend_agent_terminate (MEND_AGENT (agent));

@@ -83,7 +83,7 @@ host_subagent_started (gpointer    chat,
                        const char *agent_id,
                        const char *name)
 {
-  return mend_subagent_retry_started (mend_chat_get_subagents (chat), id, agent_id, name) != NULL;
+  return mend_subagent_retry_note_started (mend_chat_get_subagents (chat), id, agent_id, name) != NULL;
 }
 
 static gboolean
@@ -102,7 +102,7 @@ static void
 host_subagent_resumed (gpointer    chat,
                        const char *agent_id)
 {
-  mend_subagent_retry_resumed (mend_chat_get_subagents (chat), agent_id);
+  mend_subagent_retry_note_resumed (mend_chat_get_subagents (chat), agent_id);
 }
 
 const MendAgentHost mend_chat_agent_host = {

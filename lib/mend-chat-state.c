@@ -22,7 +22,7 @@
 #include "mend-chat-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
-#include "mend-error-policy.h"
+#include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-queue-private.h"

@@ -11,7 +11,7 @@
 #include "mend-clock.h"
 #include "mend-chat-private.h"
 #include "mend-enum-types.h"
-#include "mend-error-policy.h"
+#include "mend-error-policy-private.h"
 #include "mend-failure.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"

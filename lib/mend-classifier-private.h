@@ -55,16 +55,16 @@ typedef struct
 void   mend_classifier_classify   (const char         *text,
                                    guint               status,
                                    gboolean            status_is_http,
-                                   MendClassification *verdict);
-void   mend_classification_clear  (MendClassification *verdict);
+                                   MendClassification *result);
+void   mend_classification_clear  (MendClassification *result);
 
 typedef struct _MendRuleSet MendRuleSet;
 
 /* Weighs @text by @rules alone (an app's rules, say), with the built-in
- * tie order; FALSE, and no rule in @verdict, when none of them matched. */
+ * tie order; FALSE, and no rule in @result, when none of them matched. */
 gboolean mend_classifier_match    (const MendRuleSet  *rules,
                                    const char         *text,
-                                   MendClassification *verdict);
+                                   MendClassification *result);
 
 /* The first whole number in the text that is an HTTP status we know, or 0. */
 guint  mend_classifier_status_in_text (const char *text);

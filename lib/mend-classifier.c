@@ -375,7 +375,7 @@ weigh_status (Weighing          *w,
 
 static void
 finish (Weighing           *w,
-        MendClassification *verdict)
+        MendClassification *result)
 {
   /* A bad request whose words say the key or access was refused is that
    * (Google answers an invalid key with 400 INVALID_ARGUMENT), unless a
@@ -398,16 +398,16 @@ finish (Weighing           *w,
     }
   g_free (w->other_rule);
 
-  verdict->reason = w->reason;
-  verdict->rank = w->rank;
-  verdict->rule = w->rule;
+  result->reason = w->reason;
+  result->rank = w->rank;
+  result->rule = w->rule;
 }
 
 void
 mend_classifier_classify (const char         *text,
                           guint               status,
                           gboolean            status_is_http,
-                          MendClassification *verdict)
+                          MendClassification *result)
 {
   const MendRuleSet *rules = mend_rule_set_get_default ();
   g_autofree char *lower = mend_classifier_normalize (text);
@@ -423,15 +423,15 @@ mend_classifier_classify (const char         *text,
   if (status != 0)
     weigh_status (&w, rules, status, status_is_http);
 
-  finish (&w, verdict);
-  if (verdict->rule == NULL)
-    verdict->rule = g_strdup (_("nothing known: fails closed"));
+  finish (&w, result);
+  if (result->rule == NULL)
+    result->rule = g_strdup (_("nothing known: fails closed"));
 }
 
 gboolean
 mend_classifier_match (const MendRuleSet  *rules,
                        const char         *text,
-                       MendClassification *verdict)
+                       MendClassification *result)
 {
   g_autofree char *lower = mend_classifier_normalize (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
@@ -439,17 +439,17 @@ mend_classifier_match (const MendRuleSet  *rules,
 
   weigh_codes (&w, rules, text);
   weigh_phrases (&w, rules, lower);
-  finish (&w, verdict);
+  finish (&w, result);
 
-  return verdict->rule != NULL;
+  return result->rule != NULL;
 }
 
 void
-mend_classification_clear (MendClassification *verdict)
+mend_classification_clear (MendClassification *result)
 {
-  g_clear_pointer (&verdict->rule, g_free);
-  verdict->reason = MEND_REASON_UNKNOWN;
-  verdict->rank = MEND_EVIDENCE_NONE;
+  g_clear_pointer (&result->rule, g_free);
+  result->reason = MEND_REASON_UNKNOWN;
+  result->rank = MEND_EVIDENCE_NONE;
 }
 
 MendReason

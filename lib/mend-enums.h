@@ -26,7 +26,7 @@ G_BEGIN_DECLS
  *   automatically and shown differently from other errors
  * @MEND_FAILURE_STOPPED: the user stopped the work (Stop, cancellation)
  *
- * The verdict on a failure: whether and how it may be retried.
+ * The kind of a failure: whether and how it may be retried.
  */
 typedef enum
 {

@@ -26,6 +26,15 @@ G_BEGIN_DECLS
  * "resume" preset of the JSON loader, mend-error-policy-json.c). */
 void mend_error_policy_apply_resume_preset (MendErrorPolicy *self);
 
+/* The per-chat offset: a stable amount in [0, stagger-ms) derived from
+ * @key (a chat's id), the same for the same key in every run. */
+guint        mend_error_policy_get_stagger_for (MendErrorPolicy *self,
+                                                const char      *key);
+
+/* Seeds the jitter, so that a test sees the same delays every run. */
+void         mend_error_policy_set_seed        (MendErrorPolicy *self,
+                                                guint32          seed);
+
 /* The app's rules (mend-error-policy-rules.c), NULL when it added none;
  * set replaces them (NULL for none) and takes a reference. */
 MendRuleSet *mend_error_policy_get_rule_set (MendErrorPolicy *self);

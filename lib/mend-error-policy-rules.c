@@ -132,7 +132,7 @@ mend_error_policy_judge (MendErrorPolicy  *self,
                          char            **rule)
 {
   MendRuleSet *rules = mend_error_policy_get_rule_set (self);
-  MendClassification verdict = { 0 };
+  MendClassification classification = { 0 };
   const GError *error;
   const char *type;
   GString *text;
@@ -149,15 +149,15 @@ mend_error_policy_judge (MendErrorPolicy  *self,
   if (type != NULL)
     g_string_append_printf (text, "\n%s", type);
 
-  matched = mend_classifier_match (rules, text->str, &verdict);
+  matched = mend_classifier_match (rules, text->str, &classification);
   g_string_free (text, TRUE);
   if (!matched)
     return FALSE;
 
-  *reason = verdict.reason;
+  *reason = classification.reason;
   if (rule != NULL)
-    *rule = g_strdup_printf (_("the app’s rule: %s"), verdict.rule);
-  mend_classification_clear (&verdict);
+    *rule = g_strdup_printf (_("the app’s rule: %s"), classification.rule);
+  mend_classification_clear (&classification);
   return TRUE;
 }
 

@@ -356,7 +356,7 @@ mend_error_policy_class_init (MendErrorPolicyClass *klass)
    * hint is longer is classified %MEND_FAILURE_LIMIT. A `Retry-After` date
    * that only this machine's clock (no `Date` header to read it against)
    * puts beyond it is no hint at all: see
-   * [ctor@Mend.Failure.new_from_http_at].
+   * [ctor@Mend.Failure.new_from_http].
    */
   properties[PROP_RETRY_AFTER_MAX_MS] =
     g_param_spec_uint ("retry-after-max-ms", NULL, NULL,
@@ -471,7 +471,7 @@ mend_error_policy_new_for_resume (void)
  * The reason read is [method@Mend.ErrorPolicy.get_reason_for]'s: the
  * failure's own, or the one a rule the app added gives it.
  *
- * Returns: the verdict
+ * Returns: the kind of the failure
  */
 MendFailureKind
 mend_error_policy_classify (MendErrorPolicy *self,
@@ -621,16 +621,7 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
   return delay;
 }
 
-/**
- * mend_error_policy_get_stagger_for:
- * @self: a policy
- * @key: a stable key, such as a chat's id
- *
- * Computes the per-chat offset: a stable amount in [0, stagger-ms) derived
- * from @key, the same for the same key in every run.
- *
- * Returns: the offset in milliseconds
- */
+/* The per-chat offset, in milliseconds. */
 guint
 mend_error_policy_get_stagger_for (MendErrorPolicy *self,
                                    const char      *key)
@@ -654,14 +645,6 @@ mend_error_policy_get_stagger_for (MendErrorPolicy *self,
   return hash % priv->stagger_ms;
 }
 
-/**
- * mend_error_policy_set_seed:
- * @self: a policy
- * @seed: a seed
- *
- * Seeds the policy's jitter, so that a test or a replay sees the same
- * delays every run.
- */
 void
 mend_error_policy_set_seed (MendErrorPolicy *self,
                             guint32          seed)

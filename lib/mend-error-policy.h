@@ -67,12 +67,6 @@ gint64            mend_error_policy_delay_for             (MendErrorPolicy  *sel
                                                            MendFailure      *failure,
                                                            gboolean         *server_hint);
 MEND_AVAILABLE_IN_1_0
-guint             mend_error_policy_get_stagger_for       (MendErrorPolicy  *self,
-                                                           const char       *key);
-MEND_AVAILABLE_IN_1_0
-void              mend_error_policy_set_seed              (MendErrorPolicy  *self,
-                                                           guint32           seed);
-MEND_AVAILABLE_IN_1_0
 gboolean          mend_error_policy_add_rule              (MendErrorPolicy  *self,
                                                            const char       *phrase,
                                                            MendReason        reason,

@@ -316,7 +316,7 @@ mend_reason_from_text (const char  *text,
                        char       **rule)
 {
   g_autoptr(JsonNode) json = embedded_json (text);
-  MendClassification verdict = { 0 };
+  MendClassification classification = { 0 };
   MendApiError api;
 
   if (read_api_error (json, &api))
@@ -325,11 +325,11 @@ mend_reason_from_text (const char  *text,
       *api_error_type = g_strdup (api.type);
     }
 
-  mend_classifier_classify (text, 0, FALSE, &verdict);
+  mend_classifier_classify (text, 0, FALSE, &classification);
   g_free (*rule);
-  *rule = g_steal_pointer (&verdict.rule);
+  *rule = g_steal_pointer (&classification.rule);
 
-  return verdict.reason;
+  return classification.reason;
 }
 
 MendReason
@@ -397,7 +397,7 @@ mend_reason_from_http (guint          status,
                        char         **rule)
 {
   g_autofree char *text = NULL;
-  MendClassification verdict = { 0 };
+  MendClassification classification = { 0 };
 
   memset (api, 0, sizeof *api);
 
@@ -427,11 +427,11 @@ mend_reason_from_http (guint          status,
       return MEND_REASON_EMPTY;
     }
 
-  mend_classifier_classify (text ? text : "", status, TRUE, &verdict);
+  mend_classifier_classify (text ? text : "", status, TRUE, &classification);
   g_free (*rule);
-  *rule = g_steal_pointer (&verdict.rule);
+  *rule = g_steal_pointer (&classification.rule);
 
-  return verdict.reason;
+  return classification.reason;
 }
 
 void

@@ -26,9 +26,16 @@ MendFailureKind mend_failure_default_kind (MendReason reason,
                                            gint64     retry_after_ms,
                                            guint      retry_after_max_ms);
 
-/* mend_failure_new_from_http_at () for a policy whose horizon is
- * @retry_after_max_ms: a `Retry-After` date without a `Date` header that
- * lies further away than that is no hint. */
+/* mend_failure_new_from_http () with a `Retry-After` date read against
+ * @clock (NULL for the default clock), for tests in virtual time. */
+MendFailure *mend_failure_new_from_http_with_clock (guint               status,
+                                                    SoupMessageHeaders *headers,
+                                                    GBytes             *body,
+                                                    MendClock          *clock);
+
+/* The same for a policy whose horizon is @retry_after_max_ms: a
+ * `Retry-After` date without a `Date` header that lies further away than
+ * that is no hint. */
 MendFailure *mend_failure_new_from_http_within (guint               status,
                                                 SoupMessageHeaders *headers,
                                                 GBytes             *body,

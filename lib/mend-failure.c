@@ -249,27 +249,6 @@ mend_failure_new_from_error (const GError *error)
  * @headers: (nullable): the response headers
  * @body: (nullable): the response body
  *
- * Makes a failure from an HTTP response, with the default clock for a
- * `Retry-After` given as a date. See [ctor@Mend.Failure.new_from_http_at].
- *
- * Returns: (transfer full): a new failure
- */
-MendFailure *
-mend_failure_new_from_http (guint               status,
-                            SoupMessageHeaders *headers,
-                            GBytes             *body)
-{
-  return mend_failure_new_from_http_at (status, headers, body, NULL);
-}
-
-/**
- * mend_failure_new_from_http_at:
- * @status: the HTTP status
- * @headers: (nullable): the response headers
- * @body: (nullable): the response body
- * @clock: (nullable): the clock a `Retry-After` date is measured against, or
- *   %NULL for the default clock
- *
  * Makes a failure from an HTTP response. The status decides the reason; an
  * Anthropic or OpenAI JSON error body refines it (a 429 whose body speaks of
  * a quota or billing is a %MEND_REASON_USAGE_LIMIT, a 500 that says it is
@@ -281,12 +260,48 @@ mend_failure_new_from_http (guint               status,
  * A `Retry-After` date is read against the response's `Date` header when it
  * has one, so that a server whose clock is hours off this machine's still
  * gets the wait it asked for. Without a `Date` header it is read against
- * @clock's wall time, and a date further away than the turn default of
- * [property@Mend.ErrorPolicy:retry-after-max-ms] (60 s) is taken for a
- * clock set wrong rather than a limit's reset: the failure then has no hint
- * (-1) and the policy's own backoff applies.
+ * the default clock's wall time, and a date further away than the turn
+ * default of [property@Mend.ErrorPolicy:retry-after-max-ms] (60 s) is
+ * taken for a clock set wrong rather than a limit's reset: the failure then
+ * has no hint (-1) and the policy's own backoff applies.
  *
  * Returns: (transfer full): a new failure
+ */
+MendFailure *
+mend_failure_new_from_http (guint               status,
+                            SoupMessageHeaders *headers,
+                            GBytes             *body)
+{
+  return mend_failure_new_from_http_with_clock (status, headers, body, NULL);
+}
+
+MendFailure *
+mend_failure_new_from_http_with_clock (guint               status,
+                                       SoupMessageHeaders *headers,
+                                       GBytes             *body,
+                                       MendClock          *clock)
+{
+  g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
+
+  return mend_failure_new_from_http_within (status, headers, body, clock,
+                                            MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS);
+}
+
+/**
+ * mend_failure_new_from_http_at:
+ * @status: the HTTP status
+ * @headers: (nullable): the response headers
+ * @body: (nullable): the response body
+ * @clock: (nullable): the clock a `Retry-After` date is measured against, or
+ *   %NULL for the default clock
+ *
+ * Makes a failure from an HTTP response, as
+ * [ctor@Mend.Failure.new_from_http] does, with a `Retry-After` date that
+ * comes without a `Date` header read against @clock.
+ *
+ * Returns: (transfer full): a new failure
+ *
+ * Deprecated: 1.0: Use [ctor@Mend.Failure.new_from_http] instead.
  */
 MendFailure *
 mend_failure_new_from_http_at (guint               status,
@@ -294,10 +309,7 @@ mend_failure_new_from_http_at (guint               status,
                                GBytes             *body,
                                MendClock          *clock)
 {
-  g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
-
-  return mend_failure_new_from_http_within (status, headers, body, clock,
-                                            MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS);
+  return mend_failure_new_from_http_with_clock (status, headers, body, clock);
 }
 
 MendFailure *

@@ -37,7 +37,7 @@ MEND_AVAILABLE_IN_1_0
 MendFailure     *mend_failure_new_from_http           (guint               status,
                                                        SoupMessageHeaders *headers,
                                                        GBytes             *body);
-MEND_AVAILABLE_IN_1_0
+MEND_DEPRECATED_IN_1_0_FOR (mend_failure_new_from_http)
 MendFailure     *mend_failure_new_from_http_at        (guint               status,
                                                        SoupMessageHeaders *headers,
                                                        GBytes             *body,

@@ -88,7 +88,7 @@ MendRetryWait *mend_gate_link_new_hold  (MendGateLink       *self,
                                          MendClock          *clock,
                                          gint64              hold_ms,
                                          guint               attempt,
-                                         guint               of,
+                                         guint               max_retries,
                                          MendFailure        *failure);
 
 G_END_DECLS

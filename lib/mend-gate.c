@@ -1289,7 +1289,7 @@ mend_gate_link_new_hold (MendGateLink *self,
                          MendClock    *clock,
                          gint64        hold_ms,
                          guint         attempt,
-                         guint         of,
+                         guint         max_retries,
                          MendFailure  *failure)
 {
   g_assert (self->gate != NULL);
@@ -1300,7 +1300,7 @@ mend_gate_link_new_hold (MendGateLink *self,
                         * bounds a gate that never says. */
                        "delay-ms", (guint64) (hold_ms > 0 ? hold_ms : 3600 * 1000),
                        "attempt", attempt,
-                       "of", of,
+                       "max-retries", max_retries,
                        "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
                        "failure", failure,
                        "held", TRUE,

@@ -17,11 +17,12 @@ G_BEGIN_DECLS
 void mend_retry_wait_build_json (MendRetryWait *self,
                                  JsonBuilder   *builder);
 
-/* The wait a retry verdict asks for, before retry number @attempt of @of:
- * its delay, failure, reason and server hint are the verdict's. */
+/* The wait a retry verdict asks for, before retry number @attempt of
+ * @max_retries: its delay, failure, reason and server hint are the
+ * verdict's. */
 MendRetryWait *mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                                                 MendClock   *clock,
                                                 guint        attempt,
-                                                guint        of);
+                                                guint        max_retries);
 
 G_END_DECLS

@@ -65,7 +65,7 @@ struct _MendRetryWait
   MendFailure        *failure;
   guint64             delay_ms;
   guint               attempt;
-  guint               of;
+  guint               max_retries;
   MendReason          reason;
   gboolean            server_hint;
 
@@ -83,6 +83,7 @@ enum {
   PROP_0,
   PROP_CLOCK,
   PROP_ATTEMPT,
+  PROP_MAX_RETRIES,
   PROP_OF,
   PROP_REASON,
   PROP_FAILURE,
@@ -261,8 +262,9 @@ mend_retry_wait_get_property (GObject    *object,
     case PROP_ATTEMPT:
       g_value_set_uint (value, self->attempt);
       break;
+    case PROP_MAX_RETRIES:
     case PROP_OF:
-      g_value_set_uint (value, self->of);
+      g_value_set_uint (value, self->max_retries);
       break;
     case PROP_REASON:
       g_value_set_enum (value, self->reason);
@@ -318,8 +320,12 @@ mend_retry_wait_set_property (GObject      *object,
     case PROP_ATTEMPT:
       self->attempt = g_value_get_uint (value);
       break;
+    case PROP_MAX_RETRIES:
     case PROP_OF:
-      self->of = g_value_get_uint (value);
+      /* Both name one number, and GObject gives the one not passed its
+       * default: a 0 must not undo the other. */
+      if (g_value_get_uint (value) != 0)
+        self->max_retries = g_value_get_uint (value);
       break;
     case PROP_REASON:
       self->reason = g_value_get_enum (value);
@@ -379,15 +385,29 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   /**
-   * MendRetryWait:of:
+   * MendRetryWait:max-retries:
    *
    * How many retries there are in all: the policy's
-   * [property@Mend.ErrorPolicy:max-retries].
+   * [property@Mend.ErrorPolicy:max-retries]. The wait's
+   * [property@Mend.RetryWait:attempt] is one of them.
+   */
+  properties[PROP_MAX_RETRIES] =
+    g_param_spec_uint ("max-retries", NULL, NULL,
+                       0, G_MAXUINT, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:of:
+   *
+   * How many retries there are in all.
+   *
+   * Deprecated: 1.0: Use [property@Mend.RetryWait:max-retries] instead.
    */
   properties[PROP_OF] =
     g_param_spec_uint ("of", NULL, NULL,
                        0, G_MAXUINT, 0,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS |
+                       G_PARAM_DEPRECATED);
 
   /**
    * MendRetryWait:reason:
@@ -561,7 +581,7 @@ mend_retry_wait_init (MendRetryWait *self)
  * @clock: (nullable): the clock to count on, or %NULL for the default clock
  * @delay_ms: how long to wait, in milliseconds
  * @attempt: the number of the retry that runs when the wait fires, from 1
- * @of: how many retries there are in all
+ * @max_retries: how many retries there are in all
  * @reason: why the retry is needed
  *
  * Creates a wait, which starts counting at once. Use
@@ -574,7 +594,7 @@ MendRetryWait *
 mend_retry_wait_new (MendClock  *clock,
                      guint64     delay_ms,
                      guint       attempt,
-                     guint       of,
+                     guint       max_retries,
                      MendReason  reason)
 {
   MendRetryWait *self;
@@ -589,7 +609,7 @@ mend_retry_wait_new (MendClock  *clock,
     self = g_object_new (MEND_TYPE_RETRY_WAIT, "delay-ms", delay_ms, NULL);
 
   self->attempt = attempt;
-  self->of = of;
+  self->max_retries = max_retries;
   self->reason = reason;
 
   return self;
@@ -630,20 +650,37 @@ mend_retry_wait_get_attempt (MendRetryWait *self)
 }
 
 /**
+ * mend_retry_wait_get_max_retries:
+ * @self: a wait
+ *
+ * Gets how many retries there are in all: the policy's
+ * [property@Mend.ErrorPolicy:max-retries].
+ *
+ * Returns: the number of retries
+ */
+guint
+mend_retry_wait_get_max_retries (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
+
+  return self->max_retries;
+}
+
+/**
  * mend_retry_wait_get_of:
  * @self: a wait
  *
  * Gets how many retries there are in all.
  *
  * Returns: the number of retries
+ *
+ * Deprecated: 1.0: Use [method@Mend.RetryWait.get_max_retries] instead.
  */
 guint
 mend_retry_wait_get_of (MendRetryWait *self)
 {
-  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
-  mend_return_val_if_not_owner (&self->owner, self, 0);
-
-  return self->of;
+  return mend_retry_wait_get_max_retries (self);
 }
 
 /**
@@ -942,11 +979,11 @@ mend_retry_wait_describe (MendRetryWait *self)
 
         /* Translators: the first %s is a duration such as “4 s”; then the
          * number of the retry and how many there are in all */
-        return g_strdup_printf (_("Retrying in %s (retry %u of %u)"), duration, self->attempt, self->of);
+        return g_strdup_printf (_("Retrying in %s (retry %u of %u)"), duration, self->attempt, self->max_retries);
       }
     case MEND_RETRY_WAIT_FIRED:
       /* Translators: the number of the retry and how many there are in all */
-      return g_strdup_printf (_("Retrying now (retry %u of %u)"), self->attempt, self->of);
+      return g_strdup_printf (_("Retrying now (retry %u of %u)"), self->attempt, self->max_retries);
     case MEND_RETRY_WAIT_CANCELLED:
     default:
       return g_strdup (_("Retry cancelled"));
@@ -985,7 +1022,7 @@ mend_retry_wait_build_json (MendRetryWait *self,
   json_builder_set_member_name (builder, "attempt");
   json_builder_add_int_value (builder, self->attempt);
   json_builder_set_member_name (builder, "of");
-  json_builder_add_int_value (builder, self->of);
+  json_builder_add_int_value (builder, self->max_retries);
   mend_json_add_nick (builder, "reason", MEND_TYPE_REASON, self->reason);
   json_builder_set_member_name (builder, "nextAt");
   json_builder_add_int_value (builder, self->next_at / 1000);
@@ -1143,7 +1180,7 @@ MendRetryWait *
 mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                                  MendClock   *clock,
                                  guint        attempt,
-                                 guint        of)
+                                 guint        max_retries)
 {
   MendFailure *failure = mend_verdict_get_failure (verdict);
 
@@ -1153,7 +1190,7 @@ mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                        "clock", clock,
                        "delay-ms", (guint64) mend_verdict_get_delay_ms (verdict),
                        "attempt", attempt,
-                       "of", of,
+                       "max-retries", max_retries,
                        "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
                        "failure", failure,
                        "server-hint", mend_verdict_get_server_hint (verdict),

@@ -26,13 +26,15 @@ MEND_AVAILABLE_IN_1_0
 MendRetryWait      *mend_retry_wait_new              (MendClock            *clock,
                                                       guint64               delay_ms,
                                                       guint                 attempt,
-                                                      guint                 of,
+                                                      guint                 max_retries,
                                                       MendReason            reason);
 MEND_AVAILABLE_IN_1_0
 MendClock          *mend_retry_wait_get_clock        (MendRetryWait        *self);
 MEND_AVAILABLE_IN_1_0
 guint               mend_retry_wait_get_attempt      (MendRetryWait        *self);
 MEND_AVAILABLE_IN_1_0
+guint               mend_retry_wait_get_max_retries  (MendRetryWait        *self);
+MEND_DEPRECATED_IN_1_0_FOR (mend_retry_wait_get_max_retries)
 guint               mend_retry_wait_get_of           (MendRetryWait        *self);
 MEND_AVAILABLE_IN_1_0
 MendReason          mend_retry_wait_get_reason       (MendRetryWait        *self);

@@ -1235,23 +1235,6 @@ mend_turn_set_sender (MendTurn   *self,
 }
 
 /**
- * mend_turn_get_delay_offset_ms:
- * @self: a turn
- *
- * Gets what is added to every wait.
- *
- * Returns: the offset in milliseconds
- */
-guint
-mend_turn_get_delay_offset_ms (MendTurn *self)
-{
-  g_return_val_if_fail (MEND_IS_TURN (self), 0);
-  mend_return_val_if_not_owner (&self->owner, self, 0);
-
-  return self->delay_offset_ms;
-}
-
-/**
  * mend_turn_start:
  * @self: an idle turn
  * @cancellable: (nullable): stops the turn when cancelled

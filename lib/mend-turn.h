@@ -58,8 +58,6 @@ MEND_AVAILABLE_IN_1_0
 void             mend_turn_set_sender          (MendTurn        *self,
                                                 MendSender      *sender);
 MEND_AVAILABLE_IN_1_0
-guint            mend_turn_get_delay_offset_ms (MendTurn        *self);
-MEND_AVAILABLE_IN_1_0
 gboolean         mend_turn_is_finished         (MendTurn        *self);
 MEND_AVAILABLE_IN_1_0
 void             mend_turn_start               (MendTurn        *self,

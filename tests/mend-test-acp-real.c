@@ -18,6 +18,8 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-acp-agent-private.h"
+
 #define HELLO "Say hello"
 #define HELLO_ANSWER "Hello from the stub."
 #define FIRST "Fix the build"

@@ -89,8 +89,8 @@ mend_test_state_with_queued_resume_prompt (MendChat  *chat,
   char *json;
 
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
 

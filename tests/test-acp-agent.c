@@ -16,6 +16,7 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-acp-agent-private.h"
 #include "mend-acp-framing-private.h"
 
 #define WALL_START 1764500000000000
@@ -897,7 +898,7 @@ test_silent_agent_times_out (Fixture       *f,
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TIMEOUT);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_nonnull (strstr (mend_failure_get_message (failure), "said nothing for 2 s"));
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_count_cancels (f->agent), ==, 1);
   g_assert_true (log_has (f, "session/cancel"));
 }
 
@@ -928,7 +929,7 @@ test_held_request_is_not_idle (Fixture       *f,
 
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (finished (f, 0)), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 0);
+  g_assert_cmpuint (mend_acp_agent_count_cancels (f->agent), ==, 0);
 }
 
 /* Stop and restarts */
@@ -959,7 +960,7 @@ test_stop_sends_cancel (Fixture       *f,
   mend_chat_stop (f->chat);
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_count_cancels (f->agent), ==, 1);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_queue (f->chat))), ==, 1);
 
   /* The next prompt goes after the cancelled one's answer. */
@@ -1009,7 +1010,7 @@ test_unanswered_cancel_restarts_after_grace (Fixture       *f,
   mend_chat_stop (f->chat);
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
   g_assert_cmpint (mend_turn_get_state (finished (f, 0)), ==, MEND_TURN_STOPPED);
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (f->agent), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_count_cancels (f->agent), ==, 1);
 
   mend_chat_send_next (f->chat);
   run_until (f, n_finished_is, GUINT_TO_POINTER (2));

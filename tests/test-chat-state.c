@@ -110,8 +110,8 @@ busy_state (MendClock *clock)
   mend_turn_fail (mend_chat_get_turn (chat), second);
   g_assert_cmpuint (mend_turn_get_attempt (mend_chat_get_turn (chat)), ==, 2);
 
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", sub_failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", sub_failure);
 
   json = mend_chat_save_state (chat);
   mend_chat_close (chat);
@@ -253,7 +253,7 @@ test_restored_resume_prompt_is_taken_back_when_its_subagent_resumes (void)
 
   /* The agent resumed it on its own: the prompt is no longer wanted, and
    * leaves the queue at once. */
-  mend_subagent_retry_resumed (mend_chat_get_subagents (chat), "agent-a");
+  mend_subagent_retry_note_resumed (mend_chat_get_subagents (chat), "agent-a");
   g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
   mend_turn_succeed (mend_chat_get_turn (chat));
   g_assert_cmpuint (seen.started, ==, 1);

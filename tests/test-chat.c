@@ -12,6 +12,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-error-policy-private.h"
+
 #define WALL_START 1764500000000000
 
 typedef struct

@@ -20,6 +20,8 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-acp-agent-private.h"
+
 /* The chat in front of a real agent (tests/mend-test-agents.c). */
 typedef MendTestAgentChat Fixture;
 
@@ -190,7 +192,7 @@ test_stop_sends_session_cancel (Fixture       *f,
   mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the Stop");
   g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 0)), ==, MEND_TURN_STOPPED);
   g_assert_cmpuint (mend_turn_get_attempt (mend_test_agent_chat_finished (f, 0)), ==, 1);
-  g_assert_cmpuint (mend_acp_agent_get_n_cancels (MEND_ACP_AGENT (f->agent)), ==, 1);
+  g_assert_cmpuint (mend_acp_agent_count_cancels (MEND_ACP_AGENT (f->agent)), ==, 1);
   g_assert_cmpint (mend_chat_get_lifecycle (f->chat), ==, MEND_LIFECYCLE_READY);
   g_assert_cmpuint (queue_length (f), ==, 1);
   head = mend_test_queue_head (f->chat);

@@ -7,6 +7,7 @@
 
 #include <libmend.h>
 
+#include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 
 static MendErrorPolicy *

@@ -24,6 +24,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-failure-private.h"
+
 #define N_KINDS 4
 
 typedef enum
@@ -133,8 +135,8 @@ failure_from_case (JsonObject *obj,
           body = g_bytes_new (text, strlen (text));
         }
 
-      return mend_failure_new_from_http_at ((guint) json_object_get_int_member (obj, "status"),
-                                            headers, body, clock);
+      return mend_failure_new_from_http_with_clock ((guint) json_object_get_int_member (obj, "status"),
+                                                    headers, body, clock);
     }
 
   if (g_strcmp0 (input, "gerror") == 0)

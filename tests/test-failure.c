@@ -12,6 +12,8 @@
 
 #include <libmend.h>
 
+#include "mend-failure-private.h"
+
 /* ------------------------------------------------------------------------ */
 /* Vectors                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -719,7 +721,7 @@ failure_from_http_vector (const HttpVector *v,
     body = g_bytes_new_static (v->body, strlen (v->body));
 
   if (clock != NULL)
-    return mend_failure_new_from_http_at (v->status, headers, body, clock);
+    return mend_failure_new_from_http_with_clock (v->status, headers, body, clock);
 
   return mend_failure_new_from_http (v->status, headers, body);
 }
@@ -921,7 +923,7 @@ test_http_retry_after_date_uses_the_clock (void)
 
   headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
   soup_message_headers_replace (headers, "Retry-After", later_text);
-  failure = mend_failure_new_from_http_at (503, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (503, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_CAPACITY);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_cmpint (mend_failure_get_status (failure), ==, 503);
@@ -930,21 +932,21 @@ test_http_retry_after_date_uses_the_clock (void)
 
   /* Time moves on the clock, not on the wall. */
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10000);
-  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_RATE_LIMIT);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 20000);
   g_assert_finalize_object (failure);
 
   /* A date already past means now. */
   soup_message_headers_replace (headers, "Retry-After", earlier_text);
-  failure = mend_failure_new_from_http_at (503, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (503, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 0);
   g_assert_finalize_object (failure);
 
   /* retry-after-ms still wins over a date. */
   soup_message_headers_replace (headers, "Retry-After", later_text);
   soup_message_headers_replace (headers, "retry-after-ms", "1500");
-  failure = mend_failure_new_from_http_at (529, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (529, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 1500);
   g_assert_finalize_object (failure);
 
@@ -973,14 +975,14 @@ test_http_retry_after_date_reads_the_date_header (void)
       g_test_message ("Date: %s, Retry-After: %s", server_now_text, retry_at_text);
       soup_message_headers_replace (headers, "Date", server_now_text);
       soup_message_headers_replace (headers, "Retry-After", retry_at_text);
-      failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+      failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
       g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 5000);
       g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
       g_assert_finalize_object (failure);
 
       /* Two hours by the server's own clock is a reset to show. */
       soup_message_headers_replace (headers, "Retry-After", far_at_text);
-      failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+      failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
       g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 7200000);
       g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
       g_assert_finalize_object (failure);
@@ -993,7 +995,7 @@ test_http_retry_after_date_reads_the_date_header (void)
 
     soup_message_headers_replace (headers, "Date", "yesterday");
     soup_message_headers_replace (headers, "Retry-After", retry_at_text);
-    failure = mend_failure_new_from_http_at (503, headers, NULL, clock);
+    failure = mend_failure_new_from_http_with_clock (503, headers, NULL, clock);
     g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 5000);
     g_assert_finalize_object (failure);
   }
@@ -1019,19 +1021,19 @@ test_http_retry_after_date_past_the_horizon_is_no_hint (void)
   MendFailure *failure;
 
   soup_message_headers_replace (headers, "Retry-After", edge_text);
-  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 60000);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_finalize_object (failure);
 
   soup_message_headers_replace (headers, "Retry-After", past_edge_text);
-  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, -1);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
   g_assert_finalize_object (failure);
 
   soup_message_headers_replace (headers, "Retry-After", far_text);
-  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_RATE_LIMIT);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, -1);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_TRANSIENT);
@@ -1040,7 +1042,7 @@ test_http_retry_after_date_past_the_horizon_is_no_hint (void)
 
   /* Seconds are the server's word whatever the clocks say. */
   soup_message_headers_replace (headers, "Retry-After", "7205");
-  failure = mend_failure_new_from_http_at (429, headers, NULL, clock);
+  failure = mend_failure_new_from_http_with_clock (429, headers, NULL, clock);
   g_assert_cmpint (mend_failure_get_retry_after_ms (failure), ==, 7205000);
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
   g_assert_finalize_object (failure);

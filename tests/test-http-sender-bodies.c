@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-http-sender-private.h"
 #include "mend-transcript-private.h"
 
 static const char *write_dir;

@@ -16,6 +16,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-stream-observer-private.h"
+
 #ifndef MEND_TEST_PYTHON
 # define MEND_TEST_PYTHON "/usr/bin/python3"
 #endif
@@ -255,7 +257,7 @@ on_external_turn (MendChat   *chat,
 
           snapshot.has_retry = TRUE;
           snapshot.attempt = mend_retry_wait_get_attempt (wait);
-          snapshot.of = mend_retry_wait_get_of (wait);
+          snapshot.of = mend_retry_wait_get_max_retries (wait);
           snapshot.reason = mend_retry_wait_get_reason (wait);
 
           /* The wait runs out while the agent's own turn runs: the prompt

@@ -14,6 +14,8 @@
 /* The stream observer fed a recording (tests/mend-test-utils.c). */
 typedef MendTestRecording Fixture;
 
+#include "mend-stream-observer-private.h"
+
 #define CLI_VERSION "2.1.328"
 
 static void

@@ -12,6 +12,8 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-stream-observer-private.h"
+
 #define WALL_START 1764500000000000
 
 #define INIT_LINE \
@@ -454,7 +456,7 @@ test_failed_shell_task_is_not_a_subagent (Fixture       *f,
                            "\"tool_use_id\":\"toolu_scripted0001\",\"status\":\"failed\","
                            "\"summary\":\"Background command \\\"Run the slow check\\\" failed (exit code 7)\"}"));
   g_assert_cmpuint (n_subagents (f), ==, 0);
-  g_assert_false (mend_subagent_retry_retry (mend_chat_get_subagents (f->chat), "bn7mv7tae", &error));
+  g_assert_false (mend_subagent_retry_resume_now (mend_chat_get_subagents (f->chat), "bn7mv7tae", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_UNKNOWN_SUBAGENT);
   g_clear_error (&error);
 
@@ -772,7 +774,8 @@ test_max_line_bytes (Fixture       *f,
   mend_stream_observer_set_max_line_bytes (f->observer, strlen (INIT_LINE));
   mend_stream_observer_set_max_line_bytes (f->observer, strlen (INIT_LINE));
   g_assert_cmpuint (notified, ==, 1);
-  g_object_get (f->observer, "max-line-bytes", &max, "chat", &chat, "n-lines", &n_lines, NULL);
+  g_object_get (f->observer, "max-line-bytes", &max, "chat", &chat, NULL);
+  n_lines = mend_stream_observer_get_n_lines (f->observer);
   g_assert_cmpuint (max, ==, strlen (INIT_LINE));
   g_assert_true (chat == f->chat);
   g_assert_true (mend_stream_observer_get_chat (f->observer) == f->chat);

@@ -11,6 +11,9 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-error-policy-private.h"
+#include "mend-subagent-retry-private.h"
+
 #define WALL_START 1764500000000000
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
@@ -143,9 +146,9 @@ start_and_fail (Fixture    *f,
                 const char *error_text)
 {
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (error_text);
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, id, agent_id, name);
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, id, agent_id, name);
 
-  mend_subagent_retry_failed (f->retry, agent_id, failure);
+  mend_subagent_retry_note_failed (f->retry, agent_id, failure);
   return sub;
 }
 
@@ -162,7 +165,7 @@ test_503_failed_subagent_is_resumed_in_its_chat (Fixture       *f,
 
   g_assert_nonnull (wait);
   g_assert_cmpuint (mend_retry_wait_get_attempt (wait), ==, 1);
-  g_assert_cmpuint (mend_retry_wait_get_of (wait), ==, 4);
+  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 4);
   g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_CAPACITY);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (wait), ==, 20000);
   g_assert_true (mend_subagent_get_retryable (sub));
@@ -199,7 +202,7 @@ test_503_failed_subagent_is_resumed_in_its_chat (Fixture       *f,
   g_assert_cmpint (json_object_get_int_member (obj, "attempt"), ==, 1);
 
   /* The SendMessage resume makes the same subagent run. */
-  g_assert_true (mend_subagent_retry_started (f->retry, "toolu_send", "agent-a", NULL) == sub);
+  g_assert_true (mend_subagent_retry_note_started (f->retry, "toolu_send", "agent-a", NULL) == sub);
   g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_RUNNING);
   g_assert_false (mend_subagent_get_retryable (sub));
   mend_turn_succeed (mend_chat_get_turn (f->chat));
@@ -290,7 +293,7 @@ test_a_resume_of_a_forgotten_agent_ends_its_retry (Fixture       *f,
     }
 
   /* A raw task start for the agent id: the resume, even unannounced. */
-  g_assert_true (mend_subagent_retry_started (f->retry, "toolu_raw", "agent-x", NULL) == sub);
+  g_assert_true (mend_subagent_retry_note_started (f->retry, "toolu_raw", "agent-x", NULL) == sub);
   g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_RUNNING);
   g_assert_null (mend_subagent_get_retry (sub));
   g_assert_cmpstr (g_ptr_array_index (f->records, f->records->len - 1), ==, "skipped:resumed");
@@ -362,8 +365,8 @@ keep_failing (Fixture    *f,
 
       advance (f, delays[i]);
       /* The agent resumes it, and the resume fails again. */
-      mend_subagent_retry_started (f->retry, "toolu_send", agent_id, NULL);
-      mend_subagent_retry_failed (f->retry, agent_id, again);
+      mend_subagent_retry_note_started (f->retry, "toolu_send", agent_id, NULL);
+      mend_subagent_retry_note_failed (f->retry, agent_id, again);
       mend_turn_succeed (mend_chat_get_turn (f->chat));
     }
 }
@@ -400,7 +403,7 @@ report_again_when_exhausted (MendSubagentRetry *retry,
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
 
   if (++seen->exhausted <= 3)
-    mend_subagent_retry_failed (retry, mend_subagent_get_agent_id (subagent), failure);
+    mend_subagent_retry_note_failed (retry, mend_subagent_get_agent_id (subagent), failure);
 }
 
 static void
@@ -418,14 +421,14 @@ test_an_exhausted_subagent_is_announced_once (Fixture       *f,
 
   /* The agent repeats its failure notice later: nothing more is planned
    * or announced. */
-  mend_subagent_retry_failed (f->retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (f->retry, "agent-a", failure);
   assert_records (f, "scheduled fired scheduled fired scheduled fired scheduled fired exhausted");
   g_assert_cmpuint (seen.exhausted, ==, 1);
   g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_FAILED);
   g_assert_true (mend_subagent_get_retryable (sub));
 
   /* A person's Retry still works, and its failure is told again. */
-  g_assert_true (mend_subagent_retry_retry (f->retry, "toolu_1", NULL));
+  g_assert_true (mend_subagent_retry_resume_now (f->retry, "toolu_1", NULL));
   g_signal_handlers_disconnect_by_func (f->retry, report_again_when_exhausted, &seen);
 }
 
@@ -451,7 +454,7 @@ test_a_forgotten_agent_that_keeps_failing_is_given_up (Fixture       *f,
   MendSubagent *sub;
 
   /* Never announced (or forgotten): its failure still makes it known. */
-  mend_subagent_retry_failed (f->retry, "agent-z", failure);
+  mend_subagent_retry_note_failed (f->retry, "agent-z", failure);
   sub = mend_subagent_retry_lookup (f->retry, "agent-z");
   g_assert_nonnull (sub);
   keep_failing (f, "agent-z");
@@ -466,10 +469,10 @@ test_a_forgotten_agent_that_completes_after_its_resume_ends_completed (Fixture  
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;
 
-  mend_subagent_retry_failed (f->retry, "agent-z", failure);
+  mend_subagent_retry_note_failed (f->retry, "agent-z", failure);
   advance (f, 20000);
-  sub = mend_subagent_retry_started (f->retry, "toolu_send", "agent-z", NULL);
-  mend_subagent_retry_ended (f->retry, "agent-z", MEND_SUBAGENT_COMPLETED);
+  sub = mend_subagent_retry_note_started (f->retry, "toolu_send", "agent-z", NULL);
+  mend_subagent_retry_note_ended (f->retry, "agent-z", MEND_SUBAGENT_COMPLETED);
   g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_COMPLETED);
   g_assert_false (mend_subagent_get_retryable (sub));
 }
@@ -490,7 +493,7 @@ test_a_skipped_retry_prompt_never_starts (Fixture       *f,
   provenance = g_strdup (mend_queue_item_get_provenance (mend_queue_peek (queue)));
 
   /* Resumed while its prompt waits in the queue: taken back. */
-  mend_subagent_retry_started (f->retry, "toolu_raw", "agent-a", NULL);
+  mend_subagent_retry_note_started (f->retry, "toolu_raw", "agent-a", NULL);
   g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
   mend_turn_succeed (mend_chat_get_turn (f->chat));
   g_assert_cmpuint (f->prompts->len, ==, 1);
@@ -526,7 +529,7 @@ test_taking_back_a_prompt_takes_only_its_own (Fixture       *f,
   g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (first), NULL));
 
   /* …and its subagent resumes: "sr-10" is not taken back with it. */
-  mend_subagent_retry_resumed (f->retry, "agent-0");
+  mend_subagent_retry_note_resumed (f->retry, "agent-0");
   g_assert_cmpuint (mend_queue_get_length (queue), ==, 9);
 }
 
@@ -561,7 +564,7 @@ test_a_new_subagent_of_the_same_name_replaces_it (Fixture       *f,
 {
   MendSubagent *old = g_object_ref (start_and_fail (f, "toolu_1", "agent-a", "overview", GATEWAY_503));
 
-  mend_subagent_retry_started (f->retry, "toolu_2", "agent-b", "overview");
+  mend_subagent_retry_note_started (f->retry, "toolu_2", "agent-b", "overview");
   assert_records (f, "scheduled skipped:replaced");
   g_assert_false (mend_subagent_get_retryable (old));
   g_assert_null (mend_subagent_retry_lookup (f->retry, "toolu_1"));
@@ -576,7 +579,7 @@ test_ended_subagent_skips_the_wait (Fixture       *f,
 {
   MendSubagent *sub = start_and_fail (f, "toolu_1", "agent-a", "a", GATEWAY_503);
 
-  mend_subagent_retry_ended (f->retry, "agent-a", MEND_SUBAGENT_CANCELLED);
+  mend_subagent_retry_note_ended (f->retry, "agent-a", MEND_SUBAGENT_CANCELLED);
   assert_records (f, "scheduled skipped:ended");
   g_assert_false (mend_subagent_get_retryable (sub));
   g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_CANCELLED);
@@ -589,10 +592,10 @@ test_race_stop_before_the_first_wait_is_planned (Fixture       *f,
                                                  gconstpointer  data)
 {
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "a");
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "a");
 
   mend_chat_stop (f->chat);
-  mend_subagent_retry_failed (f->retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (f->retry, "agent-a", failure);
   /* The Stop came first: this failure is a new one, and retried. */
   assert_records (f, "scheduled");
   mend_chat_stop (f->chat);
@@ -622,14 +625,14 @@ fail_on_close (MendChat   *chat,
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
 
   if (mend_chat_get_lifecycle (chat) == MEND_LIFECYCLE_CLOSED)
-    mend_subagent_retry_failed (f->retry, "agent-a", failure);
+    mend_subagent_retry_note_failed (f->retry, "agent-a", failure);
 }
 
 static void
 test_race_a_failure_while_the_chat_closes (Fixture       *f,
                                            gconstpointer  data)
 {
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "a");
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "a");
 
   g_signal_connect (f->chat, "notify::lifecycle", G_CALLBACK (fail_on_close), f);
   mend_chat_close (f->chat);
@@ -691,7 +694,7 @@ test_race_a_prompt_skipped_while_it_waits_out_the_agents_turn (Fixture       *f,
   mend_chat_begin_external_turn (f->chat);
   advance (f, 20000);
   /* During the agent's own turn, it resumes the subagent itself. */
-  mend_subagent_retry_resumed (f->retry, "agent-a");
+  mend_subagent_retry_note_resumed (f->retry, "agent-a");
   mend_chat_end_external_turn (f->chat);
   g_assert_cmpuint (f->prompts->len, ==, 0);
   assert_records (f, "scheduled skipped:resumed");
@@ -704,13 +707,13 @@ test_on_demand_retry_is_one_attempt (Fixture       *f,
   MendSubagent *sub = start_and_fail (f, "toolu_1", "agent-a", "a", GATEWAY_503);
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (mend_subagent_retry_retry (f->retry, "toolu_1", &error));
+  g_assert_true (mend_subagent_retry_resume_now (f->retry, "toolu_1", &error));
   g_assert_no_error (error);
   g_assert_cmpuint (f->prompts->len, ==, 1);
   g_assert_null (mend_subagent_get_retry (sub));
 
   /* A second click while it runs. */
-  g_assert_false (mend_subagent_retry_retry (f->retry, "toolu_1", &error));
+  g_assert_false (mend_subagent_retry_resume_now (f->retry, "toolu_1", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
   g_clear_error (&error);
 
@@ -721,17 +724,17 @@ test_on_demand_retry_is_one_attempt (Fixture       *f,
   g_assert_null (mend_subagent_get_retry (sub));
   g_assert_true (mend_subagent_get_retryable (sub));
 
-  g_assert_false (mend_subagent_retry_retry (f->retry, "nobody", &error));
+  g_assert_false (mend_subagent_retry_resume_now (f->retry, "nobody", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_UNKNOWN_SUBAGENT);
   g_clear_error (&error);
 
-  mend_subagent_retry_started (f->retry, "toolu_2", "agent-b", "running");
-  g_assert_false (mend_subagent_retry_retry (f->retry, "toolu_2", &error));
+  mend_subagent_retry_note_started (f->retry, "toolu_2", "agent-b", "running");
+  g_assert_false (mend_subagent_retry_resume_now (f->retry, "toolu_2", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE);
   g_clear_error (&error);
 
   mend_chat_close (f->chat);
-  g_assert_false (mend_subagent_retry_retry (f->retry, "toolu_1", &error));
+  g_assert_false (mend_subagent_retry_resume_now (f->retry, "toolu_1", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_CLOSED);
 }
 
@@ -768,9 +771,9 @@ test_stagger_offsets_the_resume (Fixture       *f,
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   guint offset = mend_error_policy_get_stagger_for (mend_chat_get_resume_policy (chat), "chat-stagger");
-  MendSubagent *sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "a");
+  MendSubagent *sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "a");
 
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   g_assert_cmpuint (offset, <, 5000);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (mend_subagent_get_retry (sub)), ==, 20000 + offset);
   mend_chat_close (chat);
@@ -789,7 +792,7 @@ test_entry_is_resent_on_every_change (Fixture       *f,
   advance (f, 20000);
   g_assert_cmpuint (f->entries, >, before);
   before = f->entries;
-  mend_subagent_retry_started (f->retry, "toolu_send", "agent-a", NULL);
+  mend_subagent_retry_note_started (f->retry, "toolu_send", "agent-a", NULL);
   g_assert_cmpuint (f->entries, >, before);
 }
 
@@ -803,7 +806,7 @@ on_skipped_start_same_name (MendSubagentRetry *retry,
 {
   g_autofree char *id = g_strdup_printf ("toolu_new_%s", mend_subagent_get_id (subagent));
 
-  mend_subagent_retry_started (retry, id, NULL, mend_subagent_get_name (subagent));
+  mend_subagent_retry_note_started (retry, id, NULL, mend_subagent_get_name (subagent));
 }
 
 static void
@@ -843,7 +846,7 @@ test_wait_cancelled_from_outside_is_skipped (Fixture       *f,
   assert_records (f, "scheduled skipped:cancelled");
   advance (f, 3600000);
   g_assert_cmpuint (f->prompts->len, ==, 0);
-  g_assert_true (mend_subagent_retry_retry (f->retry, "toolu_1", NULL));
+  g_assert_true (mend_subagent_retry_resume_now (f->retry, "toolu_1", NULL));
   g_assert_cmpuint (f->prompts->len, ==, 1);
 }
 
@@ -890,8 +893,8 @@ test_ended_subagents_are_bounded_and_found_by_id (Fixture       *f,
       g_autofree char *id = g_strdup_printf ("toolu_%u", i);
       g_autofree char *agent = g_strdup_printf ("agent-%u", i);
 
-      mend_subagent_retry_started (f->retry, id, agent, "worker");
-      mend_subagent_retry_ended (f->retry, agent, MEND_SUBAGENT_COMPLETED);
+      mend_subagent_retry_note_started (f->retry, id, agent, "worker");
+      mend_subagent_retry_note_ended (f->retry, agent, MEND_SUBAGENT_COMPLETED);
     }
 
   /* Only the newest ended ones are kept; each is found by either id. */
@@ -905,7 +908,7 @@ test_ended_subagents_are_bounded_and_found_by_id (Fixture       *f,
     {
       g_autofree char *id = g_strdup_printf ("toolu_run_%u", i);
 
-      mend_subagent_retry_started (f->retry, id, NULL, NULL);
+      mend_subagent_retry_note_started (f->retry, id, NULL, NULL);
     }
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (f->retry)), <=, 1024);
   g_assert_nonnull (mend_subagent_retry_lookup (f->retry, "toolu_run_2499"));
@@ -1024,7 +1027,7 @@ test_an_add_is_announced_once (Fixture       *f,
   ids[0] = g_signal_connect (f->retry, "items-changed", G_CALLBACK (count_items_changed), &a);
   ids[1] = g_signal_connect (f->retry, "entry-changed", G_CALLBACK (count_entry_changed), &a);
 
-  g_assert_nonnull (mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay"));
+  g_assert_nonnull (mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay"));
   g_assert_cmpuint (a.items_changed, ==, 1);
   g_assert_cmpuint (a.added, ==, 1);
   /* The deprecated signal, for apps that still read entries, once too. */
@@ -1041,7 +1044,7 @@ test_a_change_notifies_each_changed_property_once (Fixture       *f,
 {
   Announced a = { 0, 0, 0, g_ptr_array_new_with_free_func (g_free) };
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay");
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay");
   gulong ids[2];
 
   ids[0] = g_signal_connect (f->retry, "items-changed", G_CALLBACK (count_items_changed), &a);
@@ -1049,7 +1052,7 @@ test_a_change_notifies_each_changed_property_once (Fixture       *f,
   g_signal_connect (sub, "notify", G_CALLBACK (note_notify), &a);
 
   /* Failed: it is failed, with its failure, retryable, and waits. */
-  mend_subagent_retry_failed (f->retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (f->retry, "agent-a", failure);
   g_assert_cmpuint (a.notified->len, ==, 4);
   g_assert_cmpuint (times_notified (&a, "state"), ==, 1);
   g_assert_cmpuint (times_notified (&a, "failure"), ==, 1);
@@ -1070,7 +1073,7 @@ test_a_change_notifies_each_changed_property_once (Fixture       *f,
 
   /* It runs again: running, and no longer retryable. */
   g_ptr_array_set_size (a.notified, 0);
-  mend_subagent_retry_resumed (f->retry, "agent-a");
+  mend_subagent_retry_note_resumed (f->retry, "agent-a");
   g_assert_cmpuint (a.notified->len, ==, 2);
   g_assert_cmpuint (times_notified (&a, "state"), ==, 1);
   g_assert_cmpuint (times_notified (&a, "retryable"), ==, 1);

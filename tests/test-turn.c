@@ -42,7 +42,7 @@ on_waiting (MendTurn      *turn,
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
   g_string_append_printf (f->log, "waiting %u/%u %" G_GUINT64_FORMAT "ms; ",
                           mend_retry_wait_get_attempt (wait),
-                          mend_retry_wait_get_of (wait),
+                          mend_retry_wait_get_max_retries (wait),
                           mend_retry_wait_get_delay_ms (wait));
 }
 
@@ -171,7 +171,7 @@ test_default_waits_are_250_500_1000_2000 (Fixture       *f,
       wait = mend_turn_get_wait (f->turn);
       g_assert_nonnull (wait);
       g_assert_cmpuint (mend_retry_wait_get_attempt (wait), ==, i + 1);
-      g_assert_cmpuint (mend_retry_wait_get_of (wait), ==, 4);
+      g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 4);
       g_assert_cmpuint (mend_retry_wait_get_delay_ms (wait), ==, expected[i]);
       g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, now + (gint64) expected[i] * 1000);
       advance (f, expected[i]);

@@ -32,6 +32,11 @@ gboolean          mend_acp_update_is_output (JsonObject *update);
 void              mend_acp_agent_get_request_backlog (MendAcpAgent   *self,
                                                       MendAcpBacklog *backlog);
 
+/* For tests: how many times a started agent took its session up again
+ * with session/load, and how many times a Stop sent session/cancel. */
+guint             mend_acp_agent_get_n_loads         (MendAcpAgent   *self);
+guint             mend_acp_agent_count_cancels       (MendAcpAgent   *self);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendAcpSubagents, mend_acp_subagents_free)
 
 G_END_DECLS

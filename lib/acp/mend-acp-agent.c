@@ -32,7 +32,7 @@
  * - The agent starts with the first attempt: `initialize` (protocol
  *   version %MEND_ACP_AGENT_PROTOCOL_VERSION, no file system or terminal
  *   capabilities), then `session/new`, or `session/load` when
- *   [property@Mend.AcpAgent:session-id] is known and the agent offers
+ *   [property@Mend.Agent:session-id] is known and the agent offers
  *   `loadSession`.
  * - Each attempt of a turn is one `session/prompt` with the turn's prompt
  *   as text. Its `stopReason` finishes the attempt: `end_turn`,
@@ -899,15 +899,6 @@ mend_acp_agent_get_stop_reason (MendAcpAgent *self)
   return self->stop_reason;
 }
 
-/**
- * mend_acp_agent_get_n_loads:
- * @self: an ACP agent
- *
- * Gets how many times a started agent took its session up again with
- * `session/load`.
- *
- * Returns: the number of sessions loaded
- */
 guint
 mend_acp_agent_get_n_loads (MendAcpAgent *self)
 {
@@ -917,21 +908,31 @@ mend_acp_agent_get_n_loads (MendAcpAgent *self)
   return self->n_loads;
 }
 
-/**
- * mend_acp_agent_get_n_cancels:
- * @self: an ACP agent
- *
- * Gets how many times a Stop sent `session/cancel`.
- *
- * Returns: the number of cancels sent
- */
 guint
-mend_acp_agent_get_n_cancels (MendAcpAgent *self)
+mend_acp_agent_count_cancels (MendAcpAgent *self)
 {
   g_return_val_if_fail (MEND_IS_ACP_AGENT (self), 0);
   mend_return_val_if_not_owner (mend_agent_get_owner (MEND_AGENT (self)), self, 0);
 
   return self->n_cancels;
+}
+
+/**
+ * mend_acp_agent_get_n_cancels:
+ * @self: an ACP agent
+ *
+ * Gets how many times a Stop sent `session/cancel`. Every Stop of a prompt
+ * that runs sends one.
+ *
+ * Returns: the number of cancels sent
+ *
+ * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0; a Stop
+ *   of a running prompt always sends `session/cancel`.
+ */
+guint
+mend_acp_agent_get_n_cancels (MendAcpAgent *self)
+{
+  return mend_acp_agent_count_cancels (self);
 }
 
 /**

@@ -99,9 +99,7 @@ MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_identifier)
 const char         *mend_acp_agent_get_identifier  (MendAcpAgent       *self);
 MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_n_starts)
 guint               mend_acp_agent_get_n_starts    (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_1_0
-guint               mend_acp_agent_get_n_loads     (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_1_0
+MEND_DEPRECATED_IN_1_0
 guint               mend_acp_agent_get_n_cancels   (MendAcpAgent       *self);
 MEND_AVAILABLE_IN_1_0
 MendAcpProfile     *mend_acp_agent_get_profile         (MendAcpAgent   *self);

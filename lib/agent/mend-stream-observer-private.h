@@ -54,4 +54,12 @@ void     mend_stream_observer_skip_line    (MendStreamObserver *self,
 gboolean mend_stream_observer_set_watching (MendStreamObserver *self,
                                             gboolean            watching);
 
+/* For tests: how many lines were fed, how many were parsed as JSON (token
+ * deltas never are), and how many that could have mattered were unusable
+ * (too long, not UTF-8, malformed, of the wrong types or missing a
+ * member). */
+guint64  mend_stream_observer_get_n_lines   (MendStreamObserver *self);
+guint64  mend_stream_observer_get_n_parsed  (MendStreamObserver *self);
+guint64  mend_stream_observer_get_n_ignored (MendStreamObserver *self);
+
 G_END_DECLS

@@ -69,9 +69,8 @@
  *
  * Bad input never crashes and never changes the chat: a line that could
  * matter but is malformed, of the wrong types, misses a field, is too long
- * or is not UTF-8 is only counted in
- * [property@Mend.StreamObserver:n-ignored]. Unknown types, subtypes and
- * fields are ignored silently, as the stream grows new ones.
+ * or is not UTF-8 is skipped. Unknown types, subtypes and fields are
+ * ignored silently, as the stream grows new ones.
  *
  * Feed lines one by one with [method@Mend.StreamObserver.feed_line], or let
  * [method@Mend.StreamObserver.watch_async] read them from a stream, such
@@ -961,9 +960,8 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
    * MendStreamObserver:max-line-bytes:
    *
    * The longest line, without its line end, that is looked at. Longer
-   * lines are counted in [property@Mend.StreamObserver:n-ignored] and never
-   * parsed, and [method@Mend.StreamObserver.watch_async] skips them without
-   * holding them in memory.
+   * lines are never parsed, and [method@Mend.StreamObserver.watch_async]
+   * skips them without holding them in memory.
    */
   properties[PROP_MAX_LINE_BYTES] =
     g_param_spec_uint ("max-line-bytes", NULL, NULL,
@@ -975,22 +973,28 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
    *
    * How many lines were fed. Like the other counters, it is not notified
    * (that would cost a signal per token); read it when needed.
+   *
+   * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
    */
   properties[PROP_N_LINES] =
     g_param_spec_uint64 ("n-lines", NULL, NULL,
                          0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS |
+                         G_PARAM_DEPRECATED);
 
   /**
    * MendStreamObserver:n-parsed:
    *
    * How many lines were parsed as JSON: only those that passed the byte
    * scan. Not notified.
+   *
+   * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
    */
   properties[PROP_N_PARSED] =
     g_param_spec_uint64 ("n-parsed", NULL, NULL,
                          0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS |
+                         G_PARAM_DEPRECATED);
 
   /**
    * MendStreamObserver:n-ignored:
@@ -998,11 +1002,14 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
    * How many lines that could have mattered were unusable: too long, not
    * UTF-8, not JSON, not an object, members of the wrong type or missing.
    * Unknown types and subtypes are not counted. Not notified.
+   *
+   * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
    */
   properties[PROP_N_IGNORED] =
     g_param_spec_uint64 ("n-ignored", NULL, NULL,
                          0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS |
+                         G_PARAM_DEPRECATED);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -1116,14 +1123,6 @@ mend_stream_observer_set_max_line_bytes (MendStreamObserver *self,
     }
 }
 
-/**
- * mend_stream_observer_get_n_lines:
- * @self: an observer
- *
- * Gets how many lines were fed.
- *
- * Returns: the number of lines
- */
 guint64
 mend_stream_observer_get_n_lines (MendStreamObserver *self)
 {
@@ -1133,14 +1132,6 @@ mend_stream_observer_get_n_lines (MendStreamObserver *self)
   return self->n_lines;
 }
 
-/**
- * mend_stream_observer_get_n_parsed:
- * @self: an observer
- *
- * Gets how many lines were parsed as JSON. Token deltas never are.
- *
- * Returns: the number of parses
- */
 guint64
 mend_stream_observer_get_n_parsed (MendStreamObserver *self)
 {
@@ -1150,15 +1141,6 @@ mend_stream_observer_get_n_parsed (MendStreamObserver *self)
   return self->n_parsed;
 }
 
-/**
- * mend_stream_observer_get_n_ignored:
- * @self: an observer
- *
- * Gets how many lines that could have mattered were unusable (too long,
- * not UTF-8, malformed, of the wrong types or missing a member).
- *
- * Returns: the number of lines
- */
 guint64
 mend_stream_observer_get_n_ignored (MendStreamObserver *self)
 {

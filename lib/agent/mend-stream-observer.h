@@ -51,11 +51,5 @@ guint               mend_stream_observer_get_max_line_bytes (MendStreamObserver 
 MEND_AVAILABLE_IN_1_0
 void                mend_stream_observer_set_max_line_bytes (MendStreamObserver  *self,
                                                              guint                max_line_bytes);
-MEND_AVAILABLE_IN_1_0
-guint64             mend_stream_observer_get_n_lines        (MendStreamObserver  *self);
-MEND_AVAILABLE_IN_1_0
-guint64             mend_stream_observer_get_n_parsed       (MendStreamObserver  *self);
-MEND_AVAILABLE_IN_1_0
-guint64             mend_stream_observer_get_n_ignored      (MendStreamObserver  *self);
 
 G_END_DECLS

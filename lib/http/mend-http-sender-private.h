@@ -67,4 +67,9 @@ void  mend_http_sender_on_sent        (GObject        *object,
                                        GAsyncResult   *result,
                                        gpointer        user_data);
 
+/* The default request body for @turn, in the sender's dialect, with its
+ * model and max-tokens: the same bytes for every attempt of a turn. */
+char *mend_http_sender_build_body     (MendHttpSender *self,
+                                       MendTurn       *turn);
+
 G_END_DECLS

@@ -290,19 +290,8 @@ write_body (MendHttpSender        *self,
   return mend_http_dialect_write_body (self->wire, self->frame_head, self->frame_tail, request, length);
 }
 
-/**
- * mend_http_sender_build_body:
- * @self: a sender
- * @turn: a turn
- *
- * Builds the default request body for @turn: an Anthropic Messages request
- * with the sender's [property@Mend.HttpSender:model] and
- * [property@Mend.HttpSender:max-tokens], whose `messages` are those of
- * [method@Mend.HttpSender.build_messages]. Every attempt of a turn gives
- * the same bytes.
- *
- * Returns: (transfer full): the JSON text
- */
+/* The request body an attempt sends when no build-message handler
+ * set one. */
 char *
 mend_http_sender_build_body (MendHttpSender *self,
                              MendTurn       *turn)
@@ -598,13 +587,13 @@ mend_http_sender_set_property (GObject      *object,
       set_uint (self, &self->max_tokens, value, pspec);
       break;
     case PROP_MAX_BODY_BYTES:
-      set_uint (self, &self->max_body_bytes, value, pspec);
+      mend_http_sender_set_max_body_bytes (self, g_value_get_uint (value));
       break;
     case PROP_MAX_LINE_BYTES:
-      set_uint (self, &self->max_line_bytes, value, pspec);
+      mend_http_sender_set_max_line_bytes (self, g_value_get_uint (value));
       break;
     case PROP_MAX_EVENT_BYTES:
-      set_uint (self, &self->max_event_bytes, value, pspec);
+      mend_http_sender_set_max_event_bytes (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -987,7 +976,11 @@ mend_http_sender_set_max_tokens (MendHttpSender *self,
   mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (max_tokens > 0 && max_tokens <= G_MAXINT);
 
-  g_object_set (self, "max-tokens", max_tokens, NULL);
+  if (self->max_tokens != max_tokens)
+    {
+      self->max_tokens = max_tokens;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_TOKENS]);
+    }
 }
 
 /**
@@ -1104,23 +1097,6 @@ mend_http_sender_set_header (MendHttpSender  *self,
   return TRUE;
 }
 
-#define DEFINE_CAP(field, prop, doc_name)                                      \
-guint                                                                          \
-mend_http_sender_get_##field (MendHttpSender *self)                            \
-{                                                                              \
-  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);                        \
-  return self->field;                                                          \
-}                                                                              \
-                                                                               \
-void                                                                           \
-mend_http_sender_set_##field (MendHttpSender *self,                            \
-                              guint           value)                           \
-{                                                                              \
-  g_return_if_fail (MEND_IS_HTTP_SENDER (self));                               \
-  g_return_if_fail (value > 0);                                                \
-  g_object_set (self, doc_name, value, NULL);                                  \
-}
-
 /**
  * mend_http_sender_get_max_body_bytes:
  * @self: a sender
@@ -1129,6 +1105,14 @@ mend_http_sender_set_##field (MendHttpSender *self,                            \
  *
  * Returns: the most bytes of an answer, decoded
  */
+guint
+mend_http_sender_get_max_body_bytes (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+
+  return self->max_body_bytes;
+}
+
 /**
  * mend_http_sender_set_max_body_bytes:
  * @self: a sender
@@ -1136,7 +1120,19 @@ mend_http_sender_set_##field (MendHttpSender *self,                            \
  *
  * Sets [property@Mend.HttpSender:max-body-bytes].
  */
-DEFINE_CAP (max_body_bytes, PROP_MAX_BODY_BYTES, "max-body-bytes")
+void
+mend_http_sender_set_max_body_bytes (MendHttpSender *self,
+                                     guint           value)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  g_return_if_fail (value > 0);
+
+  if (self->max_body_bytes != value)
+    {
+      self->max_body_bytes = value;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_BODY_BYTES]);
+    }
+}
 
 /**
  * mend_http_sender_get_max_line_bytes:
@@ -1146,6 +1142,14 @@ DEFINE_CAP (max_body_bytes, PROP_MAX_BODY_BYTES, "max-body-bytes")
  *
  * Returns: the most bytes of a line of an event stream
  */
+guint
+mend_http_sender_get_max_line_bytes (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+
+  return self->max_line_bytes;
+}
+
 /**
  * mend_http_sender_set_max_line_bytes:
  * @self: a sender
@@ -1153,7 +1157,19 @@ DEFINE_CAP (max_body_bytes, PROP_MAX_BODY_BYTES, "max-body-bytes")
  *
  * Sets [property@Mend.HttpSender:max-line-bytes].
  */
-DEFINE_CAP (max_line_bytes, PROP_MAX_LINE_BYTES, "max-line-bytes")
+void
+mend_http_sender_set_max_line_bytes (MendHttpSender *self,
+                                     guint           value)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  g_return_if_fail (value > 0);
+
+  if (self->max_line_bytes != value)
+    {
+      self->max_line_bytes = value;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_LINE_BYTES]);
+    }
+}
 
 /**
  * mend_http_sender_get_max_event_bytes:
@@ -1163,6 +1179,14 @@ DEFINE_CAP (max_line_bytes, PROP_MAX_LINE_BYTES, "max-line-bytes")
  *
  * Returns: the most bytes of one event's data
  */
+guint
+mend_http_sender_get_max_event_bytes (MendHttpSender *self)
+{
+  g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), 0);
+
+  return self->max_event_bytes;
+}
+
 /**
  * mend_http_sender_set_max_event_bytes:
  * @self: a sender
@@ -1170,4 +1194,16 @@ DEFINE_CAP (max_line_bytes, PROP_MAX_LINE_BYTES, "max-line-bytes")
  *
  * Sets [property@Mend.HttpSender:max-event-bytes].
  */
-DEFINE_CAP (max_event_bytes, PROP_MAX_EVENT_BYTES, "max-event-bytes")
+void
+mend_http_sender_set_max_event_bytes (MendHttpSender *self,
+                                      guint           value)
+{
+  g_return_if_fail (MEND_IS_HTTP_SENDER (self));
+  g_return_if_fail (value > 0);
+
+  if (self->max_event_bytes != value)
+    {
+      self->max_event_bytes = value;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_EVENT_BYTES]);
+    }
+}

@@ -99,9 +99,6 @@ MEND_AVAILABLE_IN_1_0
 void            mend_http_sender_set_max_event_bytes (MendHttpSender *self,
                                                       guint           value);
 MEND_AVAILABLE_IN_1_0
-char           *mend_http_sender_build_body     (MendHttpSender *self,
-                                                 MendTurn       *turn);
-MEND_AVAILABLE_IN_1_0
 char           *mend_http_sender_build_messages (MendHttpSender *self,
                                                  MendTurn       *turn);
 

@@ -95,4 +95,11 @@ gboolean mend_subagent_retry_restore (MendSubagentRetry *self,
                                       GError           **error);
 void     mend_subagent_retry_find_restored_prompts (MendSubagentRetry *self);
 
+/* The resume prompt, from a translatable template (mend-subagent-scheduler.c).
+ * The name comes from the agent's output, so it is stripped of control
+ * characters and quotes and cut to MEND_SUBAGENT_NAME_MAX_CHARS characters;
+ * the agent id keeps only letters, digits and `-_.:`. */
+char    *mend_subagent_retry_build_prompt (const char *name,
+                                           const char *agent_id);
+
 G_END_DECLS

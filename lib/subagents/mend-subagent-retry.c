@@ -68,8 +68,8 @@
  *   mend_failure_new_from_text ("API Error: 503 no non-exhausted claude accounts available");
  *
  * // What an agent's stream said, when no MendStreamObserver reads it:
- * mend_subagent_retry_started (subagents, "toolu_01", "a7c41f", "Survey the tree");
- * mend_subagent_retry_failed (subagents, "toolu_01", failure);
+ * mend_subagent_retry_note_started (subagents, "toolu_01", "a7c41f", "Survey the tree");
+ * mend_subagent_retry_note_failed (subagents, "toolu_01", failure);
  * // A resume prompt goes to the chat after the resume policy's first delay;
  * // an app follows each subagent that joins the list through its properties.
  * g_signal_connect (subagents, "items-changed", G_CALLBACK (on_items_changed), NULL);
@@ -634,14 +634,14 @@ mend_subagent_retry_lookup (MendSubagentRetry *self,
 }
 
 /**
- * mend_subagent_retry_started:
+ * mend_subagent_retry_note_started:
  * @self: a subagent retry
  * @id: the subagent's id
  * @agent_id: (nullable): the id the agent resumes it by
  * @name: (nullable): its description
  *
- * A top-level subagent started. A start for an agent id that is known is a
- * resume (see [method@Mend.SubagentRetry.resumed]). A new subagent replaces
+ * Notes that a top-level subagent started. A start for an agent id that is
+ * known is a resume (see [method@Mend.SubagentRetry.note_resumed]). A new subagent replaces
  * a failed one of the same name: that one's retry is skipped and it is
  * forgotten. Ids longer than %MEND_SUBAGENT_MAX_ID_BYTES are ignored.
  *
@@ -649,10 +649,10 @@ mend_subagent_retry_lookup (MendSubagentRetry *self,
  *   was too long
  */
 MendSubagent *
-mend_subagent_retry_started (MendSubagentRetry *self,
-                             const char        *id,
-                             const char        *agent_id,
-                             const char        *name)
+mend_subagent_retry_note_started (MendSubagentRetry *self,
+                                  const char        *id,
+                                  const char        *agent_id,
+                                  const char        *name)
 {
   g_autoptr(MendSubagentEntry) held = NULL;
   MendSubagentList *list;
@@ -728,20 +728,21 @@ could_retry (MendSubagentScheduler *sched,
 }
 
 /**
- * mend_subagent_retry_failed:
+ * mend_subagent_retry_note_failed:
  * @self: a subagent retry
  * @id: the subagent's id, or its agent id
  * @failure: what it failed on
  *
- * A subagent ended failed. The chat's resume policy classifies @failure; a
- * transient failure of a subagent with an agent id is retried while the
- * chat is open. A failure for an unknown id makes a subagent of it (its
- * agent id the same id), so that a forgotten agent still gets its retries.
+ * Notes that a subagent ended failed. The chat's resume policy classifies
+ * @failure; a transient failure of a subagent with an agent id is retried
+ * while the chat is open. A failure for an unknown id makes a subagent of
+ * it (its agent id the same id), so that a forgotten agent still gets its
+ * retries.
  */
 void
-mend_subagent_retry_failed (MendSubagentRetry *self,
-                            const char        *id,
-                            MendFailure       *failure)
+mend_subagent_retry_note_failed (MendSubagentRetry *self,
+                                 const char        *id,
+                                 MendFailure       *failure)
 {
   g_autoptr(MendSubagentEntry) entry = NULL;
   g_autoptr(MendVerdict) verdict = NULL;
@@ -806,17 +807,17 @@ mend_subagent_retry_failed (MendSubagentRetry *self,
 }
 
 /**
- * mend_subagent_retry_resumed:
+ * mend_subagent_retry_note_resumed:
  * @self: a subagent retry
  * @agent_id: the agent id of the subagent that runs again
  *
- * A subagent runs again, as after a SendMessage resume. Its retry is
- * skipped, a queued resume prompt taken back, and it is no longer
+ * Notes that a subagent runs again, as after a SendMessage resume. Its
+ * retry is skipped, a queued resume prompt taken back, and it is no longer
  * retryable.
  */
 void
-mend_subagent_retry_resumed (MendSubagentRetry *self,
-                             const char        *agent_id)
+mend_subagent_retry_note_resumed (MendSubagentRetry *self,
+                                  const char        *agent_id)
 {
   MendSubagentEntry *entry;
 
@@ -830,18 +831,18 @@ mend_subagent_retry_resumed (MendSubagentRetry *self,
 }
 
 /**
- * mend_subagent_retry_ended:
+ * mend_subagent_retry_note_ended:
  * @self: a subagent retry
  * @id: the subagent's id, or its agent id
  * @state: how it ended: %MEND_SUBAGENT_COMPLETED or %MEND_SUBAGENT_CANCELLED
  *
- * A subagent ended other than by failing: its retry is skipped and it is
- * no longer retryable.
+ * Notes that a subagent ended other than by failing: its retry is skipped
+ * and it is no longer retryable.
  */
 void
-mend_subagent_retry_ended (MendSubagentRetry *self,
-                           const char        *id,
-                           MendSubagentState  state)
+mend_subagent_retry_note_ended (MendSubagentRetry *self,
+                                const char        *id,
+                                MendSubagentState  state)
 {
   g_autoptr(MendSubagentEntry) held = NULL;
   MendSubagentEntry *entry;
@@ -960,15 +961,15 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
   snapshot_take (&before, entry);
   if (entry == NULL)
     {
-      mend_subagent_retry_started (self, id, agent_id, name);
+      mend_subagent_retry_note_started (self, id, agent_id, name);
       entry = find_task (list, id, agent_id);
     }
   key = g_strdup (entry ? mend_subagent_get_id (entry->subagent) : id);
 
   if (state == MEND_SUBAGENT_FAILED)
-    mend_subagent_retry_failed (self, key, failure);
+    mend_subagent_retry_note_failed (self, key, failure);
   else
-    mend_subagent_retry_ended (self, key, state);
+    mend_subagent_retry_note_ended (self, key, state);
 
   changed = snapshot_changed (&before, find_task (list, id, agent_id));
   g_object_unref (self);
@@ -976,7 +977,7 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
 }
 
 /**
- * mend_subagent_retry_retry:
+ * mend_subagent_retry_resume_now:
  * @self: a subagent retry
  * @id: the subagent's id, or its agent id
  * @error: return location for a %MEND_RETRY_ERROR
@@ -992,9 +993,9 @@ mend_subagent_retry_task_ended (MendSubagentRetry *self,
  *   %MEND_RETRY_ERROR_NOT_RETRYABLE
  */
 gboolean
-mend_subagent_retry_retry (MendSubagentRetry  *self,
-                           const char         *id,
-                           GError            **error)
+mend_subagent_retry_resume_now (MendSubagentRetry  *self,
+                                const char         *id,
+                                GError            **error)
 {
   g_autoptr(MendSubagentEntry) held = NULL;
   MendSubagentEntry *entry;

@@ -14,6 +14,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-clock.h"
+#include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 #include "mend-i18n-private.h"
 #include "mend-enum-types.h"
@@ -427,18 +428,6 @@ sanitize (const char *text,
   return g_string_free (out, FALSE);
 }
 
-/**
- * mend_subagent_retry_build_prompt:
- * @name: (nullable): the subagent's name, untrusted
- * @agent_id: the agent id to resume it by, untrusted
- *
- * Builds the resume prompt, from a translatable template. The name comes
- * from the agent's output, so it is stripped of control characters and
- * quotes and cut to %MEND_SUBAGENT_NAME_MAX_CHARS characters; the agent id
- * keeps only letters, digits and `-_.:`.
- *
- * Returns: (transfer full): the prompt
- */
 char *
 mend_subagent_retry_build_prompt (const char *name,
                                   const char *agent_id)

@@ -408,7 +408,7 @@ mend_subagent_get_retry (MendSubagent *self)
  *
  * Gets whether a person's Retry can work.
  *
- * Returns: %TRUE if [method@Mend.SubagentRetry.retry] may be called
+ * Returns: %TRUE if [method@Mend.SubagentRetry.resume_now] may be called
  */
 gboolean
 mend_subagent_get_retryable (MendSubagent *self)

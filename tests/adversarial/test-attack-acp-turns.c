@@ -19,6 +19,8 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-acp-agent-private.h"
+
 /* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
 typedef MendTestHostileAcp Fixture;
 typedef MendTestAct Action;

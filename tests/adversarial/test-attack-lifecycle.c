@@ -230,7 +230,7 @@ retry_on_pop (GListModel *model,
   if (r->done || removed == 0)
     return;
   r->done = TRUE;
-  r->sent = mend_subagent_retry_retry (r->retry, "toolu_1", NULL);
+  r->sent = mend_subagent_retry_resume_now (r->retry, "toolu_1", NULL);
 }
 
 /* The resume prompt leaves the queue to run; a view of the queue hears of
@@ -248,8 +248,8 @@ test_retry_from_the_pop_of_its_prompt_sends_one_prompt (void)
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  mend_subagent_retry_started (r.retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (r.retry, "agent-a", failure);
+  mend_subagent_retry_note_started (r.retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (r.retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
   g_assert_cmpuint (queued_resume_prompts (queue), ==, 1);
 
@@ -297,8 +297,8 @@ test_stop_from_the_pop_of_the_head_starts_nothing (gconstpointer data)
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
   if (resume)
     {
-      mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-      mend_subagent_retry_failed (retry, "agent-a", failure);
+      mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+      mend_subagent_retry_note_failed (retry, "agent-a", failure);
       mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
       g_assert_cmpuint (queued_resume_prompts (queue), ==, 1);
     }
@@ -364,8 +364,8 @@ test_stop_from_fired_sends_no_prompt (gconstpointer data)
     g_signal_connect (chat, "record", G_CALLBACK (stop_on_record), NULL);
   else
     g_signal_connect (retry, "fired", G_CALLBACK (stop_on_fired), chat);
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
 
   g_assert_cmpuint (started, ==, 0);
@@ -375,7 +375,7 @@ test_stop_from_fired_sends_no_prompt (gconstpointer data)
   /* A person's Retry still works after a Stop. */
   g_signal_handlers_disconnect_by_func (chat, stop_on_record, NULL);
   g_signal_handlers_disconnect_by_func (retry, stop_on_fired, chat);
-  g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", NULL));
+  g_assert_true (mend_subagent_retry_resume_now (retry, "toolu_1", NULL));
   g_assert_cmpuint (started, ==, 1);
 
   mend_chat_close (chat);
@@ -390,9 +390,9 @@ resume_or_end_on_fired (MendSubagentRetry *retry,
                         gpointer           data)
 {
   if (GPOINTER_TO_INT (data))
-    mend_subagent_retry_ended (retry, mend_subagent_get_id (subagent), MEND_SUBAGENT_COMPLETED);
+    mend_subagent_retry_note_ended (retry, mend_subagent_get_id (subagent), MEND_SUBAGENT_COMPLETED);
   else
-    mend_subagent_retry_resumed (retry, mend_subagent_get_agent_id (subagent));
+    mend_subagent_retry_note_resumed (retry, mend_subagent_get_agent_id (subagent));
 }
 
 /* The agent's stream says the subagent runs again, or completed, as the
@@ -409,8 +409,8 @@ test_subagent_back_as_its_prompt_fires_sends_no_prompt (gconstpointer data)
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
   g_signal_connect (retry, "fired", G_CALLBACK (resume_or_end_on_fired), (gpointer) data);
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
 
   g_assert_cmpuint (started, ==, 0);
@@ -430,7 +430,7 @@ fail_again_on_fired (MendSubagentRetry *retry,
 {
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
 
-  mend_subagent_retry_failed (retry, mend_subagent_get_agent_id (subagent), failure);
+  mend_subagent_retry_note_failed (retry, mend_subagent_get_agent_id (subagent), failure);
 }
 
 /* The agent's stream repeats the subagent's failure as its resume prompt
@@ -447,8 +447,8 @@ test_failure_repeated_as_the_prompt_fires_plans_nothing_more (void)
   guint started = 0;
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   g_signal_connect (retry, "fired", G_CALLBACK (fail_again_on_fired), NULL);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
 
@@ -494,17 +494,17 @@ test_chat_dropped_as_the_resume_turn_starts (void)
 
   g_object_add_weak_pointer (G_OBJECT (chat), (gpointer *) &weak);
   g_signal_connect (chat, "turn-started", G_CALLBACK (drop_chat_on_resume_turn), &chat);
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
 
   g_assert_null (chat);
   g_assert_null (weak);
   g_assert_null (mend_subagent_retry_get_chat (retry));
-  g_assert_false (mend_subagent_retry_retry (retry, "toolu_1", &error));
+  g_assert_false (mend_subagent_retry_resume_now (retry, "toolu_1", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_CLOSED);
   /* Later events of the dead chat's agent change nothing that could run. */
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   g_assert_null (mend_subagent_get_retry (mend_subagent_retry_lookup (retry, "toolu_1")));
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 10 * 60 * 1000);
 
@@ -593,9 +593,9 @@ test_retry_dropped_from_its_own_items_changed (gconstpointer data)
   g_assert_false (finalized);
   g_signal_connect (retry, "items-changed", G_CALLBACK (drop_retry_on_items_changed), &retry);
   if (start)
-    g_assert_null (mend_subagent_retry_started (self, "toolu_1", "agent-a", "Push relay"));
+    g_assert_null (mend_subagent_retry_note_started (self, "toolu_1", "agent-a", "Push relay"));
   else
-    mend_subagent_retry_failed (self, "agent-a", failure);
+    mend_subagent_retry_note_failed (self, "agent-a", failure);
 
   g_assert_null (retry);
   g_assert_true (finalized);
@@ -841,7 +841,7 @@ test_resume_prompts_of_unknown_subagents_are_not_followed (void)
   g_assert_null (mend_subagent_retry_lookup (retry, "x"));
 
   /* The agent resumed it: its own prompt is taken back. */
-  mend_subagent_retry_resumed (retry, "agent-s");
+  mend_subagent_retry_note_resumed (retry, "agent-s");
   g_assert_false (queue_holds_text (queue, "Resume it"));
   g_assert_cmpint (mend_subagent_get_state (mend_subagent_retry_lookup (retry, "s")), ==, MEND_SUBAGENT_RUNNING);
 
@@ -1096,16 +1096,16 @@ test_subagent_failing_while_its_prompt_runs_plans_one_attempt (void)
   guint started = 0;
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
   g_assert_cmpuint (started, ==, 1);
   g_assert_nonnull (mend_chat_get_turn (chat));
 
   /* The agent's SendMessage resumes it, and it fails again. */
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
   g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_RUNNING);
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   g_assert_nonnull (mend_subagent_get_retry (sub));
   g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
 
@@ -1140,8 +1140,8 @@ test_resume_turn_saved_mid_run_still_plans_the_next (void)
   g_autofree char *state = NULL;
   MendSubagent *sub;
 
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
   g_assert_nonnull (mend_chat_get_turn (chat));
   g_assert_true (is_resume_prompt (mend_turn_get_provenance (mend_chat_get_turn (chat))));
@@ -1156,7 +1156,7 @@ test_resume_turn_saved_mid_run_still_plans_the_next (void)
   sub = mend_subagent_retry_lookup (retry, "toolu_1");
   g_assert_nonnull (mend_chat_get_turn (chat));
   /* Its Retry is busy: the resume runs. */
-  g_assert_false (mend_subagent_retry_retry (retry, "toolu_1", &error));
+  g_assert_false (mend_subagent_retry_resume_now (retry, "toolu_1", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
 
   mend_turn_succeed (mend_chat_get_turn (chat));
@@ -1204,8 +1204,8 @@ test_resume_prompt_deleted_by_the_user_never_runs (void)
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started_deleted), &d);
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), PAST_FIRST_RESUME_MS);
   item = mend_queue_peek (queue);
   g_assert_true (is_resume_prompt (mend_queue_item_get_provenance (item)));
@@ -1213,7 +1213,7 @@ test_resume_prompt_deleted_by_the_user_never_runs (void)
   g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (item), NULL));
   g_assert_null (mend_subagent_get_retry (sub));
 
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   g_assert_nonnull (mend_subagent_get_retry (sub));
   g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
   mend_turn_succeed (mend_chat_get_turn (chat));
@@ -1242,8 +1242,8 @@ test_close_during_a_pending_wait_then_fired_by_hand (void)
   guint started = 0;
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_resume_turn), &started);
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   wait = g_object_ref (mend_subagent_get_retry (sub));
 
   mend_chat_close (chat);

@@ -210,8 +210,8 @@ fail_subagent (MendChat   *chat,
   MendSubagentRetry *retry = mend_chat_get_subagents (chat);
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (SUMMARY_503);
 
-  mend_subagent_retry_started (retry, id, agent_id, name);
-  mend_subagent_retry_failed (retry, id, failure);
+  mend_subagent_retry_note_started (retry, id, agent_id, name);
+  mend_subagent_retry_note_failed (retry, id, failure);
 }
 
 /* Re-entrant handlers of the chat's record */
@@ -227,7 +227,7 @@ act_end_subagent (gpointer data)
 {
   Streams *s = data;
 
-  mend_subagent_retry_ended (s->retry, "toolu_1", MEND_SUBAGENT_COMPLETED);
+  mend_subagent_retry_note_ended (s->retry, "toolu_1", MEND_SUBAGENT_COMPLETED);
 }
 
 static void
@@ -245,7 +245,7 @@ act_replace_subagent (gpointer data)
 {
   Streams *s = data;
 
-  mend_subagent_retry_started (s->retry, "toolu_2", "agent-b", "Push relay");
+  mend_subagent_retry_note_started (s->retry, "toolu_2", "agent-b", "Push relay");
 }
 
 /* A handler of the chat's record, or of the subagent retry's, that ends
@@ -329,8 +329,8 @@ test_chat_record_handler_dropping_the_chat (void)
       g_object_add_weak_pointer (G_OBJECT (chat), (gpointer *) &chat);
       g_object_add_weak_pointer (G_OBJECT (retry), (gpointer *) &retry);
 
-      mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-      mend_subagent_retry_failed (retry, "toolu_1", failure);
+      mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+      mend_subagent_retry_note_failed (retry, "toolu_1", failure);
       if (i == 0)
         {
           g_assert_null (chat);
@@ -586,8 +586,8 @@ test_failed_line_for_a_forgotten_subagent (void)
   g_assert_true (feed (a.observer, started_line ("agent-a", "toolu_A", "First")));
   g_assert_true (feed (a.observer, started_line ("agent-b", "toolu_B", "Second")));
   /* Failed on what is never retried: settled, and the older forgotten. */
-  mend_subagent_retry_failed (a.retry, "toolu_A", refused);
-  mend_subagent_retry_failed (a.retry, "toolu_B", refused);
+  mend_subagent_retry_note_failed (a.retry, "toolu_A", refused);
+  mend_subagent_retry_note_failed (a.retry, "toolu_B", refused);
   g_assert_null (mend_subagent_retry_lookup (a.retry, "toolu_A"));
   g_assert_false (feed (a.observer, notification_line ("agent-a", "toolu_A", "completed")));
   g_assert_null (mend_subagent_retry_lookup (a.retry, "toolu_A"));
@@ -683,7 +683,7 @@ test_resume_prompt_taken_out_as_it_is_queued (void)
 
       /* A person's Retry is one attempt, and runs: the chat is idle. */
       g_signal_handlers_disconnect_by_data (queue, &t);
-      g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", &error));
+      g_assert_true (mend_subagent_retry_resume_now (retry, "toolu_1", &error));
       g_assert_no_error (error);
       g_assert_cmpuint (turns, ==, 1);
       g_assert_nonnull (strstr (mend_turn_get_provenance (mend_chat_get_turn (chat)), "\"toolu_1\""));
@@ -751,7 +751,7 @@ test_resume_prompts_past_the_queues_room (void)
       g_assert_null (mend_subagent_get_retry (subagent));
     }
   g_assert_true (mend_queue_remove (queue, mend_queue_item_get_id (mend_queue_peek (queue)), NULL));
-  g_assert_true (mend_subagent_retry_retry (retry, "toolu_39", &error));
+  g_assert_true (mend_subagent_retry_resume_now (retry, "toolu_39", &error));
   g_assert_no_error (error);
   g_assert_cmpuint (queued_resume_prompts (queue), ==, queued);
 
@@ -783,7 +783,7 @@ stop_on_insert (GListModel   *model,
   if (!is_resume_prompt (item) || t->n++ > 0)
     return;
   /* The subagent is busy with this prompt already: a second is refused. */
-  g_assert_false (mend_subagent_retry_retry (mend_chat_get_subagents (t->chat), "toolu_1", NULL));
+  g_assert_false (mend_subagent_retry_resume_now (mend_chat_get_subagents (t->chat), "toolu_1", NULL));
   if (t->close)
     mend_chat_close (t->chat);
   else
@@ -907,7 +907,7 @@ crowd_on_fired (MendSubagentRetry *retry,
     {
       g_autofree char *id = g_strdup_printf ("toolu_crowd_%u", i);
 
-      mend_subagent_retry_started (retry, id, id, NULL);
+      mend_subagent_retry_note_started (retry, id, id, NULL);
     }
 }
 
@@ -949,7 +949,7 @@ click_retry_on_fired (MendSubagentRetry *retry,
                       ClickOnFired      *c)
 {
   if (c->n++ == 0)
-    g_assert_false (mend_subagent_retry_retry (retry, mend_subagent_get_id (subagent), &c->error));
+    g_assert_false (mend_subagent_retry_resume_now (retry, mend_subagent_get_id (subagent), &c->error));
 }
 
 /* A person's Retry clicked from a handler of the prompt's fired (the
@@ -974,7 +974,7 @@ test_retry_clicked_as_the_prompt_fires_is_busy (void)
       if (i == 0)
         advance (clock, PAST_FIRST_RESUME_MS);
       else
-        g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", NULL));
+        g_assert_true (mend_subagent_retry_resume_now (retry, "toolu_1", NULL));
       g_assert_error (c.error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
       g_assert_cmpuint (turns, ==, 1);
       g_assert_cmpuint (mend_subagent_get_attempts (mend_subagent_retry_lookup (retry, "toolu_1")), ==, 1);
@@ -1041,7 +1041,7 @@ test_permanent_failure_during_the_prompts_turn_is_not_retried (void)
   fail_subagent (chat, "toolu_1", "agent-a", "Push relay");
   advance (clock, PAST_FIRST_RESUME_MS);
   g_assert_nonnull (mend_chat_get_turn (chat));
-  mend_subagent_retry_failed (retry, "toolu_1", refused);
+  mend_subagent_retry_note_failed (retry, "toolu_1", refused);
   mend_turn_succeed (mend_chat_get_turn (chat));
 
   subagent = mend_subagent_retry_lookup (retry, "toolu_1");
@@ -1096,8 +1096,8 @@ test_resume_policy_rule_names_the_reason_of_records_and_wait (void)
   retry = mend_chat_get_subagents (chat);
   g_signal_connect (chat, "record", G_CALLBACK (keep_reason), reasons);
 
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "toolu_1", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "toolu_1", failure);
   subagent = mend_subagent_retry_lookup (retry, "toolu_1");
   g_assert_nonnull (mend_subagent_get_retry (subagent));
   g_assert_cmpint (mend_retry_wait_get_reason (mend_subagent_get_retry (subagent)), ==, MEND_REASON_CAPACITY);
@@ -1114,8 +1114,8 @@ test_resume_policy_rule_names_the_reason_of_records_and_wait (void)
   g_assert_cmpstr (g_ptr_array_index (reasons, 2), ==, "scheduled capacity");
 
   /* One that cannot be retried carries what the policy read it as too. */
-  mend_subagent_retry_started (retry, "toolu_2", NULL, "Lint");
-  mend_subagent_retry_failed (retry, "toolu_2", failure);
+  mend_subagent_retry_note_started (retry, "toolu_2", NULL, "Lint");
+  mend_subagent_retry_note_failed (retry, "toolu_2", failure);
   kept = mend_subagent_get_failure (mend_subagent_retry_lookup (retry, "toolu_2"));
   g_assert_cmpint (mend_failure_get_reason (kept), ==, MEND_REASON_CAPACITY);
 

@@ -75,8 +75,8 @@ test_resume_prompt_ids_stay_unique_after_restore (void)
 
   /* A second subagent fails after the restart: its prompt queues too. */
   g_signal_connect (retry, "fired", G_CALLBACK (on_fired), &f);
-  mend_subagent_retry_started (retry, "toolu_2", "agent-b", "Write docs");
-  mend_subagent_retry_failed (retry, "agent-b", failure);
+  mend_subagent_retry_note_started (retry, "toolu_2", "agent-b", "Write docs");
+  mend_subagent_retry_note_failed (retry, "agent-b", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
   g_assert_cmpuint (f.fired->len, ==, 1);
 
@@ -201,7 +201,7 @@ test_restored_ended_subagent_is_never_resumed (void)
       g_assert_cmpint (mend_subagent_get_state (sub), ==, MEND_SUBAGENT_COMPLETED);
       g_assert_false (mend_subagent_get_retryable (sub));
       g_assert_null (mend_subagent_get_retry (sub));
-      g_assert_false (mend_subagent_retry_retry (retry, "done", &error));
+      g_assert_false (mend_subagent_retry_resume_now (retry, "done", &error));
       g_assert_nonnull (error);
       g_assert_cmpuint (turns, ==, 0);
     }
@@ -227,7 +227,7 @@ test_restored_prompt_missing_from_queue_does_not_block_retry (void)
   g_assert_no_error (error);
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 0);
 
-  g_assert_true (mend_subagent_retry_retry (retry, "lost", &error));
+  g_assert_true (mend_subagent_retry_resume_now (retry, "lost", &error));
   g_assert_no_error (error);
 
   mend_chat_close (chat);
@@ -337,7 +337,7 @@ test_restored_duplicate_agent_id_is_skipped_on_resume (void)
   if (mend_chat_restore_state (chat, state, &error))
     {
       /* The agent runs again. */
-      mend_subagent_retry_resumed (retry, "agent-x");
+      mend_subagent_retry_note_resumed (retry, "agent-x");
       mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);
       g_assert_cmpuint (turns, ==, 0);
     }

@@ -307,7 +307,7 @@ start_namesake (gpointer data)
 {
   MendSubagentRetry *retry = data;
 
-  g_assert_nonnull (mend_subagent_retry_started (retry, "toolu_2", "agent-b", "Push relay"));
+  g_assert_nonnull (mend_subagent_retry_note_started (retry, "toolu_2", "agent-b", "Push relay"));
 }
 
 typedef struct
@@ -355,13 +355,13 @@ test_subagent_replaced_while_its_failure_is_classified_is_not_resumed (void)
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompts_for_agent_a), &a);
   g_signal_connect (retry, "waiting", G_CALLBACK (on_subagent_waiting), &a);
 
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", refused);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", refused);
   g_assert_nonnull (mend_subagent_retry_lookup (retry, "toolu_1"));
 
   policy->hook = start_namesake;
   policy->hook_data = retry;
-  mend_subagent_retry_failed (retry, "agent-a", busy);
+  mend_subagent_retry_note_failed (retry, "agent-a", busy);
   g_assert_null (mend_subagent_retry_lookup (retry, "toolu_1"));
 
   /* No countdown for a subagent that is gone... */
@@ -538,8 +538,8 @@ test_subagent_steps_stay_in_order_when_the_prompt_turn_ends_at_once (void)
   g_signal_connect (chat, "turn-started", G_CALLBACK (answer_at_once), NULL);
   g_signal_connect (retry, "record", G_CALLBACK (on_step_record), &st);
 
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   /* The first wait fires; the prompt's turn succeeds at once and the
    * subagent is still failed: the second attempt is planned. */
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
@@ -577,8 +577,8 @@ test_chat_disposed_from_turn_finished_starts_nothing (void)
   guint turns = 0;
 
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
   /* The resume prompt queues behind the user's turn. */
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (chat)), ==, 1);
@@ -606,8 +606,8 @@ test_resume_prompt_removed_from_queue_frees_its_subagent (void)
   MendQueueItem *prompt;
 
   g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
-  mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 30000);
   prompt = mend_queue_peek (queue);
   g_assert_nonnull (prompt);
@@ -617,7 +617,7 @@ test_resume_prompt_removed_from_queue_frees_its_subagent (void)
 
   /* Nothing of its retry is out any more: a person's Retry is one attempt,
    * not "already under way". */
-  g_assert_true (mend_subagent_retry_retry (retry, "toolu_1", &error));
+  g_assert_true (mend_subagent_retry_resume_now (retry, "toolu_1", &error));
   g_assert_no_error (error);
 
   mend_chat_close (chat);
@@ -709,8 +709,8 @@ chat_dropped_while_max_failed_forgets_subagents_child (void)
       g_autofree char *agent = g_strdup_printf ("agent-%u", i);
       g_autoptr(MendFailure) failure = mend_failure_new_from_http (401, NULL, NULL);
 
-      mend_subagent_retry_started (retry, id, agent, NULL);
-      mend_subagent_retry_failed (retry, agent, failure);
+      mend_subagent_retry_note_started (retry, id, agent, NULL);
+      mend_subagent_retry_note_failed (retry, agent, failure);
     }
 
   /* Forgetting the oldest re-sends its entry (no longer retryable). */
@@ -783,9 +783,9 @@ test_stop_from_a_subagent_notify_announces_no_dead_wait (void)
   g_signal_connect (retry, "record", G_CALLBACK (on_stop_record), &s);
   g_signal_connect (retry, "waiting", G_CALLBACK (on_stop_waiting), &s);
 
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
   g_signal_connect (sub, "notify::retry", G_CALLBACK (stop_on_retry_set), &s);
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
 
   g_assert_cmpuint (s.dead_waits, ==, 0);
   /* Stop was the last word. */
@@ -837,8 +837,8 @@ chat_dropped_from_a_subagent_notify_child (void)
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub;
 
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
   g_assert_nonnull (mend_subagent_get_retry (sub));
   g_signal_connect (sub, "notify::retry", G_CALLBACK (drop_chat_on_retry_cleared), &chat);
 
@@ -912,7 +912,7 @@ end_on_failure_set (MendSubagent      *subagent,
                     MendSubagentRetry *retry)
 {
   g_signal_handlers_disconnect_by_func (subagent, end_on_failure_set, retry);
-  mend_subagent_retry_ended (retry, mend_subagent_get_id (subagent), MEND_SUBAGENT_COMPLETED);
+  mend_subagent_retry_note_ended (retry, mend_subagent_get_id (subagent), MEND_SUBAGENT_COMPLETED);
 }
 
 static void
@@ -926,9 +926,9 @@ test_subagent_ended_while_its_failure_is_taken_in_is_not_resumed (void)
   guint turns = 0;
 
   g_signal_connect (chat, "turn-started", G_CALLBACK (count_prompt), &turns);
-  sub = mend_subagent_retry_started (retry, "toolu_1", "agent-a", "Push relay");
+  sub = mend_subagent_retry_note_started (retry, "toolu_1", "agent-a", "Push relay");
   g_signal_connect (sub, "notify::failure", G_CALLBACK (end_on_failure_set), retry);
-  mend_subagent_retry_failed (retry, "agent-a", failure);
+  mend_subagent_retry_note_failed (retry, "agent-a", failure);
 
   /* No resume prompt goes out... */
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 3600 * 1000);

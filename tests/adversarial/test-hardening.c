@@ -11,6 +11,9 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-stream-observer-private.h"
+#include "mend-subagent-retry-private.h"
+
 #define WALL_START 1764500000000000
 
 static const char * const secrets[] = {
@@ -81,8 +84,8 @@ test_cap_failed_subagents (void)
       g_autofree char *id = g_strdup_printf ("agent-%u", i);
       g_autoptr(MendFailure) failure = mend_failure_new_from_text ("API Error: 400 invalid_request_error");
 
-      mend_subagent_retry_started (retry, id, id, id);
-      mend_subagent_retry_failed (retry, id, failure);
+      mend_subagent_retry_note_started (retry, id, id, id);
+      mend_subagent_retry_note_failed (retry, id, failure);
     }
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (retry)), ==, MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED);
   g_assert_null (mend_subagent_retry_lookup (retry, "agent-0"));
@@ -193,13 +196,13 @@ test_cap_subagent_ids_and_names (void)
   g_autoptr(MendFailure) failure = mend_failure_new_from_text ("API Error: 503 overloaded");
   MendSubagent *sub;
 
-  sub = mend_subagent_retry_started (retry, id_fits, id_fits, name);
+  sub = mend_subagent_retry_note_started (retry, id_fits, id_fits, name);
   g_assert_nonnull (sub);
   g_assert_cmpuint (strlen (mend_subagent_get_name (sub)), ==, MEND_SUBAGENT_MAX_NAME_BYTES);
 
-  g_assert_null (mend_subagent_retry_started (retry, id_over, "agent", "x"));
-  g_assert_null (mend_subagent_retry_started (retry, "id", id_over, "x"));
-  mend_subagent_retry_failed (retry, id_over, failure);
+  g_assert_null (mend_subagent_retry_note_started (retry, id_over, "agent", "x"));
+  g_assert_null (mend_subagent_retry_note_started (retry, "id", id_over, "x"));
+  mend_subagent_retry_note_failed (retry, id_over, failure);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (retry)), ==, 1);
 
   mend_chat_close (chat);

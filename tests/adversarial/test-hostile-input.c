@@ -22,6 +22,8 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-stream-observer-private.h"
+
 #define WALL_START 1764500000000000
 #define LEVELS 200000
 

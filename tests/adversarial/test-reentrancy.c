@@ -285,7 +285,7 @@ do_subagent (Torture *t)
   switch (g_rand_int_range (t->rand, 0, 6))
     {
     case 0:
-      mend_subagent_retry_started (subagents, id, agent, names[k % G_N_ELEMENTS (names)]);
+      mend_subagent_retry_note_started (subagents, id, agent, names[k % G_N_ELEMENTS (names)]);
       break;
     case 1:
     case 2:
@@ -294,18 +294,18 @@ do_subagent (Torture *t)
           ? mend_failure_new_from_http (503, NULL, NULL)
           : mend_failure_new_from_http (401, NULL, NULL);
 
-        mend_subagent_retry_failed (subagents, agent, failure);
+        mend_subagent_retry_note_failed (subagents, agent, failure);
       }
       break;
     case 3:
-      mend_subagent_retry_resumed (subagents, agent);
+      mend_subagent_retry_note_resumed (subagents, agent);
       break;
     case 4:
-      mend_subagent_retry_ended (subagents, id, g_rand_boolean (t->rand) ? MEND_SUBAGENT_COMPLETED
-                                                                         : MEND_SUBAGENT_CANCELLED);
+      mend_subagent_retry_note_ended (subagents, id, g_rand_boolean (t->rand) ? MEND_SUBAGENT_COMPLETED
+                                                                              : MEND_SUBAGENT_CANCELLED);
       break;
     default:
-      mend_subagent_retry_retry (subagents, id, NULL);
+      mend_subagent_retry_resume_now (subagents, id, NULL);
       break;
     }
 }

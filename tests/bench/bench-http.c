@@ -65,6 +65,8 @@
 #include "bench-common.h"
 #include "bench-http.h"
 
+#include "mend-http-sender-private.h"
+
 /* Counting allocator: every malloc in the process goes through these
  * (not under AddressSanitizer, whose own allocator they would bypass:
  * then nothing is counted). */

@@ -25,6 +25,8 @@
 
 #include "bench-common.h"
 
+#include "mend-stream-observer-private.h"
+
 /* Counting allocator: every malloc in the process goes through these
  * (not under AddressSanitizer, whose own allocator they would bypass:
  * then nothing is counted). */

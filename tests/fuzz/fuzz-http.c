@@ -18,6 +18,9 @@
 
 #include "fuzz-common.h"
 
+#include "mend-error-policy-private.h"
+#include "mend-failure-private.h"
+
 #define WALL_START G_GINT64_CONSTANT (1764500000000000)
 
 enum {
@@ -106,7 +109,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
     body = g_bytes_new (p, end - p);
 
   clock = mend_manual_clock_new (WALL_START);
-  failure = mend_failure_new_from_http_at (status, headers, body, clock);
+  failure = mend_failure_new_from_http_with_clock (status, headers, body, clock);
   fuzz_check_failure (failure);
   fuzz_check (mend_failure_get_status (failure) == status, "status %u read as %u",
               status, mend_failure_get_status (failure));

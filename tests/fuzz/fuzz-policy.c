@@ -14,6 +14,8 @@
 
 #include "fuzz-common.h"
 
+#include "mend-error-policy-private.h"
+
 int
 LLVMFuzzerInitialize (int    *argc,
                       char ***argv)

@@ -18,7 +18,7 @@
  *                    send_next, stop, close, begin/end_external_turn
  *   @retry           mend_turn_retry_now () of the chat's turn
  *   @output          mend_turn_note_output () of the chat's turn
- *   @resume ID       mend_subagent_retry_retry () of a subagent
+ *   @resume ID       mend_subagent_retry_resume_now () of a subagent
  *   @advance MS      the clock moves MS milliseconds on (at most 10 days)
  *   @fire            mend_manual_clock_advance_to_next ()
  *   @max BYTES       the observer's max-line-bytes (1 … G_MAXINT)
@@ -43,6 +43,9 @@
 #include <json-glib/json-glib.h>
 
 #include "fuzz-common.h"
+
+#include "mend-error-policy-private.h"
+#include "mend-stream-observer-private.h"
 
 #define WALL_START G_GINT64_CONSTANT (1764500000000000)
 
@@ -301,7 +304,7 @@ run_command (MendChat           *chat,
       g_autofree char *id = argument (line, length, strlen ("@resume"));
 
       if (id != NULL &&
-          !mend_subagent_retry_retry (mend_chat_get_subagents (chat), id, &error))
+          !mend_subagent_retry_resume_now (mend_chat_get_subagents (chat), id, &error))
         fuzz_check (error != NULL, "retry failed without an error");
     }
   else if (command_is (line, length, "@advance"))

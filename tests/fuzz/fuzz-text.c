@@ -14,6 +14,7 @@
 
 #include "fuzz-common.h"
 
+#include "mend-error-policy-private.h"
 #include "mend-redact-private.h"
 
 static GQuark fuzz_app_error_quark (void);

@@ -34,10 +34,10 @@ class SubagentTests(unittest.TestCase):
         self.chat.close()
 
     def fail(self, agent_id, text=GATEWAY_503):
-        self.retry.failed(agent_id, Mend.Failure.new_from_text(text))
+        self.retry.note_failed(agent_id, Mend.Failure.new_from_text(text))
 
     def test_resumed_in_its_chat(self):
-        sub = self.retry.started("toolu_1", "agent-a", "Remote setup overview")
+        sub = self.retry.note_started("toolu_1", "agent-a", "Remote setup overview")
         self.fail("agent-a")
         entry = json.loads(sub.to_json())
         self.assertEqual(entry["retry"]["reason"], "capacity")
@@ -50,13 +50,13 @@ class SubagentTests(unittest.TestCase):
         self.assertEqual(provenance["kind"], "subagent_retry")
         self.assertEqual(provenance["subagentId"], "toolu_1")
 
-        self.retry.started("toolu_send", "agent-a", None)
+        self.retry.note_started("toolu_send", "agent-a", None)
         self.assertEqual(sub.props.state, Mend.SubagentState.RUNNING)
         self.assertFalse(sub.props.retryable)
         self.assertEqual([r["outcome"] for r in self.records], ["scheduled", "fired"])
 
     def test_stop_skips_and_stays_retryable(self):
-        sub = self.retry.started("toolu_1", "agent-a", "x")
+        sub = self.retry.note_started("toolu_1", "agent-a", "x")
         self.fail("agent-a")
         self.chat.stop()
         self.clock.advance(3600000)
@@ -65,17 +65,17 @@ class SubagentTests(unittest.TestCase):
         self.assertTrue(sub.props.retryable)
 
     def test_on_demand_retry_and_busy(self):
-        self.retry.started("toolu_1", "agent-a", "x")
+        self.retry.note_started("toolu_1", "agent-a", "x")
         self.fail("agent-a", "API Error: 400 invalid_request_error")
         self.assertIsNone(self.retry.lookup("toolu_1").props.retry)
-        self.assertTrue(self.retry.retry("toolu_1"))
+        self.assertTrue(self.retry.resume_now("toolu_1"))
         with self.assertRaises(GLib.Error) as caught:
-            self.retry.retry("toolu_1")
+            self.retry.resume_now("toolu_1")
         self.assertTrue(caught.exception.matches(Mend.retry_error_quark(), Mend.RetryError.BUSY))
 
     def test_list_model(self):
         for i in range(3):
-            self.retry.started("toolu_%d" % i, "agent-%d" % i, "task %d" % i)
+            self.retry.note_started("toolu_%d" % i, "agent-%d" % i, "task %d" % i)
         self.assertEqual([s.props.id for s in self.retry], ["toolu_0", "toolu_1", "toolu_2"])
 
 
