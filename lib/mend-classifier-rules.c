@@ -461,7 +461,7 @@ mend_rule_set_get_default (void)
       MendRuleSet *parsed = mend_rule_set_parse (data, size, TRUE, &error);
 
       /* The file is part of the library: a row that does not parse is a
-       * mistake in it, which test-classifier-rules catches. */
+       * mistake in it, which test-failure-classifier-rules catches. */
       if (parsed == NULL)
         g_error ("%s", error->message);
       g_once_init_leave (&rules, parsed);

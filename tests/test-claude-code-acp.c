@@ -8,7 +8,8 @@
  * server tests/model-server.py on 127.0.0.1: the seed 001 scenarios of
  * the stream-json tests, over ACP. libmend's own waits run in virtual
  * time; the agent's own retries are turned off by CLAUDE_CODE_MAX_RETRIES.
- * A missing adapter fails these tests: it is part of the build's setup.
+ * A missing CLI or adapter skips these tests, or fails them
+ * with MEND_REQUIRE_AGENTS=1, as CI sets: it is part of the build's setup.
  */
 
 #include "config.h"

@@ -6,8 +6,8 @@
  * MEND_CLAUDE) as a chat's sender through MendAgentProcess, against the
  * scripted model server tests/model-server.py on 127.0.0.1. libmend's own
  * waits run in virtual time; the CLI's own retries are kept short by
- * CLAUDE_CODE_MAX_RETRIES. A missing CLI fails these tests: it is part of
- * the build's setup.
+ * CLAUDE_CODE_MAX_RETRIES. A missing CLI or adapter skips these tests, or fails them
+ * with MEND_REQUIRE_AGENTS=1, as CI sets: it is part of the build's setup.
  */
 
 #include "config.h"

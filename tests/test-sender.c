@@ -10,7 +10,8 @@
  * adapter. The agents' own retries are off (CLAUDE_CODE_MAX_RETRIES=0), so
  * that each of libmend's attempts is one model request whatever the
  * sender; libmend's waits run in virtual time. A missing CLI or adapter
- * fails these tests: both are part of the build's setup.
+ * skips these tests, or fails them with MEND_REQUIRE_AGENTS=1, as CI sets:
+ * both are part of the build's setup.
  */
 
 #include "config.h"

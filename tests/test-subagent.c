@@ -125,7 +125,7 @@ fail (Fixture    *f,
 {
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
-  mend_subagent_retry_failed (f->retry, id, failure);
+  mend_subagent_retry_note_failed (f->retry, id, failure);
 }
 
 /* Every property read through GObject is what its getter says. */
@@ -201,7 +201,7 @@ static void
 test_a_start_makes_a_running_subagent (Fixture       *f,
                                        gconstpointer  data)
 {
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay");
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay");
   g_autoptr(MendSubagent) item = NULL;
 
   g_assert_true (g_list_model_get_item_type (G_LIST_MODEL (f->retry)) == MEND_TYPE_SUBAGENT);
@@ -252,7 +252,7 @@ test_a_stream_line_makes_it (Fixture       *f,
   wait = mend_subagent_get_retry (sub);
   g_assert_nonnull (wait);
   g_assert_cmpuint (mend_retry_wait_get_attempt (wait), ==, 1);
-  g_assert_cmpuint (mend_retry_wait_get_of (wait), ==, 4);
+  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 4);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (wait), ==, 20000);
   assert_properties_match_getters (sub);
   assert_json (sub, "{\"subagentId\":\"toolu_01\",\"agentId\":\"a7c41e2\","
@@ -278,7 +278,7 @@ static void
 test_what_is_not_known_is_null (Fixture       *f,
                                 gconstpointer  data)
 {
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_9", NULL, NULL);
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_9", NULL, NULL);
 
   g_assert_null (mend_subagent_get_agent_id (sub));
   g_assert_null (mend_subagent_get_name (sub));
@@ -317,13 +317,13 @@ test_names_and_ids_are_bounded (Fixture       *f,
   MendSubagent *sub;
   const char *kept;
 
-  sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", odd);
+  sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", odd);
   g_assert_cmpstr (mend_subagent_get_name (sub), ==, odd);
 
   /* One byte, then three-byte characters across the limit. */
   while (long_name->len < MEND_SUBAGENT_MAX_NAME_BYTES + 10)
     g_string_append (long_name, "€");
-  sub = mend_subagent_retry_started (f->retry, "toolu_2", "agent-b", long_name->str);
+  sub = mend_subagent_retry_note_started (f->retry, "toolu_2", "agent-b", long_name->str);
   kept = mend_subagent_get_name (sub);
   g_assert_cmpuint (strlen (kept), <=, MEND_SUBAGENT_MAX_NAME_BYTES);
   g_assert_cmpuint (strlen (kept), >, MEND_SUBAGENT_MAX_NAME_BYTES - 3);
@@ -331,10 +331,10 @@ test_names_and_ids_are_bounded (Fixture       *f,
   g_assert_true (strncmp (kept, long_name->str, strlen (kept)) == 0);
   assert_properties_match_getters (sub);
 
-  g_assert_null (mend_subagent_retry_started (f->retry, long_id, "agent-c", "too long"));
-  g_assert_null (mend_subagent_retry_started (f->retry, "toolu_3", long_id, "too long"));
+  g_assert_null (mend_subagent_retry_note_started (f->retry, long_id, "agent-c", "too long"));
+  g_assert_null (mend_subagent_retry_note_started (f->retry, "toolu_3", long_id, "too long"));
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (f->retry)), ==, 2);
-  sub = mend_subagent_retry_started (f->retry, longest_id, "agent-d", "just fits");
+  sub = mend_subagent_retry_note_started (f->retry, longest_id, "agent-d", "just fits");
   g_assert_nonnull (sub);
   g_assert_cmpstr (mend_subagent_get_id (sub), ==, longest_id);
 }
@@ -424,7 +424,7 @@ test_each_step_notifies_what_changed (Fixture       *f,
                                       gconstpointer  data)
 {
   Notes notes = { g_ptr_array_new (), TRUE, MEND_SUBAGENT_RUNNING, FALSE, FALSE, 0, NULL, TRUE };
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay");
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay");
   g_autoptr(MendFailure) first = mend_failure_new_from_text (GATEWAY_503);
   g_autoptr(MendFailure) second = mend_failure_new_from_text ("API Error: 529 overloaded_error Overloaded");
 
@@ -433,7 +433,7 @@ test_each_step_notifies_what_changed (Fixture       *f,
   /* Failed: waits for its first resume. */
   expect_step (&notes, MEND_SUBAGENT_FAILED, TRUE, TRUE, 0);
   notes.failure = first;
-  mend_subagent_retry_failed (f->retry, "agent-a", first);
+  mend_subagent_retry_note_failed (f->retry, "agent-a", first);
   assert_notified (&notes, "failure retry retryable state");
 
   /* Its wait fires: a resume prompt is sent. */
@@ -444,26 +444,26 @@ test_each_step_notifies_what_changed (Fixture       *f,
 
   /* It runs again: what it last failed on stays. */
   expect_step (&notes, MEND_SUBAGENT_RUNNING, FALSE, FALSE, 1);
-  g_assert_true (mend_subagent_retry_started (f->retry, "toolu_send", "agent-a", NULL) == sub);
+  g_assert_true (mend_subagent_retry_note_started (f->retry, "toolu_send", "agent-a", NULL) == sub);
   assert_notified (&notes, "retryable state");
   g_assert_true (mend_subagent_get_failure (sub) == first);
 
   /* It fails again, on something else: the next attempt waits. */
   expect_step (&notes, MEND_SUBAGENT_FAILED, TRUE, TRUE, 1);
   notes.failure = second;
-  mend_subagent_retry_failed (f->retry, "agent-a", second);
+  mend_subagent_retry_note_failed (f->retry, "agent-a", second);
   assert_notified (&notes, "failure retry retryable state");
   g_assert_cmpuint (mend_retry_wait_get_attempt (mend_subagent_get_retry (sub)), ==, 2);
   g_assert_cmpuint (mend_retry_wait_get_delay_ms (mend_subagent_get_retry (sub)), ==, 45000);
 
   /* It ends: its wait is skipped, nothing can be retried. */
   expect_step (&notes, MEND_SUBAGENT_COMPLETED, FALSE, FALSE, 1);
-  mend_subagent_retry_ended (f->retry, "agent-a", MEND_SUBAGENT_COMPLETED);
+  mend_subagent_retry_note_ended (f->retry, "agent-a", MEND_SUBAGENT_COMPLETED);
   assert_notified (&notes, "retry retryable state");
 
   /* An end told twice changes nothing, and notifies nothing. */
   expect_step (&notes, MEND_SUBAGENT_COMPLETED, FALSE, FALSE, 1);
-  mend_subagent_retry_ended (f->retry, "agent-a", MEND_SUBAGENT_COMPLETED);
+  mend_subagent_retry_note_ended (f->retry, "agent-a", MEND_SUBAGENT_COMPLETED);
   assert_notified (&notes, "");
 
   g_assert_cmpstr (mend_subagent_get_id (sub), ==, "toolu_1");
@@ -485,11 +485,11 @@ static void
 test_retryable_follows_its_documentation (Fixture       *f,
                                           gconstpointer  data)
 {
-  MendSubagent *waiting = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "a");
-  MendSubagent *exhausted = mend_subagent_retry_started (f->retry, "toolu_2", "agent-b", "b");
-  MendSubagent *replaced = g_object_ref (mend_subagent_retry_started (f->retry, "toolu_3", "agent-c", "c"));
+  MendSubagent *waiting = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "a");
+  MendSubagent *exhausted = mend_subagent_retry_note_started (f->retry, "toolu_2", "agent-b", "b");
+  MendSubagent *replaced = g_object_ref (mend_subagent_retry_note_started (f->retry, "toolu_3", "agent-c", "c"));
   MendSubagent *forgotten;
-  MendSubagent *ended = mend_subagent_retry_started (f->retry, "toolu_5", "agent-e", "e");
+  MendSubagent *ended = mend_subagent_retry_note_started (f->retry, "toolu_5", "agent-e", "e");
 
   /* Used up: four prompts, each turn ending with it still failed. */
   fail (f, "agent-b", GATEWAY_503);
@@ -507,7 +507,7 @@ test_retryable_follows_its_documentation (Fixture       *f,
   /* Replaced by a new one of its name: no longer retryable, gone. */
   fail (f, "agent-c", GATEWAY_503);
   g_assert_true (mend_subagent_get_retryable (replaced));
-  mend_subagent_retry_started (f->retry, "toolu_3b", "agent-c2", "c");
+  mend_subagent_retry_note_started (f->retry, "toolu_3b", "agent-c2", "c");
   g_assert_false (mend_subagent_get_retryable (replaced));
   g_assert_null (mend_subagent_get_retry (replaced));
   g_assert_null (mend_subagent_retry_lookup (f->retry, "toolu_3"));
@@ -517,7 +517,7 @@ test_retryable_follows_its_documentation (Fixture       *f,
   fail (f, "agent-e", "API Error: 400 invalid_request_error");
   g_assert_true (mend_subagent_get_retryable (ended));
   g_assert_null (mend_subagent_get_retry (ended));
-  mend_subagent_retry_ended (f->retry, "agent-e", MEND_SUBAGENT_CANCELLED);
+  mend_subagent_retry_note_ended (f->retry, "agent-e", MEND_SUBAGENT_CANCELLED);
   g_assert_false (mend_subagent_get_retryable (ended));
   g_assert_cmpint (mend_subagent_get_state (ended), ==, MEND_SUBAGENT_CANCELLED);
 
@@ -530,7 +530,7 @@ test_retryable_follows_its_documentation (Fixture       *f,
   g_assert_cmpint (mend_subagent_get_state (waiting), ==, MEND_SUBAGENT_FAILED);
 
   /* Runs again. */
-  mend_subagent_retry_resumed (f->retry, "agent-a");
+  mend_subagent_retry_note_resumed (f->retry, "agent-a");
   g_assert_false (mend_subagent_get_retryable (waiting));
   fail (f, "agent-a", GATEWAY_503);
   g_assert_true (mend_subagent_get_retryable (waiting));
@@ -541,7 +541,7 @@ test_retryable_follows_its_documentation (Fixture       *f,
   forgotten = mend_subagent_retry_lookup (f->retry, "toolu_2");
   g_assert_nonnull (forgotten);
   g_object_ref (forgotten);
-  mend_subagent_retry_started (f->retry, "toolu_6", "agent-f", "f");
+  mend_subagent_retry_note_started (f->retry, "toolu_6", "agent-f", "f");
   fail (f, "agent-f", GATEWAY_503);
   mend_chat_stop (f->chat);
   g_assert_null (mend_subagent_retry_lookup (f->retry, "toolu_2"));
@@ -568,7 +568,7 @@ static void
 test_attempts_count_the_prompts_sent (Fixture       *f,
                                       gconstpointer  data)
 {
-  MendSubagent *sub = mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "a");
+  MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "a");
   g_autoptr(GError) error = NULL;
   guint notified = 0;
 
@@ -591,7 +591,7 @@ test_attempts_count_the_prompts_sent (Fixture       *f,
   g_assert_cmpuint (notified, ==, 1);
 
   /* A person's Retry sends one now, in place of the wait. */
-  g_assert_true (mend_subagent_retry_retry (f->retry, "toolu_1", &error));
+  g_assert_true (mend_subagent_retry_resume_now (f->retry, "toolu_1", &error));
   g_assert_no_error (error);
   g_assert_cmpuint (f->prompts, ==, 2);
   g_assert_null (mend_subagent_get_retry (sub));
@@ -599,7 +599,7 @@ test_attempts_count_the_prompts_sent (Fixture       *f,
   g_assert_cmpuint (notified, ==, 2);
 
   /* A second click while it runs is refused and counts nothing. */
-  g_assert_false (mend_subagent_retry_retry (f->retry, "toolu_1", &error));
+  g_assert_false (mend_subagent_retry_resume_now (f->retry, "toolu_1", &error));
   g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
   g_assert_cmpuint (mend_subagent_get_attempts (sub), ==, 2);
   g_assert_cmpuint (notified, ==, 2);
@@ -625,13 +625,13 @@ test_subagents_come_back_from_the_saved_state (Fixture       *f,
   MendSubagentRetry *retry;
   MendChat *restored;
 
-  mend_subagent_retry_started (f->retry, "toolu_1", "agent-a", "Push relay");
+  mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay");
   fail (f, "agent-a", GATEWAY_503);
-  mend_subagent_retry_started (f->retry, "toolu_2", "agent-b", "Survey");
-  mend_subagent_retry_ended (f->retry, "agent-b", MEND_SUBAGENT_COMPLETED);
-  mend_subagent_retry_started (f->retry, "toolu_3", "agent-c", "Check");
+  mend_subagent_retry_note_started (f->retry, "toolu_2", "agent-b", "Survey");
+  mend_subagent_retry_note_ended (f->retry, "agent-b", MEND_SUBAGENT_COMPLETED);
+  mend_subagent_retry_note_started (f->retry, "toolu_3", "agent-c", "Check");
   fail (f, "agent-c", "API Error: 400 invalid_request_error");
-  mend_subagent_retry_started (f->retry, "toolu_4", NULL, NULL);
+  mend_subagent_retry_note_started (f->retry, "toolu_4", NULL, NULL);
   fail (f, "toolu_4", GATEWAY_503);
   advance (f, 5000);
 
