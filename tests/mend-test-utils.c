@@ -143,6 +143,31 @@ mend_test_queue_head (MendChat *chat)
 }
 
 void
+mend_test_assert_properties (GType                   type,
+                             const MendTestProperty *expected,
+                             guint                   n_expected)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  g_autofree GParamSpec **pspecs = NULL;
+  guint n_pspecs = 0;
+
+  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_pspecs);
+  g_assert_cmpuint (n_pspecs, ==, n_expected);
+
+  for (guint i = 0; i < n_expected; i++)
+    {
+      GParamSpec *pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), expected[i].name);
+
+      g_test_message ("property %s", expected[i].name);
+      g_assert_nonnull (pspec);
+      g_assert_true (g_type_is_a (pspec->value_type, expected[i].type));
+      g_assert_true (pspec->owner_type == type);
+      g_assert_cmpint (pspec->flags & expected[i].has, ==, expected[i].has);
+      g_assert_cmpint (pspec->flags & expected[i].lacks, ==, 0);
+    }
+}
+
+void
 mend_test_submit (MendChat   *chat,
                   const char *text)
 {

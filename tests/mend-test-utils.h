@@ -116,6 +116,22 @@ void      mend_test_submit                  (MendChat      *chat,
 MendTurn *mend_test_turn_at                 (GPtrArray     *turns,
                                              guint          i);
 
+/* A property a class has: its name, its value type (or a parent of it),
+ * the flags it has and the flags it must not have. */
+typedef struct
+{
+  const char  *name;
+  GType        type;
+  GParamFlags  has;
+  GParamFlags  lacks;
+} MendTestProperty;
+
+/* @type, a class, has exactly the @n_expected properties of @expected,
+ * each its own (not inherited) and of the type and flags given. */
+void      mend_test_assert_properties       (GType                   type,
+                                             const MendTestProperty *expected,
+                                             guint                   n_expected);
+
 /* A clock and the waits on it (mend-test-utils.c) */
 
 /* A MendManualClock at @MEND_TEST_WALL_START, the waits' fired and

@@ -9,6 +9,8 @@
 
 #include <libmend.h>
 
+#include "mend-test-utils.h"
+
 #define WALL_START 1764500000000000  /* µs */
 
 typedef struct
@@ -79,36 +81,17 @@ assert_properties_match_getters (MendQueueItem *item)
 static void
 test_properties_are_read_only (void)
 {
-  static const struct {
-    const char *name;
-    GType       type;
-  } expected[] = {
-    { "id", G_TYPE_STRING },
-    { "text", G_TYPE_STRING },
-    { "provenance", G_TYPE_STRING },
-    { "queued-at", G_TYPE_INT64 },
+  /* Only its queue makes and changes it. */
+  const GParamFlags lacks = G_PARAM_WRITABLE | G_PARAM_CONSTRUCT | G_PARAM_CONSTRUCT_ONLY;
+  const MendTestProperty expected[] = {
+    { "id", G_TYPE_STRING, G_PARAM_READABLE, lacks },
+    { "text", G_TYPE_STRING, G_PARAM_READABLE, lacks },
+    { "provenance", G_TYPE_STRING, G_PARAM_READABLE, lacks },
+    { "queued-at", G_TYPE_INT64, G_PARAM_READABLE, lacks },
   };
-  g_autoptr(GTypeClass) klass = g_type_class_ref (MEND_TYPE_QUEUE_ITEM);
-  g_autofree GParamSpec **pspecs = NULL;
-  guint n_pspecs = 0;
 
   g_assert_true (G_TYPE_IS_FINAL (MEND_TYPE_QUEUE_ITEM));
-  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_pspecs);
-  g_assert_cmpuint (n_pspecs, ==, G_N_ELEMENTS (expected));
-
-  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
-    {
-      GParamSpec *pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), expected[i].name);
-
-      g_test_message ("property %s", expected[i].name);
-      g_assert_nonnull (pspec);
-      g_assert_true (pspec->value_type == expected[i].type);
-      g_assert_true (pspec->owner_type == MEND_TYPE_QUEUE_ITEM);
-      g_assert_true (pspec->flags & G_PARAM_READABLE);
-      /* Only its queue makes and changes it. */
-      g_assert_false (pspec->flags & G_PARAM_WRITABLE);
-      g_assert_false (pspec->flags & (G_PARAM_CONSTRUCT | G_PARAM_CONSTRUCT_ONLY));
-    }
+  mend_test_assert_properties (MEND_TYPE_QUEUE_ITEM, expected, G_N_ELEMENTS (expected));
 }
 
 /* A push makes the item: an id, the text, the provenance as given, and
