@@ -28,9 +28,10 @@
  * once, and a cancelled wait never fires.
  *
  * [property@Mend.RetryWait:attempt] is the number of the retry that runs
- * when the wait fires, from 1, and [property@Mend.RetryWait:of] the policy's
- * [property@Mend.ErrorPolicy:max-retries]: the same meaning for turns and
- * subagents. Times are wall-clock microseconds since the Unix epoch.
+ * when the wait fires, from 1, and [property@Mend.RetryWait:max-retries]
+ * the policy's [property@Mend.ErrorPolicy:max-retries]: the same meaning
+ * for turns and subagents. Times are wall-clock microseconds since the
+ * Unix epoch.
  *
  * Pending waits cost one timer each in their clock's ordered set, and no
  * wakeup until the earliest deadline.

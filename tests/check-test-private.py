@@ -3,13 +3,15 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# usage: check-test-private.py STATIC-LIBRARY SHARED-LIBRARY NM TESTS-DIR LIST
+# usage: check-test-private.py STATIC-LIBRARY SHARED-LIBRARY NM TESTS-DIR LIST LIB-DIR
 #
 # The tests link the static library, so they may call what the shared
 # library does not export: the seams an app has no use for. LIST
 # (tests/test-private-symbols.txt) is the reviewed record of those. Finds the
 # library's symbols that the C sources under TESTS-DIR (every folder) name,
-# outside comments, and fails when
+# outside comments and string literals, and those they call through
+# g_autoptr () and g_auto () (the cleanup functions the headers under
+# LIB-DIR and TESTS-DIR give their types), and fails when
 #   - a symbol on the list is exported by the shared library: a test seam
 #     went back into the public API;
 #   - the tests use a symbol that is not exported and not on the list: add it
@@ -21,13 +23,19 @@ import re
 import subprocess
 import sys
 
-static_library, shared_library, nm, tests_dir, list_file = sys.argv[1:6]
+static_library, shared_library, nm, tests_dir, list_file, lib_dir = sys.argv[1:7]
 
 SOURCE_SUFFIXES = (".c", ".h")
 IDENTIFIER = re.compile(r"\bmend_\w+")
-# Comments go, strings and character constants stay whole, so that a name
-# in a comment is not taken for a use and a "/*" inside a string is no comment.
+# Comments and the text of strings and character constants go, so that a
+# name in a comment or a string is not taken for a use and a "/*" inside a
+# string is no comment.
 TOKENS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+# A type's cleanup function, which g_autoptr (Type) or g_auto (Type) calls
+# without naming it.
+CLEANUP = re.compile(r"\bG_DEFINE_AUTO(?:PTR_CLEANUP|_CLEANUP_CLEAR|_CLEANUP_FREE)_FUNC\s*"
+                     r"\(\s*(\w+)\s*,\s*(\w+)")
+AUTO = re.compile(r"\bg_auto(?:ptr)?\s*\(\s*(\w+)\s*\)")
 
 
 def defined(args):
@@ -37,7 +45,20 @@ def defined(args):
 
 
 def strip_comments(text):
-    return TOKENS.sub(lambda m: " " if m.group(0).startswith("/") else m.group(0), text)
+    def blank(match):
+        token = match.group(0)
+        return " " if token.startswith("/") else token[0] * 2
+    return TOKENS.sub(blank, text)
+
+
+def sources(folder):
+    for parent, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(SOURCE_SUFFIXES):
+                path = os.path.join(parent, name)
+                with open(path, encoding="utf-8", errors="replace") as source:
+                    yield path, strip_comments(source.read())
 
 
 library = defined(["--defined-only", static_library])
@@ -46,22 +67,21 @@ if not library or not exported:
     print(f"no symbols found in {static_library} or {shared_library}", file=sys.stderr)
     sys.exit(1)
 
+cleanup = {}
+for folder in (lib_dir, tests_dir):
+    for path, text in sources(folder):
+        cleanup.update(CLEANUP.findall(text))
+
 used = {}
 named = set()
 n_sources = 0
-for folder, dirs, files in os.walk(tests_dir):
-    dirs.sort()
-    for name in sorted(files):
-        if not name.endswith(SOURCE_SUFFIXES):
-            continue
-        path = os.path.join(folder, name)
-        n_sources += 1
-        with open(path, encoding="utf-8", errors="replace") as source:
-            text = strip_comments(source.read())
-        names = set(IDENTIFIER.findall(text))
-        named |= names
-        for symbol in names & library:
-            used.setdefault(symbol, []).append(os.path.relpath(path, tests_dir))
+for path, text in sources(tests_dir):
+    n_sources += 1
+    names = set(IDENTIFIER.findall(text))
+    names |= {cleanup[t] for t in AUTO.findall(text) if t in cleanup and IDENTIFIER.fullmatch(cleanup[t])}
+    named |= names
+    for symbol in names & library:
+        used.setdefault(symbol, []).append(os.path.relpath(path, tests_dir))
 
 listed = {}
 with open(list_file, encoding="utf-8") as lines:
