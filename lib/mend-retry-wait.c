@@ -322,10 +322,15 @@ mend_retry_wait_set_property (GObject      *object,
       self->attempt = g_value_get_uint (value);
       break;
     case PROP_MAX_RETRIES:
-    case PROP_OF:
       /* Both name one number, and GObject gives the one not passed its
        * default: a 0 must not undo the other. */
       if (g_value_get_uint (value) != 0)
+        self->max_retries = g_value_get_uint (value);
+      break;
+    case PROP_OF:
+      /* The deprecated name, when max-retries was not given (0); given
+       * both, in either order, max-retries wins. */
+      if (self->max_retries == 0)
         self->max_retries = g_value_get_uint (value);
       break;
     case PROP_REASON:
@@ -400,7 +405,8 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
   /**
    * MendRetryWait:of:
    *
-   * How many retries there are in all.
+   * How many retries there are in all. Given with
+   * [property@Mend.RetryWait:max-retries], it is ignored.
    *
    * Deprecated: 1.0: Use [property@Mend.RetryWait:max-retries] instead.
    */

@@ -126,6 +126,17 @@ G_GNUC_END_IGNORE_DEPRECATIONS
   g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 7);
   g_assert_finalize_object (wait);
 
+  /* Both given, in either order: the new name wins. */
+  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
+                       "max-retries", 6, "of", 5, NULL);
+  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 6);
+  g_assert_finalize_object (wait);
+
+  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
+                       "of", 5, "max-retries", 6, NULL);
+  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 6);
+  g_assert_finalize_object (wait);
+
   wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1, NULL);
   g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 0);
   g_object_get (wait, "of", &value, NULL);
