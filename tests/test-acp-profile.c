@@ -9,6 +9,8 @@
 
 #include <libmend.h>
 
+#include "mend-test-utils.h"
+
 /* Codex's notice, as recorded in
  * tests/data/codex-acp-0.16.0/unknown-model-warning.jsonl. */
 #define CODEX_NOTICE "Model metadata for `stub-model-9` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."
@@ -50,40 +52,26 @@ assert_properties_match_getters (MendAcpProfile *profile)
 static void
 test_properties (void)
 {
+  /* The name is given once; the rest are the app's to change, notified
+   * when they change. */
+  const GParamFlags changed = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY;
+  const MendTestProperty expected[] = {
+    { "name", G_TYPE_STRING, G_PARAM_READABLE | G_PARAM_CONSTRUCT_ONLY, 0 },
+    { "keeps-failed-prompt", G_TYPE_BOOLEAN, changed, G_PARAM_CONSTRUCT_ONLY },
+    { "restreams-partial", G_TYPE_BOOLEAN, changed, G_PARAM_CONSTRUCT_ONLY },
+    { "notice-prefixes", G_TYPE_STRV, changed, G_PARAM_CONSTRUCT_ONLY },
+  };
   g_autoptr(GTypeClass) klass = g_type_class_ref (MEND_TYPE_ACP_PROFILE);
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  g_autofree GParamSpec **pspecs = NULL;
-  guint n_pspecs = 0;
-  GParamSpec *pspec;
 
   g_assert_true (G_TYPE_IS_FINAL (MEND_TYPE_ACP_PROFILE));
-  pspecs = g_object_class_list_properties (object_class, &n_pspecs);
-  g_assert_cmpuint (n_pspecs, ==, 4);
+  mend_test_assert_properties (MEND_TYPE_ACP_PROFILE, expected, G_N_ELEMENTS (expected));
 
-  /* The name is given once, "default" unless given. */
-  pspec = g_object_class_find_property (object_class, "name");
-  g_assert_true (pspec->value_type == G_TYPE_STRING);
-  g_assert_true (pspec->flags & G_PARAM_READABLE);
-  g_assert_true (pspec->flags & G_PARAM_CONSTRUCT_ONLY);
-  g_assert_cmpstr (G_PARAM_SPEC_STRING (pspec)->default_value, ==, "default");
-
-  /* The rest are the app's to change, notified when they change. */
-  pspec = g_object_class_find_property (object_class, "keeps-failed-prompt");
-  g_assert_true (pspec->value_type == G_TYPE_BOOLEAN);
-  g_assert_cmpint ((pspec->flags & (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_CONSTRUCT_ONLY)),
-                   ==, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY);
-  g_assert_true (G_PARAM_SPEC_BOOLEAN (pspec)->default_value);
-
-  pspec = g_object_class_find_property (object_class, "restreams-partial");
-  g_assert_true (pspec->value_type == G_TYPE_BOOLEAN);
-  g_assert_cmpint ((pspec->flags & (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_CONSTRUCT_ONLY)),
-                   ==, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY);
-  g_assert_false (G_PARAM_SPEC_BOOLEAN (pspec)->default_value);
-
-  pspec = g_object_class_find_property (object_class, "notice-prefixes");
-  g_assert_true (pspec->value_type == G_TYPE_STRV);
-  g_assert_cmpint ((pspec->flags & (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_CONSTRUCT_ONLY)),
-                   ==, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY);
+  /* "default" unless given; a failed prompt kept, no restreaming. */
+  g_assert_cmpstr (G_PARAM_SPEC_STRING (g_object_class_find_property (object_class, "name"))->default_value,
+                   ==, "default");
+  g_assert_true (G_PARAM_SPEC_BOOLEAN (g_object_class_find_property (object_class, "keeps-failed-prompt"))->default_value);
+  g_assert_false (G_PARAM_SPEC_BOOLEAN (g_object_class_find_property (object_class, "restreams-partial"))->default_value);
 }
 
 /* A new profile has the defaults: keeps a failed prompt, does not
