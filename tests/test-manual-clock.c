@@ -12,7 +12,7 @@
 
 #include <libmend.h>
 
-#define WALL_START 1764500000000000  /* µs */
+#include "mend-test-utils.h"
 
 typedef struct
 {
@@ -34,7 +34,7 @@ static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
-  f->clock = MEND_MANUAL_CLOCK (mend_manual_clock_new (WALL_START));
+  f->clock = MEND_MANUAL_CLOCK (mend_manual_clock_new (MEND_TEST_WALL_START));
   f->log = g_string_new (NULL);
 }
 
@@ -98,7 +98,7 @@ on_timer (gpointer data)
 static void
 test_is_a_final_clock (void)
 {
-  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendClock *clock = mend_manual_clock_new (MEND_TEST_WALL_START);
   g_autoptr(GTypeClass) klass = g_type_class_ref (MEND_TYPE_MANUAL_CLOCK);
   g_autoptr(GTypeClass) parent = g_type_class_ref (MEND_TYPE_CLOCK);
   g_autofree GParamSpec **pspecs = NULL;
@@ -125,7 +125,7 @@ test_is_a_final_clock (void)
 static void
 test_times_start_where_promised (void)
 {
-  const gint64 starts[] = { WALL_START, 0, -86400000000, WALL_START + 999 };
+  const gint64 starts[] = { MEND_TEST_WALL_START, 0, -86400000000, MEND_TEST_WALL_START + 999 };
 
   for (guint i = 0; i < G_N_ELEMENTS (starts); i++)
     {
@@ -164,7 +164,7 @@ test_time_moves_only_when_told (Fixture       *f,
 
   g_assert_cmpstr (f->log->str, ==, "");
   g_assert_cmpint (mend_clock_get_monotonic_time (MEND_CLOCK (f->clock)), ==, 0);
-  g_assert_cmpint (mend_clock_get_real_time (MEND_CLOCK (f->clock)), ==, WALL_START);
+  g_assert_cmpint (mend_clock_get_real_time (MEND_CLOCK (f->clock)), ==, MEND_TEST_WALL_START);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (f->clock), ==, 2);
 
   /* An advance of nothing runs what is due now, and only that. */
@@ -204,15 +204,15 @@ test_callbacks_see_their_deadline (Fixture       *f,
   mend_manual_clock_advance (f->clock, 60000);
 
   g_assert_cmpint (seen.monotonic, ==, 1250 * 1000);
-  g_assert_cmpint (seen.real, ==, WALL_START + 1250 * 1000);
+  g_assert_cmpint (seen.real, ==, MEND_TEST_WALL_START + 1250 * 1000);
   g_assert_cmpint (mend_clock_get_monotonic_time (MEND_CLOCK (f->clock)), ==, 61000 * 1000);
-  g_assert_cmpint (mend_clock_get_real_time (MEND_CLOCK (f->clock)), ==, WALL_START + 61000 * 1000);
+  g_assert_cmpint (mend_clock_get_real_time (MEND_CLOCK (f->clock)), ==, MEND_TEST_WALL_START + 61000 * 1000);
 
   /* The same through advance_to_next (). */
   mend_clock_add_timeout (MEND_CLOCK (f->clock), 5 * 60 * 1000, on_seen, &seen, NULL);
   g_assert_true (mend_manual_clock_advance_to_next (f->clock));
   g_assert_cmpint (seen.monotonic, ==, (61000 + 300000) * (gint64) 1000);
-  g_assert_cmpint (seen.real, ==, WALL_START + (61000 + 300000) * (gint64) 1000);
+  g_assert_cmpint (seen.real, ==, MEND_TEST_WALL_START + (61000 + 300000) * (gint64) 1000);
 }
 
 /* advance () stops at its target: a timer that a callback adds beyond it
@@ -262,7 +262,7 @@ test_advance_to_next_stops_at_the_earliest (Fixture       *f,
   g_assert_true (mend_manual_clock_advance_to_next (f->clock));
   g_assert_cmpstr (f->log->str, ==, "first@30000 then@30000 ");
   g_assert_cmpint (now_ms (f), ==, 30000);
-  g_assert_cmpint (mend_clock_get_real_time (MEND_CLOCK (f->clock)), ==, WALL_START + 30000 * 1000);
+  g_assert_cmpint (mend_clock_get_real_time (MEND_CLOCK (f->clock)), ==, MEND_TEST_WALL_START + 30000 * 1000);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (f->clock), ==, 2);
 
   g_assert_true (mend_manual_clock_advance_to_next (f->clock));
@@ -362,7 +362,7 @@ static void
 test_notify_frees_the_data_once (void)
 {
   g_autoptr(GString) log = g_string_new (NULL);
-  MendManualClock *clock = MEND_MANUAL_CLOCK (mend_manual_clock_new (WALL_START));
+  MendManualClock *clock = MEND_MANUAL_CLOCK (mend_manual_clock_new (MEND_TEST_WALL_START));
   guint removed;
 
   add_noted (clock, log, 10, "ran");
@@ -453,7 +453,7 @@ static void
 test_a_chat_retries_when_the_clock_is_advanced (void)
 {
   g_autoptr(GString) log = g_string_new (NULL);
-  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendClock *clock = mend_manual_clock_new (MEND_TEST_WALL_START);
   MendErrorPolicy *policy = mend_error_policy_new ();
   MendChat *chat;
   MendFailure *failure = mend_failure_new_from_http (529, NULL, NULL);
@@ -468,7 +468,7 @@ test_a_chat_retries_when_the_clock_is_advanced (void)
   mend_turn_fail (mend_chat_get_turn (chat), failure);
   wait = mend_turn_get_wait (mend_chat_get_turn (chat));
   g_assert_nonnull (wait);
-  g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, WALL_START + 250 * 1000);
+  g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, MEND_TEST_WALL_START + 250 * 1000);
   g_assert_cmpuint (mend_manual_clock_get_n_pending (MEND_MANUAL_CLOCK (clock)), >=, 1);
   g_assert_cmpstr (log->str, ==, "attempt 1; ");
 

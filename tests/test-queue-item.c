@@ -11,8 +11,6 @@
 
 #include "mend-test-utils.h"
 
-#define WALL_START 1764500000000000  /* µs */
-
 typedef struct
 {
   MendClock *clock;
@@ -23,7 +21,7 @@ static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
-  f->clock = mend_manual_clock_new (WALL_START);
+  f->clock = mend_manual_clock_new (MEND_TEST_WALL_START);
   f->queue = mend_queue_new (f->clock);
 }
 
@@ -109,14 +107,14 @@ test_push_makes_the_item (Fixture       *f,
   g_assert_cmpstr (mend_queue_item_get_id (typed), !=, "");
   g_assert_cmpstr (mend_queue_item_get_text (typed), ==, "Fix the failing build");
   g_assert_null (mend_queue_item_get_provenance (typed));
-  g_assert_cmpint (mend_queue_item_get_queued_at (typed), ==, WALL_START);
+  g_assert_cmpint (mend_queue_item_get_queued_at (typed), ==, MEND_TEST_WALL_START);
   assert_properties_match_getters (typed);
 
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1500);
   sent = push (f, "Resume the subagent", provenance);
   /* Kept as given, not rewritten. */
   g_assert_cmpstr (mend_queue_item_get_provenance (sent), ==, provenance);
-  g_assert_cmpint (mend_queue_item_get_queued_at (sent), ==, WALL_START + 1500 * 1000);
+  g_assert_cmpint (mend_queue_item_get_queued_at (sent), ==, MEND_TEST_WALL_START + 1500 * 1000);
   g_assert_cmpint (mend_queue_item_get_queued_at (sent), ==, mend_clock_get_real_time (f->clock));
   g_assert_cmpstr (mend_queue_item_get_id (sent), !=, mend_queue_item_get_id (typed));
   assert_properties_match_getters (sent);
@@ -130,7 +128,7 @@ test_push_makes_the_item (Fixture       *f,
     g_assert_no_error (error);
     g_assert_cmpstr (mend_queue_item_get_text (head), ==, "first");
     g_assert_cmpstr (mend_queue_item_get_provenance (head), ==, "{}");
-    g_assert_cmpint (mend_queue_item_get_queued_at (head), ==, WALL_START + 1501 * 1000);
+    g_assert_cmpint (mend_queue_item_get_queued_at (head), ==, MEND_TEST_WALL_START + 1501 * 1000);
     assert_properties_match_getters (head);
   }
 }
@@ -170,7 +168,7 @@ test_replace_text_notifies_the_text_alone (Fixture       *f,
   g_assert_cmpstr (mend_queue_item_get_id (item), ==, id);
   g_assert_cmpstr (mend_queue_item_get_provenance (item), ==, "{\"kind\":\"user\"}");
   /* When it was queued, not when it was edited. */
-  g_assert_cmpint (mend_queue_item_get_queued_at (item), ==, WALL_START);
+  g_assert_cmpint (mend_queue_item_get_queued_at (item), ==, MEND_TEST_WALL_START);
   assert_properties_match_getters (item);
 
   /* The same text once normalized: nothing changes. */
@@ -248,7 +246,7 @@ test_the_same_object_for_its_whole_life (Fixture       *f,
   g_assert_cmpstr (mend_queue_item_get_id (popped), ==, b_id);
   g_assert_cmpstr (mend_queue_item_get_text (popped), ==, "b");
   g_assert_cmpstr (mend_queue_item_get_provenance (popped), ==, "{\"kind\":\"x\"}");
-  g_assert_cmpint (mend_queue_item_get_queued_at (popped), ==, WALL_START);
+  g_assert_cmpint (mend_queue_item_get_queued_at (popped), ==, MEND_TEST_WALL_START);
   assert_properties_match_getters (popped);
   g_assert_finalize_object (popped);
 }
@@ -297,7 +295,7 @@ test_setting_a_property_is_refused (Fixture       *f,
 
   g_assert_cmpstr (mend_queue_item_get_text (item), ==, "mine");
   g_assert_cmpstr (mend_queue_item_get_id (item), ==, id);
-  g_assert_cmpint (mend_queue_item_get_queued_at (item), ==, WALL_START);
+  g_assert_cmpint (mend_queue_item_get_queued_at (item), ==, MEND_TEST_WALL_START);
   g_assert_cmpstr (log->str, ==, "");
   g_signal_handlers_disconnect_by_data (item, log);
 }
@@ -328,20 +326,11 @@ test_getters_refuse_what_is_not_an_item (Fixture       *f,
 }
 
 static void
-on_attempt (MendTurn     *turn,
-            guint         attempt,
-            GCancellable *cancellable,
-            gpointer      data)
-{
-  /* The test ends each attempt itself. */
-}
-
-static void
 on_turn_started (MendChat *chat,
                  MendTurn *turn,
                  gpointer  data)
 {
-  g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), NULL);
+  mend_test_run_by_hand (turn);
 }
 
 static MendChat *
@@ -359,8 +348,8 @@ new_chat (MendClock *clock)
 static void
 test_items_come_back_from_the_saved_state (void)
 {
-  MendClock *clock = mend_manual_clock_new (WALL_START);
-  MendClock *later = mend_manual_clock_new (WALL_START + 3600000000);
+  MendClock *clock = mend_manual_clock_new (MEND_TEST_WALL_START);
+  MendClock *later = mend_manual_clock_new (MEND_TEST_WALL_START + 3600000000);
   MendChat *chat = new_chat (clock);
   MendChat *restored;
   MendQueue *queue;
@@ -401,13 +390,13 @@ test_items_come_back_from_the_saved_state (void)
       assert_properties_match_getters (item);
     }
   g_assert_cmpstr (mend_queue_item_get_text (g_ptr_array_index (saved, 0)), ==, "then the docs\nplease");
-  g_assert_cmpint (mend_queue_item_get_queued_at (g_ptr_array_index (saved, 1)), ==, WALL_START + 5000 * 1000);
+  g_assert_cmpint (mend_queue_item_get_queued_at (g_ptr_array_index (saved, 1)), ==, MEND_TEST_WALL_START + 5000 * 1000);
   g_assert_null (mend_queue_item_get_provenance (g_ptr_array_index (saved, 0)));
 
   /* A new one, on the restored chat's clock, with an id of its own. */
   g_assert_true (mend_chat_submit (restored, "one more", NULL, NULL));
   fresh = g_list_model_get_item (G_LIST_MODEL (queue), 2);
-  g_assert_cmpint (mend_queue_item_get_queued_at (fresh), ==, WALL_START + 3600000000);
+  g_assert_cmpint (mend_queue_item_get_queued_at (fresh), ==, MEND_TEST_WALL_START + 3600000000);
   for (guint i = 0; i < saved->len; i++)
     g_assert_cmpstr (mend_queue_item_get_id (fresh), !=, mend_queue_item_get_id (g_ptr_array_index (saved, i)));
   g_object_unref (fresh);

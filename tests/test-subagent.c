@@ -14,8 +14,6 @@
 
 #include "mend-test-utils.h"
 
-#define WALL_START 1764500000000000  /* µs */
-
 /* The gateway's words for a subagent's 503, as Claude Code reports them
  * (the same text as tests/test-subagent-retry.c's GATEWAY_503). */
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
@@ -42,22 +40,13 @@ typedef struct
 } Fixture;
 
 static void
-on_attempt (MendTurn     *turn,
-            guint         attempt,
-            GCancellable *cancellable,
-            gpointer      data)
-{
-  /* The test ends each attempt itself. */
-}
-
-static void
 on_turn_started (MendChat *chat,
                  MendTurn *turn,
                  Fixture  *f)
 {
   if (strstr (mend_turn_get_prompt (turn), "SendMessage") != NULL)
     f->prompts++;
-  g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), NULL);
+  mend_test_run_by_hand (turn);
 }
 
 static MendChat *
@@ -82,7 +71,7 @@ static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
-  f->clock = mend_manual_clock_new (WALL_START);
+  f->clock = mend_manual_clock_new (MEND_TEST_WALL_START);
   f->chat = new_chat (f, f->clock);
   f->retry = mend_chat_get_subagents (f->chat);
 }
@@ -608,7 +597,7 @@ test_subagents_come_back_from_the_saved_state (Fixture       *f,
                                                gconstpointer  data)
 {
   const char *ids[] = { "toolu_1", "toolu_2", "toolu_3", "toolu_4" };
-  MendClock *later = mend_manual_clock_new (WALL_START + 5000 * 1000);
+  MendClock *later = mend_manual_clock_new (MEND_TEST_WALL_START + 5000 * 1000);
   g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) before = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
@@ -679,7 +668,7 @@ test_subagents_come_back_from_the_saved_state (Fixture       *f,
     guint prompts = f->prompts;
 
     g_assert_nonnull (wait);
-    g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, WALL_START + 20000 * 1000);
+    g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, MEND_TEST_WALL_START + 20000 * 1000);
     mend_manual_clock_advance (MEND_MANUAL_CLOCK (later), 14999);
     g_assert_cmpuint (f->prompts, ==, prompts);
     mend_manual_clock_advance (MEND_MANUAL_CLOCK (later), 1);

@@ -10,8 +10,6 @@
 
 #include "mend-test-utils.h"
 
-#define WALL_START 1764500000000000
-
 typedef struct
 {
   MendClock       *clock;
@@ -20,15 +18,6 @@ typedef struct
   guint            failures_notified;
   gboolean         together;   /* each notify saw the other property new */
 } Fixture;
-
-static void
-on_attempt (MendTurn     *turn,
-            guint         attempt,
-            GCancellable *cancellable,
-            gpointer      data)
-{
-  /* The test ends each attempt itself. */
-}
 
 static void
 on_notify_last_verdict (MendTurn   *turn,
@@ -63,7 +52,7 @@ static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
-  f->clock = mend_manual_clock_new (WALL_START);
+  f->clock = mend_manual_clock_new (MEND_TEST_WALL_START);
   f->policy = mend_error_policy_new ();
   mend_error_policy_set_jitter (f->policy, MEND_JITTER_NONE);
   f->together = TRUE;
@@ -88,7 +77,7 @@ new_turn (Fixture *f,
                                  "delay-offset-ms", delay_offset_ms,
                                  NULL);
 
-  g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), NULL);
+  mend_test_run_by_hand (turn);
   g_signal_connect (turn, "notify::last-verdict", G_CALLBACK (on_notify_last_verdict), f);
   g_signal_connect (turn, "notify::last-failure", G_CALLBACK (on_notify_last_failure), f);
   return turn;
@@ -527,7 +516,7 @@ test_setting_a_property_afterwards_is_refused (Fixture       *f,
 static void
 test_getters_refuse_what_is_not_a_verdict (void)
 {
-  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendClock *clock = mend_manual_clock_new (MEND_TEST_WALL_START);
 
   g_test_expect_message ("Mend", G_LOG_LEVEL_CRITICAL, "*MEND_IS_VERDICT*");
   g_assert_null (mend_verdict_get_failure (NULL));
@@ -561,7 +550,7 @@ on_turn_started (MendChat *chat,
                  MendTurn *turn,
                  gpointer  data)
 {
-  g_signal_connect (turn, "attempt", G_CALLBACK (on_attempt), NULL);
+  mend_test_run_by_hand (turn);
 }
 
 static MendChat *
@@ -585,7 +574,7 @@ test_restored_wait_has_its_verdict (Fixture       *f,
                                     gconstpointer  data)
 {
   MendChat *chat = new_chat (f->clock, f->policy);
-  MendClock *later = mend_manual_clock_new (WALL_START + 600 * 1000);
+  MendClock *later = mend_manual_clock_new (MEND_TEST_WALL_START + 600 * 1000);
   MendChat *restored;
   g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
@@ -647,7 +636,7 @@ test_restored_wait_keeps_the_server_hint (Fixture       *f,
                                           gconstpointer  data)
 {
   MendChat *chat = new_chat (f->clock, f->policy);
-  MendClock *later = mend_manual_clock_new (WALL_START + 1000 * 1000);
+  MendClock *later = mend_manual_clock_new (MEND_TEST_WALL_START + 1000 * 1000);
   MendChat *restored;
   g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
