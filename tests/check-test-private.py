@@ -3,9 +3,9 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# usage: check-test-private.py STATIC-LIBRARY SHARED-LIBRARY NM TESTS-DIR LIST LIB-DIR
+# usage: check-test-private.py SHARED-LIBRARY NM TESTS-DIR LIST LIB-DIR STATIC-LIBRARY…
 #
-# The tests link the static library, so they may call what the shared
+# The tests link the layers' static libraries, so they may call what the shared
 # library does not export: the seams an app has no use for. LIST
 # (tests/test-private-symbols.txt) is the reviewed record of those. Finds the
 # library's symbols that the C sources under TESTS-DIR (every folder) name,
@@ -23,7 +23,9 @@ import re
 import subprocess
 import sys
 
-static_library, shared_library, nm, tests_dir, list_file, lib_dir = sys.argv[1:7]
+shared_library, nm, tests_dir, list_file, lib_dir = sys.argv[1:6]
+# The static library of each layer of lib/.
+static_libraries = sys.argv[6:]
 
 SOURCE_SUFFIXES = (".c", ".h")
 IDENTIFIER = re.compile(r"\bmend_\w+")
@@ -61,10 +63,10 @@ def sources(folder):
                     yield path, strip_comments(source.read())
 
 
-library = defined(["--defined-only", static_library])
+library = defined(["--defined-only"] + static_libraries)
 exported = defined(["-D", "--defined-only", shared_library])
 if not library or not exported:
-    print(f"no symbols found in {static_library} or {shared_library}", file=sys.stderr)
+    print(f"no symbols found in {' '.join(static_libraries)} or {shared_library}", file=sys.stderr)
     sys.exit(1)
 
 cleanup = {}

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The classifier's rules are data (lib/rules/classifier-rules.txt, compiled
+ * The classifier's rules are data (lib/failure/rules/classifier-rules.txt, compiled
  * in as a GResource): the built-in file parses, every row has its source,
  * what the library holds is the file in the tree, the text a set writes
  * reads back to the same set, and a malformed line is refused with its

@@ -9,19 +9,18 @@
 
 #include "mend-acp-agent.h"
 #include "mend-acp-requests-private.h"
-#include "mend-agent-host-private.h"
+#include "mend-subagent-retry.h"
 
 G_BEGIN_DECLS
 
-/* What a session/update tells the chat's host about subagents. Keeps the Task
+/* What a session/update tells the chat's subagent retry. Keeps the Task
  * calls seen (id → description), bounded. */
 typedef struct _MendAcpSubagents MendAcpSubagents;
 
 MendAcpSubagents *mend_acp_subagents_new  (void);
 void              mend_acp_subagents_free (MendAcpSubagents *subagents);
 void              mend_acp_subagents_feed (MendAcpSubagents    *subagents,
-                                           const MendAgentHost *host,
-                                           gpointer             chat,
+                                           MendSubagentRetry   *retry,
                                            JsonObject          *params,
                                            JsonObject          *update);
 

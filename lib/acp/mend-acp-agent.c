@@ -14,6 +14,7 @@
 #include "mend-acp-connection-private.h"
 #include "mend-acp-requests-private.h"
 #include "mend-agent-private.h"
+#include "mend-chat.h"
 #include "mend-failure-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
@@ -221,10 +222,9 @@ static gboolean
 is_continue_prompt (MendAcpAgent *self,
                     const char   *text)
 {
-  gpointer chat = NULL;
-  const MendAgentHost *host = mend_agent_get_host (AGENT (self), &chat);
+  MendChat *chat = mend_agent_get_chat (AGENT (self));
 
-  return host != NULL && g_strcmp0 (host->continue_prompt (chat), text) == 0;
+  return chat != NULL && g_strcmp0 (mend_chat_get_continue_prompt (chat), text) == 0;
 }
 
 /* Sends the attempt's prompt once the session is open and no earlier
@@ -412,8 +412,7 @@ on_update (gpointer    user_data,
   const char *kind = update ? mend_json_get_string (update, "sessionUpdate") : NULL;
   const char *session_id = mend_agent_get_session_id (AGENT (self));
   MendTurn *turn = mend_agent_get_turn (AGENT (self));
-  const MendAgentHost *host;
-  gpointer chat = NULL;
+  MendChat *chat;
   g_autofree char *json = NULL;
 
   if (kind == NULL || session_id == NULL ||
@@ -435,11 +434,11 @@ on_update (gpointer    user_data,
 
   /* The chat is held while it is fed: a handler of its subagents may drop
    * it, and one update may start and fail a subagent. */
-  host = mend_agent_get_host (AGENT (self), &chat);
-  if (host != NULL)
+  chat = mend_agent_get_chat (AGENT (self));
+  if (chat != NULL)
     {
       g_object_ref (chat);
-      mend_acp_subagents_feed (self->subagents, host, chat, params, update);
+      mend_acp_subagents_feed (self->subagents, mend_chat_get_subagents (chat), params, update);
       g_object_unref (chat);
     }
 
@@ -547,10 +546,8 @@ mend_acp_agent_ended (MendAgent *agent)
 /* Another chat has the agent, or none: a prompt that the last one's agent
  * dropped is not the next chat's to continue. */
 static void
-mend_acp_agent_attached (MendAgent *agent)
+on_chat_changed (MendAcpAgent *self)
 {
-  MendAcpAgent *self = MEND_ACP_AGENT (agent);
-
   g_clear_pointer (&self->dropped, g_free);
   g_clear_object (&self->lost);
 }
@@ -748,7 +745,6 @@ mend_acp_agent_class_init (MendAcpAgentClass *klass)
   agent_class->attempt = mend_acp_agent_attempt;
   agent_class->cancelled = mend_acp_agent_cancelled;
   agent_class->ended = mend_acp_agent_ended;
-  agent_class->attached = mend_acp_agent_attached;
 
   /**
    * MendAcpAgent:stop-reason:
@@ -843,6 +839,7 @@ mend_acp_agent_init (MendAcpAgent *self)
   self->subagents = mend_acp_subagents_new ();
   self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
   mend_agent_set_waits_func (AGENT (self), waits_on_app);
+  g_signal_connect (self, "notify::chat", G_CALLBACK (on_chat_changed), NULL);
 }
 
 /**

@@ -15,6 +15,7 @@
 #include "mend-acp-agent-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
+#include "mend-subagent-retry-private.h"
 
 /* The most Task calls remembered; past that the table starts again. */
 #define MAX_TASK_CALLS 256
@@ -154,8 +155,7 @@ api_error_text (JsonObject *response)
  * _meta.claudeCode.toolName is Task (a subagent) or SendMessage (a resume). */
 static void
 feed_claude_code (MendAcpSubagents    *self,
-                  const MendAgentHost *host,
-                  gpointer             chat,
+                  MendSubagentRetry   *retry,
                   JsonObject          *update)
 {
   JsonObject *meta = mend_json_get_object (update, "_meta");
@@ -178,7 +178,7 @@ feed_claude_code (MendAcpSubagents    *self,
       const char *to = input ? mend_json_get_string (input, "to") : NULL;
 
       if (to != NULL)
-        host->subagent_resumed (chat, to);
+        mend_subagent_retry_note_resumed (retry, to);
       return;
     }
 
@@ -214,7 +214,7 @@ feed_claude_code (MendAcpSubagents    *self,
 
   agent_id = response ? mend_json_get_string (response, "agentId") : NULL;
   if (agent_id != NULL)
-    host->subagent_started (chat, id, agent_id, call->description);
+    mend_subagent_retry_note_started (retry, id, agent_id, call->description);
 
   if (agent_id != NULL && !call->background)
     {
@@ -225,7 +225,7 @@ feed_claude_code (MendAcpSubagents    *self,
           g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
           call->failed = TRUE;
-          host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
+          mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
         }
     }
 
@@ -235,13 +235,13 @@ feed_claude_code (MendAcpSubagents    *self,
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (text);
 
       call->failed = TRUE;
-      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
+      mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
     }
   else if (g_strcmp0 (status, "completed") == 0 && !call->background && !call->failed)
     {
       /* A background launch completes at once; only a subagent that ran
        * in the foreground is done when its call is. */
-      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
+      mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
     }
 }
 
@@ -255,8 +255,7 @@ feed_claude_code (MendAcpSubagents    *self,
 
 static void
 feed_gemini (MendAcpSubagents    *self,
-             const MendAgentHost *host,
-             gpointer             chat,
+             MendSubagentRetry   *retry,
              JsonObject          *update)
 {
   const char *id = mend_json_get_string (update, "toolCallId");
@@ -291,7 +290,7 @@ feed_gemini (MendAcpSubagents    *self,
       call->delegated = TRUE;
       call->description = g_strdup (name);
       g_hash_table_insert (self->tasks, g_strdup (id), call);
-      host->subagent_started (chat, id, NULL, call->description);
+      mend_subagent_retry_note_started (retry, id, NULL, call->description);
     }
 
   /* Once ended, the call is forgotten, so that the table holds only the
@@ -303,12 +302,12 @@ feed_gemini (MendAcpSubagents    *self,
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (text && *text ? text : _("The subagent failed"));
 
       call->failed = TRUE;
-      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
+      mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_FAILED, failure);
       g_hash_table_remove (self->tasks, id);
     }
   else if (g_strcmp0 (status, "completed") == 0 && !call->failed)
     {
-      host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
+      mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
       g_hash_table_remove (self->tasks, id);
     }
 }
@@ -316,8 +315,7 @@ feed_gemini (MendAcpSubagents    *self,
 /* A hub's extension: _meta.acpmux.subagents, entries {subagentId,
  * agentId, name, state, error}. */
 static void
-feed_acpmux (const MendAgentHost *host,
-             gpointer             chat,
+feed_acpmux (MendSubagentRetry   *retry,
              JsonObject          *holder)
 {
   JsonObject *meta = mend_json_get_object (holder, "_meta");
@@ -341,7 +339,7 @@ feed_acpmux (const MendAgentHost *host,
         continue;
 
       if (g_str_equal (state, "running"))
-        host->subagent_started (chat, id, agent_id, mend_json_get_string (entry, "name"));
+        mend_subagent_retry_note_started (retry, id, agent_id, mend_json_get_string (entry, "name"));
       else if (g_str_equal (state, "failed"))
         {
           const char *error = mend_json_get_string (entry, "error");
@@ -349,20 +347,19 @@ feed_acpmux (const MendAgentHost *host,
 
           /* Made, as if it had started, when the hub shows it failed
            * first. */
-          host->subagent_ended (chat, id, agent_id, mend_json_get_string (entry, "name"),
+          mend_subagent_retry_task_ended (retry, id, agent_id, mend_json_get_string (entry, "name"),
                                 MEND_SUBAGENT_FAILED, failure);
         }
       else if (g_str_equal (state, "completed"))
-        host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
+        mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_COMPLETED, NULL);
       else if (g_str_equal (state, "cancelled"))
-        host->subagent_ended (chat, id, NULL, NULL, MEND_SUBAGENT_CANCELLED, NULL);
+        mend_subagent_retry_task_ended (retry, id, NULL, NULL, MEND_SUBAGENT_CANCELLED, NULL);
     }
 }
 
 void
 mend_acp_subagents_feed (MendAcpSubagents    *self,
-                         const MendAgentHost *host,
-                         gpointer             chat,
+                         MendSubagentRetry   *retry,
                          JsonObject          *params,
                          JsonObject          *update)
 {
@@ -370,10 +367,10 @@ mend_acp_subagents_feed (MendAcpSubagents    *self,
 
   if (g_strcmp0 (kind, "tool_call") == 0 || g_strcmp0 (kind, "tool_call_update") == 0)
     {
-      feed_claude_code (self, host, chat, update);
-      feed_gemini (self, host, chat, update);
+      feed_claude_code (self, retry, update);
+      feed_gemini (self, retry, update);
     }
 
-  feed_acpmux (host, chat, params);
-  feed_acpmux (host, chat, update);
+  feed_acpmux (retry, params);
+  feed_acpmux (retry, update);
 }

@@ -7,16 +7,12 @@
 
 #include "mend-agent.h"
 #include "mend-agent-child-private.h"
-#include "mend-agent-host-private.h"
 #include "mend-owner-private.h"
 
 G_BEGIN_DECLS
 
 /* The agent's thread (see mend-owner-private.h), for its subclasses' public functions. */
 const MendOwner     *mend_agent_get_owner         (MendAgent          *self);
-/* The host the chat lent (with the chat, as @chat), or NULL. */
-const MendAgentHost *mend_agent_get_host          (MendAgent          *self,
-                                                   gpointer           *chat);
 
 /* The attempt in flight: its turn, or NULL when none runs. */
 MendTurn            *mend_agent_get_turn          (MendAgent          *self);

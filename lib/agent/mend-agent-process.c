@@ -156,89 +156,6 @@ interrupt_request (MendAgentProcess *self)
   return json_line (root);
 }
 
-/* The host of a process that no chat attached: the attempt's turn only. */
-
-static MendTurn *
-lone_get_turn (gpointer self)
-{
-  return mend_agent_get_turn (self);
-}
-
-static void
-lone_output_seen (gpointer self)
-{
-  MendTurn *turn = mend_agent_get_turn (self);
-
-  if (turn != NULL)
-    mend_turn_note_output (turn);
-}
-
-static void
-lone_agent_status (gpointer    self,
-                   const char *text)
-{
-  MendTurn *turn = mend_agent_get_turn (self);
-
-  if (turn != NULL)
-    mend_turn_set_agent_status (turn, text);
-}
-
-static gboolean
-lone_false (gpointer self)
-{
-  return FALSE;
-}
-
-static void
-lone_nothing (gpointer self)
-{
-}
-
-static gboolean
-lone_subagent_started (gpointer    self,
-                       const char *id,
-                       const char *agent_id,
-                       const char *name)
-{
-  return FALSE;
-}
-
-static gboolean
-lone_subagent_ended (gpointer           self,
-                     const char        *id,
-                     const char        *agent_id,
-                     const char        *name,
-                     MendSubagentState  state,
-                     MendFailure       *failure)
-{
-  return FALSE;
-}
-
-static void
-lone_subagent_resumed (gpointer    self,
-                       const char *agent_id)
-{
-}
-
-static const char *
-lone_continue_prompt (gpointer self)
-{
-  return NULL;
-}
-
-static const MendAgentHost lone_host = {
-  .get_turn = lone_get_turn,
-  .output_seen = lone_output_seen,
-  .agent_status = lone_agent_status,
-  .continue_prompt = lone_continue_prompt,
-  .get_own_turn = lone_false,
-  .own_turn_began = lone_nothing,
-  .own_turn_ended = lone_nothing,
-  .subagent_started = lone_subagent_started,
-  .subagent_ended = lone_subagent_ended,
-  .subagent_resumed = lone_subagent_resumed,
-};
-
 /* Reading from the agent */
 
 static void
@@ -380,6 +297,9 @@ mend_agent_process_attempt (MendAgent *agent)
   MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
   g_autoptr(GBytes) line = user_message (mend_turn_get_prompt (mend_agent_get_turn (agent)));
 
+  /* What the agent writes goes to this attempt when no chat is attached. */
+  mend_stream_observer_set_sender_turn (self->observer, mend_agent_get_turn (agent));
+
   if (self->skip_results > 0)
     {
       mend_debug ("The prompt waits for the result of the turn that was interrupted");
@@ -388,19 +308,6 @@ mend_agent_process_attempt (MendAgent *agent)
     }
   else
     mend_agent_child_write (mend_agent_get_child (agent), line);
-}
-
-static void
-mend_agent_process_attached (MendAgent *agent)
-{
-  MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
-  gpointer chat = NULL;
-  const MendAgentHost *host = mend_agent_get_host (agent, &chat);
-
-  if (host != NULL)
-    mend_stream_observer_set_host (self->observer, host, chat);
-  else
-    mend_stream_observer_set_host (self->observer, &lone_host, self);
 }
 
 /* GObject */
@@ -481,7 +388,6 @@ mend_agent_process_class_init (MendAgentProcessClass *klass)
   agent_class->start = mend_agent_process_start;
   agent_class->attempt = mend_agent_process_attempt;
   agent_class->cancelled = mend_agent_process_cancelled;
-  agent_class->attached = mend_agent_process_attached;
   agent_class->line = mend_agent_process_line;
   agent_class->ended = mend_agent_process_ended;
 
@@ -514,7 +420,7 @@ mend_agent_process_class_init (MendAgentProcessClass *klass)
 static void
 mend_agent_process_init (MendAgentProcess *self)
 {
-  self->observer = mend_stream_observer_new_for_host (&lone_host, self);
+  self->observer = mend_stream_observer_new_for_sender (MEND_SENDER (self));
   mend_stream_observer_set_attempt_func (self->observer, on_attempt_ended, self);
 }
 

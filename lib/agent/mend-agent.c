@@ -74,9 +74,6 @@ typedef struct
   MendAgentChild      *child;
   guint64              last_n_lines;
 
-  const MendAgentHost *host;
-  GObject             *chat;       /* weak */
-
   GTask               *task;       /* the attempt in flight */
   MendTurn            *task_turn;
   gulong               cancelled_id;
@@ -413,50 +410,6 @@ mend_agent_get_owner (MendAgent *self)
   return &PRIV (self)->owner;
 }
 
-const MendAgentHost *
-mend_agent_get_host (MendAgent *self,
-                     gpointer  *chat)
-{
-  MendAgentPrivate *priv = PRIV (self);
-
-  if (chat != NULL)
-    *chat = priv->chat;
-  return priv->host;
-}
-
-static void
-notify_attached (MendAgent *self)
-{
-  MendAgentClass *klass = MEND_AGENT_GET_CLASS (self);
-
-  if (klass->attached != NULL)
-    klass->attached (self);
-}
-
-static void
-on_chat_gone (gpointer  data,
-              GObject  *where_the_object_was)
-{
-  MendAgent *self = data;
-  MendAgentPrivate *priv = PRIV (self);
-
-  priv->chat = NULL;
-  priv->host = NULL;
-  notify_attached (self);
-}
-
-static void
-detach (MendAgent *self)
-{
-  MendAgentPrivate *priv = PRIV (self);
-
-  if (priv->chat == NULL)
-    return;
-
-  g_object_weak_unref (priv->chat, on_chat_gone, self);
-  on_chat_gone (self, NULL);
-}
-
 /* MendSender */
 
 static void
@@ -519,43 +472,10 @@ mend_agent_send_finish (MendSender    *sender,
 }
 
 static void
-mend_agent_attach_host (MendSender    *sender,
-                        gconstpointer  host,
-                        GObject       *chat)
-{
-  MendAgent *self = MEND_AGENT (sender);
-  MendAgentPrivate *priv = PRIV (self);
-
-  if (host == NULL)
-    {
-      if (chat == priv->chat)
-        detach (self);
-      return;
-    }
-  if (chat == priv->chat)
-    return;
-
-  /* Its output can feed one chat only: a second one would take over the
-   * first chat's attempt in flight. */
-  if (priv->chat != NULL)
-    {
-      mend_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
-                     G_OBJECT_TYPE_NAME (self));
-      return;
-    }
-  priv->chat = chat;
-  priv->host = host;
-  g_object_weak_ref (chat, on_chat_gone, self);
-  notify_attached (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CHAT]);
-}
-
-static void
 mend_agent_sender_init (MendSenderInterface *iface)
 {
   iface->send_async = mend_agent_send_async;
   iface->send_finish = mend_agent_send_finish;
-  iface->attach_host = mend_agent_attach_host;
 }
 
 /* GObject */
@@ -579,7 +499,6 @@ mend_agent_dispose (GObject *object)
   mend_agent_finish_attempt (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED,
                                                               _("The agent was closed")));
   mend_agent_close_child (self);
-  detach (self);
 
   G_OBJECT_CLASS (mend_agent_parent_class)->dispose (object);
 }
@@ -624,7 +543,7 @@ mend_agent_get_property (GObject    *object,
       g_value_set_string (value, priv->session_id);
       break;
     case PROP_CHAT:
-      g_value_set_object (value, priv->chat);
+      g_value_set_object (value, mend_sender_get_chat (MEND_SENDER (self)));
       break;
     case PROP_RUNNING:
       g_value_set_boolean (value, priv->child != NULL);
@@ -666,9 +585,6 @@ mend_agent_set_property (GObject      *object,
       break;
     case PROP_SESSION_ID:
       mend_agent_set_session_id (self, g_value_get_string (value));
-      break;
-    case PROP_CHAT:
-      /* The chat attaches itself when the agent becomes its sender. */
       break;
     case PROP_TERMINATE_GRACE_MS:
       mend_agent_set_terminate_grace_ms (self, g_value_get_uint (value));
@@ -743,13 +659,12 @@ mend_agent_class_init (MendAgentClass *klass)
    * MendAgent:chat:
    *
    * The chat whose sender the agent is, which attached itself, or %NULL.
-   * Setting it does nothing: it is there for programs written when the
-   * chat had to be set by hand.
+   * An agent feeds one chat at a time.
    */
   properties[PROP_CHAT] =
     g_param_spec_object ("chat", NULL, NULL,
                          MEND_TYPE_CHAT,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendAgent:running:
@@ -1013,7 +928,7 @@ mend_agent_get_chat (MendAgent *self)
   g_return_val_if_fail (MEND_IS_AGENT (self), NULL);
   mend_return_val_if_not_owner (&PRIV (self)->owner, self, NULL);
 
-  return (MendChat *) PRIV (self)->chat;
+  return (MendChat *) mend_sender_get_chat (MEND_SENDER (self));
 }
 
 /**

@@ -65,9 +65,6 @@ struct _MendAgentClass
   /* The attempt's cancellable was cancelled: the attempt ends stopped
    * right after. */
   void          (*cancelled)   (MendAgent           *self);
-  /* Optional: the chat lent its host, or let go (mend_agent_get_host ()
-   * tells). */
-  void          (*attached)    (MendAgent           *self);
   /* A line of the agent's output; NULL leaves the output to the class. */
   void          (*line)        (MendAgent           *self,
                                 const char          *line,

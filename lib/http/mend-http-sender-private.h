@@ -41,6 +41,17 @@ typedef struct
   char             *buffer;       /* a chunk read from a pollable stream */
   GSource          *readable;     /* waits for the next chunk of one */
   guint             empty_wakeups;  /* in a row, that read nothing */
+
+  /* What reading the answer needs of the sender, taken as it starts. */
+  MendTranscript             *transcript;
+  const MendHttpDialectClass *wire;
+  guint             timeout_ms;
+  guint             max_body_bytes;
+  guint             max_line_bytes;
+  guint             max_event_bytes;
+  guint             content_signal;     /* the sender's ::content */
+  guint             text_delta_signal;  /* the sender's ::text-delta */
+  char             *answer_text;  /* of a success, for the sender's answer */
 } MendHttpAttempt;
 
 /* Bytes read at a time, and the most read in one go before the main loop
@@ -48,24 +59,20 @@ typedef struct
 #define MEND_HTTP_READ_SIZE 16384
 #define MEND_HTTP_READS_PER_DISPATCH 64
 
-/* Ends the attempt of @task with @failure (taken), or NULL for success:
- * the answer then goes to the transcript and the answer property. */
-void  mend_http_sender_finish_attempt (GTask          *task,
-                                       MendFailure    *failure);
-/* Emits ::content with @data, and ::text-delta with @text unless empty
- * or @cancellable was cancelled by then. */
-void  mend_http_sender_emit_content   (MendHttpSender *self,
-                                       MendTurn       *turn,
-                                       GCancellable   *cancellable,
-                                       const char     *data,
-                                       const char     *text);
-const MendHttpDialectClass *mend_http_sender_get_wire (MendHttpSender *self);
+/* Reading an attempt's answer (mend-http-sender-read.c), which calls
+ * nothing of the sender's: what it needs is in the attempt. */
 
+/* Ends the attempt of @task with @failure (taken), or NULL for success:
+ * the answer then goes to the transcript, and its text to the attempt's
+ * answer_text, for send_finish to make it the sender's answer. */
+void  mend_http_attempt_finish        (GTask          *task,
+                                       MendFailure    *failure);
 /* The answer came: its status and headers, then its body, read to the
- * end of the attempt (mend-http-sender-read.c). */
-void  mend_http_sender_on_sent        (GObject        *object,
+ * end of the attempt. */
+void  mend_http_attempt_on_sent       (GObject        *object,
                                        GAsyncResult   *result,
                                        gpointer        user_data);
+void  mend_http_attempt_free          (MendHttpAttempt *attempt);
 
 /* The default request body for @turn, in the sender's dialect, with its
  * model and max-tokens: the same bytes for every attempt of a turn. */

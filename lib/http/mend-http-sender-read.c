@@ -15,18 +15,91 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "mend-clock-private.h"
 #include "mend-failure-private.h"
 #include "mend-http-failures-private.h"
 #include "mend-http-sender-private.h"
 #include "mend-i18n-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
+#include "mend-transcript-private.h"
+
+void
+mend_http_attempt_free (MendHttpAttempt *attempt)
+{
+  if (attempt->timeout_id != 0)
+    mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
+  if (attempt->outer_id != 0)
+    g_cancellable_disconnect (attempt->outer, attempt->outer_id);
+  g_clear_object (&attempt->outer);
+  g_clear_object (&attempt->cancellable);
+  if (attempt->readable != NULL)
+    {
+      g_source_destroy (attempt->readable);
+      g_clear_pointer (&attempt->readable, g_source_unref);
+    }
+  g_clear_object (&attempt->body_stream);
+  mend_sse_reader_clear (&attempt->events);
+  g_clear_object (&attempt->parser);
+  if (attempt->scratch != NULL)
+    g_string_free (attempt->scratch, TRUE);
+  g_free (attempt->buffer);
+  g_clear_pointer (&attempt->body, g_byte_array_unref);
+  g_clear_pointer (&attempt->answer, mend_http_answer_free);
+  g_clear_object (&attempt->outcome);
+  g_clear_object (&attempt->message);
+  g_clear_object (&attempt->clock);
+  g_clear_object (&attempt->turn);
+  g_clear_object (&attempt->self);
+  g_clear_object (&attempt->transcript);
+  g_free (attempt->answer_text);
+  g_free (attempt);
+}
+
+/* ::content with @data, and ::text-delta with @text unless empty or the
+ * attempt was cancelled by then. */
+static void
+emit_content (MendHttpAttempt *attempt,
+              const char      *data,
+              const char      *text)
+{
+  g_signal_emit (attempt->self, attempt->content_signal, 0, attempt->turn, data);
+  /* A ::content handler that stopped the turn: no text after Stop. */
+  if (text != NULL && text[0] != '\0' && !g_cancellable_is_cancelled (attempt->cancellable))
+    g_signal_emit (attempt->self, attempt->text_delta_signal, 0, text);
+}
+
+void
+mend_http_attempt_finish (GTask       *task,
+                          MendFailure *failure)
+{
+  MendHttpAttempt *attempt = g_task_get_task_data (task);
+
+  if (attempt->timeout_id != 0)
+    {
+      mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
+      attempt->timeout_id = 0;
+    }
+
+  /* The answer of an attempt that succeeded, unless Stop came first. */
+  if (failure == NULL && !(attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer)))
+    {
+      g_autoptr(JsonNode) content = mend_http_answer_dup_content (attempt->answer);
+
+      mend_transcript_answered (attempt->transcript, attempt->turn, content);
+      g_free (attempt->answer_text);
+      attempt->answer_text = g_strdup (mend_http_answer_get_text (attempt->answer));
+    }
+
+  g_task_return_pointer (task, failure, g_object_unref);
+  g_object_unref (task);
+}
 
 static MendFailure *
 failure_from_error (MendHttpAttempt      *attempt,
                     const GError *error)
 {
-  return mend_http_failure_from_error (error, attempt->timed_out ? mend_http_sender_get_timeout_ms (attempt->self) : 0,
+  return mend_http_failure_from_error (error, attempt->timed_out ? attempt->timeout_ms : 0,
                                        attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer));
 }
 
@@ -34,11 +107,9 @@ static MendFailure *
 failure_over_cap (MendHttpAttempt     *attempt,
                   MendHttpCap  cap)
 {
-  MendHttpSender *self = attempt->self;
-
-  return mend_http_failure_over_cap (cap, cap == MEND_HTTP_CAP_LINE ? mend_http_sender_get_max_line_bytes (self)
-                                          : cap == MEND_HTTP_CAP_EVENT ? mend_http_sender_get_max_event_bytes (self)
-                                          : mend_http_sender_get_max_body_bytes (self));
+  return mend_http_failure_over_cap (cap, cap == MEND_HTTP_CAP_LINE ? attempt->max_line_bytes
+                                          : cap == MEND_HTTP_CAP_EVENT ? attempt->max_event_bytes
+                                          : attempt->max_body_bytes);
 }
 
 static MendFailure *
@@ -67,7 +138,7 @@ on_event (const char *name,
           gpointer    user_data)
 {
   MendHttpAttempt *attempt = user_data;
-  const MendHttpDialectClass *wire = mend_http_sender_get_wire (attempt->self);
+  const MendHttpDialectClass *wire = attempt->wire;
   g_autoptr(JsonNode) node = NULL;
   const char *text = NULL;
   MendHttpEvent event;
@@ -108,7 +179,7 @@ on_event (const char *name,
       return FALSE;
     case MEND_HTTP_EVENT_CONTENT:
       mend_turn_note_output (attempt->turn);
-      mend_http_sender_emit_content (attempt->self, attempt->turn, attempt->cancellable, data, text);
+      emit_content (attempt, data, text);
       break;
     case MEND_HTTP_EVENT_OTHER:
     default:
@@ -128,13 +199,13 @@ sse_status_ends (GTask         *task,
   switch (status)
     {
     case MEND_SSE_STOPPED:
-      mend_http_sender_finish_attempt (task, g_steal_pointer (&attempt->outcome));
+      mend_http_attempt_finish (task, g_steal_pointer (&attempt->outcome));
       return TRUE;
     case MEND_SSE_LINE_TOO_LONG:
-      mend_http_sender_finish_attempt (task, failure_over_cap (attempt, MEND_HTTP_CAP_LINE));
+      mend_http_attempt_finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_LINE));
       return TRUE;
     case MEND_SSE_EVENT_TOO_LARGE:
-      mend_http_sender_finish_attempt (task, failure_over_cap (attempt, MEND_HTTP_CAP_EVENT));
+      mend_http_attempt_finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_EVENT));
       return TRUE;
     case MEND_SSE_MORE:
     default:
@@ -149,15 +220,15 @@ finish_body (GTask *task)
   guint status = soup_message_get_status (attempt->message);
 
   if (SOUP_STATUS_IS_REDIRECTION (status))
-    mend_http_sender_finish_attempt (task, mend_http_failure_from_redirect (attempt->message, attempt->clock,
+    mend_http_attempt_finish (task, mend_http_failure_from_redirect (attempt->message, attempt->clock,
                                                      mend_turn_get_policy (attempt->turn)));
   else if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
       guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
-      mend_http_sender_finish_attempt (task, failure_from_response (attempt, attempt->body->data, len));
+      mend_http_attempt_finish (task, failure_from_response (attempt, attempt->body->data, len));
     }
   else if (attempt->body->len == 0)
-    mend_http_sender_finish_attempt (task, mend_failure_new_empty_response ());
+    mend_http_attempt_finish (task, mend_failure_new_empty_response ());
   else
     {
       const char *type = soup_message_headers_get_content_type (soup_message_get_response_headers (attempt->message), NULL);
@@ -170,19 +241,19 @@ finish_body (GTask *task)
        * error object in a 200 a failure as in a stream. */
       if (g_strcmp0 (type, "application/json") == 0 &&
           (root = mend_json_parse ((const char *) attempt->body->data, attempt->body->len, NULL)) != NULL)
-        whole = mend_http_sender_get_wire (attempt->self)->read_whole (attempt->answer, root);
+        whole = attempt->wire->read_whole (attempt->answer, root);
       if (whole == MEND_HTTP_EVENT_ERROR)
         {
           guint len = MIN (attempt->body->len, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES);
 
-          mend_http_sender_finish_attempt (task, failure_from_response (attempt, attempt->body->data, len));
+          mend_http_attempt_finish (task, failure_from_response (attempt, attempt->body->data, len));
           return;
         }
       if (whole == MEND_HTTP_EVENT_END)
         {
           if (mend_http_answer_is_empty (attempt->answer))
             {
-              mend_http_sender_finish_attempt (task, mend_failure_new_empty_response ());
+              mend_http_attempt_finish (task, mend_failure_new_empty_response ());
               return;
             }
           text = mend_http_answer_get_text (attempt->answer);
@@ -190,9 +261,9 @@ finish_body (GTask *task)
 
       g_byte_array_append (attempt->body, (const guint8 *) "", 1);
       mend_turn_note_output (attempt->turn);
-      mend_http_sender_emit_content (attempt->self, attempt->turn, attempt->cancellable,
+      emit_content (attempt,
                                      (const char *) attempt->body->data, text);
-      mend_http_sender_finish_attempt (task, NULL);
+      mend_http_attempt_finish (task, NULL);
     }
 }
 
@@ -209,9 +280,9 @@ take_chunk (GTask      *task,
   /* The bytes as decoded: a small compressed answer counts as what it
    * becomes. */
   attempt->received += size;
-  if (success && attempt->received > mend_http_sender_get_max_body_bytes (attempt->self))
+  if (success && attempt->received > attempt->max_body_bytes)
     {
-      mend_http_sender_finish_attempt (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
+      mend_http_attempt_finish (task, failure_over_cap (attempt, MEND_HTTP_CAP_BODY));
       return TRUE;
     }
 
@@ -251,14 +322,14 @@ take_end (GTask *task)
   /* A stream whose model said how it ended, with no end marker after
    * (some servers send none): complete. */
   if (mend_http_answer_get_stop_reason (attempt->answer) != NULL &&
-      mend_http_sender_get_wire (attempt->self)->dialect != MEND_HTTP_DIALECT_MESSAGES)
+      attempt->wire->dialect != MEND_HTTP_DIALECT_MESSAGES)
     {
-      mend_http_sender_finish_attempt (task, answer_outcome (attempt));
+      mend_http_attempt_finish (task, answer_outcome (attempt));
       return;
     }
   eof = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
                              _("The event stream ended before the message did"));
-  mend_http_sender_finish_attempt (task, mend_failure_new_from_error (eof));
+  mend_http_attempt_finish (task, mend_failure_new_from_error (eof));
 }
 
 /* Reading a stream that is not pollable: a chunk at a time, each a GTask. */
@@ -279,7 +350,7 @@ on_read (GObject      *object,
 
   if (error != NULL)
     {
-      mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+      mend_http_attempt_finish (task, failure_from_error (attempt, error));
       return;
     }
 
@@ -339,7 +410,7 @@ read_at_hand (GTask *task)
 
       if (g_cancellable_set_error_if_cancelled (attempt->cancellable, &error))
         {
-          mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+          mend_http_attempt_finish (task, failure_from_error (attempt, error));
           return G_SOURCE_REMOVE;
         }
       n = g_pollable_input_stream_read_nonblocking (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
@@ -348,7 +419,7 @@ read_at_hand (GTask *task)
         break;
       if (n < 0)
         {
-          mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+          mend_http_attempt_finish (task, failure_from_error (attempt, error));
           return G_SOURCE_REMOVE;
         }
       if (n == 0)
@@ -408,7 +479,7 @@ read_body (GTask *task)
 }
 
 void
-mend_http_sender_on_sent (GObject      *object,
+mend_http_attempt_on_sent (GObject      *object,
                           GAsyncResult *result,
                           gpointer      user_data)
 {
@@ -422,7 +493,7 @@ mend_http_sender_on_sent (GObject      *object,
 
   if (stream == NULL)
     {
-      mend_http_sender_finish_attempt (task, failure_from_error (attempt, error));
+      mend_http_attempt_finish (task, failure_from_error (attempt, error));
       return;
     }
 
@@ -437,8 +508,8 @@ mend_http_sender_on_sent (GObject      *object,
                        g_strcmp0 (content_type, "text/event-stream") == 0;
   if (attempt->streaming)
     {
-      mend_sse_reader_init (&attempt->events, mend_http_sender_get_max_line_bytes (attempt->self),
-                            mend_http_sender_get_max_event_bytes (attempt->self), on_event, attempt);
+      mend_sse_reader_init (&attempt->events, attempt->max_line_bytes,
+                            attempt->max_event_bytes, on_event, attempt);
       attempt->scratch = g_string_new (NULL);
     }
   read_body (task);

@@ -178,83 +178,6 @@ static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
 static void
-attempt_free (MendHttpAttempt *attempt)
-{
-  if (attempt->timeout_id != 0)
-    mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
-  if (attempt->outer_id != 0)
-    g_cancellable_disconnect (attempt->outer, attempt->outer_id);
-  g_clear_object (&attempt->outer);
-  g_clear_object (&attempt->cancellable);
-  if (attempt->readable != NULL)
-    {
-      g_source_destroy (attempt->readable);
-      g_clear_pointer (&attempt->readable, g_source_unref);
-    }
-  g_clear_object (&attempt->body_stream);
-  mend_sse_reader_clear (&attempt->events);
-  g_clear_object (&attempt->parser);
-  if (attempt->scratch != NULL)
-    g_string_free (attempt->scratch, TRUE);
-  g_free (attempt->buffer);
-  g_clear_pointer (&attempt->body, g_byte_array_unref);
-  g_clear_pointer (&attempt->answer, mend_http_answer_free);
-  g_clear_object (&attempt->outcome);
-  g_clear_object (&attempt->message);
-  g_clear_object (&attempt->clock);
-  g_clear_object (&attempt->turn);
-  g_clear_object (&attempt->self);
-  g_free (attempt);
-}
-
-void
-mend_http_sender_finish_attempt (GTask       *task,
-                                 MendFailure *failure)
-{
-  MendHttpAttempt *attempt = g_task_get_task_data (task);
-
-  if (attempt->timeout_id != 0)
-    {
-      mend_clock_remove_timeout (attempt->clock, attempt->timeout_id);
-      attempt->timeout_id = 0;
-    }
-
-  /* The answer of an attempt that succeeded, unless Stop came first. */
-  if (failure == NULL && !(attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer)))
-    {
-      g_autoptr(JsonNode) content = mend_http_answer_dup_content (attempt->answer);
-
-      mend_transcript_answered (attempt->self->transcript, attempt->turn, content);
-      g_free (attempt->self->answer);
-      attempt->self->answer = g_strdup (mend_http_answer_get_text (attempt->answer));
-      g_object_notify_by_pspec (G_OBJECT (attempt->self), properties[PROP_ANSWER]);
-    }
-
-  g_task_return_pointer (task, failure, g_object_unref);
-  g_object_unref (task);
-}
-
-/* Emits what an event of the answer brought. */
-void
-mend_http_sender_emit_content (MendHttpSender *self,
-                               MendTurn       *turn,
-                               GCancellable   *cancellable,
-                               const char     *data,
-                               const char     *text)
-{
-  g_signal_emit (self, signals[CONTENT], 0, turn, data);
-  /* A ::content handler that stopped the turn: no text after Stop. */
-  if (text != NULL && text[0] != '\0' && !g_cancellable_is_cancelled (cancellable))
-    g_signal_emit (self, signals[TEXT_DELTA], 0, text);
-}
-
-const MendHttpDialectClass *
-mend_http_sender_get_wire (MendHttpSender *self)
-{
-  return self->wire;
-}
-
-static void
 on_timeout (gpointer data)
 {
   MendHttpAttempt *attempt = data;
@@ -371,7 +294,15 @@ mend_http_sender_send_async (MendSender          *sender,
   attempt->io_priority = io_priority;
   attempt->answer = mend_http_answer_new ();
   g_task_set_priority (task, io_priority);
-  g_task_set_task_data (task, attempt, (GDestroyNotify) attempt_free);
+  attempt->transcript = g_object_ref (self->transcript);
+  attempt->wire = self->wire;
+  attempt->timeout_ms = self->timeout_ms;
+  attempt->max_body_bytes = self->max_body_bytes;
+  attempt->max_line_bytes = self->max_line_bytes;
+  attempt->max_event_bytes = self->max_event_bytes;
+  attempt->content_signal = signals[CONTENT];
+  attempt->text_delta_signal = signals[TEXT_DELTA];
+  g_task_set_task_data (task, attempt, (GDestroyNotify) mend_http_attempt_free);
 
   attempt->message = soup_message_new ("POST", self->uri);
   if (attempt->message == NULL)
@@ -381,7 +312,7 @@ mend_http_sender_send_async (MendSender          *sender,
       MendFailure *failure = mend_failure_new_from_error (error);
 
       /* Not something a retry can mend. */
-      mend_http_sender_finish_attempt (task, failure);
+      mend_http_attempt_finish (task, failure);
       return;
     }
 
@@ -418,7 +349,7 @@ mend_http_sender_send_async (MendSender          *sender,
                                                   on_timeout, attempt, NULL);
 
   soup_session_send_async (self->session, attempt->message, attempt->io_priority,
-                           attempt->cancellable, mend_http_sender_on_sent, task);
+                           attempt->cancellable, mend_http_attempt_on_sent, task);
 }
 
 static MendFailure *
@@ -426,7 +357,19 @@ mend_http_sender_send_finish (MendSender    *sender,
                               GAsyncResult  *result,
                               GError       **error)
 {
+  MendHttpSender *self = MEND_HTTP_SENDER (sender);
+  MendHttpAttempt *attempt;
+
   g_return_val_if_fail (g_task_is_valid (result, sender), NULL);
+
+  /* The answer of an attempt that succeeded. */
+  attempt = g_task_get_task_data (G_TASK (result));
+  if (attempt->answer_text != NULL)
+    {
+      g_free (self->answer);
+      self->answer = g_steal_pointer (&attempt->answer_text);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ANSWER]);
+    }
 
   /* A cancelled task propagates G_IO_ERROR_CANCELLED. */
   return g_task_propagate_pointer (G_TASK (result), error);

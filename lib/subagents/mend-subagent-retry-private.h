@@ -16,32 +16,31 @@
 
 G_BEGIN_DECLS
 
-/* What a chat lends its subagent retry, which calls nothing of the chat's
- * but these: the chat owns the flow. */
-typedef struct
-{
-  /* Whether the agent runs a turn of its own: a prompt due then is held
-   * until the chat calls mend_subagent_retry_release_held(). */
-  gboolean (*get_external_turn) (gpointer        chat);
-  /* Sends a resume prompt: runs it as the chat's turn now when nothing
-   * runs, else queues it in the room kept for resume prompts. Its queue
-   * item is set in @item before anyone hears of it (see
-   * mend_queue_add_prompt()): a turn that starts from it is told to
-   * mend_subagent_retry_prompt_started() before anyone else hears of it. */
-  gboolean (*submit)            (gpointer        chat,
-                                 const char     *text,
-                                 const char     *provenance,
-                                 MendQueueItem **item,
-                                 GError        **error);
-} MendSubagentHost;
+/* Sends a resume prompt, as the chat that owns the retry does: runs it as
+ * the chat's turn now when nothing runs, else queues it in the room kept
+ * for resume prompts. Its queue item is set in @item before anyone hears
+ * of it (see mend_queue_add_prompt()): a turn that starts from it is told
+ * to mend_subagent_retry_prompt_started() before anyone else hears of it. */
+typedef gboolean (*MendSubagentSubmitFunc) (const char     *text,
+                                            const char     *provenance,
+                                            MendQueueItem **item,
+                                            gpointer        user_data,
+                                            GError        **error);
 
-/* Made by the chat that owns it; holds only a weak pointer to the chat. */
-MendSubagentRetry *mend_subagent_retry_new (MendChat               *chat,
-                                            const MendSubagentHost *host,
-                                            MendQueue              *queue,
+/* Made by the chat that owns it, which the retry never calls but through
+ * @submit; @user_data (the chat) is not referenced. Until it is disposed,
+ * the retry sends its prompts through @submit. */
+MendSubagentRetry *mend_subagent_retry_new (MendQueue              *queue,
                                             MendClock              *clock,
                                             MendErrorPolicy        *resume_policy,
-                                            const char             *chat_id);
+                                            const char             *chat_id,
+                                            MendSubagentSubmitFunc  submit,
+                                            gpointer                user_data);
+
+/* Whether the agent runs a turn of its own: a prompt due then is held
+ * until mend_subagent_retry_release_held(). */
+void     mend_subagent_retry_set_external_turn (MendSubagentRetry *self,
+                                                gboolean           external_turn);
 
 /* What the chat tells its subagent retry, each before the chat's own
  * signal for it: a turn started from a queue item (any item: the retry

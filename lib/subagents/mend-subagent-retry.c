@@ -10,7 +10,6 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-owner-private.h"
-#include "mend-chat.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
@@ -86,7 +85,6 @@ struct _MendSubagentRetry
 
 enum {
   PROP_0,
-  PROP_CHAT,
   PROP_MAX_FAILED,
   N_PROPS
 };
@@ -304,7 +302,7 @@ mend_subagent_retry_release_held (MendSubagentRetry *self)
   g_autoptr(GPtrArray) entries = NULL;
   MendSubagentScheduler *sched = &self->sched;
 
-  if (!mend_subagent_scheduler_is_open (sched) || sched->host->get_external_turn (sched->chat))
+  if (!mend_subagent_scheduler_is_open (sched) || sched->external_turn)
     return;
 
   entries = mend_subagent_list_snapshot (&sched->list);
@@ -359,11 +357,9 @@ mend_subagent_retry_dispose (GObject *object)
 {
   MendSubagentRetry *self = (MendSubagentRetry *) object;
 
-  if (self->sched.chat != NULL)
-    {
-      g_object_remove_weak_pointer (G_OBJECT (self->sched.chat), &self->sched.chat);
-      self->sched.chat = NULL;
-    }
+  /* The chat disposes its retry as it goes: nothing is sent any more. */
+  self->sched.submit = NULL;
+  self->sched.submit_data = NULL;
 
   /* Cancelling a wait emits on it: walk a held copy. */
   if (self->sched.list.entries->len > 0)
@@ -398,9 +394,6 @@ mend_subagent_retry_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_CHAT:
-      g_value_set_object (value, self->sched.chat);
-      break;
     case PROP_MAX_FAILED:
       g_value_set_uint (value, self->sched.max_failed);
       break;
@@ -438,16 +431,6 @@ mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
   object_class->set_property = mend_subagent_retry_set_property;
 
   mend_i18n_init ();
-
-  /**
-   * MendSubagentRetry:chat:
-   *
-   * The chat whose subagents these are, or %NULL once it is gone.
-   */
-  properties[PROP_CHAT] =
-    g_param_spec_object ("chat", NULL, NULL,
-                         MEND_TYPE_CHAT,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   /**
    * MendSubagentRetry:max-failed:
@@ -573,18 +556,19 @@ mend_subagent_retry_init (MendSubagentRetry *self)
 }
 
 MendSubagentRetry *
-mend_subagent_retry_new (MendChat               *chat,
-                         const MendSubagentHost *host,
-                         MendQueue              *queue,
+mend_subagent_retry_new (MendQueue              *queue,
                          MendClock              *clock,
                          MendErrorPolicy        *resume_policy,
-                         const char             *chat_id)
+                         const char             *chat_id,
+                         MendSubagentSubmitFunc  submit,
+                         gpointer                user_data)
 {
   MendSubagentRetry *self = g_object_new (MEND_TYPE_SUBAGENT_RETRY, NULL);
 
-  self->sched.host = host;
-  self->sched.chat = chat;
-  g_object_add_weak_pointer (G_OBJECT (chat), &self->sched.chat);
+  g_assert (submit != NULL);
+
+  self->sched.submit = submit;
+  self->sched.submit_data = user_data;
   self->sched.queue = g_object_ref (queue);
   self->sched.clock = g_object_ref (clock);
   self->sched.policy = g_object_ref (resume_policy);
@@ -593,21 +577,11 @@ mend_subagent_retry_new (MendChat               *chat,
   return self;
 }
 
-/**
- * mend_subagent_retry_get_chat:
- * @self: a subagent retry
- *
- * Gets the chat whose subagents these are.
- *
- * Returns: (transfer none) (nullable): the chat, or %NULL once it is gone
- */
-MendChat *
-mend_subagent_retry_get_chat (MendSubagentRetry *self)
+void
+mend_subagent_retry_set_external_turn (MendSubagentRetry *self,
+                                       gboolean           external_turn)
 {
-  g_return_val_if_fail (MEND_IS_SUBAGENT_RETRY (self), NULL);
-  mend_return_val_if_not_owner (&self->owner, self, NULL);
-
-  return self->sched.chat;
+  self->sched.external_turn = external_turn;
 }
 
 /**
@@ -770,13 +744,13 @@ mend_subagent_retry_note_failed (MendSubagentRetry *self,
 
   /* Only a chat's subagents are retried. One that could be is judged and
    * its next attempt decided in one pass, as a turn's failure is. */
-  if (sched->chat != NULL && could_retry (sched, entry))
+  if (sched->submit != NULL && could_retry (sched, entry))
     {
       verdict = mend_subagent_scheduler_decide (sched, entry, failure, &step);
       kind = mend_verdict_get_kind (verdict);
       judged = g_object_ref (mend_verdict_get_failure (verdict));
     }
-  else if (sched->chat != NULL)
+  else if (sched->submit != NULL)
     kind = mend_verdict_classify (sched->policy, failure, FALSE, &judged);
 
   /* The handlers of the new entry may have replaced, ended or forgotten

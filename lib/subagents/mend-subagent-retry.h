@@ -54,8 +54,6 @@ MEND_AVAILABLE_IN_1_0
 G_DECLARE_FINAL_TYPE (MendSubagentRetry, mend_subagent_retry, MEND, SUBAGENT_RETRY, GObject)
 
 MEND_AVAILABLE_IN_1_0
-MendChat     *mend_subagent_retry_get_chat       (MendSubagentRetry *self);
-MEND_AVAILABLE_IN_1_0
 MendSubagent *mend_subagent_retry_lookup         (MendSubagentRetry *self,
                                                   const char        *id);
 MEND_AVAILABLE_IN_1_0

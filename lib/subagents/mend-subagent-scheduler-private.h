@@ -27,7 +27,7 @@ typedef enum
 } MendSubagentSignal;
 
 /* Turns subagent failures into resume prompts: plans each wait, sends the
- * prompt through its chat's host when the wait fires, follows the prompt
+ * prompt through its chat's submit function when the wait fires, follows the prompt
  * by the queue item and then the turn that the host hands back, and takes
  * it back when it must. Its signals are emitted on @object. */
 typedef struct
@@ -35,8 +35,9 @@ typedef struct
   GObject                *object;
   const guint            *signals;   /* indexed by MendSubagentSignal */
   MendSubagentList        list;
-  const MendSubagentHost *host;
-  gpointer                chat;      /* weak: NULL once it is gone */
+  MendSubagentSubmitFunc  submit;    /* NULL once the retry is disposed */
+  gpointer                submit_data;
+  gboolean                external_turn;
   gboolean                closed;
   MendQueue              *queue;
   MendClock              *clock;

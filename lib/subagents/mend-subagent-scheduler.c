@@ -54,7 +54,7 @@ mend_subagent_scheduler_clear (MendSubagentScheduler *self)
 gboolean
 mend_subagent_scheduler_is_open (MendSubagentScheduler *self)
 {
-  return self->chat != NULL && !self->closed;
+  return self->submit != NULL && !self->closed;
 }
 
 void
@@ -87,7 +87,7 @@ mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
   json_builder_set_member_name (builder, "attempt");
   json_builder_add_int_value (builder, attempt);
   json_builder_set_member_name (builder, "of");
-  json_builder_add_int_value (builder, self->chat ? mend_error_policy_get_max_retries (self->policy) : 0);
+  json_builder_add_int_value (builder, self->submit != NULL ? mend_error_policy_get_max_retries (self->policy) : 0);
   if (wait != NULL)
     {
       json_builder_set_member_name (builder, "nextAt");
@@ -105,9 +105,10 @@ mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
     }
   json_builder_end_object (builder);
 
-  /* One stream of records per chat: the chat's, its subagents' too. Each
-   * is told on both before the next: a step that a handler takes while
-   * one is told waits for it, so that both streams keep one order. */
+  /* One stream of records per chat: the chat's, its subagents' too (the
+   * chat re-tells each, its handler the first). Each is told before the
+   * next: a step that a handler takes while one is told waits for it, so
+   * that both streams keep one order. */
   g_queue_push_tail (&self->records, mend_json_builder_finish (builder));
   if (self->telling)
     return;
@@ -117,8 +118,6 @@ mend_subagent_scheduler_emit_step (MendSubagentScheduler *self,
   self->telling = TRUE;
   while ((json = g_queue_pop_head (&self->records)) != NULL)
     {
-      if (self->chat != NULL)
-        g_signal_emit_by_name (self->chat, "record", json);
       g_signal_emit (self->object, self->signals[MEND_SUBAGENT_SIGNAL_RECORD], 0, json);
       g_clear_pointer (&json, g_free);
     }
@@ -514,7 +513,7 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
     return;
   /* Queued behind a running turn, never steered into it. The prompt is
    * followed by its item: the chat says which turn starts from it. */
-  if (self->host->submit (self->chat, text, provenance, &entry->prompt_item, &error))
+  if (self->submit (text, provenance, &entry->prompt_item, self->submit_data, &error))
     return;
 
   mend_debug ("Subagent %s: resume prompt not sent: %s",
@@ -540,7 +539,7 @@ on_wait_fired (MendRetryWait     *wait,
 
   if (!entry->gone && mend_subagent_scheduler_is_open (self))
     {
-      if (self->host->get_external_turn (self->chat))
+      if (self->external_turn)
         entry->held = TRUE;   /* sent when the agent's own turn ends */
       else
         mend_subagent_scheduler_send_prompt (self, entry);

@@ -4,7 +4,7 @@
  *
  * Byte 0 of the input says whether the rules must have their order line
  * (bit 0); the rest is read by mend_rule_set_parse (), the loader of
- * lib/rules/classifier-rules.txt. Checked besides crashes and leaks:
+ * lib/failure/rules/classifier-rules.txt. Checked besides crashes and leaks:
  * - a result or an error (MEND_POLICY_ERROR, UTF-8 message), never both;
  * - every row it keeps is one the classifier can match: words already
  *   normalized, tokens of token characters, a source;
@@ -60,7 +60,7 @@ check_rows (MendRuleSet *rules)
       switch (rule->match)
         {
         case MEND_MATCH_WORDS:
-          normal = mend_classifier_normalize (rule->pattern);
+          normal = mend_rules_normalize_text (rule->pattern);
           fuzz_check (strcmp (normal, rule->pattern) == 0, "row %u: words not normalized: %s", i,
                       rule->pattern);
           break;

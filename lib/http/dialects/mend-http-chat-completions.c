@@ -24,38 +24,6 @@
 #include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
-char *
-mend_http_content_text (JsonNode *content)
-{
-  GString *text = g_string_new (NULL);
-
-  if (content != NULL && JSON_NODE_HOLDS_VALUE (content) &&
-      json_node_get_value_type (content) == G_TYPE_STRING)
-    g_string_append (text, json_node_get_string (content));
-  else if (content != NULL && JSON_NODE_HOLDS_ARRAY (content))
-    {
-      JsonArray *blocks = json_node_get_array (content);
-
-      for (guint i = 0; i < json_array_get_length (blocks); i++)
-        {
-          JsonObject *block = mend_http_block_at (blocks, i);
-          const char *type = mend_json_get_string (block, "type");
-          const char *value = mend_json_get_string (block, "text");
-
-          if (value != NULL && (g_strcmp0 (type, "text") == 0 || g_strcmp0 (type, "tool_result") == 0))
-            g_string_append (text, value);
-          else if (g_strcmp0 (type, "tool_result") == 0)
-            {
-              g_autofree char *inner = mend_http_content_text (json_object_get_member (block, "content"));
-
-              g_string_append (text, inner);
-            }
-        }
-    }
-
-  return g_string_free (text, FALSE);
-}
-
 static void
 add_tool_calls (JsonBuilder *builder,
                 JsonArray   *blocks)

@@ -8,7 +8,6 @@
 #include "mend-enum-types.h"
 #include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
-#include "mend-gate-private.h"
 #include "mend-verdict-private.h"
 
 /**
@@ -133,21 +132,16 @@ mend_verdict_decide (MendErrorPolicy          *policy,
   g_assert (MEND_IS_ERROR_POLICY (policy));
   g_assert (MEND_IS_FAILURE (judged));
   g_assert (context->attempt >= 1);
-  g_assert (context->gate == NULL || MEND_IS_GATE (context->gate));
-  g_assert (context->probe == 0 || context->admitted);
-
-  if (context->gate != NULL && context->admitted)
-    mend_gate_report (context->gate, context->gate_key, judged, kind, context->probe);
 
   switch (kind)
     {
     case MEND_FAILURE_TRANSIENT:
       /* A failed probe is the gate's, not the turn's: the attempt is not
        * spent, and runs again when the gate next checks. */
-      if (context->probe != 0 && mend_gate_get_state (context->gate) == MEND_GATE_OPEN)
+      if (context->hold_ms >= 0)
         {
           *step = MEND_VERDICT_HOLD;
-          delay = mend_gate_get_next_check_ms (context->gate) + 1;
+          delay = context->hold_ms;
         }
       else if (context->attempt > context->max_retries)
         *step = MEND_VERDICT_EXHAUSTED;
@@ -190,6 +184,7 @@ mend_verdict_reach (MendErrorPolicy *policy,
     .attempt = attempt,
     .max_retries = mend_error_policy_get_max_retries (policy),
     .delay_offset_ms = mend_error_policy_get_stagger_for (policy, stagger_key),
+    .hold_ms = -1,
   };
 
   if (kind == -1)

@@ -11,6 +11,7 @@
 #include "mend-error-policy.h"
 #include "mend-failure-private.h"
 #include "mend-gate-private.h"
+#include "mend-verdict-private.h"
 #include "mend-redact-private.h"
 #include "mend-retry-wait-private.h"
 #include "mend-sender.h"
@@ -1446,7 +1447,9 @@ mend_turn_fail (MendTurn    *self,
   context.max_retries = self->max_retries;
   context.output_seen = self->output_seen;
   context.delay_offset_ms = self->delay_offset_ms;
-  mend_gate_link_hand_over (&self->gate, &context);
+  /* The turn tells its gate how the attempt ended; a failed probe is
+   * held. */
+  context.hold_ms = mend_gate_link_settle (&self->gate, judged, kind);
   verdict = mend_verdict_decide (self->policy, judged, kind, &context, &step);
 
   g_object_freeze_notify (G_OBJECT (self));

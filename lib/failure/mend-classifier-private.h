@@ -72,8 +72,5 @@ guint  mend_classifier_status_in_text (const char *text);
 /* The reason an HTTP status stands for, or UNKNOWN. */
 MendReason mend_classifier_reason_for_status (guint status);
 
-/* Lower-cased text with URLs blanked out and runs of white space (a
- * terminal's line wrap included) made one space. */
-char  *mend_classifier_normalize  (const char  *text);
 
 G_END_DECLS

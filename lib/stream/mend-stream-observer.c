@@ -15,13 +15,14 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-owner-private.h"
-#include "mend-chat.h"
+#include "mend-chat-private.h"
 #include "mend-failure.h"
 #include "mend-sender-private.h"
+#include "mend-subagent-retry-private.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 #include "mend-stream-observer-private.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendStreamObserver:
@@ -103,11 +104,13 @@ struct _MendStreamObserver
   GObject   parent_instance;
   MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
-  MendChat *chat;
-  /* What the observer tells: the chat's table, or its owner's. */
-  const MendAgentHost *host;
-  gpointer             host_data;
-  gboolean             reads_for_chat; /* told the chat it reads for it */
+  /* What the observer feeds: the chat it was made for, or the chat that
+   * the sender it reads for (an agent's own observer) feeds, else the
+   * sender's attempt in flight (not references). */
+  MendChat   *chat;
+  MendSender *sender;
+  MendTurn   *sender_turn;
+  gboolean    reads_for_chat; /* told the chat it reads for it */
   guint     max_line_bytes;
   guint64   n_lines;
   guint64   n_parsed;
@@ -234,13 +237,65 @@ ignore_line (MendStreamObserver *self,
 #define SYNTHETIC_MODEL "\"model\":\"<synthetic>\""
 #define API_ERROR_MESSAGE "\"is_api_error_message\":true"
 
+/* The chat fed, or NULL. */
+static inline MendChat *
+fed_chat (MendStreamObserver *self)
+{
+  if (self->chat != NULL)
+    return self->chat;
+  return self->sender != NULL ? (MendChat *) mend_sender_get_chat (self->sender) : NULL;
+}
+
+/* The app's turn: the chat's, or with no chat the sender's attempt. */
+static inline MendTurn *
+app_turn (MendStreamObserver *self)
+{
+  MendChat *chat = fed_chat (self);
+
+  return chat != NULL ? mend_chat_get_turn (chat) : self->sender_turn;
+}
+
+static MendTurn *
+running_turn (MendStreamObserver *self)
+{
+  MendTurn *turn = app_turn (self);
+
+  return turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING ? turn : NULL;
+}
+
+static void
+output_seen (MendStreamObserver *self)
+{
+  MendTurn *turn = running_turn (self);
+
+  if (turn != NULL)
+    mend_turn_note_output (turn);
+}
+
+/* The agent runs a turn of its own: only a chat knows. */
+static gboolean
+own_turn (MendStreamObserver *self)
+{
+  MendChat *chat = fed_chat (self);
+
+  return chat != NULL && mend_chat_get_external_turn (chat);
+}
+
+static MendSubagentRetry *
+subagents (MendStreamObserver *self)
+{
+  MendChat *chat = fed_chat (self);
+
+  return chat != NULL ? mend_chat_get_subagents (chat) : NULL;
+}
+
 /* Output of the app's running turn — a content delta, a tool call, an
  * assistant message — makes a later failure of that turn partial, so that
  * it is not replayed. Told apart by bytes, like everything on this path. */
 static inline gboolean
 running_without_output (MendStreamObserver *self)
 {
-  MendTurn *turn = self->host->get_turn (self->host_data);
+  MendTurn *turn = app_turn (self);
 
   return turn != NULL && !mend_turn_get_output_seen (turn) &&
          mend_turn_get_state (turn) == MEND_TURN_RUNNING;
@@ -256,7 +311,7 @@ note_output (MendStreamObserver *self,
       memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
     {
       if (running_without_output (self) && memmem (line, length, "\"content_block_", 15) != NULL)
-        self->host->output_seen (self->host_data);
+        output_seen (self);
       return;
     }
 
@@ -268,7 +323,7 @@ note_output (MendStreamObserver *self,
       running_without_output (self) &&
       memmem (line, length, SYNTHETIC_MODEL, strlen (SYNTHETIC_MODEL)) == NULL &&
       memmem (line, length, API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE)) == NULL)
-    self->host->output_seen (self->host_data);
+    output_seen (self);
 }
 
 /* The byte scan of the hot path: only lines naming "system" or "result"
@@ -438,7 +493,7 @@ handle_result (MendStreamObserver  *self,
            has_errors (object) ||
            g_strcmp0 (terminal_reason, "api_error") == 0;
 
-  turn = self->host->get_turn (self->host_data);
+  turn = app_turn (self);
   if (turn != NULL && !mend_stream_observer_is_own_turn_result (object))
     {
       g_autoptr(MendFailure) failure = NULL;
@@ -478,9 +533,9 @@ handle_result (MendStreamObserver  *self,
 
   /* The agent's own turn ended, whether well or not: nothing to retry,
    * the app did not ask for it. */
-  if (self->host->get_own_turn (self->host_data))
+  if (own_turn (self))
     {
-      self->host->own_turn_ended (self->host_data);
+      mend_chat_end_external_turn (fed_chat (self));
       return TRUE;
     }
 
@@ -491,12 +546,13 @@ static gboolean
 handle_init (MendStreamObserver *self)
 {
   /* With an app turn in flight, this is that turn starting. */
-  if (self->host->get_turn (self->host_data) != NULL ||
-      self->host->get_own_turn (self->host_data))
+  MendChat *chat = fed_chat (self);
+
+  if (chat == NULL || app_turn (self) != NULL || own_turn (self))
     return FALSE;
 
-  self->host->own_turn_began (self->host_data);
-  return self->host->get_own_turn (self->host_data);
+  mend_chat_begin_external_turn (chat);
+  return own_turn (self);
 }
 
 static void
@@ -592,7 +648,8 @@ handle_task_started (MendStreamObserver  *self,
   if (tool_use_id == NULL || tool_use_id[0] == '\0')
     tool_use_id = task_id;
 
-  return self->host->subagent_started (self->host_data, tool_use_id, task_id, description);
+  return subagents (self) != NULL &&
+         mend_subagent_retry_note_started (subagents (self), tool_use_id, task_id, description) != NULL;
 }
 
 /* A subagent ended: failed with @failure_text, or @state. It is found by
@@ -612,7 +669,8 @@ end_subagent (MendStreamObserver *self,
   if (state == MEND_SUBAGENT_FAILED)
     failure = mend_failure_new_from_text (failure_text);
 
-  return self->host->subagent_ended (self->host_data, id, task_id, NULL, state, failure);
+  return subagents (self) != NULL &&
+         mend_subagent_retry_task_ended (subagents (self), id, task_id, NULL, state, failure);
 }
 
 static gboolean
@@ -729,9 +787,7 @@ handle_api_retry (MendStreamObserver  *self,
   if (get_string (object, "error", &error) == MEMBER_BAD)
     return (*bad = "error is not a string", FALSE);
 
-  turn = self->host->get_turn (self->host_data);
-  if (turn != NULL && mend_turn_get_state (turn) != MEND_TURN_RUNNING)
-    turn = NULL;
+  turn = running_turn (self);
 
   if (turn != NULL)
     {
@@ -745,7 +801,7 @@ handle_api_retry (MendStreamObserver  *self,
                                 error ? error : _("error"), (guint) attempt, (guint) max_retries);
       else
         text = g_strdup (_("Claude Code is retrying"));
-      self->host->agent_status (self->host_data, text);
+      mend_turn_set_agent_status (turn, text);
     }
 
   g_signal_emit (self, signals[AGENT_RETRY], 0, turn,
@@ -832,25 +888,17 @@ mend_stream_observer_constructed (GObject *object)
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->constructed (object);
 
-  if (self->chat != NULL && self->host == NULL)
+  if (self->chat != NULL)
     {
-      self->host = mend_agent_host_lookup (G_OBJECT (self->chat));
-      self->host_data = self->chat;
-      if (self->host != NULL && self->host->reader_attached != NULL)
-        {
-          self->host->reader_attached (self->host_data, TRUE);
-          self->reads_for_chat = TRUE;
-        }
+      mend_chat_reader_attached (self->chat, TRUE);
+      self->reads_for_chat = TRUE;
     }
 }
 
 static gboolean
 reader_left (gpointer chat)
 {
-  const MendAgentHost *host = mend_agent_host_lookup (chat);
-
-  if (host != NULL && host->reader_attached != NULL)
-    host->reader_attached (chat, FALSE);
+  mend_chat_reader_attached (chat, FALSE);
   return G_SOURCE_REMOVE;
 }
 
@@ -867,8 +915,8 @@ mend_stream_observer_dispose (GObject *object)
       mend_owner_invoke (&self->owner, reader_left, g_object_ref (self->chat), g_object_unref);
     }
   g_clear_object (&self->chat);
-  self->host = NULL;
-  self->host_data = NULL;
+  self->sender = NULL;
+  g_clear_weak_pointer (&self->sender_turn);
   g_clear_pointer (&self->other_tasks, g_hash_table_unref);
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->dispose (object);
@@ -1151,24 +1199,21 @@ mend_stream_observer_get_n_ignored (MendStreamObserver *self)
 }
 
 MendStreamObserver *
-mend_stream_observer_new_for_host (const MendAgentHost *host,
-                                   gpointer             host_data)
+mend_stream_observer_new_for_sender (MendSender *sender)
 {
   MendStreamObserver *self = g_object_new (MEND_TYPE_STREAM_OBSERVER, NULL);
 
-  mend_stream_observer_set_host (self, host, host_data);
+  self->sender = sender;
   return self;
 }
 
 void
-mend_stream_observer_set_host (MendStreamObserver  *self,
-                               const MendAgentHost *host,
-                               gpointer             host_data)
+mend_stream_observer_set_sender_turn (MendStreamObserver *self,
+                                      MendTurn           *turn)
 {
-  g_assert (self->chat == NULL);
+  g_assert (self->sender != NULL);
 
-  self->host = host;
-  self->host_data = host_data;
+  g_set_weak_pointer (&self->sender_turn, turn);
 }
 
 /* The app's attempt in flight can never get its result, as when the agent
@@ -1179,10 +1224,10 @@ mend_stream_observer_end_of_output (MendStreamObserver *self)
 {
   MendTurn *turn;
 
-  if (self->host == NULL)
+  if (self->chat == NULL && self->sender == NULL)
     return;
 
-  turn = self->host->get_turn (self->host_data);
+  turn = app_turn (self);
   g_object_ref (self);
 
   if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
@@ -1202,8 +1247,8 @@ mend_stream_observer_end_of_output (MendStreamObserver *self)
 void
 mend_stream_observer_end_own_turn (MendStreamObserver *self)
 {
-  if (self->host != NULL)
-    self->host->own_turn_ended (self->host_data);
+  if (own_turn (self))
+    mend_chat_end_external_turn (fed_chat (self));
 }
 
 void
@@ -1263,7 +1308,7 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (line != NULL || length == 0, FALSE);
-  g_return_val_if_fail (self->host != NULL, FALSE);
+  g_return_val_if_fail (self->chat != NULL || self->sender != NULL, FALSE);
 
   if (line == NULL)
     line = "";

@@ -516,9 +516,12 @@ mend_chat_dispose (GObject *object)
    * starts. The subagents stay until finalize, inert. */
   self->lifecycle = MEND_LIFECYCLE_CLOSED;
   if (self->sender != NULL)
-    mend_sender_attach_host (self->sender, NULL, object);
+    mend_sender_detach_chat (self->sender, object);
   if (self->subagents != NULL)
-    g_object_run_dispose (G_OBJECT (self->subagents));
+    {
+      g_signal_handlers_disconnect_by_data (self->subagents, self);
+      g_object_run_dispose (G_OBJECT (self->subagents));
+    }
 
   G_OBJECT_CLASS (mend_chat_parent_class)->dispose (object);
 }
@@ -546,22 +549,16 @@ static gboolean can_run_now (MendChat *self);
 static gboolean check_open  (MendChat  *self,
                              GError   **error);
 
-static gboolean
-host_get_external_turn (gpointer chat)
-{
-  return MEND_CHAT (chat)->external_turn;
-}
-
 /* A subagent's resume prompt: runs now when nothing runs, else queues in
  * the room kept for resume prompts, never in the user's. */
 static gboolean
-host_submit (gpointer         chat,
-             const char      *text,
-             const char      *provenance,
-             MendQueueItem  **item,
-             GError         **error)
+submit_resume_prompt (const char      *text,
+                      const char      *provenance,
+                      MendQueueItem  **item,
+                      gpointer         user_data,
+                      GError         **error)
 {
-  MendChat *self = MEND_CHAT (chat);
+  MendChat *self = MEND_CHAT (user_data);
   gboolean now;
 
   if (!check_open (self, error))
@@ -575,10 +572,14 @@ host_submit (gpointer         chat,
   return TRUE;
 }
 
-static const MendSubagentHost subagent_host = {
-  host_get_external_turn,
-  host_submit,
-};
+/* The subagents' records are the chat's too. */
+static void
+on_subagent_record (MendSubagentRetry *subagents,
+                    const char        *json,
+                    MendChat          *self)
+{
+  g_signal_emit (self, signals[RECORD], 0, json);
+}
 
 static void
 mend_chat_constructed (GObject *object)
@@ -597,13 +598,14 @@ mend_chat_constructed (GObject *object)
     self->resume_policy = mend_error_policy_new_for_resume ();
 
   self->queue = mend_queue_new (self->clock);
-  self->subagents = mend_subagent_retry_new (self, &subagent_host, self->queue, self->clock,
-                                             self->resume_policy, self->id);
+  self->subagents = mend_subagent_retry_new (self->queue, self->clock, self->resume_policy, self->id,
+                                             submit_resume_prompt, self);
+  /* The first handler: the chat tells each record before its subagents. */
+  g_signal_connect (self->subagents, "record", G_CALLBACK (on_subagent_record), self);
 
-  /* What the sender's agent reports comes back through this table. */
-  mend_agent_host_install (object, &mend_chat_agent_host);
+  /* What the sender's agent reports comes down into the chat. */
   if (self->sender != NULL)
-    mend_sender_attach_host (self->sender, &mend_chat_agent_host, object);
+    mend_sender_attach_chat (self->sender, object);
 }
 
 static void
@@ -1418,6 +1420,7 @@ mend_chat_begin_external_turn (MendChat *self)
   if (!self->external_turn)
     {
       self->external_turn = TRUE;
+      mend_subagent_retry_set_external_turn (self->subagents, TRUE);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
     }
 }
@@ -1441,6 +1444,7 @@ mend_chat_end_external_turn (MendChat *self)
 
   g_object_ref (self);
   self->external_turn = FALSE;
+  mend_subagent_retry_set_external_turn (self->subagents, FALSE);
   /* The resume prompts that waited for it go out first. */
   mend_subagent_retry_release_held (self->subagents);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);

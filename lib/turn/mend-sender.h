@@ -35,9 +35,8 @@ G_DECLARE_INTERFACE (MendSender, mend_sender, MEND, SENDER, GObject)
  *
  * A chat attaches itself to its sender when it gets one, so that a sender
  * that runs an agent (a [class@Mend.Agent]) feeds what the agent reports
- * — its own turns, its subagents, its status — back to that chat. The
- * slot for that is private to libmend's own senders; a sender of the
- * app's leaves it unset.
+ * — its own turns, its subagents, its status — to that chat. A sender of
+ * the app's has nothing to do for it.
  *
  * The interface of whatever runs a turn's attempts: an HTTP client, an
  * agent process, a test's script.
@@ -61,11 +60,6 @@ struct _MendSenderInterface
   gboolean      (*restore_state) (MendSender          *self,
                                   const char          *state,
                                   GError             **error);
-
-  /*< private >*/
-  void          (*attach_host)   (MendSender          *self,
-                                  gconstpointer        host,
-                                  GObject             *chat);
 };
 
 MEND_AVAILABLE_IN_1_0

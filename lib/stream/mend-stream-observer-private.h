@@ -7,8 +7,8 @@
 
 #include <json-glib/json-glib.h>
 
-#include "mend-agent-host-private.h"
 #include "mend-failure.h"
+#include "mend-sender.h"
 #include "mend-stream-observer.h"
 
 G_BEGIN_DECLS
@@ -34,14 +34,13 @@ void mend_stream_observer_end_of_output    (MendStreamObserver            *self)
  * app's attempt itself. */
 void mend_stream_observer_end_own_turn     (MendStreamObserver            *self);
 
-/* An observer that tells @host, not a chat it holds: the agent sender's
- * own, told the chat's table when the chat attaches (and its own again
- * when the chat goes). @host_data is not a reference. */
-MendStreamObserver *mend_stream_observer_new_for_host (const MendAgentHost *host,
-                                                       gpointer             host_data);
-void                mend_stream_observer_set_host     (MendStreamObserver  *self,
-                                                       const MendAgentHost *host,
-                                                       gpointer             host_data);
+/* An agent sender's own observer: it feeds the chat attached to @sender
+ * (see mend_sender_attach_chat()), whichever it is at each line; with none,
+ * only the turn whose attempt @sender runs, as the sender says with
+ * mend_stream_observer_set_sender_turn(). @sender is not referenced. */
+MendStreamObserver *mend_stream_observer_new_for_sender  (MendSender         *sender);
+void                mend_stream_observer_set_sender_turn (MendStreamObserver *self,
+                                                          MendTurn           *turn);
 
 /* Whether a result line ends a turn the agent ran on its own (it names an
  * origin other than the user), not one the app asked for. */

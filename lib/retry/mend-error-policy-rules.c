@@ -125,67 +125,6 @@ mend_error_policy_get_n_rules (MendErrorPolicy *self)
   return rules != NULL ? mend_rule_set_get_n_rules (rules) : 0;
 }
 
-gboolean
-mend_error_policy_judge (MendErrorPolicy  *self,
-                         MendFailure      *failure,
-                         MendReason       *reason,
-                         char            **rule)
-{
-  MendRuleSet *rules = mend_error_policy_get_rule_set (self);
-  MendClassification classification = { 0 };
-  const GError *error;
-  const char *type;
-  GString *text;
-  gboolean matched;
-
-  if (rules == NULL || mend_failure_is_user_stop (failure))
-    return FALSE;
-
-  text = g_string_new (mend_failure_get_message (failure));
-  error = mend_failure_get_error (failure);
-  if (error != NULL && error->message != NULL)
-    g_string_append_printf (text, "\n%s", error->message);
-  type = mend_failure_get_api_error_type (failure);
-  if (type != NULL)
-    g_string_append_printf (text, "\n%s", type);
-
-  matched = mend_classifier_match (rules, text->str, &classification);
-  g_string_free (text, TRUE);
-  if (!matched)
-    return FALSE;
-
-  *reason = classification.reason;
-  if (rule != NULL)
-    *rule = g_strdup_printf (_("the app’s rule: %s"), classification.rule);
-  mend_classification_clear (&classification);
-  return TRUE;
-}
-
-/**
- * mend_error_policy_get_reason_for:
- * @self: a policy
- * @failure: a failure
- *
- * Gets what the policy reads @failure as: the reason a rule the app added
- * ([method@Mend.ErrorPolicy.add_rule]) gives it, or else the failure's own
- * [property@Mend.Failure:reason].
- *
- * Returns: the reason
- */
-MendReason
-mend_error_policy_get_reason_for (MendErrorPolicy *self,
-                                  MendFailure     *failure)
-{
-  MendReason reason;
-
-  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), MEND_REASON_UNKNOWN);
-  g_return_val_if_fail (MEND_IS_FAILURE (failure), MEND_REASON_UNKNOWN);
-
-  if (mend_error_policy_judge (self, failure, &reason, NULL))
-    return reason;
-  return mend_failure_get_reason (failure);
-}
-
 static gboolean
 invalid (GError     **error,
          const char  *key,

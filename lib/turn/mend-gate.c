@@ -1270,18 +1270,23 @@ mend_gate_link_note_output (MendGateLink *self)
     mend_gate_answered (self->gate, self->probing);
 }
 
-void
-mend_gate_link_hand_over (MendGateLink       *self,
-                          MendAttemptContext *context)
+gint64
+mend_gate_link_settle (MendGateLink    *self,
+                       MendFailure     *failure,
+                       MendFailureKind  kind)
 {
+  guint probe;
+
   g_assert (self->probing == 0 || self->admitted);
 
-  context->gate = self->gate;
-  context->gate_key = self->key;
-  context->admitted = self->gate != NULL && self->admitted;
-  context->probe = context->admitted ? self->probing : 0;
+  probe = self->gate != NULL && self->admitted ? self->probing : 0;
+  mend_gate_link_report (self, failure, kind);
   self->admitted = FALSE;
   self->probing = 0;
+
+  if (probe != 0 && mend_gate_get_state (self->gate) == MEND_GATE_OPEN)
+    return mend_gate_get_next_check_ms (self->gate) + 1;
+  return -1;
 }
 
 MendRetryWait *

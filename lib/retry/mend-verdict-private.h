@@ -26,10 +26,7 @@ typedef struct
   guint        max_retries;      /* the turn's, fixed at its start */
   gboolean     output_seen;      /* output came before the failure */
   guint        delay_offset_ms;  /* the chat's stagger, added to a retry's delay */
-  MendGate    *gate;             /* or NULL */
-  const char  *gate_key;
-  gboolean     admitted;         /* the gate let this attempt through */
-  guint        probe;            /* ...as the gate's probe of this number, or 0 */
+  gint64       hold_ms;          /* a gate holds the same attempt this long, or -1 */
 } MendAttemptContext;
 
 /* The kind @policy gives @failure in its context. After output was seen a
@@ -41,9 +38,8 @@ MendFailureKind mend_verdict_classify (MendErrorPolicy          *policy,
                                        gboolean                  output_seen,
                                        MendFailure             **judged);
 
-/* The rest of the verdict on @judged, whose kind is @kind: tells the gate
- * how its admitted attempt ended, then decides the step and, for a retry
- * or a hold, the delay. */
+/* The rest of the verdict on @judged, whose kind is @kind: the step and,
+ * for a retry or a hold, the delay. */
 MendVerdict    *mend_verdict_decide   (MendErrorPolicy          *policy,
                                        MendFailure              *judged,
                                        MendFailureKind           kind,

@@ -13,7 +13,7 @@
 G_BEGIN_DECLS
 
 /* How a rule's pattern is looked for in a failure's text; see the head of
- * lib/rules/classifier-rules.txt for the format. */
+ * lib/failure/rules/classifier-rules.txt for the format. */
 typedef enum
 {
   MEND_MATCH_WORDS,        /* anywhere in the normalized text */
@@ -35,7 +35,7 @@ typedef struct
 /* The longest pattern of a token rule: longer tokens are never looked up. */
 #define MEND_RULE_MAX_TOKEN 128
 
-/* Parses rules in the format of lib/rules/classifier-rules.txt. When
+/* Parses rules in the format of lib/failure/rules/classifier-rules.txt. When
  * @need_order, the text must have its `order` line; else it must not, and
  * the built-in order applies. Errors are MEND_POLICY_ERROR_INVALID and name
  * the line. */
@@ -94,6 +94,10 @@ MendReason   mend_rule_set_reason_for_status (const MendRuleSet *self,
 /* Writes the rules in the file's format, one a line: parse () reads it
  * back to the same rules. */
 char        *mend_rule_set_to_text      (const MendRuleSet *self);
+
+/* Lower-cased text with URLs blanked out and runs of white space (a
+ * terminal's line wrap included) made one space: what rules match. */
+char        *mend_rules_normalize_text  (const char        *text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendRuleSet, mend_rule_set_unref)
 

@@ -1,4 +1,4 @@
-/* mend-chat-private.h — MendChat's internals for restoring a saved state
+/* mend-chat-private.h — MendChat's internals for its saved state and its agent's readers
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -6,7 +6,6 @@
 #pragma once
 
 #include "mend-owner-private.h"
-#include "mend-agent-host-private.h"
 #include "mend-chat.h"
 
 G_BEGIN_DECLS
@@ -23,7 +22,6 @@ void mend_chat_restore_turn      (MendChat      *self,
                                   MendFailure   *failure);
 void mend_chat_restore_lifecycle (MendChat      *self,
                                   MendLifecycle  lifecycle);
-/* While held, nothing starts: a submission queues, as during a restore. */
 /* The chat's stream observers: while one reads, a turn with no sender
  * is ended by what it reads, with no MendTurn::attempt handler. */
 void mend_chat_reader_attached   (MendChat      *self,
@@ -32,10 +30,8 @@ void mend_chat_reader_attached   (MendChat      *self,
 /* The chat's thread, for the public functions of its other files. */
 const MendOwner *mend_chat_get_owner (MendChat *self);
 
+/* While held, nothing starts: a submission queues, as during a restore. */
 void mend_chat_hold_starts       (MendChat      *self,
                                   gboolean       hold);
-
-/* The table every chat lends its sender (mend-chat-host.c). */
-extern const MendAgentHost mend_chat_agent_host;
 
 G_END_DECLS

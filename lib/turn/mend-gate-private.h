@@ -7,7 +7,6 @@
 
 #include "mend-gate.h"
 #include "mend-retry-wait.h"
-#include "mend-verdict-private.h"
 
 G_BEGIN_DECLS
 
@@ -78,9 +77,13 @@ void           mend_gate_link_report    (MendGateLink       *self,
 /* The admitted attempt has output: a probe's is the upstream's answer. */
 void           mend_gate_link_note_output (MendGateLink     *self);
 
-/* Hands the admitted attempt's gate over to @context, which reports it. */
-void           mend_gate_link_hand_over (MendGateLink       *self,
-                                         MendAttemptContext *context);
+/* Tells the gate how the admitted attempt ended, as
+ * mend_gate_link_report() does, and returns how long the gate holds the
+ * same attempt: while a failed probe leaves it open, until its next check;
+ * else -1. */
+gint64         mend_gate_link_settle    (MendGateLink       *self,
+                                         MendFailure        *failure,
+                                         MendFailureKind     kind);
 
 /* The wait of an attempt the gate holds, spending nothing: @attempt is
  * the number of the retries made so far. */

@@ -4,7 +4,7 @@
  *
  * Reads what went wrong out of the text agents, SDKs and gateways print.
  * Every piece of evidence in the text is weighed (see the ranks in
- * mend-classifier-private.h) by the rows of lib/rules/classifier-rules.txt
+ * mend-classifier-private.h) by the rows of lib/failure/rules/classifier-rules.txt
  * (mend-classifier-rules.c): provider codes read as whole tokens, so that
  * JSON, JSON inside JSON strings, Python reprs and a body a terminal broke in
  * two all count; a provider's own words; the status of the response or the
@@ -283,39 +283,6 @@ weigh_request_size (Weighing   *w,
     }
 }
 
-char *
-mend_classifier_normalize (const char *text)
-{
-  g_autofree char *lower = g_ascii_strdown (text, -1);
-  GString *out = g_string_sized_new (strlen (lower));
-
-  /* Never two spaces in a row: normalizing normalized text changes
-   * nothing, so that a rule's words can be checked against it. */
-  for (const char *p = lower; *p != '\0'; )
-    {
-      if (g_str_has_prefix (p, "http://") || g_str_has_prefix (p, "https://"))
-        {
-          /* "…/account/billing" in a link says nothing about the error. */
-          while (*p != '\0' && !g_ascii_isspace (*p) && *p != '"' && *p != '\'')
-            p++;
-        }
-      else if (g_ascii_isspace (*p))
-        {
-          while (g_ascii_isspace (*p))
-            p++;
-        }
-      else
-        {
-          g_string_append_c (out, *p++);
-          continue;
-        }
-      if (out->len == 0 || out->str[out->len - 1] != ' ')
-        g_string_append_c (out, ' ');
-    }
-
-  return g_string_free (out, FALSE);
-}
-
 static gboolean
 is_word_char (char c)
 {
@@ -410,7 +377,7 @@ mend_classifier_classify (const char         *text,
                           MendClassification *result)
 {
   const MendRuleSet *rules = mend_rule_set_get_default ();
-  g_autofree char *lower = mend_classifier_normalize (text);
+  g_autofree char *lower = mend_rules_normalize_text (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
                  MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
 
@@ -433,7 +400,7 @@ mend_classifier_match (const MendRuleSet  *rules,
                        const char         *text,
                        MendClassification *result)
 {
-  g_autofree char *lower = mend_classifier_normalize (text);
+  g_autofree char *lower = mend_rules_normalize_text (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
                  MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
 

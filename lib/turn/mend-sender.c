@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "mend-failure.h"
+#include "mend-redact-private.h"
 #include "mend-sender.h"
 #include "mend-sender-private.h"
 #include "mend-turn.h"
@@ -214,32 +215,69 @@ mend_sender_restore_state (MendSender  *self,
   return iface->restore_state (self, state, error);
 }
 
-void
-mend_sender_attach_host (MendSender          *sender,
-                         const MendAgentHost *host,
-                         GObject             *chat)
+static GQuark
+mend_sender_chat_quark (void)
 {
-  MendSenderInterface *iface;
+  return g_quark_from_static_string ("mend-sender-chat");
+}
+
+/* A sender that shows the chat it feeds as a `chat` property (an agent,
+ * whose output feeds the chat) feeds one chat at a time. */
+static GParamSpec *
+chat_property (MendSender *sender)
+{
+  return g_object_class_find_property (G_OBJECT_GET_CLASS (sender), "chat");
+}
+
+gboolean
+mend_sender_attach_chat (MendSender *sender,
+                         GObject    *chat)
+{
+  GObject *attached;
+  GParamSpec *pspec;
 
   g_assert (MEND_IS_SENDER (sender));
   g_assert (G_IS_OBJECT (chat));
 
-  iface = MEND_SENDER_GET_IFACE (sender);
-  if (iface->attach_host != NULL)
-    iface->attach_host (sender, host, chat);
-}
+  attached = g_object_get_qdata (G_OBJECT (sender), mend_sender_chat_quark ());
+  if (attached == chat)
+    return TRUE;
 
-G_DEFINE_QUARK (mend-agent-host, mend_agent_host)
+  pspec = chat_property (sender);
+  if (attached != NULL)
+    {
+      /* Its output would take over the first chat's attempt in flight. */
+      if (pspec != NULL)
+        mend_critical ("A %s is the sender of one chat at a time, and this one already feeds another",
+                       G_OBJECT_TYPE_NAME (sender));
+      return FALSE;
+    }
 
-const MendAgentHost *
-mend_agent_host_lookup (GObject *chat)
-{
-  return g_object_get_qdata (chat, mend_agent_host_quark ());
+  g_object_set_qdata (G_OBJECT (sender), mend_sender_chat_quark (), chat);
+  if (pspec != NULL)
+    g_object_notify_by_pspec (G_OBJECT (sender), pspec);
+  return TRUE;
 }
 
 void
-mend_agent_host_install (GObject             *chat,
-                         const MendAgentHost *host)
+mend_sender_detach_chat (MendSender *sender,
+                         GObject    *chat)
 {
-  g_object_set_qdata (chat, mend_agent_host_quark (), (gpointer) host);
+  GParamSpec *pspec;
+
+  g_assert (MEND_IS_SENDER (sender));
+
+  if (g_object_get_qdata (G_OBJECT (sender), mend_sender_chat_quark ()) != chat)
+    return;
+
+  g_object_set_qdata (G_OBJECT (sender), mend_sender_chat_quark (), NULL);
+  pspec = chat_property (sender);
+  if (pspec != NULL)
+    g_object_notify_by_pspec (G_OBJECT (sender), pspec);
+}
+
+GObject *
+mend_sender_get_chat (MendSender *sender)
+{
+  return g_object_get_qdata (G_OBJECT (sender), mend_sender_chat_quark ());
 }

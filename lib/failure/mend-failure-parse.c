@@ -20,6 +20,7 @@
 #include "mend-failure.h"
 #include "mend-json-private.h"
 #include "mend-classifier-private.h"
+#include "mend-classifier-rules-private.h"
 #include "mend-failure-parse-private.h"
 
 static gint64
@@ -131,7 +132,7 @@ mend_failure_parse_text_hint (const char *text)
   if (text == NULL)
     return -1;
 
-  lower = mend_classifier_normalize (text);
+  lower = mend_rules_normalize_text (text);
   for (guint i = 0; i < G_N_ELEMENTS (markers); i++)
     {
       const char *found;

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The phrases, provider codes, statuses and precedence the classifier
- * weighs are rows of lib/rules/classifier-rules.txt, compiled in as a
+ * weighs are rows of lib/failure/rules/classifier-rules.txt, compiled in as a
  * GResource and parsed once, at first use. Apps add rows of their own to a
  * policy (mend_error_policy_add_rule ()), kept in a set of their own.
  */
@@ -19,6 +19,39 @@
 #include "mend-enum-types.h"
 #include "mend-error.h"
 #include "mend-rules-resource.h"
+
+char *
+mend_rules_normalize_text (const char *text)
+{
+  g_autofree char *lower = g_ascii_strdown (text, -1);
+  GString *out = g_string_sized_new (strlen (lower));
+
+  /* Never two spaces in a row: normalizing normalized text changes
+   * nothing, so that a rule's words can be checked against it. */
+  for (const char *p = lower; *p != '\0'; )
+    {
+      if (g_str_has_prefix (p, "http://") || g_str_has_prefix (p, "https://"))
+        {
+          /* "…/account/billing" in a link says nothing about the error. */
+          while (*p != '\0' && !g_ascii_isspace (*p) && *p != '"' && *p != '\'')
+            p++;
+        }
+      else if (g_ascii_isspace (*p))
+        {
+          while (g_ascii_isspace (*p))
+            p++;
+        }
+      else
+        {
+          g_string_append_c (out, *p++);
+          continue;
+        }
+      if (out->len == 0 || out->str[out->len - 1] != ' ')
+        g_string_append_c (out, ' ');
+    }
+
+  return g_string_free (out, FALSE);
+}
 
 #define RULES_PATH "/org/libmend/rules/classifier-rules.txt"
 #define N_REASONS (MEND_REASON_UNKNOWN + 1)
@@ -289,7 +322,7 @@ check_pattern (MendMatch    match,
     {
     case MEND_MATCH_WORDS:
       {
-        g_autofree char *normal = mend_classifier_normalize (pattern);
+        g_autofree char *normal = mend_rules_normalize_text (pattern);
 
         if (len > MEND_RULE_MAX_PHRASE)
           return fail (error, line, _("the pattern is longer than %d bytes"), MEND_RULE_MAX_PHRASE);
@@ -486,7 +519,7 @@ mend_rule_set_add_words (MendRuleSet       *self,
   if (strlen (phrase) > MEND_RULE_MAX_PHRASE || !g_utf8_validate (phrase, -1, NULL))
     return fail (error, 0, _("a phrase is UTF-8 text of at most %d bytes"), MEND_RULE_MAX_PHRASE);
 
-  normal = mend_classifier_normalize (phrase);
+  normal = mend_rules_normalize_text (phrase);
   g_strstrip (normal);
   if (*normal == '\0')
     return fail (error, 0, _("the phrase has nothing to match"));
