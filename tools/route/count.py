@@ -13,9 +13,15 @@ entries = [line.split() for line in open(trace)]
 addrs = sorted({a for _, a in entries})
 out = subprocess.run(["addr2line", "-f", "-e", exe] + addrs, capture_output=True, text=True, check=True).stdout.split("\n")
 where = {}
+layer = {}
 for i, a in enumerate(addrs):
     fn, loc = out[2 * i], out[2 * i + 1]
-    where[a] = (fn, os.path.basename(loc.split(":")[0]))
+    path = loc.split(":")[0]
+    where[a] = (fn, os.path.basename(path))
+    # A file's part is its layer: its folder under lib/.
+    rel = path.split("/lib/", 1)[-1] if "/lib/" in path else path
+    # The generated enum types, at lib/'s root, are built into base/.
+    layer[os.path.basename(path)] = rel.split("/", 1)[0] if "/" in rel else "base"
 
 def counted(fn, f):
     """A function of the library's own .c files, not a type check."""
@@ -59,45 +65,34 @@ print(f"calls from one .c file of lib/ to another: {calls}, {back} of them back 
 print(f"the same without accessors (get/is/ref/unref/dup, dispose, finalize, properties): "
       f"{calls_no_acc}, {back_no_acc} back")
 
-# The same by part of the library: the files of one class and its helpers
-# count as one place; the JSON and translation helpers count as none.
-PARTS = {
-    "failure": ("mend-failure.c", "mend-failure-parse.c", "mend-classifier.c", "mend-classifier-rules.c",
-                "mend-redact.c"),
-    "policy": ("mend-error-policy.c", "mend-error-policy-rules.c", "mend-verdict.c"),
-    # The countdown board is the clock's: kept on it, private to it.
-    "clock": ("mend-clock.c", "mend-manual-clock.c", "mend-timer-queue.c", "mend-countdown.c"),
-    "subagents": ("mend-subagent-retry.c", "mend-subagent-scheduler.c", "mend-subagent-list.c",
-                  "mend-subagent.c", "mend-subagent-retry-state.c"),
-    "chat": ("mend-chat.c", "mend-chat-host.c", "mend-chat-state.c"),
-    "queue": ("mend-queue.c", "mend-queue-item.c"),
-}
-# Files of no class, whose functions any class calls as it would GLib's:
-# the JSON and translation helpers, the thread rule every object checks,
-# and the table of a failure's default kind (the failure's own kind and a
-# policy's classify read it).
-STRICT_HELPERS = ("mend-json.c", "mend-i18n.c")
-HELPERS = STRICT_HELPERS + ("mend-owner.c", "mend-failure-kind.c")
-
-
+# The same by part of the library: a part is a layer, a folder of lib/.
+# base/ (JSON, translation, redaction, the thread rule) is what every
+# layer calls as it would call GLib: it counts as no place, except in the
+# strict reading.
 def part(f):
-    for name, files in PARTS.items():
-        if f in files:
-            return name
-    return f
+    return layer.get(f, f)
+
+
+# Lowest first: a call to a higher layer can only be a signal's handler or
+# a callback, as a direct one would not link.
+ORDER = ["base", "clock", "failure", "retry", "turn", "subagents", "chat", "stream", "http", "agent", "acp"]
+
+
+def upward(caller, callee):
+    return caller in ORDER and callee in ORDER and ORDER.index(callee) > ORDER.index(caller)
 
 
 def by_part(helpers):
     stack = []
     visited = []
-    calls = back = 0
+    calls = back = up = 0
     lines = []
     for d, a in entries:
         d = int(d)
         fn, f = where[a]
-        if not counted(fn, f) or f in helpers:
-            continue
         p = part(f)
+        if not counted(fn, f) or p in helpers:
+            continue
         while stack and stack[-1][0] >= d:
             stack.pop()
         caller = stack[-1][1] if stack else None
@@ -105,20 +100,24 @@ def by_part(helpers):
             again = p in visited
             calls += 1
             back += again
-            lines.append(f"  {caller} → {p}: {fn}{'  (back)' if again else ''}")
+            up += upward(caller, p)
+            lines.append(f"  {caller} → {p}: {fn}{'  (back)' if again else ''}"
+                         f"{'  (up: a handler or callback)' if upward(caller, p) else ''}")
         if p not in visited:
             visited.append(p)
         stack.append((d, p))
-    return lines, calls, back
+    return lines, calls, back, up
 
 
-lines, calls, back = by_part(HELPERS)
-print("\nBy part (" + ", ".join(f"{k}: {len(v)} files" for k, v in PARTS.items()) + "):")
+lines, calls, back, up = by_part(("base",))
+parts = sorted({part(f) for f in {where[a][1] for _, a in entries} if f.endswith(".c")})
+print("\nBy layer (" + ", ".join(parts) + "):")
 print("\n".join(lines))
-print(f"calls from one part to another, without accessors: {calls}, {back} of them back into a part already visited")
+print(f"calls from one layer to another, without accessors: {calls}, {back} of them back into a layer already visited, "
+      f"{up} of them up (signals and callbacks)")
 route = (calls, back)
-_, calls, back = by_part(STRICT_HELPERS)
-print(f"the same with the thread rule and the default-kind table as places of their own: {calls}, {back} back")
+_, calls, back, _ = by_part(())
+print(f"the same with base/ as a place of its own: {calls}, {back} back")
 if limits and (route[0] > limits[0] or route[1] > limits[1]):
     print(f"over the budget of {limits[0]} calls and {limits[1]} back")
     sys.exit(1)
