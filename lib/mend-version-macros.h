@@ -19,26 +19,22 @@
 #endif
 
 /**
- * MEND_VERSION_1_0:
+ * MEND_VERSION_0_2:
  *
- * A value for `MEND_VERSION_MIN_REQUIRED` and
- * `MEND_VERSION_MAX_ALLOWED`: the 1.0 API, the first whose ABI is kept.
- * The 0.x releases build it.
+ * A value for `MEND_VERSION_MIN_REQUIRED` and `MEND_VERSION_MAX_ALLOWED`:
+ * the 0.2 API, the first release. Until 1.0 the API may change between
+ * releases; NEWS says what changed.
  */
-#define MEND_VERSION_1_0 (G_ENCODE_VERSION (1, 0))
+#define MEND_VERSION_0_2 (G_ENCODE_VERSION (0, 2))
 
-/* The 0.x releases lead up to 1.0 and carry its API. */
-#if MEND_MAJOR_VERSION < 1
-# define MEND_VERSION_CUR_STABLE MEND_VERSION_1_0
-#else
-# define MEND_VERSION_CUR_STABLE (G_ENCODE_VERSION (MEND_MAJOR_VERSION, MEND_MINOR_VERSION))
-#endif
+/* The version of these headers. */
+#define MEND_VERSION_CUR_STABLE (G_ENCODE_VERSION (MEND_MAJOR_VERSION, MEND_MINOR_VERSION))
 
 /**
  * MEND_VERSION_MIN_REQUIRED:
  *
  * The oldest libmend API the app is written for: define it before including
- * `<libmend.h>` (for example `-DMEND_VERSION_MIN_REQUIRED=MEND_VERSION_1_0`)
+ * `<libmend.h>` (for example `-DMEND_VERSION_MIN_REQUIRED=MEND_VERSION_0_2`)
  * to be warned about symbols deprecated in that version or before. It
  * defaults to the version of the headers.
  */
@@ -65,8 +61,8 @@
 #if MEND_VERSION_MAX_ALLOWED < MEND_VERSION_MIN_REQUIRED
 # error "MEND_VERSION_MAX_ALLOWED must be >= MEND_VERSION_MIN_REQUIRED"
 #endif
-#if MEND_VERSION_MIN_REQUIRED < MEND_VERSION_1_0
-# error "MEND_VERSION_MIN_REQUIRED must be >= MEND_VERSION_1_0"
+#if MEND_VERSION_MIN_REQUIRED < MEND_VERSION_0_2
+# error "MEND_VERSION_MIN_REQUIRED must be >= MEND_VERSION_0_2"
 #endif
 
 /* Deprecation warnings go when the app defines
@@ -84,8 +80,8 @@
 /**
  * MEND_DEPRECATED:
  *
- * Marks a symbol deprecated, with no replacement. Prefer the versioned
- * `MEND_DEPRECATED_IN_x_y`, which honours `MEND_VERSION_MIN_REQUIRED`.
+ * Marks a symbol deprecated, with no replacement. Nothing is deprecated
+ * before 1.0: until then a name that goes is removed, and NEWS says so.
  */
 #define MEND_DEPRECATED _MEND_DEPRECATED
 
@@ -93,8 +89,7 @@
  * MEND_DEPRECATED_FOR:
  * @f: the name of the symbol to use instead
  *
- * Marks a symbol deprecated in favour of @f. Prefer the versioned
- * `MEND_DEPRECATED_IN_x_y_FOR`.
+ * Marks a symbol deprecated in favour of @f.
  */
 #define MEND_DEPRECATED_FOR(f) _MEND_DEPRECATED_FOR(f)
 
@@ -103,42 +98,19 @@
  *
  * Marks a symbol that every version of libmend has. Symbols of the public
  * API are marked with the version they came in instead
- * (`MEND_AVAILABLE_IN_1_0`); this stays for code that used it.
+ * (`MEND_AVAILABLE_IN_0_2`).
  */
 #define MEND_AVAILABLE_IN_ALL _MEND_EXTERN
 
-/* 1.0 */
-
-#if MEND_VERSION_MIN_REQUIRED >= MEND_VERSION_1_0
 /**
- * MEND_DEPRECATED_IN_1_0:
+ * MEND_AVAILABLE_IN_0_2:
  *
- * Marks a symbol deprecated in 1.0, with no replacement: an app that sets
- * `MEND_VERSION_MIN_REQUIRED` to 1.0 or later is warned when it uses it.
+ * Marks a symbol that came in libmend 0.2. Symbols added later are marked
+ * `MEND_AVAILABLE_IN_x_y`, and an app that sets `MEND_VERSION_MAX_ALLOWED`
+ * below x.y is warned when it uses one.
  */
-# define MEND_DEPRECATED_IN_1_0 _MEND_DEPRECATED
-/**
- * MEND_DEPRECATED_IN_1_0_FOR:
- * @f: the name of the symbol to use instead
- *
- * Marks a symbol deprecated in 1.0 in favour of @f: an app that sets
- * `MEND_VERSION_MIN_REQUIRED` to 1.0 or later is warned when it uses it.
- */
-# define MEND_DEPRECATED_IN_1_0_FOR(f) _MEND_DEPRECATED_FOR(f)
+#if MEND_VERSION_MAX_ALLOWED < MEND_VERSION_0_2
+# define MEND_AVAILABLE_IN_0_2 _MEND_UNAVAILABLE(0, 2)
 #else
-# define MEND_DEPRECATED_IN_1_0 _MEND_EXTERN
-# define MEND_DEPRECATED_IN_1_0_FOR(f) _MEND_EXTERN
-#endif
-
-/**
- * MEND_AVAILABLE_IN_1_0:
- *
- * Marks a symbol that came in libmend 1.0, the first API whose ABI is kept.
- * Symbols added later are marked `MEND_AVAILABLE_IN_x_y`, and an app that
- * sets `MEND_VERSION_MAX_ALLOWED` below x.y is warned when it uses one.
- */
-#if MEND_VERSION_MAX_ALLOWED < MEND_VERSION_1_0
-# define MEND_AVAILABLE_IN_1_0 _MEND_UNAVAILABLE(1, 0)
-#else
-# define MEND_AVAILABLE_IN_1_0 _MEND_EXTERN
+# define MEND_AVAILABLE_IN_0_2 _MEND_EXTERN
 #endif

@@ -18,6 +18,7 @@
 
 #include "mend-acp-agent-private.h"
 #include "mend-acp-framing-private.h"
+#include "mend-acp-profile-private.h"
 
 #define WALL_START 1764500000000000
 

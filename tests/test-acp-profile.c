@@ -11,6 +11,8 @@
 
 #include "mend-test-utils.h"
 
+#include "mend-acp-profile-private.h"
+
 /* Codex's notice, as recorded in
  * tests/data/codex-acp-0.16.0/unknown-model-warning.jsonl. */
 #define CODEX_NOTICE "Model metadata for `stub-model-9` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."

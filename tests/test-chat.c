@@ -13,6 +13,7 @@
 #include <libmend.h>
 
 #include "mend-error-policy-private.h"
+#include "mend-queue-private.h"
 
 #define WALL_START 1764500000000000
 

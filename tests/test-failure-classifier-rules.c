@@ -54,7 +54,7 @@ test_built_in_rules_parse (void)
 static void
 test_library_holds_the_file_in_the_tree (void)
 {
-  g_autofree char *path = g_build_filename (MEND_TEST_SRCDIR, "..", "lib", "rules",
+  g_autofree char *path = g_build_filename (MEND_TEST_SRCDIR, "..", "lib", "failure", "rules",
                                             "classifier-rules.txt", NULL);
   g_autoptr(GBytes) bytes = mend_rule_set_dup_default_text ();
   g_autofree char *contents = NULL;

@@ -5,6 +5,8 @@
 
 #include <libmend.h>
 
+#include "mend-queue-private.h"
+
 #define WALL_START 1764500000000000  /* µs */
 
 typedef struct

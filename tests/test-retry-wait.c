@@ -79,71 +79,6 @@ test_construct_with_failure_and_hint (Fixture       *f,
   g_assert_finalize_object (failure);
 }
 
-/* The deprecated name of max-retries: get_of () and the of property read
- * and set the same number, with the same flags and range. */
-static void
-test_deprecated_of (Fixture       *f,
-                    gconstpointer  data)
-{
-  MendRetryWait *wait = mend_test_wait_new (f, 4000);
-  GObjectClass *klass = G_OBJECT_GET_CLASS (wait);
-  GParamSpecUInt *of = G_PARAM_SPEC_UINT (g_object_class_find_property (klass, "of"));
-  GParamSpecUInt *max = G_PARAM_SPEC_UINT (g_object_class_find_property (klass, "max-retries"));
-  guint value = 0;
-
-  g_assert_cmpint (G_PARAM_SPEC (of)->flags & ~G_PARAM_DEPRECATED, ==, G_PARAM_SPEC (max)->flags);
-  g_assert_true (G_PARAM_SPEC (of)->flags & G_PARAM_DEPRECATED);
-  g_assert_cmpint (G_PARAM_SPEC (of)->flags & (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY), ==,
-                   G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY);
-  g_assert_true (of->minimum == 0 && of->maximum == G_MAXUINT && of->default_value == 0);
-  g_assert_true (max->minimum == 0 && max->maximum == G_MAXUINT && max->default_value == 0);
-
-G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  g_assert_cmpuint (mend_retry_wait_get_of (wait), ==, 4);
-G_GNUC_END_IGNORE_DEPRECATIONS
-  g_object_get (wait, "of", &value, NULL);
-  g_assert_cmpuint (value, ==, 4);
-  g_assert_finalize_object (wait);
-
-  /* Set by the old name alone, by one name with the other 0 (GObject gives
-   * a construct property not passed its default), and by neither. */
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
-                       "of", 5, NULL);
-  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 5);
-  g_object_get (wait, "max-retries", &value, NULL);
-  g_assert_cmpuint (value, ==, 5);
-  g_assert_finalize_object (wait);
-
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
-                       "max-retries", 6, "of", 0, NULL);
-  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 6);
-  g_object_get (wait, "of", &value, NULL);
-  g_assert_cmpuint (value, ==, 6);
-  g_assert_finalize_object (wait);
-
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
-                       "of", 7, "max-retries", 0, NULL);
-  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 7);
-  g_assert_finalize_object (wait);
-
-  /* Both given, in either order: the new name wins. */
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
-                       "max-retries", 6, "of", 5, NULL);
-  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 6);
-  g_assert_finalize_object (wait);
-
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1,
-                       "of", 5, "max-retries", 6, NULL);
-  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 6);
-  g_assert_finalize_object (wait);
-
-  wait = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", f->clock, "delay-ms", (guint64) 1000, "attempt", 1, NULL);
-  g_assert_cmpuint (mend_retry_wait_get_max_retries (wait), ==, 0);
-  g_object_get (wait, "of", &value, NULL);
-  g_assert_cmpuint (value, ==, 0);
-  g_assert_finalize_object (wait);
-}
-
 static void
 test_fires_once_when_due (Fixture       *f,
                           gconstpointer  data)
@@ -794,7 +729,6 @@ main (int   argc,
   ADD ("/Mend/RetryWait/server-hint-is-described-as-given", test_server_hint_is_described_as_given);
   ADD ("/Mend/RetryWait/properties", test_properties);
   ADD ("/Mend/RetryWait/construct-with-failure-and-server-hint", test_construct_with_failure_and_hint);
-  ADD ("/Mend/RetryWait/deprecated-of", test_deprecated_of);
   ADD ("/Mend/RetryWait/fires-once-when-due", test_fires_once_when_due);
   ADD ("/Mend/RetryWait/fire-now-skips-the-wait", test_fire_now_skips_the_wait);
   ADD ("/Mend/RetryWait/cancelled-wait-never-fires", test_cancelled_wait_never_fires);

@@ -12,6 +12,7 @@
 #include "mend-test-utils.h"
 
 #include "mend-error-policy-private.h"
+#include "mend-queue-private.h"
 #include "mend-subagent-retry-private.h"
 
 #define WALL_START 1764500000000000
@@ -48,15 +49,33 @@ on_record (MendSubagentRetry *retry,
 }
 
 static void
-on_entry (MendSubagentRetry *retry,
-          MendSubagent      *subagent,
-          const char        *json,
-          Fixture           *f)
+on_entry_notify (MendSubagent *subagent,
+                 GParamSpec   *pspec,
+                 Fixture      *f)
 {
+  g_autofree char *json = mend_subagent_to_json (subagent);
   g_autoptr(JsonNode) node = json_from_string (json, NULL);
 
   g_assert_nonnull (node);
   f->entries++;
+}
+
+/* Each subagent's entry is re-sent when it changes: a list view watches
+ * the subagents that join it. */
+static void
+on_entries_added (GListModel *list,
+                  guint       position,
+                  guint       removed,
+                  guint       added,
+                  Fixture    *f)
+{
+  for (guint i = position; i < position + added; i++)
+    {
+      g_autoptr(MendSubagent) subagent = g_list_model_get_item (list, i);
+
+      g_signal_connect (subagent, "notify", G_CALLBACK (on_entry_notify), f);
+      f->entries++;
+    }
 }
 
 static void
@@ -99,7 +118,7 @@ fixture_set_up (Fixture       *f,
   f->prompts = g_ptr_array_new_with_free_func (g_free);
   f->provenances = g_ptr_array_new_with_free_func (g_free);
   g_signal_connect (f->retry, "record", G_CALLBACK (on_record), f);
-  g_signal_connect (f->retry, "entry-changed", G_CALLBACK (on_entry), f);
+  g_signal_connect (f->retry, "items-changed", G_CALLBACK (on_entries_added), f);
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started), f);
 }
 
@@ -973,7 +992,6 @@ typedef struct
 {
   guint      items_changed;
   guint      added;
-  guint      entries;
   GPtrArray *notified;     /* property names, in order */
 } Announced;
 
@@ -986,15 +1004,6 @@ count_items_changed (GListModel *model,
 {
   a->items_changed++;
   a->added += added;
-}
-
-static void
-count_entry_changed (MendSubagentRetry *retry,
-                     MendSubagent      *subagent,
-                     const char        *json,
-                     Announced         *a)
-{
-  a->entries++;
 }
 
 static void
@@ -1021,20 +1030,16 @@ static void
 test_an_add_is_announced_once (Fixture       *f,
                                gconstpointer  data)
 {
-  Announced a = { 0, 0, 0, g_ptr_array_new_with_free_func (g_free) };
-  gulong ids[2];
+  Announced a = { 0, 0, g_ptr_array_new_with_free_func (g_free) };
+  gulong ids[1];
 
   ids[0] = g_signal_connect (f->retry, "items-changed", G_CALLBACK (count_items_changed), &a);
-  ids[1] = g_signal_connect (f->retry, "entry-changed", G_CALLBACK (count_entry_changed), &a);
 
   g_assert_nonnull (mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay"));
   g_assert_cmpuint (a.items_changed, ==, 1);
   g_assert_cmpuint (a.added, ==, 1);
-  /* The deprecated signal, for apps that still read entries, once too. */
-  g_assert_cmpuint (a.entries, ==, 1);
 
   g_signal_handler_disconnect (f->retry, ids[0]);
-  g_signal_handler_disconnect (f->retry, ids[1]);
   g_ptr_array_unref (a.notified);
 }
 
@@ -1042,13 +1047,12 @@ static void
 test_a_change_notifies_each_changed_property_once (Fixture       *f,
                                                    gconstpointer  data)
 {
-  Announced a = { 0, 0, 0, g_ptr_array_new_with_free_func (g_free) };
+  Announced a = { 0, 0, g_ptr_array_new_with_free_func (g_free) };
   g_autoptr(MendFailure) failure = mend_failure_new_from_text (GATEWAY_503);
   MendSubagent *sub = mend_subagent_retry_note_started (f->retry, "toolu_1", "agent-a", "Push relay");
-  gulong ids[2];
+  gulong ids[1];
 
   ids[0] = g_signal_connect (f->retry, "items-changed", G_CALLBACK (count_items_changed), &a);
-  ids[1] = g_signal_connect (f->retry, "entry-changed", G_CALLBACK (count_entry_changed), &a);
   g_signal_connect (sub, "notify", G_CALLBACK (note_notify), &a);
 
   /* Failed: it is failed, with its failure, retryable, and waits. */
@@ -1059,7 +1063,6 @@ test_a_change_notifies_each_changed_property_once (Fixture       *f,
   g_assert_cmpuint (times_notified (&a, "retryable"), ==, 1);
   g_assert_cmpuint (times_notified (&a, "retry"), ==, 1);
   g_assert_cmpuint (a.items_changed, ==, 0);
-  g_assert_cmpuint (a.entries, ==, 1);
 
   /* The wait fires: no wait any more, one attempt made. */
   g_ptr_array_set_size (a.notified, 0);
@@ -1069,7 +1072,6 @@ test_a_change_notifies_each_changed_property_once (Fixture       *f,
   g_assert_cmpuint (times_notified (&a, "retry"), ==, 1);
   g_assert_cmpuint (times_notified (&a, "attempts"), ==, 1);
   g_assert_cmpuint (a.items_changed, ==, 0);
-  g_assert_cmpuint (a.entries, ==, 2);
 
   /* It runs again: running, and no longer retryable. */
   g_ptr_array_set_size (a.notified, 0);
@@ -1078,11 +1080,9 @@ test_a_change_notifies_each_changed_property_once (Fixture       *f,
   g_assert_cmpuint (times_notified (&a, "state"), ==, 1);
   g_assert_cmpuint (times_notified (&a, "retryable"), ==, 1);
   g_assert_cmpuint (a.items_changed, ==, 0);
-  g_assert_cmpuint (a.entries, ==, 3);
 
   g_signal_handlers_disconnect_by_data (sub, &a);
   g_signal_handler_disconnect (f->retry, ids[0]);
-  g_signal_handler_disconnect (f->retry, ids[1]);
   g_ptr_array_unref (a.notified);
 }
 

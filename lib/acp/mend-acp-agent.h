@@ -58,66 +58,28 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_ACP_AGENT (mend_acp_agent_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendAcpAgent, mend_acp_agent, MEND, ACP_AGENT, MendAgent)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendAcpAgent       *mend_acp_agent_new             (const char * const *argv);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendAcpAgent       *mend_acp_agent_new_claude_code (const char         *path);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_argv)
-const char * const *mend_acp_agent_get_argv        (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_environ)
-const char * const *mend_acp_agent_get_environ     (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_set_environ)
-void                mend_acp_agent_set_environ     (MendAcpAgent       *self,
-                                                    const char * const *environ_);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_setenv)
-void                mend_acp_agent_setenv          (MendAcpAgent       *self,
-                                                    const char         *name,
-                                                    const char         *value);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_cwd)
-const char         *mend_acp_agent_get_cwd         (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_set_cwd)
-void                mend_acp_agent_set_cwd         (MendAcpAgent       *self,
-                                                    const char         *cwd);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_chat)
-MendChat           *mend_acp_agent_get_chat        (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0
-void                mend_acp_agent_set_chat        (MendAcpAgent       *self,
-                                                    MendChat           *chat);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_session_id)
-const char         *mend_acp_agent_get_session_id  (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_set_session_id)
-void                mend_acp_agent_set_session_id  (MendAcpAgent       *self,
-                                                    const char         *session_id);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char         *mend_acp_agent_get_stop_reason (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_running)
-gboolean            mend_acp_agent_get_running     (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_identifier)
-const char         *mend_acp_agent_get_identifier  (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_get_n_starts)
-guint               mend_acp_agent_get_n_starts    (MendAcpAgent       *self);
-MEND_DEPRECATED_IN_1_0
-guint               mend_acp_agent_get_n_cancels   (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendAcpProfile     *mend_acp_agent_get_profile         (MendAcpAgent   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_acp_agent_set_profile         (MendAcpAgent   *self,
                                                         MendAcpProfile *profile);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint               mend_acp_agent_get_cancel_grace_ms (MendAcpAgent   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_acp_agent_set_cancel_grace_ms (MendAcpAgent   *self,
                                                         guint           cancel_grace_ms);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_dup_stderr)
-char               *mend_acp_agent_dup_stderr      (MendAcpAgent       *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean            mend_acp_agent_respond         (MendAcpAgent       *self,
                                                     guint               request,
                                                     const char         *result_json);
-MEND_DEPRECATED_IN_1_0_FOR (mend_agent_terminate)
-void                mend_acp_agent_terminate       (MendAcpAgent       *self);
 
 G_END_DECLS

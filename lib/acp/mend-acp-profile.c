@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "mend-acp-profile.h"
+#include "mend-acp-profile-private.h"
 
 /**
  * MendAcpProfile:
@@ -418,17 +418,6 @@ mend_acp_profile_set_notice_prefixes (MendAcpProfile     *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NOTICE_PREFIXES]);
 }
 
-/**
- * mend_acp_profile_is_notice:
- * @self: a profile
- * @text: a message chunk's text
- *
- * Tells whether @text is one of the agent's own notices, not the model's
- * output: whether it starts with one of
- * [property@Mend.AcpProfile:notice-prefixes].
- *
- * Returns: %TRUE for a notice
- */
 gboolean
 mend_acp_profile_is_notice (MendAcpProfile *self,
                             const char     *text)

@@ -42,7 +42,7 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_AGENT (mend_agent_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_DERIVABLE_TYPE (MendAgent, mend_agent, MEND, AGENT, GObject)
 
 /**
@@ -75,51 +75,51 @@ struct _MendAgentClass
   gpointer      _reserved[8];
 };
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char * const *mend_agent_get_argv               (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char * const *mend_agent_get_environ            (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_set_environ            (MendAgent          *self,
                                                        const char * const *environ_);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_setenv                 (MendAgent          *self,
                                                        const char         *name,
                                                        const char         *value);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_unsetenv               (MendAgent          *self,
                                                        const char         *name);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char         *mend_agent_get_cwd                (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_set_cwd                (MendAgent          *self,
                                                        const char         *cwd);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char         *mend_agent_get_session_id         (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_set_session_id         (MendAgent          *self,
                                                        const char         *session_id);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendChat           *mend_agent_get_chat               (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean            mend_agent_get_running            (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char         *mend_agent_get_identifier         (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint               mend_agent_get_n_starts           (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 char               *mend_agent_dup_stderr             (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint               mend_agent_get_terminate_grace_ms (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint               mend_agent_get_idle_timeout_ms    (MendAgent          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_set_idle_timeout_ms    (MendAgent          *self,
                                                        guint               timeout_ms);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_set_terminate_grace_ms (MendAgent          *self,
                                                        guint               grace_ms);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_agent_terminate              (MendAgent          *self);
 
 G_END_DECLS

@@ -44,7 +44,7 @@ typedef enum
  */
 #define MEND_QUEUE_ERROR (mend_queue_error_quark ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 GQuark mend_queue_error_quark (void);
 
 /**
@@ -54,7 +54,7 @@ GQuark mend_queue_error_quark (void);
  * @MEND_RETRY_ERROR_UNKNOWN_SUBAGENT: no subagent has that id
  * @MEND_RETRY_ERROR_CLOSED: the chat is closed
  * @MEND_RETRY_ERROR_SESSION_LOST: the agent could not load the session
- *   the turn belongs to: its history is gone (since 1.0)
+ *   the turn belongs to: its history is gone
  * @MEND_RETRY_ERROR_NO_SENDER: a turn started with nothing to run its
  *   attempts: no [iface@Mend.Sender] and no handler of
  *   [signal@Mend.Turn::attempt]
@@ -79,7 +79,7 @@ typedef enum
  */
 #define MEND_RETRY_ERROR (mend_retry_error_quark ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 GQuark mend_retry_error_quark (void);
 
 /**
@@ -107,7 +107,7 @@ typedef enum
  */
 #define MEND_STATE_ERROR (mend_state_error_quark ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 GQuark mend_state_error_quark (void);
 
 /**
@@ -129,7 +129,7 @@ typedef enum
  */
 #define MEND_POLICY_ERROR (mend_policy_error_quark ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 GQuark mend_policy_error_quark (void);
 
 G_END_DECLS

@@ -30,7 +30,7 @@
 #include "mend-retry-wait.h"
 #include "mend-sender.h"
 #include "mend-subagent-retry-private.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 
 /**

@@ -42,67 +42,67 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_CHAT (mend_chat_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendChat, mend_chat, MEND, CHAT, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendChat        *mend_chat_new                 (MendErrorPolicy  *policy);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendChat        *mend_chat_new_with_sender     (MendSender       *sender,
                                                 MendErrorPolicy  *policy);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_chat_get_id              (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendLifecycle    mend_chat_get_lifecycle       (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueue       *mend_chat_get_queue           (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendTurn        *mend_chat_get_turn            (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendErrorPolicy *mend_chat_get_policy          (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendErrorPolicy *mend_chat_get_resume_policy   (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendClock       *mend_chat_get_clock           (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendGate        *mend_chat_get_gate            (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendSender      *mend_chat_get_sender          (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendSubagentRetry *mend_chat_get_subagents     (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_get_external_turn   (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_chat_get_continue_prompt (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void             mend_chat_set_continue_prompt (MendChat         *self,
                                                 const char       *continue_prompt);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_submit              (MendChat         *self,
                                                 const char       *text,
                                                 const char       *provenance,
                                                 GError          **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_send_next           (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void             mend_chat_stop                (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void             mend_chat_close               (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void             mend_chat_begin_external_turn (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void             mend_chat_end_external_turn   (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 char            *mend_chat_save_state          (MendChat         *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_restore_state       (MendChat         *self,
                                                 const char       *json,
                                                 GError          **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_save_state_to_file  (MendChat         *self,
                                                 const char       *path,
                                                 GError          **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_restore_state_from_file (MendChat     *self,
                                                 const char       *path,
                                                 GError          **error);

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_CLOCK (mend_clock_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_DERIVABLE_TYPE (MendClock, mend_clock, MEND, CLOCK, GObject)
 
 /**
@@ -62,19 +62,19 @@ struct _MendClockClass
   gpointer _reserved[8];
 };
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendClock *mend_clock_get_default        (void);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gint64     mend_clock_get_monotonic_time (MendClock      *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gint64     mend_clock_get_real_time      (MendClock      *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint      mend_clock_add_timeout        (MendClock      *self,
                                           guint64         delay_ms,
                                           MendClockFunc   func,
                                           gpointer        user_data,
                                           GDestroyNotify  notify);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean   mend_clock_remove_timeout     (MendClock      *self,
                                           guint           timer_id);
 

@@ -287,31 +287,6 @@ mend_failure_new_from_http_with_clock (guint               status,
                                             MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS);
 }
 
-/**
- * mend_failure_new_from_http_at:
- * @status: the HTTP status
- * @headers: (nullable): the response headers
- * @body: (nullable): the response body
- * @clock: (nullable): the clock a `Retry-After` date is measured against, or
- *   %NULL for the default clock
- *
- * Makes a failure from an HTTP response, as
- * [ctor@Mend.Failure.new_from_http] does, with a `Retry-After` date that
- * comes without a `Date` header read against @clock.
- *
- * Returns: (transfer full): a new failure
- *
- * Deprecated: 1.0: Use [ctor@Mend.Failure.new_from_http] instead.
- */
-MendFailure *
-mend_failure_new_from_http_at (guint               status,
-                               SoupMessageHeaders *headers,
-                               GBytes             *body,
-                               MendClock          *clock)
-{
-  return mend_failure_new_from_http_with_clock (status, headers, body, clock);
-}
-
 MendFailure *
 mend_failure_new_from_http_within (guint               status,
                                    SoupMessageHeaders *headers,

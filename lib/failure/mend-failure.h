@@ -28,51 +28,46 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_FAILURE (mend_failure_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendFailure, mend_failure, MEND, FAILURE, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailure     *mend_failure_new_from_error          (const GError       *error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailure     *mend_failure_new_from_http           (guint               status,
                                                        SoupMessageHeaders *headers,
                                                        GBytes             *body);
-MEND_DEPRECATED_IN_1_0_FOR (mend_failure_new_from_http)
-MendFailure     *mend_failure_new_from_http_at        (guint               status,
-                                                       SoupMessageHeaders *headers,
-                                                       GBytes             *body,
-                                                       MendClock          *clock);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailure     *mend_failure_new_from_text           (const char         *detail);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailure     *mend_failure_new_empty_response      (void);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailure     *mend_failure_new_stopped             (void);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailureKind  mend_failure_get_kind                (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendReason       mend_failure_get_reason              (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint            mend_failure_get_status              (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gint64           mend_failure_get_retry_after_ms      (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_failure_get_message             (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const GError    *mend_failure_get_error               (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_failure_get_api_error_type      (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_failure_get_partial             (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_failure_get_rule                (MendFailure        *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean         mend_failure_get_should_retry        (MendFailure        *self,
                                                        gboolean           *should_retry);
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_reason_to_nick                  (MendReason          reason);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char      *mend_failure_kind_to_nick            (MendFailureKind     kind);
 
 G_END_DECLS

@@ -48,57 +48,57 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_HTTP_SENDER (mend_http_sender_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendHttpSender, mend_http_sender, MEND, HTTP_SENDER, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendHttpSender *mend_http_sender_new            (const char     *uri);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char     *mend_http_sender_get_uri        (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendHttpDialect mend_http_sender_get_dialect    (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 SoupSession    *mend_http_sender_get_session    (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_http_sender_get_timeout_ms (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_http_sender_set_timeout_ms (MendHttpSender *self,
                                                  guint           timeout_ms);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char     *mend_http_sender_get_model      (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_http_sender_set_model      (MendHttpSender *self,
                                                  const char     *model);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_http_sender_get_max_tokens (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_http_sender_set_max_tokens (MendHttpSender *self,
                                                  guint           max_tokens);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendTranscript *mend_http_sender_get_transcript (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char     *mend_http_sender_get_answer     (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean        mend_http_sender_set_header     (MendHttpSender *self,
                                                  const char     *name,
                                                  const char     *value,
                                                  GError        **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_http_sender_get_max_body_bytes  (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_http_sender_set_max_body_bytes  (MendHttpSender *self,
                                                       guint           value);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_http_sender_get_max_line_bytes  (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_http_sender_set_max_line_bytes  (MendHttpSender *self,
                                                       guint           value);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_http_sender_get_max_event_bytes (MendHttpSender *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_http_sender_set_max_event_bytes (MendHttpSender *self,
                                                       guint           value);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 char           *mend_http_sender_build_messages (MendHttpSender *self,
                                                  MendTurn       *turn);
 

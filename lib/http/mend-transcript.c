@@ -14,7 +14,7 @@
 #include "mend-json-private.h"
 #include "mend-transcript-private.h"
 #include "mend-transcript-entry-private.h"
-#include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendTranscript:

@@ -40,35 +40,35 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_TRANSCRIPT (mend_transcript_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendTranscript, mend_transcript, MEND, TRANSCRIPT, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendTranscript *mend_transcript_new               (void);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_transcript_get_n_messages    (MendTranscript  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_transcript_get_n_pending     (MendTranscript  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_transcript_get_max_messages  (MendTranscript  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_transcript_set_max_messages  (MendTranscript  *self,
                                                    guint            max_messages);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint           mend_transcript_get_max_bytes     (MendTranscript  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_transcript_set_max_bytes     (MendTranscript  *self,
                                                    guint            max_bytes);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 char           *mend_transcript_to_json           (MendTranscript  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean        mend_transcript_load_json         (MendTranscript  *self,
                                                    const char      *json,
                                                    GError         **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_transcript_trim              (MendTranscript  *self,
                                                    guint            keep_last_turns);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void            mend_transcript_clear             (MendTranscript  *self);
 
 G_END_DECLS

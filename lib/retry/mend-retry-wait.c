@@ -85,7 +85,6 @@ enum {
   PROP_CLOCK,
   PROP_ATTEMPT,
   PROP_MAX_RETRIES,
-  PROP_OF,
   PROP_REASON,
   PROP_FAILURE,
   PROP_DELAY_MS,
@@ -264,7 +263,6 @@ mend_retry_wait_get_property (GObject    *object,
       g_value_set_uint (value, self->attempt);
       break;
     case PROP_MAX_RETRIES:
-    case PROP_OF:
       g_value_set_uint (value, self->max_retries);
       break;
     case PROP_REASON:
@@ -322,16 +320,7 @@ mend_retry_wait_set_property (GObject      *object,
       self->attempt = g_value_get_uint (value);
       break;
     case PROP_MAX_RETRIES:
-      /* Both name one number, and GObject gives the one not passed its
-       * default: a 0 must not undo the other. */
-      if (g_value_get_uint (value) != 0)
-        self->max_retries = g_value_get_uint (value);
-      break;
-    case PROP_OF:
-      /* The deprecated name, when max-retries was not given (0); given
-       * both, in either order, max-retries wins. */
-      if (self->max_retries == 0)
-        self->max_retries = g_value_get_uint (value);
+      self->max_retries = g_value_get_uint (value);
       break;
     case PROP_REASON:
       self->reason = g_value_get_enum (value);
@@ -401,20 +390,6 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
     g_param_spec_uint ("max-retries", NULL, NULL,
                        0, G_MAXUINT, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendRetryWait:of:
-   *
-   * How many retries there are in all. Given with
-   * [property@Mend.RetryWait:max-retries], it is ignored.
-   *
-   * Deprecated: 1.0: Use [property@Mend.RetryWait:max-retries] instead.
-   */
-  properties[PROP_OF] =
-    g_param_spec_uint ("of", NULL, NULL,
-                       0, G_MAXUINT, 0,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS |
-                       G_PARAM_DEPRECATED);
 
   /**
    * MendRetryWait:reason:
@@ -672,22 +647,6 @@ mend_retry_wait_get_max_retries (MendRetryWait *self)
   mend_return_val_if_not_owner (&self->owner, self, 0);
 
   return self->max_retries;
-}
-
-/**
- * mend_retry_wait_get_of:
- * @self: a wait
- *
- * Gets how many retries there are in all.
- *
- * Returns: the number of retries
- *
- * Deprecated: 1.0: Use [method@Mend.RetryWait.get_max_retries] instead.
- */
-guint
-mend_retry_wait_get_of (MendRetryWait *self)
-{
-  return mend_retry_wait_get_max_retries (self);
 }
 
 /**

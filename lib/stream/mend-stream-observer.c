@@ -131,9 +131,6 @@ enum {
   PROP_0,
   PROP_CHAT,
   PROP_MAX_LINE_BYTES,
-  PROP_N_LINES,
-  PROP_N_PARSED,
-  PROP_N_IGNORED,
   N_PROPS
 };
 
@@ -948,15 +945,6 @@ mend_stream_observer_get_property (GObject    *object,
     case PROP_MAX_LINE_BYTES:
       g_value_set_uint (value, self->max_line_bytes);
       break;
-    case PROP_N_LINES:
-      g_value_set_uint64 (value, self->n_lines);
-      break;
-    case PROP_N_PARSED:
-      g_value_set_uint64 (value, self->n_parsed);
-      break;
-    case PROP_N_IGNORED:
-      g_value_set_uint64 (value, self->n_ignored);
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1015,49 +1003,6 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
     g_param_spec_uint ("max-line-bytes", NULL, NULL,
                        1, G_MAXINT, MEND_STREAM_OBSERVER_DEFAULT_MAX_LINE_BYTES,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * MendStreamObserver:n-lines:
-   *
-   * How many lines were fed. Like the other counters, it is not notified
-   * (that would cost a signal per token); read it when needed.
-   *
-   * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
-   */
-  properties[PROP_N_LINES] =
-    g_param_spec_uint64 ("n-lines", NULL, NULL,
-                         0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS |
-                         G_PARAM_DEPRECATED);
-
-  /**
-   * MendStreamObserver:n-parsed:
-   *
-   * How many lines were parsed as JSON: only those that passed the byte
-   * scan. Not notified.
-   *
-   * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
-   */
-  properties[PROP_N_PARSED] =
-    g_param_spec_uint64 ("n-parsed", NULL, NULL,
-                         0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS |
-                         G_PARAM_DEPRECATED);
-
-  /**
-   * MendStreamObserver:n-ignored:
-   *
-   * How many lines that could have mattered were unusable: too long, not
-   * UTF-8, not JSON, not an object, members of the wrong type or missing.
-   * Unknown types and subtypes are not counted. Not notified.
-   *
-   * Deprecated: 1.0: A diagnostic counter, to be removed before 1.0.
-   */
-  properties[PROP_N_IGNORED] =
-    g_param_spec_uint64 ("n-ignored", NULL, NULL,
-                         0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS |
-                         G_PARAM_DEPRECATED);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

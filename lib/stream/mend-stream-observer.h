@@ -25,30 +25,30 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_STREAM_OBSERVER (mend_stream_observer_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendStreamObserver, mend_stream_observer, MEND, STREAM_OBSERVER, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendStreamObserver *mend_stream_observer_new                (MendChat            *chat);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendChat           *mend_stream_observer_get_chat           (MendStreamObserver  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean            mend_stream_observer_feed_line          (MendStreamObserver  *self,
                                                              const char          *line,
                                                              gssize               length);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_stream_observer_watch_async        (MendStreamObserver  *self,
                                                              GInputStream        *stream,
                                                              GCancellable        *cancellable,
                                                              GAsyncReadyCallback  callback,
                                                              gpointer             user_data);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean            mend_stream_observer_watch_finish       (MendStreamObserver  *self,
                                                              GAsyncResult        *result,
                                                              GError             **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint               mend_stream_observer_get_max_line_bytes (MendStreamObserver  *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void                mend_stream_observer_set_max_line_bytes (MendStreamObserver  *self,
                                                              guint                max_line_bytes);
 

@@ -40,12 +40,10 @@ struct _MendSubagentEntry
 };
 
 /* The subagents of a chat, in list order, found by id and by agent id.
- * @model announces membership (items-changed) and, through each
- * subagent's change hook, the deprecated entry-changed. */
+ * @model announces membership (items-changed). */
 struct _MendSubagentList
 {
   GObject    *model;
-  guint       entry_changed_signal;
   GPtrArray  *entries;          /* MendSubagentEntry*, in list order */
   GHashTable *by_id;            /* subagent id → entry (borrowed) */
   GHashTable *by_agent_id;      /* agent id → entry (borrowed) */
@@ -57,8 +55,7 @@ void               mend_subagent_entry_unref (MendSubagentEntry *entry);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (MendSubagentEntry, mend_subagent_entry_unref)
 
 void               mend_subagent_list_init      (MendSubagentList  *list,
-                                                 GObject           *model,
-                                                 guint              entry_changed_signal);
+                                                 GObject           *model);
 void               mend_subagent_list_clear     (MendSubagentList  *list);
 guint              mend_subagent_list_get_n_items (MendSubagentList *list);
 MendSubagentEntry *mend_subagent_list_get       (MendSubagentList  *list,

@@ -5,8 +5,7 @@
  * The subagents of a chat as a list: entries in order, indexes by id and
  * by agent id, and the announcements a list view binds to. Membership is
  * told by items-changed, once per add or removal; a subagent's own
- * changes by its property notifications, after which the deprecated
- * entry-changed follows once, from the subagent's change hook.
+ * changes by its property notifications.
  */
 
 #include "config.h"
@@ -49,48 +48,14 @@ static void
 entry_release (MendSubagentEntry *entry)
 {
   entry->gone = TRUE;
-  mend_subagent_set_changed_func (entry->subagent, NULL, NULL);
   mend_subagent_entry_unref (entry);
-}
-
-/* The one place entry-changed is emitted from. */
-static void
-emit_entry_changed (MendSubagentList  *list,
-                    MendSubagentEntry *entry)
-{
-  g_autofree char *json = NULL;
-  g_autoptr(MendSubagentEntry) held = NULL;
-  g_autoptr(GObject) model = NULL;
-
-  /* Nobody listens to the deprecated signal: no JSON is made for it. */
-  if (entry->gone ||
-      !g_signal_has_handler_pending (list->model, list->entry_changed_signal, 0, FALSE))
-    return;
-
-  held = mend_subagent_entry_ref (entry);
-  model = g_object_ref (list->model);
-  json = mend_subagent_to_json (entry->subagent);
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  g_signal_emit (model, list->entry_changed_signal, 0, entry->subagent, json);
-  G_GNUC_END_IGNORE_DEPRECATIONS
-}
-
-static void
-on_subagent_changed (MendSubagent *subagent,
-                     gpointer      data)
-{
-  MendSubagentEntry *entry = data;
-
-  emit_entry_changed (entry->list, entry);
 }
 
 void
 mend_subagent_list_init (MendSubagentList *list,
-                         GObject          *model,
-                         guint             entry_changed_signal)
+                         GObject          *model)
 {
   list->model = model;
-  list->entry_changed_signal = entry_changed_signal;
   list->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_release);
   list->by_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   list->by_agent_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -180,14 +145,11 @@ mend_subagent_list_add (MendSubagentList *list,
   entry->owner = owner;
   entry->list = list;
   entry->subagent = mend_subagent_new (id, agent_id, name);
-  mend_subagent_set_changed_func (entry->subagent, on_subagent_changed, entry);
   g_ptr_array_add (list->entries, mend_subagent_entry_ref (entry));
   index_entry (list->by_id, id, entry);
   index_entry (list->by_agent_id, agent_id, entry);
 
-  /* Once for list views; once more for those that still read entries. */
   g_list_model_items_changed (G_LIST_MODEL (model), list->entries->len - 1, 0, 1);
-  emit_entry_changed (list, entry);
 
   return entry;
 }

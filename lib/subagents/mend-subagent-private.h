@@ -10,17 +10,9 @@
 G_BEGIN_DECLS
 
 /* A subagent is a view that MendSubagentRetry keeps up to date. */
-typedef void (*MendSubagentChangedFunc) (MendSubagent *subagent,
-                                         gpointer      data);
-
 MendSubagent *mend_subagent_new           (const char        *id,
                                            const char        *agent_id,
                                            const char        *name);
-/* Called once per change, after its property notifications: a change
- * made while notifications are frozen is one change. */
-void          mend_subagent_set_changed_func (MendSubagent           *self,
-                                              MendSubagentChangedFunc func,
-                                              gpointer                data);
 void          mend_subagent_set_state     (MendSubagent      *self,
                                            MendSubagentState  state);
 void          mend_subagent_set_retry     (MendSubagent      *self,

@@ -528,24 +528,6 @@ mend_subagent_retry_class_init (MendSubagentRetryClass *klass)
     g_signal_new ("record", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, G_TYPE_STRING);
-
-  /**
-   * MendSubagentRetry::entry-changed:
-   * @self: the subagent retry
-   * @subagent: the subagent
-   * @json: its entry, as [method@Mend.Subagent.to_json] writes it
-   *
-   * A subagent joined the list, or changed: emitted once per step that
-   * changed it, after its property notifications.
-   *
-   * Deprecated: 1.0: use notify on MendSubagent, and
-   *   [signal@Gio.ListModel::items-changed] for the subagents that join
-   *   or leave the list
-   */
-  signals[MEND_SUBAGENT_SIGNAL_ENTRY_CHANGED] =
-    g_signal_new ("entry-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_DEPRECATED,
-                  0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 2, MEND_TYPE_SUBAGENT, G_TYPE_STRING);
 }
 
 static void

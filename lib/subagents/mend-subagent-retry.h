@@ -50,57 +50,37 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_SUBAGENT_RETRY (mend_subagent_retry_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendSubagentRetry, mend_subagent_retry, MEND, SUBAGENT_RETRY, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendSubagent *mend_subagent_retry_lookup         (MendSubagentRetry *self,
                                                   const char        *id);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendSubagent *mend_subagent_retry_note_started   (MendSubagentRetry *self,
                                                   const char        *id,
                                                   const char        *agent_id,
                                                   const char        *name);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void          mend_subagent_retry_note_failed    (MendSubagentRetry *self,
                                                   const char        *id,
                                                   MendFailure       *failure);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void          mend_subagent_retry_note_resumed   (MendSubagentRetry *self,
                                                   const char        *agent_id);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void          mend_subagent_retry_note_ended     (MendSubagentRetry *self,
                                                   const char        *id,
                                                   MendSubagentState  state);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean      mend_subagent_retry_resume_now     (MendSubagentRetry *self,
                                                   const char        *id,
                                                   GError           **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint         mend_subagent_retry_get_max_failed (MendSubagentRetry *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void          mend_subagent_retry_set_max_failed (MendSubagentRetry *self,
                                                   guint              max_failed);
 
-MEND_DEPRECATED_IN_1_0_FOR (mend_subagent_retry_note_started)
-MendSubagent *mend_subagent_retry_started        (MendSubagentRetry *self,
-                                                  const char        *id,
-                                                  const char        *agent_id,
-                                                  const char        *name);
-MEND_DEPRECATED_IN_1_0_FOR (mend_subagent_retry_note_failed)
-void          mend_subagent_retry_failed         (MendSubagentRetry *self,
-                                                  const char        *id,
-                                                  MendFailure       *failure);
-MEND_DEPRECATED_IN_1_0_FOR (mend_subagent_retry_note_resumed)
-void          mend_subagent_retry_resumed        (MendSubagentRetry *self,
-                                                  const char        *agent_id);
-MEND_DEPRECATED_IN_1_0_FOR (mend_subagent_retry_note_ended)
-void          mend_subagent_retry_ended          (MendSubagentRetry *self,
-                                                  const char        *id,
-                                                  MendSubagentState  state);
-MEND_DEPRECATED_IN_1_0_FOR (mend_subagent_retry_resume_now)
-gboolean      mend_subagent_retry_retry          (MendSubagentRetry *self,
-                                                  const char        *id,
-                                                  GError           **error);
 
 G_END_DECLS

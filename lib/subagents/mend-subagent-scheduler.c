@@ -34,7 +34,7 @@ mend_subagent_scheduler_init (MendSubagentScheduler *self,
 {
   self->object = object;
   self->signals = signals;
-  mend_subagent_list_init (&self->list, object, signals[MEND_SUBAGENT_SIGNAL_ENTRY_CHANGED]);
+  mend_subagent_list_init (&self->list, object);
   self->taken_back = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->max_failed = MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED;
 }

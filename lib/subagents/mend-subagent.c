@@ -61,8 +61,6 @@ struct _MendSubagent
   MendFailure       *failure;
   guint              attempts;
 
-  MendSubagentChangedFunc changed_func;
-  gpointer           changed_data;
 };
 
 enum {
@@ -94,23 +92,6 @@ mend_subagent_finalize (GObject *object)
   g_clear_object (&self->failure);
 
   G_OBJECT_CLASS (mend_subagent_parent_class)->finalize (object);
-}
-
-/* Every change reaches the list through here: the notifications first,
- * one per property that changed, then one word to the list that holds it. */
-static void
-mend_subagent_dispatch_properties_changed (GObject     *object,
-                                           guint        n_pspecs,
-                                           GParamSpec **pspecs)
-{
-  MendSubagent *self = MEND_SUBAGENT (object);
-
-  g_object_ref (object);
-  G_OBJECT_CLASS (mend_subagent_parent_class)->dispatch_properties_changed (object, n_pspecs, pspecs);
-  /* A handler may have taken it out of its list: then no one is told. */
-  if (self->changed_func != NULL)
-    self->changed_func (self, self->changed_data);
-  g_object_unref (object);
 }
 
 static void
@@ -159,7 +140,6 @@ mend_subagent_class_init (MendSubagentClass *klass)
 
   object_class->finalize = mend_subagent_finalize;
   object_class->get_property = mend_subagent_get_property;
-  object_class->dispatch_properties_changed = mend_subagent_dispatch_properties_changed;
 
   /**
    * MendSubagent:id:
@@ -261,15 +241,6 @@ mend_subagent_new (const char *id,
   self->name = g_strdup (name);
 
   return self;
-}
-
-void
-mend_subagent_set_changed_func (MendSubagent            *self,
-                                MendSubagentChangedFunc  func,
-                                gpointer                 data)
-{
-  self->changed_func = func;
-  self->changed_data = data;
 }
 
 void

@@ -861,7 +861,7 @@ mend_gate_class_init (MendGateClass *klass)
    * then is taken as lost: the next member to ask probes instead, and the
    * lost one's answer, should it come, counts as any member's.
    *
-   * Since: 1.0
+   * Since: 0.2
    */
   properties[PROP_PROBE_TIMEOUT_MS] =
     g_param_spec_uint ("probe-timeout-ms", NULL, NULL,
@@ -1134,7 +1134,7 @@ mend_gate_set_stagger_window_ms (MendGate *self,
  *
  * Returns: the timeout in milliseconds
  *
- * Since: 1.0
+ * Since: 0.2
  */
 guint
 mend_gate_get_probe_timeout_ms (MendGate *self)
@@ -1153,7 +1153,7 @@ mend_gate_get_probe_timeout_ms (MendGate *self)
  * Sets [property@Mend.Gate:probe-timeout-ms]. A probe already in flight
  * keeps the timeout it started with.
  *
- * Since: 1.0
+ * Since: 0.2
  */
 void
 mend_gate_set_probe_timeout_ms (MendGate *self,

@@ -18,16 +18,16 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_QUEUE_ITEM (mend_queue_item_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendQueueItem, mend_queue_item, MEND, QUEUE_ITEM, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char *mend_queue_item_get_id         (MendQueueItem *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char *mend_queue_item_get_text       (MendQueueItem *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 const char *mend_queue_item_get_provenance (MendQueueItem *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gint64      mend_queue_item_get_queued_at  (MendQueueItem *self);
 
 G_END_DECLS

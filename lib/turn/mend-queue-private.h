@@ -55,4 +55,13 @@ guint          mend_queue_get_n_user   (MendQueue   *self);
 void           mend_queue_put_back     (MendQueue     *self,
                                         MendQueueItem *item);
 
+/* Whether the queue holds max-items items. */
+gboolean       mend_queue_is_full            (MendQueue   *self);
+
+/* The text as the queue keeps it (CRLF and CR as LF), or NULL with a
+ * MEND_QUEUE_ERROR when it is blank or too large. */
+char          *mend_queue_normalize_text     (MendQueue   *self,
+                                              const char  *text,
+                                              GError     **error);
+
 G_END_DECLS

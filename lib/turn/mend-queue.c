@@ -602,24 +602,6 @@ mend_queue_new (MendClock *clock)
                        NULL);
 }
 
-/**
- * mend_queue_normalize_text:
- * @self: a queue
- * @text: (nullable): the text of a message
- * @error: return location for a %MEND_QUEUE_ERROR
- *
- * Checks @text as the queue would before taking it, and gives it the form
- * the queue would keep: CRLF and lone CR become LF, and nothing else
- * changes. Use it to tell the user at once what is wrong with a message.
- *
- * The text is refused with %MEND_QUEUE_ERROR_INVALID_TEXT when it is not
- * valid UTF-8, %MEND_QUEUE_ERROR_BLANK when it is %NULL, empty or only white
- * space, and %MEND_QUEUE_ERROR_TOO_LARGE when it is longer than
- * [property@Mend.Queue:max-item-bytes] once normalized. Whether the queue
- * is full is not checked.
- *
- * Returns: (transfer full): the normalized text, or %NULL with @error set
- */
 char *
 mend_queue_normalize_text (MendQueue   *self,
                            const char  *text,
@@ -860,17 +842,6 @@ mend_queue_get_length (MendQueue *self)
   return self->items->len;
 }
 
-/**
- * mend_queue_is_full:
- * @self: a queue
- *
- * Gets whether the queue refuses new items because it holds
- * [property@Mend.Queue:max-items] of the user's items or more. A chat's
- * subagent resume prompts wait in a room of their own beside those, so
- * they never take the user's room.
- *
- * Returns: %TRUE if the queue is full
- */
 gboolean
 mend_queue_is_full (MendQueue *self)
 {

@@ -33,54 +33,48 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_QUEUE (mend_queue_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_FINAL_TYPE (MendQueue, mend_queue, MEND, QUEUE, GObject)
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueue     *mend_queue_new                (MendClock   *clock);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueueItem *mend_queue_push               (MendQueue   *self,
                                               const char  *text,
                                               const char  *provenance,
                                               GError     **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueueItem *mend_queue_insert_front       (MendQueue   *self,
                                               const char  *text,
                                               const char  *provenance,
                                               GError     **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean       mend_queue_remove             (MendQueue   *self,
                                               const char  *id,
                                               GError     **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean       mend_queue_replace_text       (MendQueue   *self,
                                               const char  *id,
                                               const char  *text,
                                               GError     **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueueItem *mend_queue_peek               (MendQueue   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueueItem *mend_queue_pop                (MendQueue   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendQueueItem *mend_queue_find               (MendQueue   *self,
                                               const char  *id);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint          mend_queue_get_length         (MendQueue   *self);
-MEND_AVAILABLE_IN_1_0
-gboolean       mend_queue_is_full            (MendQueue   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint          mend_queue_get_max_items      (MendQueue   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void           mend_queue_set_max_items      (MendQueue   *self,
                                               guint        max_items);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 guint          mend_queue_get_max_item_bytes (MendQueue   *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void           mend_queue_set_max_item_bytes (MendQueue   *self,
                                               guint        max_item_bytes);
-MEND_AVAILABLE_IN_1_0
-char          *mend_queue_normalize_text     (MendQueue   *self,
-                                              const char  *text,
-                                              GError     **error);
 
 G_END_DECLS

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 
 #define MEND_TYPE_SENDER (mend_sender_get_type ())
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 G_DECLARE_INTERFACE (MendSender, mend_sender, MEND, SENDER, GObject)
 
 /**
@@ -62,7 +62,7 @@ struct _MendSenderInterface
                                   GError             **error);
 };
 
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 void         mend_sender_send_async  (MendSender          *self,
                                       MendTurn            *turn,
                                       guint                attempt,
@@ -70,13 +70,13 @@ void         mend_sender_send_async  (MendSender          *self,
                                       GCancellable        *cancellable,
                                       GAsyncReadyCallback  callback,
                                       gpointer             user_data);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 MendFailure *mend_sender_send_finish (MendSender          *self,
                                       GAsyncResult        *result,
                                       GError             **error);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 char        *mend_sender_save_state    (MendSender          *self);
-MEND_AVAILABLE_IN_1_0
+MEND_AVAILABLE_IN_0_2
 gboolean     mend_sender_restore_state (MendSender          *self,
                                         const char          *state,
                                         GError             **error);

@@ -33,4 +33,7 @@ void mend_turn_set_read       (MendTurn    *self,
 void mend_turn_set_agent_status (MendTurn   *self,
                                  const char *status);
 
+/* Whether the turn ended: succeeded, failed or stopped. */
+gboolean         mend_turn_is_finished         (MendTurn        *self);
+
 G_END_DECLS

@@ -1031,14 +1031,6 @@ mend_turn_get_state (MendTurn *self)
   return self->state;
 }
 
-/**
- * mend_turn_is_finished:
- * @self: a turn
- *
- * Gets whether the turn reached a final state.
- *
- * Returns: %TRUE once the turn succeeded, failed or was stopped
- */
 gboolean
 mend_turn_is_finished (MendTurn *self)
 {

@@ -674,12 +674,13 @@ test_turn_failed_from_inside_classify_keeps_the_deciding_failure (void)
  * subagent retry). The cap's walk must not go on over freed memory. */
 
 static void
-drop_chat_on_entry_changed (MendSubagentRetry  *retry,
-                            MendSubagent       *subagent,
-                            const char         *json,
-                            MendChat          **chat)
+drop_chat_on_items_changed (GListModel  *retry,
+                            guint        position,
+                            guint        removed,
+                            guint        added,
+                            MendChat   **chat)
 {
-  g_signal_handlers_disconnect_by_func (retry, drop_chat_on_entry_changed, chat);
+  g_signal_handlers_disconnect_by_func (retry, drop_chat_on_items_changed, chat);
   g_clear_object (chat);
 }
 
@@ -713,8 +714,8 @@ chat_dropped_while_max_failed_forgets_subagents_child (void)
       mend_subagent_retry_note_failed (retry, agent, failure);
     }
 
-  /* Forgetting the oldest re-sends its entry (no longer retryable). */
-  g_signal_connect (retry, "entry-changed", G_CALLBACK (drop_chat_on_entry_changed), &chat);
+  /* Forgetting the oldest takes it out of the list. */
+  g_signal_connect (retry, "items-changed", G_CALLBACK (drop_chat_on_items_changed), &chat);
   mend_subagent_retry_set_max_failed (retry, 1);
   g_assert_null (chat);
   g_assert_null (weak);

@@ -483,7 +483,6 @@ connect_chat (Torture *t)
   g_signal_connect (subagents, "skipped", G_CALLBACK (on_any_2), t);
   g_signal_connect (subagents, "exhausted", G_CALLBACK (on_any_1), t);
   g_signal_connect (subagents, "record", G_CALLBACK (on_record), t);
-  g_signal_connect (subagents, "entry-changed", G_CALLBACK (on_any_2), t);
   g_signal_connect (subagents, "items-changed", G_CALLBACK (on_any_3), t);
 }
 

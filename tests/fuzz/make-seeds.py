@@ -378,7 +378,7 @@ def policy_seeds():
 # for an app's rules.
 def rules_seeds():
     # The head of the built-in file: its order line and its first rows.
-    with open(os.path.join(HERE, "..", "..", "lib", "rules", "classifier-rules.txt"), "rb") as f:
+    with open(os.path.join(HERE, "..", "..", "lib", "failure", "rules", "classifier-rules.txt"), "rb") as f:
         write("fuzz-rules", "built-in", b"\x01" + b"".join(f.readlines()[:120]))
     order = "order usage-limit cancelled auth permission bad-request unknown capacity rate-limit timeout transport empty server\n"
     seeds = {
