@@ -14,8 +14,8 @@
 # exchange in its history. Nothing of the example's or libmend's objects is
 # touched but the widgets.
 #
-# Also checks the README's promise: the README's "Ollama, llama.cpp,
-# OpenAI, Gemini" section shows this very file, and it has at most 40
+# Also checks the docs' promise: the "A GTK 4 chat with a local model"
+# section of docs/http.md shows this very file, and it has at most 40
 # lines of code beyond the widgets.
 #
 # usage: test-local-chat.py SRCDIR   (under xvfb-run; see tests/meson.build)
@@ -38,14 +38,15 @@ def check(condition, message):
         failures.append(message)
 
 
-# --- The README's promise, read from the file.
+# --- The docs' promise, read from the page.
 source = open(example, encoding="utf-8").read()
-readme = open(os.path.join(srcdir, "README.md"), encoding="utf-8").read()
-section = readme[readme.index("## Ollama, llama.cpp, OpenAI, Gemini"):]
-section = section[:section.find("\n## ", 1)]
+page = open(os.path.join(srcdir, "docs", "http.md"), encoding="utf-8").read()
+section = page[page.index("## A GTK 4 chat with a local model"):]
+end = section.find("\n## ", 1)
+section = section[:end] if end >= 0 else section
 block = re.search(r"^```python\n(.*?)^```$", section, re.M | re.S)
 check(block is not None and block.group(1) == source,
-      "the README's section does not show examples/local-chat.py as it is")
+      "docs/http.md's section does not show examples/local-chat.py as it is")
 
 code = source.split('"""', 2)[2]        # after the module's docstring
 widgets = re.search(r"# The widgets\.\n.*?# The end of the widgets\..*?\n", code, re.S)
@@ -53,7 +54,7 @@ check(widgets is not None, "no widget block marked in the example")
 rest = code.replace(widgets.group(0), "") if widgets else code
 lines = [line for line in rest.splitlines() if line.strip() and not line.strip().startswith("#")]
 print("# %d lines of code beyond the widgets" % len(lines))
-check(len(lines) <= 40, "%d lines of code beyond the widgets (the README says at most 40)" % len(lines))
+check(len(lines) <= 40, "%d lines of code beyond the widgets (docs/http.md says at most 40)" % len(lines))
 
 # --- The server.
 ANSWERS = ["Hello from the local model.", "Still here."]
