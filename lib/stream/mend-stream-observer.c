@@ -104,9 +104,9 @@ struct _MendStreamObserver
   GObject   parent_instance;
   MendOwner         owner;         /* its thread: see mend-owner-private.h */
 
-  /* What the observer feeds: the chat it was made for, or the chat that
-   * the sender it reads for (an agent's own observer) feeds, else the
-   * sender's attempt in flight (not references). */
+  /* What the observer feeds: the chat it was made for (a reference), or
+   * the chat that the sender it reads for feeds (an agent's own observer),
+   * else that sender's attempt in flight (neither a reference). */
   MendChat   *chat;
   MendSender *sender;
   MendTurn   *sender_turn;

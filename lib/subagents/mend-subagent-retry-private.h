@@ -1,4 +1,4 @@
-/* mend-subagent-retry-private.h — what the chat tells its subagent retry, and the host it lends it
+/* mend-subagent-retry-private.h — what the chat tells its subagent retry, and how it sends its prompts
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

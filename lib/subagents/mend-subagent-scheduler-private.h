@@ -26,9 +26,10 @@ typedef enum
 } MendSubagentSignal;
 
 /* Turns subagent failures into resume prompts: plans each wait, sends the
- * prompt through its chat's submit function when the wait fires, follows the prompt
- * by the queue item and then the turn that the host hands back, and takes
- * it back when it must. Its signals are emitted on @object. */
+ * prompt through its chat's submit function when the wait fires, follows
+ * the prompt by the queue item it is given and then the turn the chat
+ * starts from it, and takes it back when it must. Its signals are emitted
+ * on @object. */
 typedef struct
 {
   GObject                *object;

@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * From a subagent's failure to its resume prompt: the wait, the prompt
- * sent through the chat's host, the prompt followed by the queue item and
- * then the turn the host hands back, and the prompt taken back.
+ * sent through the chat's submit function, the prompt followed by its
+ * queue item and then the turn the chat starts from it, and the prompt
+ * taken back.
  */
 
 #include "config.h"
