@@ -496,6 +496,13 @@ stop_turn (gpointer turn)
   return G_SOURCE_REMOVE;
 }
 
+static gboolean
+notify_sender_chat (gpointer sender)
+{
+  mend_sender_notify_chat (sender);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 mend_chat_dispose (GObject *object)
 {
@@ -515,8 +522,9 @@ mend_chat_dispose (GObject *object)
   /* A disposed chat is closed, quietly: its methods refuse, and nothing
    * starts. The subagents stay until finalize, inert. */
   self->lifecycle = MEND_LIFECYCLE_CLOSED;
-  if (self->sender != NULL)
-    mend_sender_detach_chat (self->sender, object);
+  /* The sender has no chat from now on, and hears it on its own thread. */
+  if (self->sender != NULL && mend_sender_detach_chat (self->sender, object))
+    mend_owner_invoke (&self->owner, notify_sender_chat, g_object_ref (self->sender), g_object_unref);
   if (self->subagents != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->subagents, self);

@@ -108,7 +108,8 @@ struct _MendStreamObserver
    * the chat that the sender it reads for feeds (an agent's own observer),
    * else that sender's attempt in flight (neither a reference). */
   MendChat   *chat;
-  MendSender *sender;
+  MendSender *sender;         /* NULL once it is gone */
+  gboolean    for_sender;
   MendTurn   *sender_turn;
   gboolean    reads_for_chat; /* told the chat it reads for it */
   guint     max_line_bytes;
@@ -892,6 +893,18 @@ mend_stream_observer_constructed (GObject *object)
     }
 }
 
+/* The app may keep an agent's observer after the agent is gone: it feeds
+ * nothing then. */
+static void
+on_sender_gone (gpointer  data,
+                GObject  *where_the_object_was)
+{
+  MendStreamObserver *self = data;
+
+  self->sender = NULL;
+  g_clear_weak_pointer (&self->sender_turn);
+}
+
 static gboolean
 reader_left (gpointer chat)
 {
@@ -912,6 +925,8 @@ mend_stream_observer_dispose (GObject *object)
       mend_owner_invoke (&self->owner, reader_left, g_object_ref (self->chat), g_object_unref);
     }
   g_clear_object (&self->chat);
+  if (self->sender != NULL)
+    g_object_weak_unref (G_OBJECT (self->sender), on_sender_gone, self);
   self->sender = NULL;
   g_clear_weak_pointer (&self->sender_turn);
   g_clear_pointer (&self->other_tasks, g_hash_table_unref);
@@ -1149,6 +1164,8 @@ mend_stream_observer_new_for_sender (MendSender *sender)
   MendStreamObserver *self = g_object_new (MEND_TYPE_STREAM_OBSERVER, NULL);
 
   self->sender = sender;
+  self->for_sender = TRUE;
+  g_object_weak_ref (G_OBJECT (sender), on_sender_gone, self);
   return self;
 }
 
@@ -1253,7 +1270,7 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
   g_return_val_if_fail (line != NULL || length == 0, FALSE);
-  g_return_val_if_fail (self->chat != NULL || self->sender != NULL, FALSE);
+  g_return_val_if_fail (self->chat != NULL || self->for_sender, FALSE);
 
   if (line == NULL)
     line = "";

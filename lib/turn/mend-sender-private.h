@@ -17,9 +17,13 @@ G_BEGIN_DECLS
  * it; the property is notified. Returns whether @chat is attached. */
 gboolean mend_sender_attach_chat (MendSender *sender,
                                   GObject    *chat);
-/* Lets go of @chat, if it is the one attached. */
-void     mend_sender_detach_chat (MendSender *sender,
+/* Lets go of @chat, if it is the one attached, at once. Returns whether
+ * the sender's `chat` property is to be notified: the caller does it
+ * with mend_sender_notify_chat(), on the sender's thread, which may not
+ * be the one that drops the chat's last reference. */
+gboolean mend_sender_detach_chat (MendSender *sender,
                                   GObject    *chat);
+void     mend_sender_notify_chat (MendSender *sender);
 /* The chat attached, or %NULL: a MendChat. */
 GObject *mend_sender_get_chat    (MendSender *sender);
 

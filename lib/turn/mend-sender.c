@@ -259,18 +259,26 @@ mend_sender_attach_chat (MendSender *sender,
   return TRUE;
 }
 
-void
+gboolean
 mend_sender_detach_chat (MendSender *sender,
                          GObject    *chat)
+{
+  g_assert (MEND_IS_SENDER (sender));
+
+  if (g_object_get_qdata (G_OBJECT (sender), mend_sender_chat_quark ()) != chat)
+    return FALSE;
+
+  g_object_set_qdata (G_OBJECT (sender), mend_sender_chat_quark (), NULL);
+  return chat_property (sender) != NULL;
+}
+
+void
+mend_sender_notify_chat (MendSender *sender)
 {
   GParamSpec *pspec;
 
   g_assert (MEND_IS_SENDER (sender));
 
-  if (g_object_get_qdata (G_OBJECT (sender), mend_sender_chat_quark ()) != chat)
-    return;
-
-  g_object_set_qdata (G_OBJECT (sender), mend_sender_chat_quark (), NULL);
   pspec = chat_property (sender);
   if (pspec != NULL)
     g_object_notify_by_pspec (G_OBJECT (sender), pspec);
