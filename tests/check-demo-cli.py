@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # mend-demo as a command: its exit status, its usage errors (before any
-# other output), --url against a loopback model server (tests/model-server.py)
+# other output), --url against a loopback model server (tests/support/model-server.py)
 # and its German. TAP on standard output.
 #
 # usage: check-demo-cli.py MEND-DEMO LOCALEDIR DEMO-LOCALEDIR MODEL-SERVER
@@ -40,7 +40,7 @@ def run(*args, env=None, timeout=60):
 
 
 class ModelServer:
-    """tests/model-server.py with a script of rules, on 127.0.0.1."""
+    """tests/support/model-server.py with a script of rules, on 127.0.0.1."""
 
     def __init__(self, rules):
         self.script = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)

@@ -7,7 +7,7 @@
 # fenced block (```c, ```python, ```vala under "The same example in three
 # languages"), built against the build tree (pkg-config's uninstalled file
 # for C; the build's vapi for Vala; GI_TYPELIB_PATH and LD_LIBRARY_PATH for
-# Python) and run against tests/model-server.py on loopback, whose first
+# Python) and run against tests/support/model-server.py on loopback, whose first
 # answer is a 429 with Retry-After: 3. It must stream the answer, print at
 # least three lines of the wait's countdown (Retrying in 3, 2, 1 s), show
 # the final answer and exit 0. With "overview", checks that
@@ -120,7 +120,7 @@ rules = [
 ]
 script = os.path.join(work, "rules.json")
 json.dump(rules, open(script, "w"))
-server = subprocess.Popen([sys.executable, os.path.join(srcdir, "tests", "model-server.py"), script],
+server = subprocess.Popen([sys.executable, os.path.join(srcdir, "tests", "support", "model-server.py"), script],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 url = "http://127.0.0.1:%s/v1/messages" % server.stdout.readline().strip()
 try:

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * MendAcpAgent against tests/fake-acp-agent.py, a scripted ACP agent that
+ * MendAcpAgent against tests/support/fake-acp-agent.py, a scripted ACP agent that
  * also replays the traffic recorded from claude-code-acp in
  * tests/data/claude-code-acp-0.16.2: what the protocol's answers,
  * requests and updates become, quickly and in virtual time.
@@ -82,7 +82,7 @@ start_chat (Fixture    *f,
 {
   g_autofree char *path = g_build_filename (g_get_home_dir (), "script.json", NULL);
   g_autoptr(GError) error = NULL;
-  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-acp-agent.py", path, NULL };
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/fake-acp-agent.py", path, NULL };
 
   g_assert_true (g_file_set_contents (path, script, -1, &error));
   g_assert_no_error (error);

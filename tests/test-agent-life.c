@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The life of an agent's child process, for both agent senders
- * (MendAgentProcess and MendAcpAgent), against tests/hostile-child-agent.py:
+ * (MendAgentProcess and MendAcpAgent), against tests/support/hostile-child-agent.py:
  * an agent that exits while a process it started holds its output, one that
  * ignores SIGTERM, one that ends its own tools on SIGTERM, one that forks and
  * exits without end. Waits between attempts are virtual (a MendManualClock);
@@ -214,7 +214,7 @@ start_chat (Fixture    *f,
             guint       grace_ms)
 {
   const char *argv[] = {
-    MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-child-agent.py",
+    MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/hostile-child-agent.py",
     type == MEND_TYPE_AGENT_PROCESS ? "stream-json" : "acp", behaviour, f->dir, NULL
   };
   g_autoptr(GError) error = NULL;

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * One matrix: the same chat scenarios, played by the same chat code,
- * through six senders in front of tests/model-server.py on 127.0.0.1 —
+ * through six senders in front of tests/support/model-server.py on 127.0.0.1 —
  * MendHttpSender straight at the Messages API, MendAgentProcess running
  * the Claude Code CLI, and MendAcpAgent running claude-code-acp,
  * claude-agent-acp, Gemini CLI (`gemini --acp`) and codex-acp, each
@@ -35,7 +35,7 @@
 #include "agent-matrix.h"
 #include "mend-test-utils.h"
 
-/* The scripted model server (tests/mend-test-agents.c). */
+/* The scripted model server (tests/support/mend-test-agents.c). */
 typedef MendTestModelServer ModelServer;
 
 #define WALL_START 1764500000000000

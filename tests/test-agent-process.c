@@ -179,7 +179,7 @@ static void
 test_fake_agent_turns_share_a_process (Fixture       *f,
                                        gconstpointer  data)
 {
-  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-agent.py", "turn-529", NULL };
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/fake-agent.py", "turn-529", NULL };
   MendTurn *turn;
 
   start_chat (f, argv);
@@ -206,7 +206,7 @@ static void
 test_the_chat_attaches_itself (Fixture       *f,
                                gconstpointer  data)
 {
-  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-agent.py", "turn-529", NULL };
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/fake-agent.py", "turn-529", NULL };
   MendChat *chat;
   MendTurn *turn;
 
@@ -230,7 +230,7 @@ static void
 test_a_turn_without_a_chat_runs (Fixture       *f,
                                  gconstpointer  data)
 {
-  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/fake-agent.py", "turn-529", NULL };
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/fake-agent.py", "turn-529", NULL };
   g_autoptr(MendTurn) turn = NULL;
 
   f->agent = mend_agent_process_new (argv);

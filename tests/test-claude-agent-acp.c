@@ -6,7 +6,7 @@
  * successor of claude-code-acp, with the Claude Code 2.1.83 its Agent SDK
  * bundles; installed by tools/setup.sh, or MEND_CLAUDE_AGENT_ACP) as a
  * chat's sender through MendAcpAgent, against the Messages API of
- * tests/model-server.py on 127.0.0.1, with the CLI's own retries off
+ * tests/support/model-server.py on 127.0.0.1, with the CLI's own retries off
  * (CLAUDE_CODE_MAX_RETRIES=0).
  */
 

@@ -5,7 +5,7 @@
  * End to end: Claude Code through Zed's Agent Client Protocol adapter
  * (claude-code-acp, installed by tools/setup.sh, or MEND_CLAUDE_CODE_ACP)
  * as a chat's sender through MendAcpAgent, against the scripted model
- * server tests/model-server.py on 127.0.0.1: the seed 001 scenarios of
+ * server tests/support/model-server.py on 127.0.0.1: the seed 001 scenarios of
  * the stream-json tests, over ACP. libmend's own waits run in virtual
  * time; the agent's own retries are turned off by CLAUDE_CODE_MAX_RETRIES.
  * A missing CLI or adapter skips these tests, or fails them
@@ -23,7 +23,7 @@
 
 #include "mend-acp-agent-private.h"
 
-/* The chat in front of a real agent (tests/mend-test-agents.c). */
+/* The chat in front of a real agent (tests/support/mend-test-agents.c). */
 typedef MendTestAgentChat Fixture;
 
 #define TASK_PROMPT "Survey the source tree and list the modules"

@@ -4,7 +4,7 @@
  *
  * End to end: the real Claude Code CLI (installed by tools/setup.sh, or
  * MEND_CLAUDE) as a chat's sender through MendAgentProcess, against the
- * scripted model server tests/model-server.py on 127.0.0.1. libmend's own
+ * scripted model server tests/support/model-server.py on 127.0.0.1. libmend's own
  * waits run in virtual time; the CLI's own retries are kept short by
  * CLAUDE_CODE_MAX_RETRIES. A missing CLI or adapter skips these tests, or fails them
  * with MEND_REQUIRE_AGENTS=1, as CI sets: it is part of the build's setup.
@@ -20,7 +20,7 @@
 
 #include "mend-test-utils.h"
 
-/* The chat in front of a real agent (tests/mend-test-agents.c). */
+/* The chat in front of a real agent (tests/support/mend-test-agents.c). */
 typedef MendTestAgentChat Fixture;
 
 #define TASK_PROMPT "Survey the source tree and list the modules"

@@ -5,7 +5,7 @@
  * End to end: Codex through Zed's codex-acp 0.16.0 (its native binary,
  * installed by tools/setup.sh, or MEND_CODEX_ACP) as a chat's sender
  * through MendAcpAgent, against the OpenAI Responses API of
- * tests/model-server.py on 127.0.0.1, with Codex's own retries off
+ * tests/support/model-server.py on 127.0.0.1, with Codex's own retries off
  * (request_max_retries and stream_max_retries 0 in its config.toml).
  */
 

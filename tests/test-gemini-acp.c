@@ -4,7 +4,7 @@
  *
  * End to end: Gemini CLI 0.61.0 (`gemini --acp`, installed by
  * tools/setup.sh, or MEND_GEMINI) as a chat's sender through MendAcpAgent,
- * against the Gemini API of tests/model-server.py on 127.0.0.1, with its
+ * against the Gemini API of tests/support/model-server.py on 127.0.0.1, with its
  * own retries capped to one attempt ("general": {"maxAttempts": 1}).
  *
  * Gemini CLI asks the API twice per prompt: the chat itself

@@ -7,7 +7,7 @@
 
 #include "mend-test-utils.h"
 
-/* A clock and the waits on it (tests/mend-test-utils.c). */
+/* A clock and the waits on it (tests/support/mend-test-utils.c). */
 typedef MendTestWaitFixture Fixture;
 
 static void

@@ -12,7 +12,7 @@
 
 #define WALL_START 1764500000000000  /* µs */
 
-/* A clock and the waits on it (tests/mend-test-utils.c). */
+/* A clock and the waits on it (tests/support/mend-test-utils.c). */
 typedef MendTestWaitFixture Fixture;
 
 static void

@@ -4,7 +4,7 @@
  *
  * End to end: the same chat code, unchanged, with each of libmend's three
  * senders in front of the same scripted model server
- * (tests/model-server.py on 127.0.0.1): MendHttpSender straight at its
+ * (tests/support/model-server.py on 127.0.0.1): MendHttpSender straight at its
  * /v1/messages, MendAgentProcess running the real Claude Code CLI in
  * stream-json mode, and MendAcpAgent running the real claude-code-acp
  * adapter. The agents' own retries are off (CLAUDE_CODE_MAX_RETRIES=0), so
@@ -22,7 +22,7 @@
 
 #include "mend-test-utils.h"
 
-/* The scripted model server (tests/mend-test-agents.c). */
+/* The scripted model server (tests/support/mend-test-agents.c). */
 typedef MendTestModelServer ModelServer;
 
 #define WALL_START 1764500000000000

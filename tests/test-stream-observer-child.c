@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A real child process that speaks Claude Code's stream-json
- * (tests/fake-agent.py) feeds a chat through MendStreamObserver: a subagent
+ * (tests/support/fake-agent.py) feeds a chat through MendStreamObserver: a subagent
  * that a transient upstream error failed is resumed in its chat (seed 003),
  * the resume waits for the agent's own turn, and failures that cannot be
  * retried are not. Waits are virtual (a MendManualClock); only the child
@@ -316,9 +316,9 @@ start_agent (Fixture    *f,
   g_autofree char *script = NULL;
 
 #ifdef MEND_TEST_SRCDIR
-  script = g_build_filename (MEND_TEST_SRCDIR, "fake-agent.py", NULL);
+  script = g_build_filename (MEND_TEST_SRCDIR, "support", "fake-agent.py", NULL);
 #else
-  script = g_test_build_filename (G_TEST_DIST, "fake-agent.py", NULL);
+  script = g_test_build_filename (G_TEST_DIST, "support", "fake-agent.py", NULL);
 #endif
 
   f->agent = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,

@@ -4,8 +4,8 @@
  *
  * The stream observer on the tasks the real Claude Code CLI reports that
  * are not, or not only, a failed top-level subagent: lines recorded from
- * version 2.1.332 by tests/record-claude-code.py against
- * tests/model-server.py, in tests/data/claude-code-2.1.332/.
+ * version 2.1.332 by tests/support/record-claude-code.py against
+ * tests/support/model-server.py, in tests/data/claude-code-2.1.332/.
  *
  * - foreground-bash-failed: a foreground Bash command that runs past 2 s
  *   is a task (`task_started`, `task_type` `local_bash`, `is_backgrounded`
@@ -25,7 +25,7 @@
 
 #include "mend-test-utils.h"
 
-/* The stream observer fed a recording (tests/mend-test-utils.c). */
+/* The stream observer fed a recording (tests/support/mend-test-utils.c). */
 typedef MendTestRecording Fixture;
 
 #include "mend-stream-observer-private.h"

@@ -3,15 +3,15 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The stream observer on what the real Claude Code CLI writes: lines
- * recorded from version 2.1.328 by tests/record-claude-code.py against
- * tests/model-server.py, in tests/data/claude-code-2.1.328/.
+ * recorded from version 2.1.328 by tests/support/record-claude-code.py against
+ * tests/support/model-server.py, in tests/data/claude-code-2.1.328/.
  */
 
 #include "config.h"
 
 #include "mend-test-utils.h"
 
-/* The stream observer fed a recording (tests/mend-test-utils.c). */
+/* The stream observer fed a recording (tests/support/mend-test-utils.c). */
 typedef MendTestRecording Fixture;
 
 #include "mend-stream-observer-private.h"

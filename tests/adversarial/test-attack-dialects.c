@@ -17,7 +17,7 @@
 
 #include "mend-test-utils.h"
 
-/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+/* The chat over a scripted SoupServer (tests/support/mend-test-server.c). */
 typedef MendTestHttpChat Fixture;
 typedef MendTestHttpReply Reply;
 

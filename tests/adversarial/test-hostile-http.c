@@ -14,7 +14,7 @@
 
 #include "mend-test-utils.h"
 
-/* The raw-socket server (tests/mend-test-hostile-server.c). */
+/* The raw-socket server (tests/support/mend-test-hostile-server.c). */
 typedef MendTestHostileServer HostileServer;
 typedef MendTestHostileBehaviour HostileBehaviour;
 

@@ -82,7 +82,7 @@ def ask(method, params, session):
 
 
 def replay(name, session, prompt_id):
-    path = sorted(glob.glob(os.path.join(HERE, "data", "claude-code-acp-*", name + ".jsonl")))[-1]
+    path = sorted(glob.glob(os.path.join(HERE, "..", "data", "claude-code-acp-*", name + ".jsonl")))[-1]
     in_prompt = None
     for line in open(path):
         record = json.loads(line)

@@ -4,12 +4,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Records what the real Claude Code CLI writes in each scenario of the
-# stream observer's tests, against tests/model-server.py, into
+# stream observer's tests, against tests/support/model-server.py, into
 # tests/data/claude-code-VERSION/SCENARIO.jsonl. Run it again after bumping
 # the CLI in tools/setup.sh, and review the diff: the recordings are the
 # observer's reference.
 #
-# Usage: tests/record-claude-code.py [SCENARIO…]   (MEND_CLAUDE overrides the CLI)
+# Usage: tests/support/record-claude-code.py [SCENARIO…]   (MEND_CLAUDE overrides the CLI)
 #
 # Session ids, uuids, paths and timings vary from run to run; they are kept
 # as the CLI wrote them, since the observer must not depend on them.
@@ -24,7 +24,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 CLAUDE = os.environ.get("MEND_CLAUDE") or os.path.join(
     ROOT, ".agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
 
@@ -208,7 +208,7 @@ def run(name, max_retries, rules, prompts, linger, options=None):
 
 def main():
     version = subprocess.run([CLAUDE, "--version"], capture_output=True, text=True).stdout.split()[0]
-    out = os.path.join(HERE, "data", "claude-code-" + version)
+    out = os.path.join(HERE, "..", "data", "claude-code-" + version)
     os.makedirs(out, exist_ok=True)
     for name in sys.argv[1:] or SCENARIOS:
         lines = run(name, *SCENARIOS[name])

@@ -1,4 +1,4 @@
-/* mend-test-acp.c — a chat whose sender is tests/hostile-acp-agent.py
+/* mend-test-acp.c — a chat whose sender is tests/support/hostile-acp-agent.py
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -71,7 +71,7 @@ mend_test_hostile_acp_start_chat (MendTestHostileAcp *f,
   g_autofree char *json = g_strdelimit (g_strdup (script), "'", '"');
   g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
   g_autoptr(GError) error = NULL;
-  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-acp-agent.py", path, NULL };
+  const char *argv[] = { MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/hostile-acp-agent.py", path, NULL };
 
   g_assert_true (g_file_set_contents (path, json, -1, &error));
   g_assert_no_error (error);

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * What the end-to-end tests of real agents share: the scripted model
- * server (tests/model-server.py), finding and setting up the agents that
+ * server (tests/support/model-server.py), finding and setting up the agents that
  * tools/setup.sh installs, the run loop that lets them work in real time
  * while libmend's waits pass in virtual time, and a chat in front of one.
  * Built with -Dagents only.
@@ -47,7 +47,7 @@ mend_test_model_server_start (MendTestModelServer *server,
   g_assert_no_error (error);
 
   server->process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                      MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/model-server.py", script, NULL);
+                                      MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/model-server.py", script, NULL);
   g_assert_no_error (error);
   out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (server->process));
   line = g_data_input_stream_read_line (out, NULL, NULL, &error);

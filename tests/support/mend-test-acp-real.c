@@ -1,4 +1,4 @@
-/* mend-test-acp-real.c — the scenarios every real ACP agent plays against tests/model-server.py
+/* mend-test-acp-real.c — the scenarios every real ACP agent plays against tests/support/model-server.py
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *

@@ -15,11 +15,11 @@
  * - mend-test-gate.c: a simulated upstream, its chats and a fake network
  *   monitor (test-gate, bench-gate, bench-soak);
  * - mend-test-agents.c (-Dagents): the scripted model server
- *   (tests/model-server.py), the real agents tools/setup.sh installs, the
+ *   (tests/support/model-server.py), the real agents tools/setup.sh installs, the
  *   loop that runs them in real time while libmend's waits pass in
  *   virtual time, and a chat in front of a real agent;
  * - mend-test-acp.c and mend-test-acp-real.c (-Dacp): a chat in front of
- *   tests/hostile-acp-agent.py, and the scenarios every real ACP agent
+ *   tests/support/hostile-acp-agent.py, and the scenarios every real ACP agent
  *   plays.
  *
  * Every function here asserts as the test itself would: a failed step
@@ -162,8 +162,8 @@ guint          mend_test_wait_n_pending         (MendTestWaitFixture *f);
 /* A stream observer fed lines the real Claude Code CLI wrote
  * (mend-test-utils.c) */
 
-/* Recordings of the real CLI (tests/record-claude-code.py against
- * tests/model-server.py, in tests/data/claude-code-VERSION/) played to a
+/* Recordings of the real CLI (tests/support/record-claude-code.py against
+ * tests/support/model-server.py, in tests/data/claude-code-VERSION/) played to a
  * MendStreamObserver on a chat with a MendManualClock. The turns the chat
  * finished and the records it emitted are kept; every object is
  * finalized at the end. */
@@ -382,7 +382,7 @@ guint     mend_test_gate_sim_served_between (MendTestGateSim *sim,
 
 /* The scripted model server and the real agents (mend-test-agents.c) */
 
-/* The model server (tests/model-server.py), started with a JSON list of
+/* The model server (tests/support/model-server.py), started with a JSON list of
  * rules. */
 typedef struct
 {
@@ -578,7 +578,7 @@ void      mend_test_agent_chat_submit    (MendTestAgentChat *f,
 
 #if MEND_HAS_ACP
 
-/* A chat in front of tests/hostile-acp-agent.py (mend-test-acp.c) */
+/* A chat in front of tests/support/hostile-acp-agent.py (mend-test-acp.c) */
 
 /* The agent's script: JSON with ' for " (the texts in it have no
  * apostrophe). */

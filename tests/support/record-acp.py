@@ -4,17 +4,17 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Records the Agent Client Protocol traffic of a real ACP agent in
-# scenarios of the ACP tests, against tests/model-server.py (which speaks
+# scenarios of the ACP tests, against tests/support/model-server.py (which speaks
 # each agent's provider API), into tests/data/AGENT-VERSION/SCENARIO.jsonl:
 # one JSON object per line, {"dir": "send" | "recv", "message": {…}}. Run it
 # again after bumping an agent in tools/setup.sh, and review the diff: the
 # recordings show which shapes MendAcpAgent reads.
 #
-# Usage: tests/record-acp.py [--agent AGENT] [SCENARIO…]
+# Usage: tests/support/record-acp.py [--agent AGENT] [SCENARIO…]
 #   AGENT: claude-code-acp (the default; MEND_CLAUDE_CODE_ACP overrides it),
 #          claude-agent-acp (MEND_CLAUDE_AGENT_ACP), gemini-cli (MEND_GEMINI),
 #          codex-acp (MEND_CODEX_ACP)
-# Each agent runs offline as the C tests launch it (tests/mend-test-agents.c):
+# Each agent runs offline as the C tests launch it (tests/support/mend-test-agents.c):
 # a private HOME, its own retries off.
 #
 # Session ids, tool call ids, paths and timings vary from run to run; they
@@ -30,7 +30,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 MODULES = os.path.join(ROOT, ".agents")
 
 
@@ -231,7 +231,7 @@ def record(agent, name, version):
         port = int(server.stdout.readline())
         env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8"}
         env.update(make_env(home, port))
-        out_dir = os.path.join(HERE, "data", agent + "-" + version)
+        out_dir = os.path.join(HERE, "..", "data", agent + "-" + version)
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, name + ".jsonl"), "w") as out:
             agent_proc = Agent(argv, env, home, out)
