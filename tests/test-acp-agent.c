@@ -15,6 +15,7 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
 
 #include "mend-acp-agent-private.h"
 #include "mend-acp-framing-private.h"

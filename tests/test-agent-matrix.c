@@ -34,6 +34,7 @@
 
 #include "agent-matrix.h"
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
 
 /* The scripted model server (tests/support/mend-test-agents.c). */
 typedef MendTestModelServer ModelServer;

@@ -12,7 +12,8 @@
 
 #include "config.h"
 
-#include "mend-test-utils.h"
+#include "mend-test-agents.h"
+#include "mend-test-acp-real.h"
 
 static const MendTestRealAcpAgent claude_agent = {
   .name = "ClaudeAgentAcp",

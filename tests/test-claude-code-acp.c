@@ -20,6 +20,7 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
 
 #include "mend-acp-agent-private.h"
 

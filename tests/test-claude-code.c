@@ -19,6 +19,7 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
 
 /* The chat in front of a real agent (tests/support/mend-test-agents.c). */
 typedef MendTestAgentChat Fixture;

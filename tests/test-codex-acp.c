@@ -11,7 +11,8 @@
 
 #include "config.h"
 
-#include "mend-test-utils.h"
+#include "mend-test-agents.h"
+#include "mend-test-acp-real.h"
 
 static void
 check_503_twice (MendTestAgentChat *f,

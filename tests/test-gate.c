@@ -7,7 +7,7 @@
  * attempt signal, and a fake network monitor.
  */
 
-#include "mend-test-utils.h"
+#include "mend-test-gate.h"
 
 /* Records of one chat, outcome and nextAt, for comparing two runs. */
 static void

@@ -16,6 +16,7 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-server.h"
 
 /* The chat over a scripted SoupServer (tests/support/mend-test-server.c). */
 typedef MendTestHttpChat Fixture;

@@ -21,6 +21,7 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
 
 /* The scripted model server (tests/support/mend-test-agents.c). */
 typedef MendTestModelServer ModelServer;

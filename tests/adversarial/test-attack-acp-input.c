@@ -16,7 +16,7 @@
 
 #include <libmend.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-acp.h"
 
 /* The chat in front of tests/support/hostile-acp-agent.py (tests/support/mend-test-acp.c). */
 typedef MendTestHostileAcp Fixture;

@@ -18,6 +18,8 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
+#include "mend-test-acp.h"
 
 #include "mend-acp-agent-private.h"
 

@@ -19,6 +19,8 @@
 
 #include "mend-acp-agent-private.h"
 #include "mend-test-utils.h"
+#include "mend-test-acp.h"
+#include "mend-test-bounds.h"
 
 /* The chat in front of tests/support/hostile-acp-agent.py (tests/support/mend-test-acp.c). */
 typedef MendTestHostileAcp Fixture;

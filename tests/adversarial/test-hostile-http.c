@@ -12,7 +12,7 @@
 
 #include <libmend.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-hostile-server.h"
 
 /* The raw-socket server (tests/support/mend-test-hostile-server.c). */
 typedef MendTestHostileServer HostileServer;

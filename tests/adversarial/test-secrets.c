@@ -16,6 +16,8 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-hostile-server.h"
+#include "mend-test-agents.h"
 
 /* The raw-socket server (tests/support/mend-test-hostile-server.c). */
 typedef MendTestHostileServer HostileServer;

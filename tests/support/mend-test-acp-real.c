@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
+#include "mend-test-acp-real.h"
 
 #include "mend-acp-agent-private.h"
 

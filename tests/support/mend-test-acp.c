@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
+#include "mend-test-acp.h"
 
 #define GRACE_MS 200
 

@@ -17,6 +17,7 @@
 #include <libsoup/soup.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
 
 #define CLI_VERSION "2.1.332"
 #define DEFAULT_CLI MEND_TEST_SRCDIR "/../.agents/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"

@@ -9,7 +9,7 @@
  * looks the options up, nothing else refers to them.
  */
 
-#include "mend-test-utils.h"
+#include "mend-test-bounds.h"
 
 #ifdef MEND_TEST_ASAN
 const char *__asan_default_options (void);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-gate.h"
 
 /* A network monitor whose availability the test sets. */
 

@@ -18,6 +18,8 @@
 #include <sys/resource.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-hostile-server.h"
+#include "mend-test-bounds.h"
 
 /* The most a test process may hold. Under AddressSanitizer the address
  * space is mostly shadow, so the bound is ASan's own (mend-test-bounds.c). */

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-server.h"
 
 #define WALL_START_S 1764500000
 
