@@ -7,11 +7,11 @@
 #
 # The tests link the static library, so they may call what the shared
 # library does not export: the seams an app has no use for. LIST
-# (tests/test-private-symbols.txt) is the reviewed record of those. Finds the
-# library's symbols that the C sources under TESTS-DIR (every folder) name,
-# outside comments and string literals, and those they call through
-# g_autoptr () and g_auto () (the cleanup functions the headers under
-# LIB-DIR and TESTS-DIR give their types), and fails when
+# (tests/hygiene/test-private-symbols.txt) is the reviewed record of those.
+# Finds the library's symbols that the C sources under TESTS-DIR (every
+# folder) name, outside comments and string literals, and those they call
+# through g_autoptr () and g_auto () (the cleanup functions the headers
+# under LIB-DIR and TESTS-DIR give their types), and fails when
 #   - a symbol on the list is exported by the shared library: a test seam
 #     went back into the public API;
 #   - the tests use a symbol that is not exported and not on the list: add it
