@@ -18,7 +18,7 @@
 # OpenAI, Gemini" section shows this very file, and it has at most 40
 # lines of code beyond the widgets.
 #
-# usage: test-local-chat.py SRCDIR   (under xvfb-run; see tests/meson.build)
+# usage: test-local-chat.py SRCDIR   (under xvfb-run; see tests/examples/meson.build)
 
 import http.server
 import runpy

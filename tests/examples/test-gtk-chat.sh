@@ -135,7 +135,7 @@ PY
 
 # The ACP backend, end to end through the real adapter: skipped when it is
 # not installed, unless CI requires it.
-srcdir=$(dirname "$0")/..
+srcdir=$(dirname "$0")/../..
 adapter=${MEND_CLAUDE_CODE_ACP:-$srcdir/.agents/claude-code-acp/node_modules/.bin/claude-code-acp}
 if ! "$python" -c \
      "import gi; gi.require_version('Mend', '1'); from gi.repository import Mend; Mend.AcpAgent" 2>/dev/null; then

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Runs tests/test-local-chat.py (examples/local-chat.py used as a person
-# would, against a loopback Chat Completions server) under Xvfb.
+# Runs tests/examples/test-local-chat.py (examples/local-chat.py used as a
+# person would, against a loopback Chat Completions server) under Xvfb.
 #
 # Usage: test-local-chat.sh TYPELIB_DIR LIB_DIR PYTHON SRCDIR
 # Exit 77 (skipped) without xvfb-run or without GTK 4 for PYTHON.
@@ -37,7 +37,7 @@ if [ -z "${DBUS_SESSION_BUS_ADDRESS:-}" ] && command -v dbus-run-session >/dev/n
 fi
 
 output=$(xvfb-run -a -s "-screen 0 1280x800x24" $bus \
-  "$python" "$srcdir/tests/test-local-chat.py" "$srcdir" 2>&1)
+  "$python" "$srcdir/tests/examples/test-local-chat.py" "$srcdir" 2>&1)
 status=$?
 echo "$output" | grep -v '^dbus-daemon'
 # PyGObject prints an exception in a signal handler and carries on.

@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # mend-demo as a command: its exit status, its usage errors (before any
-# other output), --url against a loopback model server (tests/support/model-server.py)
-# and its German. TAP on standard output.
+# other output), --url against a loopback model server
+# (tests/support/model-server.py) and its German. TAP on standard output.
 #
 # usage: check-demo-cli.py MEND-DEMO LOCALEDIR DEMO-LOCALEDIR MODEL-SERVER
 
