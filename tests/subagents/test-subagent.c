@@ -15,7 +15,7 @@
 #include "mend-test-utils.h"
 
 /* The gateway's words for a subagent's 503, as Claude Code reports them
- * (the same text as tests/test-subagent-retry.c's GATEWAY_503). */
+ * (the same text as tests/subagents/test-subagent-retry.c's GATEWAY_503). */
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
 /* Claude Code's stream-json for a Task subagent, in the shapes
