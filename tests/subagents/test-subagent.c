@@ -19,7 +19,7 @@
 #define GATEWAY_503 "API Error: 503 no non-exhausted claude accounts available (error type server_error, HTTP 503)"
 
 /* Claude Code's stream-json for a Task subagent, in the shapes
- * tests/test-stream-observer.c takes from the CLI's output. */
+ * tests/stream/test-stream-observer.c takes from the CLI's output. */
 #define STARTED_LINE \
   "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"a7c41e2\"," \
   "\"tool_use_id\":\"toolu_01\",\"description\":\"Push relay for GCP lane bundles\"," \
