@@ -5,7 +5,7 @@
  * Under AddressSanitizer the address space is mostly shadow, so that
  * mend_test_limit_memory () bounds nothing: the bound is ASan's own, an
  * allocation over 256 MB, or 1 GB in use, ends the process with a report.
- * Linked whole into the tests that need it (see tests/meson.build): ASan
+ * Linked whole into the tests that need it (see tests/support/meson.build): ASan
  * looks the options up, nothing else refers to them.
  */
 
