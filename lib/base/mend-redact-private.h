@@ -48,7 +48,7 @@ void     mend_redact_error              (GError             *error);
 /* Every line libmend logs goes through the redaction of its failures:
  * what it quotes (an agent's error, a server's answer) may hold a key.
  * The library logs through these, never through g_debug () and its kin
- * (tests/check-log-redacted.sh keeps it so). */
+ * (tests/hygiene/check-log-redacted.sh keeps it so). */
 void     mend_log_redacted              (GLogLevelFlags      level,
                                          const char         *format,
                                          ...) G_GNUC_PRINTF (2, 3);

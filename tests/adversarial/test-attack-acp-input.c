@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * MendAcpAgent against what tests/hostile-acp-agent.py sends where the
+ * MendAcpAgent against what tests/support/hostile-acp-agent.py sends where the
  * agent's words are read: JSON-RPC error codes as HTTP statuses and their
  * texts, huge or broken; half an emoji; initialize's agentInfo of every
  * wrong shape; the Gemini CLI's delegations with odd titles, by the
@@ -16,9 +16,9 @@
 
 #include <libmend.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-acp.h"
 
-/* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
+/* The chat in front of tests/support/hostile-acp-agent.py (tests/support/mend-test-acp.c). */
 typedef MendTestHostileAcp Fixture;
 
 static MendFailure *

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * MendAcpAgent's handling of a turn's failures against
- * tests/hostile-acp-agent.py: the idle timeout, the error codes read as
+ * tests/support/hostile-acp-agent.py: the idle timeout, the error codes read as
  * HTTP statuses, the agent's profile, the restart after an empty end of a
  * prompt, the lost session, the dropped prompt that Continue sends, and
  * the Gemini CLI's delegations; with handlers that stop, close, end, drop
@@ -18,10 +18,12 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-agents.h"
+#include "mend-test-acp.h"
 
 #include "mend-acp-agent-private.h"
 
-/* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
+/* The chat in front of tests/support/hostile-acp-agent.py (tests/support/mend-test-acp.c). */
 typedef MendTestHostileAcp Fixture;
 typedef MendTestAct Action;
 

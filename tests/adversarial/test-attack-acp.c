@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * MendAcpAgent against tests/hostile-acp-agent.py, an Agent Client
+ * MendAcpAgent against tests/support/hostile-acp-agent.py, an Agent Client
  * Protocol agent that breaks the protocol on purpose: malformed JSON-RPC,
  * exits at every step, an endless standard error, requests answered
  * late, twice or wrongly, and handlers that stop, close, end or drop the
@@ -19,8 +19,10 @@
 
 #include "mend-acp-agent-private.h"
 #include "mend-test-utils.h"
+#include "mend-test-acp.h"
+#include "mend-test-bounds.h"
 
-/* The chat in front of tests/hostile-acp-agent.py (tests/mend-test-acp.c). */
+/* The chat in front of tests/support/hostile-acp-agent.py (tests/support/mend-test-acp.c). */
 typedef MendTestHostileAcp Fixture;
 typedef MendTestAct Action;
 

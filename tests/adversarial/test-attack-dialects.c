@@ -16,8 +16,9 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-server.h"
 
-/* The chat over a scripted SoupServer (tests/mend-test-server.c). */
+/* The chat over a scripted SoupServer (tests/support/mend-test-server.c). */
 typedef MendTestHttpChat Fixture;
 typedef MendTestHttpReply Reply;
 

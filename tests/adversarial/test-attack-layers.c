@@ -15,7 +15,7 @@
 
 #include <libmend.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-server.h"
 
 #define WALL_START 1764500000000000
 

@@ -12,9 +12,9 @@
 
 #include <libmend.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-hostile-server.h"
 
-/* The raw-socket server (tests/mend-test-hostile-server.c). */
+/* The raw-socket server (tests/support/mend-test-hostile-server.c). */
 typedef MendTestHostileServer HostileServer;
 typedef MendTestHostileBehaviour HostileBehaviour;
 

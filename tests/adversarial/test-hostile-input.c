@@ -21,6 +21,7 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-hostile-server.h"
 
 #include "mend-stream-observer-private.h"
 

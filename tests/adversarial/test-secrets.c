@@ -16,8 +16,10 @@
 #include <libmend.h>
 
 #include "mend-test-utils.h"
+#include "mend-test-hostile-server.h"
+#include "mend-test-agents.h"
 
-/* The raw-socket server (tests/mend-test-hostile-server.c). */
+/* The raw-socket server (tests/support/mend-test-hostile-server.c). */
 typedef MendTestHostileServer HostileServer;
 
 #define WALL_START_S 1764500000
@@ -541,7 +543,7 @@ test_acp_agent_errors_are_redacted_in_logs (void)
   g_autofree char *log = g_build_filename (g_get_home_dir (), "agent.log", NULL);
   g_autofree char *count = g_build_filename (g_get_home_dir (), "agent.count", NULL);
   const char *argv[] = {
-    MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/hostile-acp-agent.py", script_path, "--token", K_ARGV, NULL
+    MEND_TEST_PYTHON, MEND_TEST_SRCDIR "/support/hostile-acp-agent.py", script_path, "--token", K_ARGV, NULL
   };
   static const char script[] =
     "{\"runs\": [{"

@@ -12,7 +12,7 @@
  * usage: bench-gate [N]
  */
 
-#include "mend-test-utils.h"
+#include "mend-test-gate.h"
 
 typedef struct
 {

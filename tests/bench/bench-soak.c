@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "mend-test-utils.h"
+#include "mend-test-gate.h"
 #include "bench-common.h"
 
 typedef struct

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """MendAcpAgent from Python, against the scripted ACP agent
-tests/fake-acp-agent.py replaying claude-code-acp's recorded 529: the chat
+tests/support/fake-acp-agent.py replaying claude-code-acp's recorded 529: the chat
 code is the one any other sender gets, and the agent's requests are
 answered from Python."""
 
@@ -44,7 +44,7 @@ class AcpAgentTests(unittest.TestCase):
         path = os.path.join(self.home.name, "script.json")
         with open(path, "w") as f:
             json.dump(script, f)
-        self.agent = Mend.AcpAgent.new([sys.executable, os.path.join(TESTS, "fake-acp-agent.py"), path])
+        self.agent = Mend.AcpAgent.new([sys.executable, os.path.join(TESTS, "support", "fake-acp-agent.py"), path])
         self.agent.props.cwd = self.home.name
         self.clock = manual_clock()
         self.chat = Mend.Chat(clock=self.clock, sender=self.agent)

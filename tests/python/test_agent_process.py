@@ -38,7 +38,7 @@ class AgentProcessTests(unittest.TestCase):
         script = os.path.join(self.home.name, "rules.json")
         with open(script, "w") as f:
             json.dump(rules, f)
-        self.server = subprocess.Popen([sys.executable, os.path.join(TESTS, "model-server.py"), script],
+        self.server = subprocess.Popen([sys.executable, os.path.join(TESTS, "support", "model-server.py"), script],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         port = self.server.stdout.readline().strip()
 

@@ -9,7 +9,7 @@ SHA-256 of each case's id (even: the rules half, odd: the check half; see
 the corpus's README). For each half the report gives kind and reason
 accuracy, the confusion table, how many cases that must not be retried
 were retried and the share of limits classified as limits; the bars are
-the C test's (tests/test-failure-corpus.c). The check half's mismatches
+the C test's (tests/failure/test-failure-corpus.c). The check half's mismatches
 are listed only when MEND_CORPUS_SHOW_CHECK=1.
 """
 
@@ -29,7 +29,7 @@ from mendtest import Gio, GLib, Mend, Soup  # noqa: E402
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "data", "failures")
 KINDS = ["transient", "permanent", "limit", "stopped"]
 
-# The bars, as in tests/test-failure-corpus.c: the issue's on the check
+# The bars, as in tests/failure/test-failure-corpus.c: the issue's on the check
 # half's clear cases, the floor measured so far on all its cases.
 RULES_KIND_PERCENT_MIN = 100.0
 RULES_NEVER_RETRIED_MAX = 0

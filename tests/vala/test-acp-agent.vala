@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * MendAcpAgent from Vala, against the scripted ACP agent
- * tests/fake-acp-agent.py: the recorded 529 of claude-code-acp is retried,
+ * tests/support/fake-acp-agent.py: the recorded 529 of claude-code-acp is retried,
  * and a permission request is answered from a signal handler.
  *
  *   test-acp-agent SRCDIR PYTHON
@@ -28,7 +28,7 @@ void test_529_then_permission () {
         var script = home + "/script.json";
         FileUtils.set_contents (script, SCRIPT);
 
-        var agent = new Mend.AcpAgent ({ python, srcdir + "/fake-acp-agent.py", script });
+        var agent = new Mend.AcpAgent ({ python, srcdir + "/support/fake-acp-agent.py", script });
         agent.cwd = home;
         var clock = new Mend.ManualClock (WALL_START);
         var chat = (Mend.Chat) Object.new (typeof (Mend.Chat), "clock", clock, "sender", agent);

@@ -36,7 +36,7 @@ void test_529_then_success () {
         var script = home + "/rules.json";
         FileUtils.set_contents (script, RULES);
         var server = new Subprocess (SubprocessFlags.STDIN_PIPE | SubprocessFlags.STDOUT_PIPE,
-                                     python, srcdir + "/model-server.py", script);
+                                     python, srcdir + "/support/model-server.py", script);
         var port = new DataInputStream (server.get_stdout_pipe ()).read_line ();
 
         var agent = new Mend.AgentProcess.claude_code (cli);
