@@ -608,7 +608,8 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * The most bytes of a successful answer that are read, counted after
    * decompression: a whole body, or a whole event stream. An answer past
    * it fails the attempt (%MEND_FAILURE_PERMANENT), with a message that
-   * names this property, and the rest is not read.
+   * names this property, and the rest is not read. A change holds from
+   * the next attempt.
    */
   properties[PROP_MAX_BODY_BYTES] =
     g_param_spec_uint ("max-body-bytes", NULL, NULL, 1, G_MAXUINT,
@@ -619,7 +620,8 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * MendHttpSender:max-line-bytes:
    *
    * The most bytes of one line of an event stream. A longer line fails
-   * the attempt, with a message that names this property.
+   * the attempt, with a message that names this property. A change holds
+   * from the next attempt.
    */
   properties[PROP_MAX_LINE_BYTES] =
     g_param_spec_uint ("max-line-bytes", NULL, NULL, 1, G_MAXUINT,
@@ -631,7 +633,7 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    *
    * The most bytes of the data of one server-sent event, over all its
    * `data:` lines. A larger event fails the attempt, with a message that
-   * names this property.
+   * names this property. A change holds from the next attempt.
    */
   properties[PROP_MAX_EVENT_BYTES] =
     g_param_spec_uint ("max-event-bytes", NULL, NULL, 1, G_MAXUINT,
@@ -644,8 +646,10 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    * The text of the assistant's message in the answer of the last attempt
    * that succeeded: its text blocks joined, "" when it had none (only tool
    * calls, or an answer that is not a Messages one); %NULL before the
-   * first. Notified once for every attempt that succeeds, even when the
-   * text is the same.
+   * first. Set, and notified, when the attempt's result is read with
+   * mend_sender_send_finish(), as a turn does at once, so that a handler of
+   * the turn's end reads it: once for every attempt that succeeds, even
+   * when the text is the same.
    */
   properties[PROP_ANSWER] =
     g_param_spec_string ("answer", NULL, NULL, NULL,
