@@ -19,6 +19,16 @@
 
 #define WALL_START 1764500000000000
 
+/* Lines of the Claude Code CLI's stream-json, for the observers below. */
+#define INIT_LINE "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}"
+#define RESULT_LINE "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Done\",\"session_id\":\"s1\"}"
+#define TASK_STARTED_LINE \
+  "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"agent-a\",\"tool_use_id\":\"toolu_1\"," \
+  "\"description\":\"Push relay\",\"task_type\":\"local_agent\"}"
+#define TASK_FAILED_LINE \
+  "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"agent-a\",\"tool_use_id\":\"toolu_1\"," \
+  "\"status\":\"failed\",\"summary\":\"" MEND_TEST_GATEWAY_503 "\"}"
+
 /* The chat attached to its sender */
 
 #if MEND_HAS_AGENTS
@@ -207,15 +217,6 @@ test_chat_disposed_early_lets_the_next_chat_take_the_agent (void)
 }
 
 /* The agent's own observer */
-
-#define INIT_LINE "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}"
-#define RESULT_LINE "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Done\",\"session_id\":\"s1\"}"
-#define TASK_STARTED_LINE \
-  "{\"type\":\"system\",\"subtype\":\"task_started\",\"task_id\":\"agent-a\",\"tool_use_id\":\"toolu_1\"," \
-  "\"description\":\"Push relay\",\"task_type\":\"local_agent\"}"
-#define TASK_FAILED_LINE \
-  "{\"type\":\"system\",\"subtype\":\"task_notification\",\"task_id\":\"agent-a\",\"tool_use_id\":\"toolu_1\"," \
-  "\"status\":\"failed\",\"summary\":\"" MEND_TEST_GATEWAY_503 "\"}"
 
 /* The app keeps the agent's observer (MendAgentProcess:observer) after
  * the agent is gone, and feeds it: nothing is fed, nothing is read from
