@@ -39,7 +39,8 @@
  *   user message carries the pending prompts, in order, as text blocks
  *   before its own (`[{"type":"text","text":"the failed prompt"},
  *   {"type":"text","text":"Continue the current turn"}]`), so that the
- *   model sees what it was asked before "Continue" — unless the next
+ *   model sees what it was asked before "Continue" (a format whose
+ *   message is one string gets them a blank line apart) — unless the next
  *   prompt is the one that gave up, sent again, which is then sent once;
  *   that turn's success
  *   adds them all as the one user message it sent, and a turn that gives

@@ -136,6 +136,12 @@ static const char GEMINI_CALL[] =
                 ",\"finishReason\":\"STOP\"");
 
 
+/* The user message of the turn after a give-up: both prompts, apart. */
+#define RESPONSES_PROMPTS_APART \
+  "{\"role\":\"user\",\"content\":\"Summarize the build logs\\n\\nAnd the tests?\"}"
+#define GEMINI_PROMPTS_APART \
+  "{\"role\":\"user\",\"parts\":[{\"text\":\"Summarize the build logs\\n\\nAnd the tests?\"}]}"
+
 static void
 run_until (Fixture       *f,
            MendTurnState  state,
@@ -310,6 +316,40 @@ test_a_refused_key_gives_up_at_once (Fixture       *f,
   turn = last_finished (f);
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_AUTH);
   g_assert_cmpuint (f->served, ==, 1);
+}
+
+/* A prompt that gave up goes with the next one, in the next turn's user
+ * message: in a format that takes one string, the two stay apart, a
+ * blank line between them, never glued into one sentence. */
+static void
+check_a_prompt_that_gave_up_stays_apart (Fixture    *f,
+                                         const char *answer,
+                                         const char *message)
+{
+  const Reply script[] = {
+    { 401, "application/json", INVALID_KEY },
+    { 200, "text/event-stream", answer },
+  };
+  const char *second;
+
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_FAILED, 1);
+  g_assert_true (mend_chat_submit (f->chat, "And the tests?", NULL, NULL));
+  run_until (f, MEND_TURN_SUCCEEDED, 2);
+
+  second = g_ptr_array_index (f->bodies, 1);
+  g_assert_nonnull (strstr (second, message));
+  g_assert_null (strstr (second, "logsAnd"));
+  g_assert_null (strstr (second, "logs And"));
+}
+
+static void
+test_a_prompt_that_gave_up_stays_apart (Fixture       *f,
+                                        gconstpointer  data)
+{
+  check_a_prompt_that_gave_up_stays_apart (f, STREAM_OK,
+                                           "{\"role\":\"user\",\"content\":"
+                                           "\"Summarize the build logs\\n\\nAnd the tests?\"}");
 }
 
 /* A tool call is content: kept in the transcript, and sent back as the
@@ -537,6 +577,20 @@ test_gemini_a_function_call_is_kept_in_the_history (Fixture       *f,
                             "\"args\":{\"path\":\"build.log\"}}}]}"));
 }
 
+static void
+test_responses_a_prompt_that_gave_up_stays_apart (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  check_a_prompt_that_gave_up_stays_apart (f, RESPONSES_OK, RESPONSES_PROMPTS_APART);
+}
+
+static void
+test_gemini_a_prompt_that_gave_up_stays_apart (Fixture       *f,
+                                               gconstpointer  data)
+{
+  check_a_prompt_that_gave_up_stays_apart (f, GEMINI_OK, GEMINI_PROMPTS_APART);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -556,6 +610,7 @@ main (int   argc,
   ADD ("a-stream-error-before-output-is-retried", test_a_stream_error_before_output_is_retried);
   ADD ("a-stream-error-after-text-is-not-retried", test_a_stream_error_after_text_is_not_retried);
   ADD ("a-refused-key-gives-up-at-once", test_a_refused_key_gives_up_at_once);
+  ADD ("a-prompt-that-gave-up-stays-apart", test_a_prompt_that_gave_up_stays_apart);
   ADD ("a-tool-call-is-kept-in-the-history", test_a_tool_call_is_kept_in_the_history);
 
 #undef ADD
@@ -567,6 +622,7 @@ main (int   argc,
   ADD ("an-empty-answer-is-retried", test_responses_an_empty_answer_is_retried);
   ADD ("a-failed-response-is-retried", test_responses_a_failed_response_is_retried);
   ADD ("a-quota-is-a-limit", test_responses_a_quota_is_a_limit);
+  ADD ("a-prompt-that-gave-up-stays-apart", test_responses_a_prompt_that_gave_up_stays_apart);
   ADD ("a-tool-call-is-kept-in-the-history", test_responses_a_tool_call_is_kept_in_the_history);
 
 #undef ADD
@@ -577,6 +633,7 @@ main (int   argc,
   ADD ("an-empty-answer-is-retried", test_gemini_an_empty_answer_is_retried);
   ADD ("an-overload-in-the-stream-is-retried", test_gemini_an_overload_in_the_stream_is_retried);
   ADD ("a-blocked-prompt-gives-up", test_gemini_a_blocked_prompt_gives_up);
+  ADD ("a-prompt-that-gave-up-stays-apart", test_gemini_a_prompt_that_gave_up_stays_apart);
   ADD ("a-function-call-is-kept-in-the-history", test_gemini_a_function_call_is_kept_in_the_history);
 
 #undef ADD

@@ -72,7 +72,8 @@ typedef struct
 } MendHttpDialectClass;
 
 /* The text of a message's content as the transcript keeps it: a string,
- * or its text blocks (and the text of its tool results) joined. */
+ * or its text blocks (and the text of its tool results), a blank line
+ * between each two, for the formats that take one string. */
 char       *mend_http_content_text (JsonNode  *content);
 /* Whether @object has an "error" member that is not null. */
 gboolean    mend_http_has_error    (JsonObject *object);

@@ -193,6 +193,20 @@ mend_http_tool_arguments (JsonObject *block)
   return input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
 }
 
+/* Pieces of text a format takes as one string stay apart, a blank line
+ * between them: two prompts (one that gave up, and the next) are never
+ * glued into one sentence. */
+static void
+append_piece (GString    *text,
+              const char *piece)
+{
+  if (piece[0] == '\0')
+    return;
+  if (text->len > 0)
+    g_string_append (text, "\n\n");
+  g_string_append (text, piece);
+}
+
 char *
 mend_http_content_text (JsonNode *content)
 {
@@ -212,12 +226,12 @@ mend_http_content_text (JsonNode *content)
           const char *value = mend_json_get_string (block, "text");
 
           if (value != NULL && (g_strcmp0 (type, "text") == 0 || g_strcmp0 (type, "tool_result") == 0))
-            g_string_append (text, value);
+            append_piece (text, value);
           else if (g_strcmp0 (type, "tool_result") == 0)
             {
               g_autofree char *inner = mend_http_content_text (json_object_get_member (block, "content"));
 
-              g_string_append (text, inner);
+              append_piece (text, inner);
             }
         }
     }
