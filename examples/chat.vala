@@ -43,7 +43,7 @@ async Mend.TurnState send_prompt (Mend.Chat chat, string prompt) throws Error {
         Idle.add (send_prompt.callback);
     });
 
-    chat.submit (prompt, null);
+    chat.submit (prompt);
     yield;
     return result;
 }

@@ -44,8 +44,8 @@ class ChatTests(unittest.TestCase):
         self.chat.props.turn.fail(Mend.Failure.new_from_http(status, None, None))
 
     def test_retry_keeps_queue_then_promotes_head(self):
-        self.chat.submit("first", None)
-        self.chat.submit("A", None)
+        self.chat.submit("first")
+        self.chat.submit("A")
         self.chat.submit("B", None)
         self.fail(500)
         self.assertEqual(self.chat.props.lifecycle, Mend.Lifecycle.BUSY)
@@ -61,8 +61,8 @@ class ChatTests(unittest.TestCase):
         self.assertEqual(outcomes, ["scheduled", "fired", "scheduled", "fired"])
 
     def test_give_up_inserts_continue(self):
-        self.chat.submit("first", None)
-        self.chat.submit("A", None)
+        self.chat.submit("first")
+        self.chat.submit("A")
         for delay in (250, 500, 1000, 2000):
             self.fail(503)
             self.clock.advance(delay)
@@ -72,8 +72,8 @@ class ChatTests(unittest.TestCase):
         self.assertEqual(self.records[-1]["outcome"], "exhausted")
 
     def test_stop_keeps_queue(self):
-        self.chat.submit("first", None)
-        self.chat.submit("A", None)
+        self.chat.submit("first")
+        self.chat.submit("A")
         self.fail(529)
         self.chat.stop()
         self.clock.advance(60000)
@@ -84,7 +84,7 @@ class ChatTests(unittest.TestCase):
         self.assertEqual(self.chat.props.turn.props.prompt, "A")
 
     def test_retry_after_waits_exactly(self):
-        self.chat.submit("first", None)
+        self.chat.submit("first")
         headers = Soup.MessageHeaders.new(Soup.MessageHeadersType.RESPONSE)
         headers.append("Retry-After", "7")
         self.chat.props.turn.fail(Mend.Failure.new_from_http(429, headers, None))
@@ -100,7 +100,7 @@ class ChatTests(unittest.TestCase):
         chat.props.turn.fail(Mend.Failure.new_from_http(401, None, None))
         self.assertEqual(chat.props.turn.props.state, Mend.TurnState.WAITING)
 
-        self.chat.submit("first", None)
+        self.chat.submit("first")
         self.fail(401)
         self.assertEqual(self.chat.props.lifecycle, Mend.Lifecycle.ERROR)
         chat.close()

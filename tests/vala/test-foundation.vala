@@ -118,7 +118,7 @@ void test_wait_async () {
 
 void test_chat_with_sender () {
     var sender = new Mend.HttpSender ("http://127.0.0.1:9/v1/messages");
-    var chat = new Mend.Chat.with_sender (sender, null);
+    var chat = new Mend.Chat.with_sender (sender);
     assert (chat.sender == sender);
     assert (chat.lifecycle == Mend.Lifecycle.READY);
 }
@@ -144,8 +144,8 @@ void test_chat () {
     });
 
     try {
-        chat.submit ("first", null);
-        chat.submit ("A", null);
+        chat.submit ("first");
+        chat.submit ("A");
     } catch (Error e) {
         assert_not_reached ();
     }
