@@ -609,6 +609,7 @@ handle_task_started (MendStreamObserver  *self,
   const char *description = NULL;
   const char *parent = NULL;
   const char *task_type = NULL;
+  MendSubagentRetry *retry;
   Member parent_member;
 
   if (get_string (object, "task_id", &task_id) != MEMBER_OK || task_id[0] == '\0')
@@ -646,8 +647,8 @@ handle_task_started (MendStreamObserver  *self,
   if (tool_use_id == NULL || tool_use_id[0] == '\0')
     tool_use_id = task_id;
 
-  return subagents (self) != NULL &&
-         mend_subagent_retry_note_started (subagents (self), tool_use_id, task_id, description) != NULL;
+  retry = subagents (self);
+  return retry != NULL && mend_subagent_retry_note_started (retry, tool_use_id, task_id, description) != NULL;
 }
 
 /* A subagent ended: failed with @failure_text, or @state. It is found by
@@ -663,12 +664,13 @@ end_subagent (MendStreamObserver *self,
               const char         *failure_text)
 {
   g_autoptr(MendFailure) failure = NULL;
+  MendSubagentRetry *retry;
 
   if (state == MEND_SUBAGENT_FAILED)
     failure = mend_failure_new_from_text (failure_text);
 
-  return subagents (self) != NULL &&
-         mend_subagent_retry_task_ended (subagents (self), id, task_id, NULL, state, failure);
+  retry = subagents (self);
+  return retry != NULL && mend_subagent_retry_task_ended (retry, id, task_id, NULL, state, failure);
 }
 
 static gboolean

@@ -229,6 +229,18 @@ chat_property (MendSender *sender)
   return g_object_class_find_property (G_OBJECT_GET_CLASS (sender), "chat");
 }
 
+void
+mend_sender_notify_chat (MendSender *sender)
+{
+  GParamSpec *pspec;
+
+  g_assert (MEND_IS_SENDER (sender));
+
+  pspec = chat_property (sender);
+  if (pspec != NULL)
+    g_object_notify_by_pspec (G_OBJECT (sender), pspec);
+}
+
 gboolean
 mend_sender_attach_chat (MendSender *sender,
                          GObject    *chat)
@@ -254,8 +266,7 @@ mend_sender_attach_chat (MendSender *sender,
     }
 
   g_object_set_qdata (G_OBJECT (sender), mend_sender_chat_quark (), chat);
-  if (pspec != NULL)
-    g_object_notify_by_pspec (G_OBJECT (sender), pspec);
+  mend_sender_notify_chat (sender);
   return TRUE;
 }
 
@@ -270,18 +281,6 @@ mend_sender_detach_chat (MendSender *sender,
 
   g_object_set_qdata (G_OBJECT (sender), mend_sender_chat_quark (), NULL);
   return chat_property (sender) != NULL;
-}
-
-void
-mend_sender_notify_chat (MendSender *sender)
-{
-  GParamSpec *pspec;
-
-  g_assert (MEND_IS_SENDER (sender));
-
-  pspec = chat_property (sender);
-  if (pspec != NULL)
-    g_object_notify_by_pspec (G_OBJECT (sender), pspec);
 }
 
 GObject *
