@@ -212,4 +212,23 @@ typedef enum
   MEND_GATE_OFFLINE,
 } MendGateState;
 
+MEND_AVAILABLE_IN_0_2
+const char *mend_failure_kind_to_nick     (MendFailureKind     kind);
+MEND_AVAILABLE_IN_0_2
+const char *mend_reason_to_nick           (MendReason          reason);
+MEND_AVAILABLE_IN_0_2
+const char *mend_jitter_to_nick           (MendJitter          jitter);
+MEND_AVAILABLE_IN_0_2
+const char *mend_http_dialect_to_nick     (MendHttpDialect     dialect);
+MEND_AVAILABLE_IN_0_2
+const char *mend_retry_wait_state_to_nick (MendRetryWaitState  state);
+MEND_AVAILABLE_IN_0_2
+const char *mend_turn_state_to_nick       (MendTurnState       state);
+MEND_AVAILABLE_IN_0_2
+const char *mend_lifecycle_to_nick        (MendLifecycle       lifecycle);
+MEND_AVAILABLE_IN_0_2
+const char *mend_subagent_state_to_nick   (MendSubagentState   state);
+MEND_AVAILABLE_IN_0_2
+const char *mend_gate_state_to_nick       (MendGateState       state);
+
 G_END_DECLS

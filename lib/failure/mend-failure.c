@@ -950,32 +950,3 @@ mend_failure_get_should_retry (MendFailure *self,
 
   return self->should_retry != -1;
 }
-
-/**
- * mend_reason_to_nick:
- * @reason: a reason
- *
- * Gets the name of a reason as JSON and records spell it, such as
- * `"capacity"` or `"rate-limit"`.
- *
- * Returns: (nullable): the nick, or %NULL for a value out of range
- */
-const char *
-mend_reason_to_nick (MendReason reason)
-{
-  return mend_json_nick (MEND_TYPE_REASON, reason);
-}
-
-/**
- * mend_failure_kind_to_nick:
- * @kind: a failure kind
- *
- * Gets the name of a failure kind as JSON spells it, such as `"transient"`.
- *
- * Returns: (nullable): the nick, or %NULL for a value out of range
- */
-const char *
-mend_failure_kind_to_nick (MendFailureKind kind)
-{
-  return mend_json_nick (MEND_TYPE_FAILURE_KIND, kind);
-}

@@ -65,9 +65,8 @@ MEND_AVAILABLE_IN_0_2
 gboolean         mend_failure_get_should_retry        (MendFailure        *self,
                                                        gboolean           *should_retry);
 
+
 MEND_AVAILABLE_IN_0_2
-const char      *mend_reason_to_nick                  (MendReason          reason);
-MEND_AVAILABLE_IN_0_2
-const char      *mend_failure_kind_to_nick            (MendFailureKind     kind);
+char            *mend_failure_describe                (MendFailure        *self);
 
 G_END_DECLS

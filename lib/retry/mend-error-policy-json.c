@@ -215,6 +215,131 @@ find_key (const char *key)
   return -1;
 }
 
+/* The keys of a schedule, which a reason may have of its own: the first
+ * ones of json_keys, up to "delays". */
+#define N_SCHEDULE_KEYS 7
+G_STATIC_ASSERT (MEND_SCHEDULE_DELAYS == 1 << (N_SCHEDULE_KEYS - 1));
+
+/* Applies a preset (or none) and then the staged keys. */
+static void
+apply_staged (MendErrorPolicy *self,
+              const char      *preset,
+              const GValue    *staged,
+              const gboolean  *present)
+{
+  if (g_strcmp0 (preset, "resume") == 0)
+    mend_error_policy_apply_resume_preset (self);
+  else if (g_strcmp0 (preset, "turn") == 0)
+    {
+      g_autoptr(MendErrorPolicy) defaults = mend_error_policy_new ();
+
+      for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+        {
+          g_auto(GValue) v = G_VALUE_INIT;
+
+          g_object_get_property (G_OBJECT (defaults), json_keys[i].prop, &v);
+          g_object_set_property (G_OBJECT (self), json_keys[i].prop, &v);
+        }
+      mend_error_policy_clear_schedules (self, TRUE);
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+    if (present[i])
+      g_object_set_property (G_OBJECT (self), json_keys[i].prop, &staged[i]);
+}
+
+/* A reason as "byReason" names it: its nick, with - or _. */
+static gboolean
+reason_from_name (const char *name,
+                  MendReason *reason)
+{
+  g_autoptr(GEnumClass) reasons = g_type_class_ref (MEND_TYPE_REASON);
+  g_autofree char *nick = g_strdelimit (g_strdup (name), "_", '-');
+  GEnumValue *ev = g_enum_get_value_by_nick (reasons, nick);
+
+  if (ev == NULL)
+    return FALSE;
+  *reason = ev->value;
+  return TRUE;
+}
+
+/* A reason's schedule from a JSON object of schedule keys: a new policy
+ * with those keys set, named in @given, or NULL with @error naming the
+ * key. */
+static MendErrorPolicy *
+schedule_from_node (JsonNode         *node,
+                    const char       *key,
+                    guint            *given,
+                    GError          **error)
+{
+  g_autoptr(MendErrorPolicy) schedule = NULL;
+  JsonObjectIter iter;
+  const char *member;
+  JsonNode *value;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      invalid (error, key, _("expected an object of schedule keys"));
+      return NULL;
+    }
+
+  schedule = mend_error_policy_new ();
+  *given = 0;
+  json_object_iter_init (&iter, json_node_get_object (node));
+  while (json_object_iter_next (&iter, &member, &value))
+    {
+      g_autofree char *item_key = g_strdup_printf ("%s.%s", key, member);
+      g_auto(GValue) staged = G_VALUE_INIT;
+      int i = find_key (member);
+
+      if (i < 0 || i >= N_SCHEDULE_KEYS)
+        {
+          invalid (error, item_key,
+                   _("a reason’s schedule takes maxRetries, baseDelayMs, maxDelayMs, multiplier, jitter, jitterMs and delays"));
+          return NULL;
+        }
+      if (!stage_value (G_OBJECT_GET_CLASS (schedule), item_key, json_keys[i].prop, value, &staged, error))
+        return NULL;
+      g_object_set_property (G_OBJECT (schedule), json_keys[i].prop, &staged);
+      *given |= 1u << i;
+    }
+
+  return g_steal_pointer (&schedule);
+}
+
+/* "byReason": each reason named, with its schedule and the keys it sets;
+ * a reason given null has none. FALSE with @error naming the key. */
+static gboolean
+schedules_from_node (JsonNode         *node,
+                     MendErrorPolicy **schedules,
+                     guint            *given,
+                     GError          **error)
+{
+  JsonObjectIter iter;
+  const char *member;
+  JsonNode *value;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return invalid (error, "byReason", _("expected an object whose keys are reasons"));
+
+  json_object_iter_init (&iter, json_node_get_object (node));
+  while (json_object_iter_next (&iter, &member, &value))
+    {
+      g_autofree char *key = g_strdup_printf ("byReason.%s", member);
+      MendReason reason;
+
+      if (!reason_from_name (member, &reason))
+        return invalid (error, key, _("not a reason, such as “rate_limit” or “capacity”"));
+      g_clear_object (&schedules[reason]);
+      if (JSON_NODE_HOLDS_NULL (value))
+        continue;
+      schedules[reason] = schedule_from_node (value, key, &given[reason], error);
+      if (schedules[reason] == NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * mend_error_policy_update_from_json:
  * @self: a policy
@@ -228,9 +353,14 @@ find_key (const char *key)
  * `retryPartial`, `rules` (the app's own classifier rules, an array of
  * `{"phrase": "pool drained", "reason": "capacity", "source": "our
  * gateway"}` with `source` optional, which replaces the rules the policy
- * had: see [method@Mend.ErrorPolicy.add_rule]), and `preset` (`"turn"` or
- * `"resume"`, applied before the other keys). Keys that are not given keep
- * their values.
+ * had: see [method@Mend.ErrorPolicy.add_rule]), `byReason` (the schedules
+ * of reasons that have their own, such as
+ * `{"rate_limit": {"delays": [10000, 30000]}}`, each following the top
+ * level for the keys it does not give; it replaces the schedules the
+ * policy had, so that `{}` leaves every reason on the top level's: see
+ * [method@Mend.ErrorPolicy.set_schedule_for_reason]), and `preset`
+ * (`"turn"` or `"resume"`, applied before the other keys). Keys that are
+ * not given keep their values.
  *
  * Malformed JSON, an unknown key or a bad value is an error that names the
  * key, and then nothing is applied.
@@ -248,6 +378,9 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
   gboolean present[G_N_ELEMENTS (json_keys)] = { FALSE };
   g_autoptr(MendRuleSet) rules = NULL;
   gboolean rules_given = FALSE;
+  JsonNode *by_reason = NULL;
+  MendErrorPolicy *schedules[MEND_REASON_UNKNOWN + 1] = { NULL };
+  guint schedule_keys[MEND_REASON_UNKNOWN + 1] = { 0 };
   const char *preset = NULL;
   gboolean ok = TRUE;
   JsonObject *object;
@@ -297,6 +430,12 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
           continue;
         }
 
+      if (g_strcmp0 (member, "byReason") == 0)
+        {
+          by_reason = node;
+          continue;
+        }
+
       i = find_key (member);
       if (i < 0)
         {
@@ -312,28 +451,18 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
                         node, &staged[i], error);
     }
 
+  if (ok && by_reason != NULL)
+    ok = schedules_from_node (by_reason, schedules, schedule_keys, error);
+
   if (ok)
     {
       g_object_freeze_notify (G_OBJECT (self));
 
-      if (g_strcmp0 (preset, "resume") == 0)
-        mend_error_policy_apply_resume_preset (self);
-      else if (g_strcmp0 (preset, "turn") == 0)
-        {
-          g_autoptr(MendErrorPolicy) defaults = mend_error_policy_new ();
-
-          for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
-            {
-              g_auto(GValue) v = G_VALUE_INIT;
-
-              g_object_get_property (G_OBJECT (defaults), json_keys[i].prop, &v);
-              g_object_set_property (G_OBJECT (self), json_keys[i].prop, &v);
-            }
-        }
-
-      for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
-        if (present[i])
-          g_object_set_property (G_OBJECT (self), json_keys[i].prop, &staged[i]);
+      apply_staged (self, preset, staged, present);
+      /* Given, the reasons' schedules replace those the policy had. */
+      if (by_reason != NULL)
+        for (guint i = 0; i <= MEND_REASON_UNKNOWN; i++)
+          mend_error_policy_adopt_schedule (self, i, schedules[i], schedule_keys[i]);
 
       if (rules_given)
         mend_error_policy_set_rule_set (self, mend_rule_set_get_n_rules (rules) > 0 ? rules : NULL);
@@ -341,6 +470,8 @@ mend_error_policy_update_from_json (MendErrorPolicy  *self,
       g_object_thaw_notify (G_OBJECT (self));
     }
 
+  for (guint i = 0; i <= MEND_REASON_UNKNOWN; i++)
+    g_clear_object (&schedules[i]);
   for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
     if (G_IS_VALUE (&staged[i]))
       g_value_unset (&staged[i]);
@@ -409,6 +540,46 @@ mend_error_policy_new_from_file (const char  *path,
   return mend_error_policy_new_from_json (contents, error);
 }
 
+/* Writes the keys of json_keys in @mask (bit i for key i), as the
+ * getters give them. */
+static void
+write_keys (MendErrorPolicy *self,
+            JsonBuilder     *builder,
+            guint            mask)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (json_keys); i++)
+    {
+      g_auto(GValue) v = G_VALUE_INIT;
+
+      if ((mask & (1u << i)) == 0)
+        continue;
+
+      g_object_get_property (G_OBJECT (self), json_keys[i].prop, &v);
+      json_builder_set_member_name (builder, json_keys[i].key);
+      if (G_VALUE_HOLDS_UINT (&v))
+        json_builder_add_int_value (builder, g_value_get_uint (&v));
+      else if (G_VALUE_HOLDS_DOUBLE (&v))
+        json_builder_add_double_value (builder, g_value_get_double (&v));
+      else if (G_VALUE_HOLDS_BOOLEAN (&v))
+        json_builder_add_boolean_value (builder, g_value_get_boolean (&v));
+      else if (G_VALUE_HOLDS_ENUM (&v))
+        json_builder_add_string_value (builder, mend_jitter_to_nick (g_value_get_enum (&v)));
+      else if (g_value_get_variant (&v) == NULL)
+        json_builder_add_null_value (builder);
+      else
+        {
+          gsize n_delays = 0;
+          const guint32 *delays = g_variant_get_fixed_array (g_value_get_variant (&v), &n_delays,
+                                                              sizeof (guint32));
+
+          json_builder_begin_array (builder);
+          for (gsize d = 0; d < n_delays; d++)
+            json_builder_add_int_value (builder, delays[d]);
+          json_builder_end_array (builder);
+        }
+    }
+}
+
 /**
  * mend_error_policy_to_json:
  * @self: a policy
@@ -422,46 +593,28 @@ char *
 mend_error_policy_to_json (MendErrorPolicy *self)
 {
   g_autoptr(JsonBuilder) builder = NULL;
-  g_autoptr(GEnumClass) jitters = NULL;
-  const guint *delays;
-  gsize n_delays = 0;
 
   g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), NULL);
 
   builder = json_builder_new_immutable ();
-  jitters = g_type_class_ref (MEND_TYPE_JITTER);
-  delays = mend_error_policy_get_delays (self, &n_delays);
-
   json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "maxRetries");
-  json_builder_add_int_value (builder, mend_error_policy_get_max_retries (self));
-  json_builder_set_member_name (builder, "baseDelayMs");
-  json_builder_add_int_value (builder, mend_error_policy_get_base_delay_ms (self));
-  json_builder_set_member_name (builder, "maxDelayMs");
-  json_builder_add_int_value (builder, mend_error_policy_get_max_delay_ms (self));
-  json_builder_set_member_name (builder, "multiplier");
-  json_builder_add_double_value (builder, mend_error_policy_get_multiplier (self));
-  json_builder_set_member_name (builder, "jitter");
-  json_builder_add_string_value (builder,
-                                 g_enum_get_value (jitters, mend_error_policy_get_jitter (self))->value_nick);
-  json_builder_set_member_name (builder, "jitterMs");
-  json_builder_add_int_value (builder, mend_error_policy_get_jitter_ms (self));
-  json_builder_set_member_name (builder, "delays");
-  if (delays == NULL)
-    json_builder_add_null_value (builder);
-  else
+  write_keys (self, builder, (1u << G_N_ELEMENTS (json_keys)) - 1);
+  /* Always, so that what reads it back has the same: none for none. */
+  json_builder_set_member_name (builder, "byReason");
+  json_builder_begin_object (builder);
+  for (guint i = 0; i <= MEND_REASON_UNKNOWN; i++)
     {
-      json_builder_begin_array (builder);
-      for (gsize i = 0; i < n_delays; i++)
-        json_builder_add_int_value (builder, delays[i]);
-      json_builder_end_array (builder);
+      guint given = 0;
+      g_autoptr(MendErrorPolicy) schedule = mend_error_policy_new_for_schedule (self, i, &given);
+
+      if (schedule == NULL)
+        continue;
+      json_builder_set_member_name (builder, mend_reason_to_nick (i));
+      json_builder_begin_object (builder);
+      write_keys (schedule, builder, given);
+      json_builder_end_object (builder);
     }
-  json_builder_set_member_name (builder, "retryAfterMaxMs");
-  json_builder_add_int_value (builder, mend_error_policy_get_retry_after_max_ms (self));
-  json_builder_set_member_name (builder, "staggerMs");
-  json_builder_add_int_value (builder, mend_error_policy_get_stagger_ms (self));
-  json_builder_set_member_name (builder, "retryPartial");
-  json_builder_add_boolean_value (builder, mend_error_policy_get_retry_partial (self));
+  json_builder_end_object (builder);
   if (mend_error_policy_get_n_rules (self) > 0)
     {
       json_builder_set_member_name (builder, "rules");
@@ -469,5 +622,100 @@ mend_error_policy_to_json (MendErrorPolicy *self)
     }
   json_builder_end_object (builder);
 
+  return mend_json_builder_finish (builder);
+}
+
+/**
+ * mend_error_policy_set_schedule_for_reason:
+ * @self: a policy
+ * @reason: a reason
+ * @json: (nullable): a JSON object of schedule keys, or %NULL
+ * @error: return location for a %MEND_POLICY_ERROR
+ *
+ * Gives @reason a schedule of its own: `maxRetries`, `baseDelayMs`,
+ * `maxDelayMs`, `multiplier`, `jitter`, `jitterMs` and `delays`, as at the
+ * top level of [method@Mend.ErrorPolicy.update_from_json]; for the keys
+ * not given it follows the policy's values, but for its cap when it
+ * gives `delays`: they are its longest wait then. %NULL drops @reason's
+ * own schedule: it follows the policy's again. The JSON's
+ * `"byReason": {"rate_limit": {…}}` does the same.
+ *
+ * A failure of that reason waits and retries on that schedule (a server's
+ * hint still counts, up to [property@Mend.ErrorPolicy:retry-after-max-ms]);
+ * whether a failure is retried at all does not change.
+ *
+ * ```python
+ * policy.set_schedule_for_reason(Mend.Reason.RATE_LIMIT,
+ *                                '{"delays": [10000, 20000, 30000]}')
+ * ```
+ *
+ * Returns: %TRUE if it was set; on error nothing changes
+ */
+gboolean
+mend_error_policy_set_schedule_for_reason (MendErrorPolicy  *self,
+                                           MendReason        reason,
+                                           const char       *json,
+                                           GError          **error)
+{
+  g_autoptr(MendErrorPolicy) schedule = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) parse_error = NULL;
+  guint given = 0;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), FALSE);
+  g_return_val_if_fail ((guint) reason <= MEND_REASON_UNKNOWN, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (json != NULL)
+    {
+      root = mend_json_parse (json, -1, &parse_error);
+      if (root == NULL)
+        {
+          g_set_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID,
+                       _("The policy is not valid JSON: %s"), parse_error->message);
+          return FALSE;
+        }
+      schedule = schedule_from_node (root, mend_reason_to_nick (reason), &given, error);
+      if (schedule == NULL)
+        return FALSE;
+    }
+
+  mend_error_policy_adopt_schedule (self, reason, schedule, given);
+  return TRUE;
+}
+
+/**
+ * mend_error_policy_dup_schedule_for_reason:
+ * @self: a policy
+ * @reason: a reason
+ *
+ * Gets @reason's own schedule, as
+ * [method@Mend.ErrorPolicy.set_schedule_for_reason] takes it: the keys it
+ * sets. The turn defaults give a rate limit one, for a 429 that gives no
+ * hint: `{"maxRetries":4,"delays":[5000,10000,20000,30000]}`
+ * (5, 10, 20 and 30 s: a per-minute limit is ridden out).
+ *
+ * Returns: (transfer full) (nullable): the JSON object, or %NULL when
+ *   @reason follows the policy's schedule
+ */
+char *
+mend_error_policy_dup_schedule_for_reason (MendErrorPolicy *self,
+                                           MendReason       reason)
+{
+  g_autoptr(MendErrorPolicy) schedule = NULL;
+  g_autoptr(JsonBuilder) builder = NULL;
+  guint given = 0;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), NULL);
+  g_return_val_if_fail ((guint) reason <= MEND_REASON_UNKNOWN, NULL);
+
+  schedule = mend_error_policy_new_for_schedule (self, reason, &given);
+  if (schedule == NULL)
+    return NULL;
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_object (builder);
+  write_keys (schedule, builder, given);
+  json_builder_end_object (builder);
   return mend_json_builder_finish (builder);
 }

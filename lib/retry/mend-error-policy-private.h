@@ -58,4 +58,37 @@ MendRuleSet *mend_error_policy_rules_from_json (JsonNode     *node,
 void         mend_error_policy_rules_to_json   (MendRuleSet  *rules,
                                                 JsonBuilder  *builder);
 
+/* The keys of a schedule, in the order of the JSON's. */
+typedef enum
+{
+  MEND_SCHEDULE_MAX_RETRIES   = 1 << 0,
+  MEND_SCHEDULE_BASE_DELAY_MS = 1 << 1,
+  MEND_SCHEDULE_MAX_DELAY_MS  = 1 << 2,
+  MEND_SCHEDULE_MULTIPLIER    = 1 << 3,
+  MEND_SCHEDULE_JITTER        = 1 << 4,
+  MEND_SCHEDULE_JITTER_MS     = 1 << 5,
+  MEND_SCHEDULE_DELAYS        = 1 << 6,
+} MendScheduleKeys;
+
+/* Schedules per reason (the JSON's "byReason"): a reason's own sets some
+ * keys, and takes the others from the policy as it is when used. The retries allowed
+ * after @failure: its reason's own maxRetries, or the policy's. */
+guint            mend_error_policy_get_max_retries_for (MendErrorPolicy *self,
+                                                        MendFailure     *failure);
+/* A new policy whose schedule is @reason's (its own keys over the
+ * policy's), with the keys it sets in @given; NULL when it has none. */
+MendErrorPolicy *mend_error_policy_new_for_schedule    (MendErrorPolicy *self,
+                                                        MendReason       reason,
+                                                        guint           *given);
+/* Makes the @given keys of @from's schedule @reason's own; NULL: @reason
+ * follows the policy. */
+void             mend_error_policy_adopt_schedule      (MendErrorPolicy *self,
+                                                        MendReason       reason,
+                                                        MendErrorPolicy *from,
+                                                        guint            given);
+/* Drops every reason's own schedule; @defaults: then puts back the
+ * default ones (a rate limit's). */
+void             mend_error_policy_clear_schedules     (MendErrorPolicy *self,
+                                                        gboolean         defaults);
+
 G_END_DECLS

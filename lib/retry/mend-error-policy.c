@@ -58,6 +58,7 @@
 #define MAX_RETRIES     MEND_ERROR_POLICY_MAX_RETRIES
 #define MAX_MULTIPLIER  100.0
 
+/* When to retry: the schedule of the policy, or of one reason. */
 typedef struct
 {
   guint       max_retries;
@@ -67,6 +68,15 @@ typedef struct
   MendJitter  jitter;
   guint       jitter_ms;
   GArray     *delays;              /* guint, or NULL */
+  guint       given;               /* a reason's: MendScheduleKeys it sets */
+} MendSchedule;
+
+#define N_REASONS (MEND_REASON_UNKNOWN + 1)
+
+typedef struct
+{
+  MendSchedule s;
+  MendSchedule *by_reason[N_REASONS]; /* a reason's own, or NULL */
   guint       retry_after_max_ms;
   guint       stagger_ms;
   gboolean    retry_partial;
@@ -197,12 +207,181 @@ mend_error_policy_set_rule_set (MendErrorPolicy *self,
 static GVariant *
 delays_to_variant (MendErrorPolicyPrivate *priv)
 {
-  if (priv->delays == NULL)
+  if (priv->s.delays == NULL)
     return NULL;
 
   return g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32,
-                                    priv->delays->data, priv->delays->len,
+                                    priv->s.delays->data, priv->s.delays->len,
                                     sizeof (guint32));
+}
+
+static MendSchedule *
+schedule_copy (const MendSchedule *from)
+{
+  MendSchedule *copy = g_memdup2 (from, sizeof *from);
+
+  if (from->delays != NULL)
+    copy->delays = g_array_copy (from->delays);
+  return copy;
+}
+
+static void
+schedule_free (MendSchedule *sched)
+{
+  if (sched == NULL)
+    return;
+  g_clear_pointer (&sched->delays, g_array_unref);
+  g_free (sched);
+}
+
+static void
+clear_reason_schedules (MendErrorPolicyPrivate *priv)
+{
+  for (guint i = 0; i < N_REASONS; i++)
+    g_clear_pointer (&priv->by_reason[i], schedule_free);
+}
+
+/* The default schedule of a rate limit with no hint: a per-minute limit
+ * lifts within a minute, so its waits add up to more than one (5, 10, 20
+ * and 30 s, each with up to 250 ms of jitter), where an overload keeps
+ * the short schedule. */
+static MendSchedule *
+default_rate_limit_schedule (void)
+{
+  static const guint delays[] = { 5000, 10000, 20000, 30000 };
+  MendSchedule sched = {
+    .max_retries = G_N_ELEMENTS (delays),
+    .given = MEND_SCHEDULE_MAX_RETRIES | MEND_SCHEDULE_DELAYS,
+  };
+  MendSchedule *copy = schedule_copy (&sched);
+
+  copy->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), G_N_ELEMENTS (delays));
+  g_array_append_vals (copy->delays, delays, G_N_ELEMENTS (delays));
+  return copy;
+}
+
+/* @own over @top: the keys @own sets, the rest @top's. @out borrows the
+ * delays. */
+static void
+resolve_schedule (const MendSchedule *top,
+                  const MendSchedule *own,
+                  MendSchedule       *out)
+{
+  *out = *top;
+  out->given = own->given;
+  if (own->given & MEND_SCHEDULE_MAX_RETRIES)
+    out->max_retries = own->max_retries;
+  if (own->given & MEND_SCHEDULE_BASE_DELAY_MS)
+    out->base_delay_ms = own->base_delay_ms;
+  if (own->given & MEND_SCHEDULE_MAX_DELAY_MS)
+    out->max_delay_ms = own->max_delay_ms;
+  if (own->given & MEND_SCHEDULE_MULTIPLIER)
+    out->multiplier = own->multiplier;
+  if (own->given & MEND_SCHEDULE_JITTER)
+    out->jitter = own->jitter;
+  if (own->given & MEND_SCHEDULE_JITTER_MS)
+    out->jitter_ms = own->jitter_ms;
+  if (own->given & MEND_SCHEDULE_DELAYS)
+    {
+      out->delays = own->delays;
+      /* Delays a reason gives are not cut by the policy's cap: they
+       * are the longest it waits, unless it gives a cap of its own. */
+      if ((own->given & MEND_SCHEDULE_MAX_DELAY_MS) == 0 && own->delays != NULL)
+        for (guint i = 0; i < own->delays->len; i++)
+          out->max_delay_ms = MAX (out->max_delay_ms, g_array_index (own->delays, guint, i));
+    }
+}
+
+/* The schedule that applies to @failure, in @out: its reason's own over
+ * the policy's, or the policy's. */
+static const MendSchedule *
+schedule_for (MendErrorPolicy *self,
+              MendFailure     *failure,
+              MendSchedule    *out)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+  MendReason reason;
+
+  if (failure == NULL)
+    return &priv->s;
+
+  reason = mend_error_policy_get_reason_for (self, failure);
+  if ((guint) reason >= N_REASONS || priv->by_reason[reason] == NULL)
+    return &priv->s;
+
+  resolve_schedule (&priv->s, priv->by_reason[reason], out);
+  return out;
+}
+
+guint
+mend_error_policy_get_max_retries_for (MendErrorPolicy *self,
+                                       MendFailure     *failure)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+  MendSchedule resolved;
+
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), 0);
+
+  /* As mend_error_policy_delay_for (): a hint goes by the policy's. */
+  if (failure != NULL && mend_failure_get_retry_after_ms (failure) >= 0)
+    return priv->s.max_retries;
+  return schedule_for (self, failure, &resolved)->max_retries;
+}
+
+MendErrorPolicy *
+mend_error_policy_new_for_schedule (MendErrorPolicy *self,
+                                    MendReason       reason,
+                                    guint           *given)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+  MendErrorPolicy *policy;
+  MendErrorPolicyPrivate *ppriv;
+  MendSchedule resolved;
+
+  if ((guint) reason >= N_REASONS || priv->by_reason[reason] == NULL)
+    return NULL;
+
+  resolve_schedule (&priv->s, priv->by_reason[reason], &resolved);
+  policy = mend_error_policy_new ();
+  ppriv = mend_error_policy_get_instance_private (policy);
+  g_clear_pointer (&ppriv->s.delays, g_array_unref);
+  ppriv->s = resolved;
+  ppriv->s.given = 0;
+  if (ppriv->s.delays != NULL)
+    ppriv->s.delays = g_array_copy (ppriv->s.delays);
+  *given = resolved.given;
+  return policy;
+}
+
+void
+mend_error_policy_adopt_schedule (MendErrorPolicy *self,
+                                  MendReason       reason,
+                                  MendErrorPolicy *from,
+                                  guint            given)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  g_return_if_fail ((guint) reason < N_REASONS);
+
+  g_clear_pointer (&priv->by_reason[reason], schedule_free);
+  if (from != NULL)
+    {
+      MendErrorPolicyPrivate *fpriv = mend_error_policy_get_instance_private (from);
+
+      priv->by_reason[reason] = schedule_copy (&fpriv->s);
+      priv->by_reason[reason]->given = given;
+    }
+}
+
+void
+mend_error_policy_clear_schedules (MendErrorPolicy *self,
+                                   gboolean         defaults)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  clear_reason_schedules (priv);
+  if (defaults)
+    priv->by_reason[MEND_REASON_RATE_LIMIT] = default_rate_limit_schedule ();
 }
 
 static void
@@ -211,7 +390,8 @@ mend_error_policy_finalize (GObject *object)
   MendErrorPolicy *self = (MendErrorPolicy *) object;
   MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
 
-  g_clear_pointer (&priv->delays, g_array_unref);
+  g_clear_pointer (&priv->s.delays, g_array_unref);
+  clear_reason_schedules (priv);
   g_clear_pointer (&priv->rand, g_rand_free);
   g_clear_pointer (&priv->rules, mend_rule_set_unref);
 
@@ -230,22 +410,22 @@ mend_error_policy_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_MAX_RETRIES:
-      g_value_set_uint (value, priv->max_retries);
+      g_value_set_uint (value, priv->s.max_retries);
       break;
     case PROP_BASE_DELAY_MS:
-      g_value_set_uint (value, priv->base_delay_ms);
+      g_value_set_uint (value, priv->s.base_delay_ms);
       break;
     case PROP_MAX_DELAY_MS:
-      g_value_set_uint (value, priv->max_delay_ms);
+      g_value_set_uint (value, priv->s.max_delay_ms);
       break;
     case PROP_MULTIPLIER:
-      g_value_set_double (value, priv->multiplier);
+      g_value_set_double (value, priv->s.multiplier);
       break;
     case PROP_JITTER:
-      g_value_set_enum (value, priv->jitter);
+      g_value_set_enum (value, priv->s.jitter);
       break;
     case PROP_JITTER_MS:
-      g_value_set_uint (value, priv->jitter_ms);
+      g_value_set_uint (value, priv->s.jitter_ms);
       break;
     case PROP_DELAYS:
       g_value_take_variant (value, delays_to_variant (priv));
@@ -458,13 +638,14 @@ mend_error_policy_init (MendErrorPolicy *self)
 {
   MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
 
-  priv->max_retries = 4;
-  priv->base_delay_ms = 250;
-  priv->max_delay_ms = 4000;
-  priv->multiplier = 2.0;
-  priv->jitter = MEND_JITTER_ADDITIVE;
-  priv->jitter_ms = 250;
+  priv->s.max_retries = 4;
+  priv->s.base_delay_ms = 250;
+  priv->s.max_delay_ms = 4000;
+  priv->s.multiplier = 2.0;
+  priv->s.jitter = MEND_JITTER_ADDITIVE;
+  priv->s.jitter_ms = 250;
   priv->retry_after_max_ms = MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS;
+  priv->by_reason[MEND_REASON_RATE_LIMIT] = default_rate_limit_schedule ();
   priv->rand = g_rand_new ();
 }
 
@@ -496,6 +677,8 @@ mend_error_policy_apply_resume_preset (MendErrorPolicy *self)
   mend_error_policy_set_retry_after_max_ms (self, 3600000);
   mend_error_policy_set_jitter (self, MEND_JITTER_NONE);
   mend_error_policy_set_stagger_ms (self, 5000);
+  /* The resume schedule is long already, for every reason. */
+  mend_error_policy_clear_schedules (self, FALSE);
   g_object_thaw_notify (G_OBJECT (self));
 }
 
@@ -548,21 +731,21 @@ mend_error_policy_classify (MendErrorPolicy *self,
 }
 
 static double
-raw_delay (MendErrorPolicyPrivate *priv,
-           guint                   retry)
+raw_delay (const MendSchedule *sched,
+           guint               retry)
 {
   double raw;
 
   g_assert (retry >= 1);
 
-  if (priv->delays != NULL && priv->delays->len > 0)
-    return g_array_index (priv->delays, guint, MIN (retry, priv->delays->len) - 1);
+  if (sched->delays != NULL && sched->delays->len > 0)
+    return g_array_index (sched->delays, guint, MIN (retry, sched->delays->len) - 1);
 
   /* 0 × ∞ would be NaN, and NaN slips through MIN (): a zero base stays
    * zero, and an exponential past what a double holds is simply huge. */
-  if (priv->base_delay_ms == 0)
+  if (sched->base_delay_ms == 0)
     return 0;
-  raw = priv->base_delay_ms * pow (priv->multiplier, (double) retry - 1);
+  raw = sched->base_delay_ms * pow (sched->multiplier, (double) retry - 1);
   return isfinite (raw) ? raw : G_MAXDOUBLE;
 }
 
@@ -578,16 +761,17 @@ random_between (MendErrorPolicyPrivate *priv,
 
 static gint64
 scheduled_delay (MendErrorPolicyPrivate *priv,
+                 const MendSchedule     *sched,
                  guint                   retry)
 {
-  double cap = priv->max_delay_ms;
-  double raw = raw_delay (priv, retry);
+  double cap = sched->max_delay_ms;
+  double raw = raw_delay (sched, retry);
   double delay;
 
-  switch (priv->jitter)
+  switch (sched->jitter)
     {
     case MEND_JITTER_ADDITIVE:
-      delay = raw + (double) g_rand_int_range (priv->rand, 0, priv->jitter_ms + 1);
+      delay = raw + (double) g_rand_int_range (priv->rand, 0, sched->jitter_ms + 1);
       delay = MIN (cap, delay);
       break;
     case MEND_JITTER_FULL:
@@ -601,8 +785,8 @@ scheduled_delay (MendErrorPolicyPrivate *priv,
       {
         /* The AWS formula takes the previous sleep; a policy keeps no state
          * between turns, so the previous retry's undithered delay stands in. */
-        double base = MIN (cap, priv->base_delay_ms);
-        double prev = retry > 1 ? MIN (cap, raw_delay (priv, retry - 1)) : base;
+        double base = MIN (cap, sched->base_delay_ms);
+        double prev = retry > 1 ? MIN (cap, raw_delay (sched, retry - 1)) : base;
 
         delay = random_between (priv, base, MAX (base, prev * 3));
         delay = MIN (cap, delay);
@@ -643,6 +827,8 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
                              gboolean        *server_hint)
 {
   MendErrorPolicyPrivate *priv;
+  const MendSchedule *schedule;
+  MendSchedule resolved;
   gint64 delay;
   gint64 hint = -1;
 
@@ -655,10 +841,12 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
     *server_hint = FALSE;
 
   retry = MAX (retry, 1);
-  delay = scheduled_delay (priv, retry);
-
   if (failure != NULL)
     hint = mend_failure_get_retry_after_ms (failure);
+  /* A reason's own schedule is for the failures that give no hint: with
+   * one, the hint decides, over the policy's schedule. */
+  schedule = hint >= 0 ? &priv->s : schedule_for (self, failure, &resolved);
+  delay = scheduled_delay (priv, schedule, retry);
 
   if (hint >= 0)
     {
@@ -671,8 +859,8 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
           return -1;
         }
 
-      if (priv->jitter != MEND_JITTER_NONE)
-        jitter = g_rand_int_range (priv->rand, 0, priv->jitter_ms + 1);
+      if (schedule->jitter != MEND_JITTER_NONE)
+        jitter = g_rand_int_range (priv->rand, 0, schedule->jitter_ms + 1);
 
       if (hint + jitter >= delay)
         {
@@ -762,7 +950,7 @@ mend_error_policy_set_##name (MendErrorPolicy *self,                           \
  *
  * Sets [property@Mend.ErrorPolicy:max-retries].
  */
-DEFINE_UINT_ACCESSORS (max_retries, max_retries, PROP_MAX_RETRIES)
+DEFINE_UINT_ACCESSORS (max_retries, s.max_retries, PROP_MAX_RETRIES)
 
 /**
  * mend_error_policy_get_base_delay_ms:
@@ -779,7 +967,7 @@ DEFINE_UINT_ACCESSORS (max_retries, max_retries, PROP_MAX_RETRIES)
  *
  * Sets [property@Mend.ErrorPolicy:base-delay-ms].
  */
-DEFINE_UINT_ACCESSORS (base_delay_ms, base_delay_ms, PROP_BASE_DELAY_MS)
+DEFINE_UINT_ACCESSORS (base_delay_ms, s.base_delay_ms, PROP_BASE_DELAY_MS)
 
 /**
  * mend_error_policy_get_max_delay_ms:
@@ -796,7 +984,7 @@ DEFINE_UINT_ACCESSORS (base_delay_ms, base_delay_ms, PROP_BASE_DELAY_MS)
  *
  * Sets [property@Mend.ErrorPolicy:max-delay-ms].
  */
-DEFINE_UINT_ACCESSORS (max_delay_ms, max_delay_ms, PROP_MAX_DELAY_MS)
+DEFINE_UINT_ACCESSORS (max_delay_ms, s.max_delay_ms, PROP_MAX_DELAY_MS)
 
 /**
  * mend_error_policy_get_jitter_ms:
@@ -813,7 +1001,7 @@ DEFINE_UINT_ACCESSORS (max_delay_ms, max_delay_ms, PROP_MAX_DELAY_MS)
  *
  * Sets [property@Mend.ErrorPolicy:jitter-ms].
  */
-DEFINE_UINT_ACCESSORS (jitter_ms, jitter_ms, PROP_JITTER_MS)
+DEFINE_UINT_ACCESSORS (jitter_ms, s.jitter_ms, PROP_JITTER_MS)
 
 /**
  * mend_error_policy_get_retry_after_max_ms:
@@ -865,7 +1053,7 @@ mend_error_policy_get_multiplier (MendErrorPolicy *self)
   g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), 0);
 
   priv = mend_error_policy_get_instance_private (self);
-  return priv->multiplier;
+  return priv->s.multiplier;
 }
 
 /**
@@ -885,9 +1073,9 @@ mend_error_policy_set_multiplier (MendErrorPolicy *self,
   g_return_if_fail (isfinite (multiplier) && multiplier >= 1.0 && multiplier <= MAX_MULTIPLIER);
 
   priv = mend_error_policy_get_instance_private (self);
-  if (priv->multiplier != multiplier)
+  if (priv->s.multiplier != multiplier)
     {
-      priv->multiplier = multiplier;
+      priv->s.multiplier = multiplier;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MULTIPLIER]);
     }
 }
@@ -908,7 +1096,7 @@ mend_error_policy_get_jitter (MendErrorPolicy *self)
   g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), MEND_JITTER_NONE);
 
   priv = mend_error_policy_get_instance_private (self);
-  return priv->jitter;
+  return priv->s.jitter;
 }
 
 /**
@@ -928,9 +1116,9 @@ mend_error_policy_set_jitter (MendErrorPolicy *self,
   g_return_if_fail (jitter <= MEND_JITTER_DECORRELATED);
 
   priv = mend_error_policy_get_instance_private (self);
-  if (priv->jitter != jitter)
+  if (priv->s.jitter != jitter)
     {
-      priv->jitter = jitter;
+      priv->s.jitter = jitter;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_JITTER]);
     }
 }
@@ -955,14 +1143,14 @@ mend_error_policy_get_delays (MendErrorPolicy *self,
   g_return_val_if_fail (n_delays != NULL, NULL);
 
   priv = mend_error_policy_get_instance_private (self);
-  if (priv->delays == NULL)
+  if (priv->s.delays == NULL)
     {
       *n_delays = 0;
       return NULL;
     }
 
-  *n_delays = priv->delays->len;
-  return (const guint *) (gpointer) priv->delays->data;
+  *n_delays = priv->s.delays->len;
+  return (const guint *) (gpointer) priv->s.delays->data;
 }
 
 /**
@@ -993,17 +1181,17 @@ mend_error_policy_set_delays (MendErrorPolicy *self,
   if (n_delays == 0)
     delays = NULL;
 
-  if (delays == NULL && priv->delays == NULL)
+  if (delays == NULL && priv->s.delays == NULL)
     return;
-  if (delays != NULL && priv->delays != NULL && priv->delays->len == n_delays &&
-      memcmp (priv->delays->data, delays, n_delays * sizeof (guint)) == 0)
+  if (delays != NULL && priv->s.delays != NULL && priv->s.delays->len == n_delays &&
+      memcmp (priv->s.delays->data, delays, n_delays * sizeof (guint)) == 0)
     return;
 
-  g_clear_pointer (&priv->delays, g_array_unref);
+  g_clear_pointer (&priv->s.delays, g_array_unref);
   if (delays != NULL)
     {
-      priv->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), n_delays);
-      g_array_append_vals (priv->delays, delays, n_delays);
+      priv->s.delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), n_delays);
+      g_array_append_vals (priv->s.delays, delays, n_delays);
     }
 
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DELAYS]);

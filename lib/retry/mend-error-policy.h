@@ -132,4 +132,13 @@ MEND_AVAILABLE_IN_0_2
 void              mend_error_policy_set_retry_partial     (MendErrorPolicy  *self,
                                                            gboolean          retry_partial);
 
+MEND_AVAILABLE_IN_0_2
+gboolean          mend_error_policy_set_schedule_for_reason (MendErrorPolicy  *self,
+                                                             MendReason        reason,
+                                                             const char       *json,
+                                                             GError          **error);
+MEND_AVAILABLE_IN_0_2
+char             *mend_error_policy_dup_schedule_for_reason (MendErrorPolicy  *self,
+                                                             MendReason        reason);
+
 G_END_DECLS

@@ -8,7 +8,7 @@
 #include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-enum-types.h"
-#include "mend-error-policy.h"
+#include "mend-error-policy-private.h"
 #include "mend-failure-private.h"
 #include "mend-gate-private.h"
 #include "mend-verdict-private.h"
@@ -1434,6 +1434,18 @@ mend_turn_fail (MendTurn    *self,
   /* The policy (a do_classify of the app's) may have ended the attempt. */
   if (self->state != MEND_TURN_RUNNING)
     goto out;
+
+  /* A reason with a schedule of its own has its own number of retries. */
+  if (kind == MEND_FAILURE_TRANSIENT)
+    {
+      guint max_retries = mend_error_policy_get_max_retries_for (self->policy, judged);
+
+      if (max_retries != self->max_retries)
+        {
+          self->max_retries = max_retries;
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_ATTEMPTS]);
+        }
+    }
 
   context.attempt = self->attempt;
   context.max_retries = self->max_retries;

@@ -618,6 +618,176 @@ test_json_from_file (void)
   g_assert_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID);
 }
 
+static MendFailure *
+http_failure (guint       status,
+              const char *body)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new (body, strlen (body));
+
+  return mend_failure_new_from_http (status, NULL, bytes);
+}
+
+/* The sum of the waits a policy makes before giving up on @failure, each
+ * retry as the turn would ask for it. */
+static gint64
+total_wait (MendErrorPolicy *policy,
+            MendFailure     *failure,
+            guint           *n_retries)
+{
+  guint max = mend_error_policy_get_max_retries (policy);
+  g_autofree char *own = mend_error_policy_dup_schedule_for_reason (policy, mend_failure_get_reason (failure));
+  gint64 total = 0;
+
+  if (own != NULL)
+    {
+      g_autoptr(JsonNode) node = json_from_string (own, NULL);
+      JsonObject *object = json_node_get_object (node);
+
+      if (json_object_has_member (object, "maxRetries"))
+        max = json_object_get_int_member (object, "maxRetries");
+    }
+  for (guint retry = 1; retry <= max; retry++)
+    total += mend_error_policy_delay_for (policy, retry, failure, NULL);
+  *n_retries = max;
+  return total;
+}
+
+/* The defaults ride out a per-minute rate limit that gives no hint, and
+ * keep an overload's short schedule. */
+static void
+test_defaults_ride_out_a_hintless_rate_limit (void)
+{
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autoptr(MendFailure) limited = http_failure (429, "{\"error\":{\"message\":\"Too many requests\"}}");
+  g_autoptr(MendFailure) hinted = mend_failure_new_from_text ("HTTP 429: Too many requests. Please retry after 2 seconds");
+  g_autoptr(MendFailure) overloaded = http_failure (529, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}");
+  guint n = 0;
+  gint64 total;
+
+  g_assert_cmpint (mend_failure_get_reason (limited), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_cmpint (mend_failure_get_retry_after_ms (limited), ==, -1);
+  total = total_wait (policy, limited, &n);
+  g_assert_cmpuint (n, ==, 4);
+  g_assert_cmpint (total, >=, 60000);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, limited, NULL), >=, 5000);
+
+  total = total_wait (policy, overloaded, &n);
+  g_assert_cmpuint (n, ==, 4);
+  g_assert_cmpint (total, <, 8000);
+
+  /* A hint decides over the reason's schedule. */
+  if (mend_failure_get_retry_after_ms (hinted) >= 0)
+    g_assert_cmpint (mend_error_policy_delay_for (policy, 1, hinted, NULL), <, 5000);
+}
+
+static void
+test_by_reason_json (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MendErrorPolicy) policy =
+    mend_error_policy_new_from_json ("{\"jitter\":\"none\",\"maxRetries\":2,"
+                                     "\"byReason\":{\"rate_limit\":{\"delays\":[10000,20000,40000],\"maxRetries\":3},"
+                                     "\"capacity\":{\"baseDelayMs\":1000}}}", &error);
+  g_autoptr(MendFailure) limited = http_failure (429, "slow down");
+  g_autoptr(MendFailure) overloaded = http_failure (503, "no non-exhausted accounts");
+  g_autoptr(MendFailure) reset = mend_failure_new_from_text ("Connection reset by peer");
+  g_autoptr(MendErrorPolicy) again = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *json_again = NULL;
+  g_autofree char *own = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, limited, NULL), ==, 10000);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 3, limited, NULL), ==, 40000);
+  /* The keys a reason does not give follow the top level: no jitter, ×2. */
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, overloaded, NULL), ==, 1000);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 2, overloaded, NULL), ==, 2000);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, reset, NULL), ==, 250);
+  mend_error_policy_set_multiplier (policy, 3.0);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 2, overloaded, NULL), ==, 3000);
+
+  own = mend_error_policy_dup_schedule_for_reason (policy, MEND_REASON_RATE_LIMIT);
+  g_assert_cmpstr (own, ==, "{\"maxRetries\":3,\"delays\":[10000,20000,40000]}");
+  g_assert_null (mend_error_policy_dup_schedule_for_reason (policy, MEND_REASON_TRANSPORT));
+
+  /* Round trip: the same schedules, none added. */
+  json = mend_error_policy_to_json (policy);
+  again = mend_error_policy_new_from_json (json, &error);
+  g_assert_no_error (error);
+  json_again = mend_error_policy_to_json (again);
+  g_assert_cmpstr (json, ==, json_again);
+  g_assert_nonnull (strstr (json, "\"byReason\":{\"capacity\":{\"baseDelayMs\":1000},\"rate-limit\":"));
+
+  /* Given, byReason replaces them all: {} leaves none. */
+  g_assert_true (mend_error_policy_update_from_json (again, "{\"byReason\":{}}", &error));
+  g_assert_no_error (error);
+  g_assert_null (mend_error_policy_dup_schedule_for_reason (again, MEND_REASON_RATE_LIMIT));
+  g_assert_cmpint (mend_error_policy_delay_for (again, 1, limited, NULL), ==, 250);
+
+  g_assert_finalize_object (g_steal_pointer (&again));
+  g_assert_finalize_object (g_steal_pointer (&policy));
+}
+
+static void
+test_by_reason_errors_name_the_key (void)
+{
+  static const struct {
+    const char *json;
+    const char *names;
+  } bad[] = {
+    { "{\"byReason\":[]}", "“byReason”" },
+    { "{\"byReason\":{\"overloaded\":{}}}", "“byReason.overloaded”" },
+    { "{\"byReason\":{\"rate_limit\":{\"staggerMs\":5}}}", "“byReason.rate_limit.staggerMs”" },
+    { "{\"byReason\":{\"rate_limit\":{\"delays\":[-1]}}}", "“byReason.rate_limit.delays[0]”" },
+    { "{\"byReason\":{\"capacity\":7}}", "“byReason.capacity”" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+      g_autofree char *before = mend_error_policy_to_json (policy);
+      g_autofree char *after = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (mend_error_policy_update_from_json (policy, bad[i].json, &error));
+      g_assert_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID);
+      g_assert_nonnull (strstr (error->message, bad[i].names));
+      after = mend_error_policy_to_json (policy);
+      g_assert_cmpstr (before, ==, after);
+    }
+}
+
+static void
+test_schedule_for_reason_setter (void)
+{
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autoptr(MendFailure) limited = http_failure (429, "slow down");
+  g_autoptr(GError) error = NULL;
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, limited, NULL), ==, 5000);
+  g_assert_true (mend_error_policy_set_schedule_for_reason (policy, MEND_REASON_RATE_LIMIT,
+                                                            "{\"baseDelayMs\":7000,\"maxDelayMs\":60000}", &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, limited, NULL), ==, 7000);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 2, limited, NULL), ==, 14000);
+
+  g_assert_false (mend_error_policy_set_schedule_for_reason (policy, MEND_REASON_RATE_LIMIT,
+                                                             "{\"rules\":[]}", &error));
+  g_assert_error (error, MEND_POLICY_ERROR, MEND_POLICY_ERROR_INVALID);
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, limited, NULL), ==, 7000);
+
+  g_assert_true (mend_error_policy_set_schedule_for_reason (policy, MEND_REASON_RATE_LIMIT, NULL, NULL));
+  g_assert_cmpint (mend_error_policy_delay_for (policy, 1, limited, NULL), ==, 250);
+
+  /* The resume preset has no reason of its own. */
+  {
+    g_autoptr(MendErrorPolicy) resume = mend_error_policy_new_for_resume ();
+
+    g_assert_null (mend_error_policy_dup_schedule_for_reason (resume, MEND_REASON_RATE_LIMIT));
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -651,6 +821,10 @@ main (int   argc,
   g_test_add_func ("/Mend/ErrorPolicy/huge-exponent-saturates-at-the-cap", test_huge_exponent_saturates_at_the_cap);
   g_test_add_func ("/Mend/ErrorPolicy/json-more-than-one-value-is-refused", test_json_more_than_one_value_is_refused);
   g_test_add_func ("/Mend/ErrorPolicy/json-from-file", test_json_from_file);
+  g_test_add_func ("/Mend/ErrorPolicy/defaults-ride-out-a-hintless-rate-limit", test_defaults_ride_out_a_hintless_rate_limit);
+  g_test_add_func ("/Mend/ErrorPolicy/by-reason-json", test_by_reason_json);
+  g_test_add_func ("/Mend/ErrorPolicy/by-reason-errors-name-the-key", test_by_reason_errors_name_the_key);
+  g_test_add_func ("/Mend/ErrorPolicy/schedule-for-reason-setter", test_schedule_for_reason_setter);
 
   return g_test_run ();
 }
