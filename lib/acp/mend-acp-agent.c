@@ -228,6 +228,16 @@ is_continue_prompt (MendAcpAgent *self,
   return chat != NULL && g_strcmp0 (mend_chat_get_continue_prompt (chat), text) == 0;
 }
 
+/* Whether the agent keeps a failed prompt in its history (its profile
+ * says; an unknown agent is taken to keep it), with a chat to ask it to
+ * continue. */
+static gboolean
+keeps_prompt (MendAcpAgent *self)
+{
+  return mend_agent_get_chat (AGENT (self)) != NULL &&
+         (self->profile == NULL || mend_acp_profile_get_keeps_failed_prompt (self->profile));
+}
+
 /* Sends the attempt's prompt once the session is open and no earlier
  * prompt (a cancelled one) waits for its answer. */
 static void
@@ -249,6 +259,14 @@ maybe_prompt (MendAcpAgent *self)
     {
       g_free (self->sent);
       self->sent = g_steal_pointer (&self->dropped);
+    }
+  /* The user's Retry of a turn whose prompt the agent kept: it is asked
+   * to continue, so that the model sees the user's words once. One that
+   * dropped it gets the prompt again. */
+  else if (mend_turn_get_retry_of (turn) != NULL && self->dropped == NULL && keeps_prompt (self))
+    {
+      g_free (self->sent);
+      self->sent = g_strdup (mend_chat_get_continue_prompt (mend_agent_get_chat (AGENT (self))));
     }
   g_clear_pointer (&self->dropped, g_free);
   self->prompt = mend_acp_connection_prompt (self->conn, mend_agent_get_session_id (AGENT (self)),
@@ -390,6 +408,17 @@ is_text (JsonObject *update)
   return g_strcmp0 (kind, "agent_message_chunk") == 0 || g_strcmp0 (kind, "agent_thought_chunk") == 0;
 }
 
+static void
+add_text (MendTurn   *turn,
+          JsonObject *update)
+{
+  JsonObject *content = mend_json_get_object (update, "content");
+  const char *text = content != NULL ? mend_json_get_string (content, "text") : NULL;
+
+  if (text != NULL && g_strcmp0 (mend_json_get_string (content, "type"), "text") == 0)
+    mend_turn_add_text (turn, text);
+}
+
 /* A message chunk that is the agent's own notice (its profile says), not
  * the model's output. */
 static gboolean
@@ -431,6 +460,10 @@ on_update (gpointer    user_data,
       if (!is_text (update) || self->profile == NULL ||
           !mend_acp_profile_get_restreams_partial (self->profile))
         mend_turn_note_output (turn);
+      /* The answer's text (not the agent's thoughts), to the turn's
+       * stream that every sender feeds. */
+      if (g_strcmp0 (kind, "agent_message_chunk") == 0)
+        add_text (turn, update);
     }
 
   /* The chat is held while it is fed: a handler of its subagents may drop

@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-agent-private.h"
+#include "mend-chat.h"
 #include "mend-agent-process.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
@@ -295,7 +296,13 @@ static void
 mend_agent_process_attempt (MendAgent *agent)
 {
   MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
-  g_autoptr(GBytes) line = user_message (mend_turn_get_prompt (mend_agent_get_turn (agent)));
+  MendTurn *turn = mend_agent_get_turn (agent);
+  MendChat *chat = mend_agent_get_chat (agent);
+  /* The user's Retry: the CLI keeps a failed prompt in its session, so
+   * it is asked to continue, and the model sees the user's words once. */
+  gboolean resume = mend_turn_get_retry_of (turn) != NULL && chat != NULL;
+  g_autoptr(GBytes) line = user_message (resume ? mend_chat_get_continue_prompt (chat)
+                                                : mend_turn_get_prompt (turn));
 
   /* What the agent writes goes to this attempt when no chat is attached. */
   mend_stream_observer_set_sender_turn (self->observer, mend_agent_get_turn (agent));

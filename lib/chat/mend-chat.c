@@ -10,6 +10,7 @@
 #include "mend-owner-private.h"
 #include "mend-clock.h"
 #include "mend-chat-private.h"
+#include "mend-chat-status-private.h"
 #include "mend-enum-types.h"
 #include "mend-error-policy-private.h"
 #include "mend-failure.h"
@@ -101,6 +102,22 @@ struct _MendChat
   guint            starting;      /* inside mend_turn_start () of a new turn */
   gboolean         send_again;    /* a send_next () asked for meanwhile */
   gboolean         draining;      /* running those, in a loop */
+
+  /* What Retry runs again: the last turn that gave up or was stopped. */
+  char            *retry_id;
+  char            *retry_prompt;
+  char            *retry_provenance;
+  char            *continue_id;   /* the Continue item its give-up queued */
+  gboolean         can_retry;
+
+  /* The state an app binds to, kept across turns. */
+  MendRetryWait   *wait;
+  MendFailure     *last_failure;
+  char            *status_text;
+  guint            quiet_wait_ms;
+  gboolean         wait_shown;    /* the turn's last wait was shown */
+  gboolean         gave_up;       /* the last turn gave up */
+  guint            gave_up_retries;
 };
 
 enum {
@@ -117,6 +134,11 @@ enum {
   PROP_LIFECYCLE,
   PROP_EXTERNAL_TURN,
   PROP_CONTINUE_PROMPT,
+  PROP_WAIT,
+  PROP_LAST_FAILURE,
+  PROP_CAN_RETRY,
+  PROP_STATUS_TEXT,
+  PROP_QUIET_WAIT_MS,
   N_PROPS
 };
 
@@ -125,6 +147,7 @@ enum {
   TURN_FINISHED,
   STOPPED,
   RECORD,
+  TEXT_DELTA,
   N_SIGNALS
 };
 
@@ -132,6 +155,127 @@ G_DEFINE_FINAL_TYPE (MendChat, mend_chat, G_TYPE_OBJECT)
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
+
+#define DEFAULT_QUIET_WAIT_MS 1000
+
+static gboolean can_run_now (MendChat *self);
+
+static void
+update_can_retry (MendChat *self)
+{
+  gboolean can_retry = self->retry_prompt != NULL && can_run_now (self) && !self->send_again;
+
+  if (self->can_retry != can_retry)
+    {
+      self->can_retry = can_retry;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_RETRY]);
+    }
+}
+
+static void
+forget_retry (MendChat *self)
+{
+  g_clear_pointer (&self->retry_id, g_free);
+  g_clear_pointer (&self->retry_prompt, g_free);
+  g_clear_pointer (&self->retry_provenance, g_free);
+  g_clear_pointer (&self->continue_id, g_free);
+}
+
+static void
+update_status (MendChat *self)
+{
+  MendChatStatusInput input = {
+    .closed = self->lifecycle == MEND_LIFECYCLE_CLOSED,
+    .turn = self->turn,
+    .wait_shown = self->wait_shown,
+    .quiet_ms = self->quiet_wait_ms,
+    .gave_up = self->gave_up,
+    .failure = self->last_failure,
+    .retries = self->gave_up_retries,
+  };
+  g_autofree char *text = mend_chat_status_compose (&input, &self->wait_shown);
+
+  if (text != NULL && g_strcmp0 (text, self->status_text) != 0)
+    {
+      g_free (self->status_text);
+      self->status_text = g_steal_pointer (&text);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS_TEXT]);
+    }
+}
+
+static void
+on_wait_ticked (MendRetryWait *wait,
+                GParamSpec    *pspec,
+                MendChat      *self)
+{
+  update_status (self);
+}
+
+/* Whether anything watches the status: a binding, a handler. */
+static gboolean
+status_watched (MendChat *self)
+{
+  static guint notify_id;
+
+  if (notify_id == 0)
+    notify_id = g_signal_lookup ("notify", G_TYPE_OBJECT);
+  return g_signal_has_handler_pending (self, notify_id, g_quark_from_static_string ("status-text"), FALSE);
+}
+
+/* The turn's wait is the chat's. A wait shown ticks the status each
+ * second while something watches the status; a quick one, or one nobody
+ * watches, costs no wakeup (the status is made anew when read). */
+static void
+set_wait (MendChat      *self,
+          MendRetryWait *wait)
+{
+  if (self->wait == wait)
+    return;
+
+  if (self->wait != NULL)
+    g_signal_handlers_disconnect_by_data (self->wait, self);
+  g_set_object (&self->wait, wait);
+  if (wait != NULL && status_watched (self) &&
+      (mend_retry_wait_get_held (wait) || mend_retry_wait_get_delay_ms (wait) >= self->quiet_wait_ms))
+    g_signal_connect_object (wait, "notify::remaining-seconds", G_CALLBACK (on_wait_ticked), self, 0);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
+}
+
+static void
+set_last_failure (MendChat    *self,
+                  MendFailure *failure)
+{
+  if (g_set_object (&self->last_failure, failure))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_FAILURE]);
+}
+
+/* The turn changed: its wait, its failure, its state. */
+static void
+on_turn_notify (MendTurn   *turn,
+                GParamSpec *pspec,
+                MendChat   *self)
+{
+  MendFailure *failure = mend_turn_get_last_failure (turn);
+
+  if (turn != self->turn)
+    return;
+
+  g_object_freeze_notify (G_OBJECT (self));
+  set_wait (self, mend_turn_get_wait (turn));
+  /* A Stop is no failure to show. */
+  if (failure != NULL && mend_failure_get_kind (failure) != MEND_FAILURE_STOPPED)
+    set_last_failure (self, failure);
+  update_status (self);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+static void
+on_turn_text_delta (MendTurn   *turn,
+                    const char *text,
+                    MendChat   *self)
+{
+  g_signal_emit (self, signals[TEXT_DELTA], 0, turn, text);
+}
 
 static void
 set_lifecycle (MendChat      *self,
@@ -144,6 +288,8 @@ set_lifecycle (MendChat      *self,
       if (lifecycle == MEND_LIFECYCLE_CLOSED)
         mend_subagent_retry_chat_closed (self->subagents);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIFECYCLE]);
+      update_can_retry (self);
+      update_status (self);
     }
 }
 
@@ -231,12 +377,17 @@ static void
 insert_continue (MendChat *self)
 {
   g_autoptr(GError) error = NULL;
+  MendQueueItem *item;
 
   if (mend_queue_get_length (self->queue) == 0 || mend_queue_is_full (self->queue))
     return;
 
-  if (mend_queue_insert_front (self->queue, self->continue_prompt, NULL, &error) == NULL && error != NULL)
+  item = mend_queue_insert_front (self->queue, self->continue_prompt, MEND_CHAT_CONTINUE_PROVENANCE, &error);
+  if (item == NULL && error != NULL)
     mend_debug ("Chat %s: no Continue item: %s", self->id, error->message);
+  /* Retry takes it out again: the same intent. */
+  g_free (self->continue_id);
+  self->continue_id = item != NULL ? g_strdup (mend_queue_item_get_id (item)) : NULL;
 }
 
 /* Runs the queue's head when the chat is ready and nothing runs. A turn
@@ -295,6 +446,20 @@ on_turn_finished (MendTurn      *turn,
     self->holding++;
 
   g_object_freeze_notify (G_OBJECT (self));
+  /* What Retry runs again, and what the chat shows of the end. */
+  forget_retry (self);
+  self->gave_up = state == MEND_TURN_FAILED;
+  self->gave_up_retries = retries_made (turn);
+  self->wait_shown = FALSE;
+  set_wait (self, NULL);
+  if (state == MEND_TURN_SUCCEEDED)
+    set_last_failure (self, NULL);
+  else
+    {
+      self->retry_id = g_strdup (mend_turn_get_id (turn));
+      self->retry_prompt = g_strdup (mend_turn_get_prompt (turn));
+      self->retry_provenance = g_strdup (mend_turn_get_provenance (turn));
+    }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
   if (self->lifecycle != MEND_LIFECYCLE_CLOSED)
     {
@@ -306,6 +471,8 @@ on_turn_finished (MendTurn      *turn,
       else
         set_lifecycle (self, MEND_LIFECYCLE_READY);
     }
+  update_can_retry (self);
+  update_status (self);
   g_object_thaw_notify (G_OBJECT (self));
 
   /* The subagents first: a resume prompt's turn may plan the next. */
@@ -331,6 +498,7 @@ adopt_turn (MendChat      *self,
             const char    *id,
             const char    *text,
             const char    *provenance,
+            const char    *retry_of,
             MendQueueItem *item)
 {
   MendTurn *turn;
@@ -341,6 +509,7 @@ adopt_turn (MendChat      *self,
                        "id", id,
                        "prompt", text,
                        "provenance", provenance,
+                       "retry-of", retry_of,
                        "policy", self->policy,
                        "clock", self->clock,
                        "sender", self->sender,
@@ -356,6 +525,10 @@ adopt_turn (MendChat      *self,
   g_signal_connect (turn, "resumed", G_CALLBACK (on_turn_resumed), self);
   g_signal_connect (turn, "exhausted", G_CALLBACK (on_turn_exhausted), self);
   g_signal_connect (turn, "finished", G_CALLBACK (on_turn_finished), self);
+  g_signal_connect (turn, "notify::wait", G_CALLBACK (on_turn_notify), self);
+  g_signal_connect (turn, "notify::last-failure", G_CALLBACK (on_turn_notify), self);
+  g_signal_connect (turn, "notify::state", G_CALLBACK (on_turn_notify), self);
+  g_signal_connect (turn, "text-delta", G_CALLBACK (on_turn_text_delta), self);
 
   /* Announced before the notifications go out, so that no handler of
    * theirs can end the turn before it was announced; the caller's
@@ -364,7 +537,13 @@ adopt_turn (MendChat      *self,
   g_object_ref (self);
   g_object_freeze_notify (G_OBJECT (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TURN]);
+  /* A new turn is no longer the one to retry. */
+  forget_retry (self);
+  self->gave_up = FALSE;
+  self->wait_shown = FALSE;
   set_lifecycle (self, MEND_LIFECYCLE_BUSY);
+  update_can_retry (self);
+  update_status (self);
   if (item != NULL)
     mend_subagent_retry_prompt_started (self->subagents, item, turn);
   else if (id != NULL)
@@ -384,6 +563,7 @@ static void
 start_turn (MendChat      *self,
             const char    *text,
             const char    *provenance,
+            const char    *retry_of,
             MendQueueItem *item)
 {
   g_autoptr(MendTurn) turn = NULL;
@@ -394,7 +574,7 @@ start_turn (MendChat      *self,
   /* A turn-started handler may have stopped it already, or dropped the
    * chat, which stops it: that turn ended as it started too. */
   self->starting++;
-  turn = adopt_turn (self, NULL, text, provenance, item);
+  turn = adopt_turn (self, NULL, text, provenance, retry_of, item);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start (turn, NULL);
   self->starting--;
@@ -435,7 +615,7 @@ mend_chat_restore_turn (MendChat    *self,
   if (self->lifecycle == MEND_LIFECYCLE_CLOSED)
     return;
 
-  turn = adopt_turn (self, id, prompt, provenance, NULL);
+  turn = adopt_turn (self, id, prompt, provenance, NULL, NULL);
   if (mend_turn_get_state (turn) == MEND_TURN_IDLE)
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
 }
@@ -519,6 +699,10 @@ mend_chat_dispose (GObject *object)
       mend_owner_invoke (&self->owner, stop_turn, turn, g_object_unref);
     }
 
+  if (self->wait != NULL)
+    g_signal_handlers_disconnect_by_data (self->wait, self);
+  g_clear_object (&self->wait);
+
   /* A disposed chat is closed, quietly: its methods refuse, and nothing
    * starts. The subagents stay until finalize, inert. */
   self->lifecycle = MEND_LIFECYCLE_CLOSED;
@@ -541,6 +725,9 @@ mend_chat_finalize (GObject *object)
 
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->continue_prompt, g_free);
+  forget_retry (self);
+  g_clear_pointer (&self->status_text, g_free);
+  g_clear_object (&self->last_failure);
   g_clear_object (&self->clock);
   g_clear_object (&self->policy);
   g_clear_object (&self->resume_policy);
@@ -553,7 +740,6 @@ mend_chat_finalize (GObject *object)
   G_OBJECT_CLASS (mend_chat_parent_class)->finalize (object);
 }
 
-static gboolean can_run_now (MendChat *self);
 static gboolean check_open  (MendChat  *self,
                              GError   **error);
 
@@ -576,7 +762,7 @@ submit_resume_prompt (const char      *text,
   if (!mend_queue_add_prompt (self->queue, text, provenance, !now, item, error))
     return FALSE;
   if (now)
-    start_turn (self, mend_queue_item_get_text (*item), provenance, *item);
+    start_turn (self, mend_queue_item_get_text (*item), provenance, NULL, *item);
   return TRUE;
 }
 
@@ -662,6 +848,21 @@ mend_chat_get_property (GObject    *object,
     case PROP_CONTINUE_PROMPT:
       g_value_set_string (value, self->continue_prompt);
       break;
+    case PROP_WAIT:
+      g_value_set_object (value, self->wait);
+      break;
+    case PROP_LAST_FAILURE:
+      g_value_set_object (value, self->last_failure);
+      break;
+    case PROP_CAN_RETRY:
+      g_value_set_boolean (value, self->can_retry);
+      break;
+    case PROP_STATUS_TEXT:
+      g_value_set_string (value, mend_chat_get_status_text (self));
+      break;
+    case PROP_QUIET_WAIT_MS:
+      g_value_set_uint (value, self->quiet_wait_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -697,6 +898,9 @@ mend_chat_set_property (GObject      *object,
       break;
     case PROP_CONTINUE_PROMPT:
       mend_chat_set_continue_prompt (self, g_value_get_string (value));
+      break;
+    case PROP_QUIET_WAIT_MS:
+      mend_chat_set_quiet_wait_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -846,7 +1050,93 @@ mend_chat_class_init (MendChatClass *klass)
                          MEND_CHAT_DEFAULT_CONTINUE_PROMPT,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendChat:wait:
+   *
+   * The wait before the next attempt of the chat's turn — a retry's, a
+   * [class@Mend.Gate]'s hold, the network's return — or %NULL. Unlike
+   * the turn's, the chat's property outlives turns: bind to it once.
+   */
+  properties[PROP_WAIT] =
+    g_param_spec_object ("wait", NULL, NULL,
+                         MEND_TYPE_RETRY_WAIT,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:last-failure:
+   *
+   * The last failure of the chat's turns, or %NULL: set by each failed
+   * attempt, kept after its turn ended, cleared by the next turn that
+   * succeeds. A Stop is not one. Show it with
+   * [method@Mend.Failure.describe]; its [property@Mend.Failure:message]
+   * is the server's own text, for a details view.
+   */
+  properties[PROP_LAST_FAILURE] =
+    g_param_spec_object ("last-failure", NULL, NULL,
+                         MEND_TYPE_FAILURE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:can-retry:
+   *
+   * Whether [method@Mend.Chat.retry] applies now: the last turn gave up
+   * or was stopped, and nothing runs. Bind a Retry button's sensitivity
+   * (or visibility) to it.
+   */
+  properties[PROP_CAN_RETRY] =
+    g_param_spec_boolean ("can-retry", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:status-text:
+   *
+   * One sentence for the chat's state, translated, for a banner: empty
+   * while idle or while a turn runs its first attempt; "The service is
+   * overloaded — retrying in 4 s (retry 2 of 4)" while a retry waits,
+   * ticking each second; "Waiting for the network to come back" or the
+   * gate's hold; after a give-up what went wrong ("The API key was
+   * refused"). A wait shorter than [property@Mend.Chat:quiet-wait-ms]
+   * leaves it as it was, so that quick retries do not flash.
+   */
+  properties[PROP_STATUS_TEXT] =
+    g_param_spec_string ("status-text", NULL, NULL,
+                         "",
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendChat:quiet-wait-ms:
+   *
+   * Waits shorter than this do not change
+   * [property@Mend.Chat:status-text]; 1000 by default, 0 to show every
+   * wait.
+   */
+  properties[PROP_QUIET_WAIT_MS] =
+    g_param_spec_uint ("quiet-wait-ms", NULL, NULL,
+                       0, G_MAXUINT, DEFAULT_QUIET_WAIT_MS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * MendChat::text-delta:
+   * @self: the chat
+   * @turn: the turn whose answer it is
+   * @text: the text that arrived
+   *
+   * Text of the model's answer arrived, whatever the sender: an HTTP
+   * stream's deltas, an agent CLI's messages, an ACP agent's
+   * `agent_message_chunk`s, a sender of the app's that calls
+   * [method@Mend.Turn.add_text]. An app renders every sender the same
+   * way with it. A retried attempt starts its answer again: clear what
+   * the turn showed on [signal@Mend.Turn::resumed].
+   */
+  signals[TEXT_DELTA] =
+    g_signal_new ("text-delta",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, MEND_TYPE_TURN, G_TYPE_STRING);
 
   /**
    * MendChat::turn-started:
@@ -930,6 +1220,8 @@ mend_chat_init (MendChat *self)
   mend_owner_init (&self->owner);
   self->lifecycle = MEND_LIFECYCLE_READY;
   self->continue_prompt = g_strdup (MEND_CHAT_DEFAULT_CONTINUE_PROMPT);
+  self->status_text = g_strdup ("");
+  self->quiet_wait_ms = DEFAULT_QUIET_WAIT_MS;
 }
 
 /**
@@ -1281,7 +1573,7 @@ mend_chat_submit (MendChat    *self,
   if (normalized == NULL)
     return FALSE;
 
-  start_turn (self, normalized, provenance, NULL);
+  start_turn (self, normalized, provenance, NULL, NULL);
   return TRUE;
 }
 
@@ -1354,7 +1646,7 @@ send_head (MendChat *self)
     }
 
   if (item != NULL)
-    start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item), item);
+    start_turn (self, mend_queue_item_get_text (item), mend_queue_item_get_provenance (item), NULL, item);
   g_object_unref (self);
 
   return item != NULL;
@@ -1430,6 +1722,7 @@ mend_chat_begin_external_turn (MendChat *self)
       self->external_turn = TRUE;
       mend_subagent_retry_set_external_turn (self->subagents, TRUE);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
+      update_can_retry (self);
     }
 }
 
@@ -1456,6 +1749,184 @@ mend_chat_end_external_turn (MendChat *self)
   /* The resume prompts that waited for it go out first. */
   mend_subagent_retry_release_held (self->subagents);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXTERNAL_TURN]);
+  update_can_retry (self);
   advance_queue (self);
   g_object_unref (self);
+}
+
+/**
+ * mend_chat_retry:
+ * @self: a chat
+ * @error: return location for a %MEND_RETRY_ERROR
+ *
+ * The user's Retry after a turn gave up or was stopped: runs that turn
+ * again, as one new turn with the same prompt and provenance, whose
+ * [property@Mend.Turn:retry-of] names it. The user's message is not
+ * repeated, in the transcript or in any request: over HTTP the
+ * conversation already holds it and it is sent once; an agent that kept
+ * the failed prompt in its history is asked to continue
+ * ([property@Mend.Chat:continue-prompt]); one that dropped it gets the
+ * prompt again. A Continue item that the give-up put at the queue's head
+ * is taken out: Retry is the same intent. The rest of the queue waits for
+ * that turn to succeed, as after any turn.
+ *
+ * [property@Mend.Chat:can-retry] says when it applies: not while a turn
+ * runs (%MEND_RETRY_ERROR_BUSY), nor when the last turn succeeded or
+ * none ran (%MEND_RETRY_ERROR_NOT_RETRYABLE).
+ *
+ * Returns: %TRUE if the turn runs again
+ */
+gboolean
+mend_chat_retry (MendChat  *self,
+                 GError   **error)
+{
+  g_autofree char *id = NULL;
+  g_autofree char *prompt = NULL;
+  g_autofree char *provenance = NULL;
+  g_autofree char *continue_id = NULL;
+
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_open (self, error))
+    return FALSE;
+  if (self->turn != NULL || self->external_turn || self->send_again)
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,
+                           _("A turn is running: there is nothing to retry yet"));
+      return FALSE;
+    }
+  if (self->retry_prompt == NULL || !can_run_now (self))
+    {
+      g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE,
+                           _("There is no turn that gave up or was stopped to retry"));
+      return FALSE;
+    }
+
+  /* Taken before anything is told: handlers may start or end turns. */
+  id = g_steal_pointer (&self->retry_id);
+  prompt = g_steal_pointer (&self->retry_prompt);
+  provenance = g_steal_pointer (&self->retry_provenance);
+  continue_id = g_steal_pointer (&self->continue_id);
+
+  g_object_ref (self);
+  if (continue_id != NULL && mend_queue_find (self->queue, continue_id) != NULL)
+    mend_queue_remove (self->queue, continue_id, NULL);
+  /* A handler of the queue's change may have started a turn meanwhile:
+   * then that one runs, and this Retry is spent. */
+  if (can_run_now (self) && !self->send_again)
+    start_turn (self, prompt, provenance, id, NULL);
+  else
+    update_can_retry (self);
+  g_object_unref (self);
+  return TRUE;
+}
+
+/**
+ * mend_chat_get_can_retry:
+ * @self: a chat
+ *
+ * Gets [property@Mend.Chat:can-retry].
+ *
+ * Returns: whether [method@Mend.Chat.retry] applies now
+ */
+gboolean
+mend_chat_get_can_retry (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
+
+  return self->can_retry;
+}
+
+/**
+ * mend_chat_get_wait:
+ * @self: a chat
+ *
+ * Gets [property@Mend.Chat:wait].
+ *
+ * Returns: (transfer none) (nullable): the wait, or %NULL
+ */
+MendRetryWait *
+mend_chat_get_wait (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
+
+  return self->wait;
+}
+
+/**
+ * mend_chat_get_last_failure:
+ * @self: a chat
+ *
+ * Gets [property@Mend.Chat:last-failure].
+ *
+ * Returns: (transfer none) (nullable): the failure, or %NULL
+ */
+MendFailure *
+mend_chat_get_last_failure (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
+
+  return self->last_failure;
+}
+
+/**
+ * mend_chat_get_status_text:
+ * @self: a chat
+ *
+ * Gets [property@Mend.Chat:status-text], as it is now: a countdown that
+ * nothing watched is brought up to date.
+ *
+ * Returns: the sentence, empty when there is nothing to say
+ */
+const char *
+mend_chat_get_status_text (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
+
+  update_status (self);
+  return self->status_text;
+}
+
+/**
+ * mend_chat_get_quiet_wait_ms:
+ * @self: a chat
+ *
+ * Gets [property@Mend.Chat:quiet-wait-ms].
+ *
+ * Returns: the shortest wait the status shows, in milliseconds
+ */
+guint
+mend_chat_get_quiet_wait_ms (MendChat *self)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), 0);
+  mend_return_val_if_not_owner (&self->owner, self, 0);
+
+  return self->quiet_wait_ms;
+}
+
+/**
+ * mend_chat_set_quiet_wait_ms:
+ * @self: a chat
+ * @quiet_wait_ms: the shortest wait the status shows, in milliseconds
+ *
+ * Sets [property@Mend.Chat:quiet-wait-ms]; it applies from the next wait.
+ */
+void
+mend_chat_set_quiet_wait_ms (MendChat *self,
+                             guint     quiet_wait_ms)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
+
+  if (self->quiet_wait_ms != quiet_wait_ms)
+    {
+      self->quiet_wait_ms = quiet_wait_ms;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_QUIET_WAIT_MS]);
+    }
 }

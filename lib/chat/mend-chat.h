@@ -26,6 +26,15 @@ G_BEGIN_DECLS
 #define MEND_CHAT_DEFAULT_CONTINUE_PROMPT "Continue the current turn"
 
 /**
+ * MEND_CHAT_CONTINUE_PROVENANCE:
+ *
+ * The [property@Mend.QueueItem:provenance] of the Continue item that a
+ * give-up puts at the queue's head, so that a view tells it apart from
+ * the user's own messages.
+ */
+#define MEND_CHAT_CONTINUE_PROVENANCE "{\"kind\":\"continue\"}"
+
+/**
  * MEND_CHAT_STATE_VERSION:
  *
  * The version of the JSON that [method@Mend.Chat.save_state] writes; state
@@ -84,6 +93,22 @@ gboolean         mend_chat_submit              (MendChat         *self,
                                                 GError          **error);
 MEND_AVAILABLE_IN_0_2
 gboolean         mend_chat_send_next           (MendChat         *self);
+MEND_AVAILABLE_IN_0_2
+gboolean         mend_chat_retry               (MendChat         *self,
+                                                GError          **error);
+MEND_AVAILABLE_IN_0_2
+gboolean         mend_chat_get_can_retry       (MendChat         *self);
+MEND_AVAILABLE_IN_0_2
+MendRetryWait   *mend_chat_get_wait            (MendChat         *self);
+MEND_AVAILABLE_IN_0_2
+MendFailure     *mend_chat_get_last_failure    (MendChat         *self);
+MEND_AVAILABLE_IN_0_2
+const char      *mend_chat_get_status_text     (MendChat         *self);
+MEND_AVAILABLE_IN_0_2
+guint            mend_chat_get_quiet_wait_ms   (MendChat         *self);
+MEND_AVAILABLE_IN_0_2
+void             mend_chat_set_quiet_wait_ms   (MendChat         *self,
+                                                guint             quiet_wait_ms);
 MEND_AVAILABLE_IN_0_2
 void             mend_chat_stop                (MendChat         *self);
 MEND_AVAILABLE_IN_0_2

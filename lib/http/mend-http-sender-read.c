@@ -66,7 +66,13 @@ emit_content (MendHttpAttempt *attempt,
   g_signal_emit (attempt->self, attempt->content_signal, 0, attempt->turn, data);
   /* A ::content handler that stopped the turn: no text after Stop. */
   if (text != NULL && text[0] != '\0' && !g_cancellable_is_cancelled (attempt->cancellable))
-    g_signal_emit (attempt->self, attempt->text_delta_signal, 0, text);
+    {
+      g_signal_emit (attempt->self, attempt->text_delta_signal, 0, text);
+      /* The turn's stream, which every sender feeds; unless a handler
+       * stopped it meanwhile. */
+      if (!g_cancellable_is_cancelled (attempt->cancellable))
+        mend_turn_add_text (attempt->turn, text);
+    }
 }
 
 void

@@ -25,4 +25,7 @@ MendRetryWait *mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                                                 guint        attempt,
                                                 guint        max_retries);
 
+/* A duration as a countdown shows it, translated: “4 s”, “2 min 5 s”. */
+char *mend_retry_wait_describe_duration (gint64 ms);
+
 G_END_DECLS

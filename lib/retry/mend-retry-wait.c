@@ -876,8 +876,8 @@ mend_retry_wait_cancel (MendRetryWait *self)
   return TRUE;
 }
 
-static char *
-describe_duration (gint64 ms)
+char *
+mend_retry_wait_describe_duration (gint64 ms)
 {
   guint64 seconds = whole_seconds (ms);
 
@@ -935,7 +935,7 @@ mend_retry_wait_describe (MendRetryWait *self)
     {
     case MEND_RETRY_WAIT_PENDING:
       {
-        g_autofree char *duration = describe_duration (mend_retry_wait_get_remaining_ms (self));
+        g_autofree char *duration = mend_retry_wait_describe_duration (mend_retry_wait_get_remaining_ms (self));
 
         if (self->held && self->gate_state == MEND_GATE_OFFLINE)
           return g_strdup (_("Waiting for the network to come back"));

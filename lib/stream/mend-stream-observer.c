@@ -22,6 +22,7 @@
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 #include "mend-stream-observer-private.h"
+#include "mend-stream-text-private.h"
 #include "mend-turn-private.h"
 
 /**
@@ -124,6 +125,8 @@ struct _MendStreamObserver
   /* Tasks that are not subagents (shell commands), by task id: their
    * later lines are not a subagent's. Bounded. */
   GHashTable                   *other_tasks;
+
+  MendTurn                     *streamed_turn; /* weak: had text deltas */
 };
 
 #define MAX_OTHER_TASKS 256
@@ -322,6 +325,31 @@ note_output (MendStreamObserver *self,
       memmem (line, length, SYNTHETIC_MODEL, strlen (SYNTHETIC_MODEL)) == NULL &&
       memmem (line, length, API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE)) == NULL)
     output_seen (self);
+}
+
+/* The model's text, to the running turn's text-delta. An agent that
+ * streams deltas also writes the whole message after them: a turn
+ * that had deltas does not get the message's text again. */
+static void
+add_text (MendStreamObserver *self,
+          const char         *line,
+          gsize               length)
+{
+  MendTurn *turn = running_turn (self);
+  g_autofree char *text = NULL;
+  gboolean is_delta;
+
+  if (turn == NULL)
+    return;
+
+  text = mend_stream_text_from_line (line, length, &is_delta);
+  if (text == NULL)
+    return;
+  if (is_delta)
+    g_set_weak_pointer (&self->streamed_turn, turn);
+  else if (self->streamed_turn == turn)
+    return;
+  mend_turn_add_text (turn, text);
 }
 
 /* The byte scan of the hot path: only lines naming "system" or "result"
@@ -931,6 +959,7 @@ mend_stream_observer_dispose (GObject *object)
     g_object_weak_unref (G_OBJECT (self->sender), on_sender_gone, self);
   self->sender = NULL;
   g_clear_weak_pointer (&self->sender_turn);
+  g_clear_weak_pointer (&self->streamed_turn);
   g_clear_pointer (&self->other_tasks, g_hash_table_unref);
 
   G_OBJECT_CLASS (mend_stream_observer_parent_class)->dispose (object);
@@ -1292,6 +1321,7 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
     }
 
   note_output (self, line, len);
+  add_text (self, line, len);
 
   if (!might_matter (line, len))
     return FALSE;

@@ -74,6 +74,7 @@ struct _MendTurn
   char             *id;
   char             *prompt;
   char             *provenance;
+  char             *retry_of;
   MendErrorPolicy  *policy;
   MendClock        *clock;
   MendSender       *sender;
@@ -103,6 +104,7 @@ enum {
   PROP_ID,
   PROP_PROMPT,
   PROP_PROVENANCE,
+  PROP_RETRY_OF,
   PROP_POLICY,
   PROP_CLOCK,
   PROP_SENDER,
@@ -124,6 +126,7 @@ enum {
   RESUMED,
   EXHAUSTED,
   FINISHED,
+  TEXT_DELTA,
   N_SIGNALS
 };
 
@@ -512,6 +515,7 @@ mend_turn_finalize (GObject *object)
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->prompt, g_free);
   g_clear_pointer (&self->provenance, g_free);
+  g_clear_pointer (&self->retry_of, g_free);
   g_clear_pointer (&self->agent_status, g_free);
   g_clear_object (&self->policy);
   g_clear_object (&self->clock);
@@ -562,6 +566,9 @@ mend_turn_get_property (GObject    *object,
       break;
     case PROP_PROVENANCE:
       g_value_set_string (value, self->provenance);
+      break;
+    case PROP_RETRY_OF:
+      g_value_set_string (value, self->retry_of);
       break;
     case PROP_POLICY:
       g_value_set_object (value, self->policy);
@@ -623,6 +630,9 @@ mend_turn_set_property (GObject      *object,
     case PROP_PROVENANCE:
       self->provenance = g_value_dup_string (value);
       break;
+    case PROP_RETRY_OF:
+      self->retry_of = g_value_dup_string (value);
+      break;
     case PROP_POLICY:
       self->policy = g_value_dup_object (value);
       break;
@@ -668,6 +678,21 @@ mend_turn_class_init (MendTurnClass *klass)
    */
   properties[PROP_PROMPT] =
     g_param_spec_string ("prompt", NULL, NULL,
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendTurn:retry-of:
+   *
+   * The id of the turn that this one runs again, or %NULL: a turn that
+   * [method@Mend.Chat.retry] started after one gave up or was stopped. Its
+   * prompt is that turn's, which reached the sender before: a sender
+   * sends it so that the model sees the user's words once (over HTTP the
+   * conversation holds it already; an agent that kept it is asked to
+   * continue).
+   */
+  properties[PROP_RETRY_OF] =
+    g_param_spec_string ("retry-of", NULL, NULL,
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
@@ -897,6 +922,25 @@ mend_turn_class_init (MendTurnClass *klass)
                   G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, MEND_TYPE_TURN_STATE);
+
+  /**
+   * MendTurn::text-delta:
+   * @self: the turn
+   * @text: the text that arrived
+   *
+   * Text of the model's answer arrived from the running attempt, whatever
+   * the sender: an HTTP stream's deltas, an agent's message chunks. An
+   * attempt that fails and is retried may have sent some before; the
+   * answer of the turn is the text of its last attempt.
+   * [signal@Mend.Chat::text-delta] carries the same for every turn of a
+   * chat.
+   */
+  signals[TEXT_DELTA] =
+    g_signal_new ("text-delta",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void
@@ -961,6 +1005,49 @@ mend_turn_get_prompt (MendTurn *self)
   mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   return self->prompt;
+}
+
+/**
+ * mend_turn_get_retry_of:
+ * @self: a turn
+ *
+ * Gets [property@Mend.Turn:retry-of].
+ *
+ * Returns: (nullable): the id of the turn this one runs again, or %NULL
+ */
+const char *
+mend_turn_get_retry_of (MendTurn *self)
+{
+  g_return_val_if_fail (MEND_IS_TURN (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
+
+  return self->retry_of;
+}
+
+/**
+ * mend_turn_add_text:
+ * @self: a turn
+ * @text: text of the model's answer
+ *
+ * Tells of text of the model's answer that the running attempt received:
+ * emits [signal@Mend.Turn::text-delta]. libmend's senders call it; a
+ * sender of the app's calls it for the text it streams, so that
+ * [signal@Mend.Chat::text-delta] renders every sender alike. It does not
+ * count as output by itself: see [method@Mend.Turn.note_output]. Ignored
+ * unless an attempt runs, and for empty text.
+ */
+void
+mend_turn_add_text (MendTurn   *self,
+                    const char *text)
+{
+  g_return_if_fail (MEND_IS_TURN (self));
+  mend_return_if_not_owner (&self->owner, self);
+  g_return_if_fail (text != NULL);
+
+  if (self->state != MEND_TURN_RUNNING || text[0] == '\0')
+    return;
+
+  g_signal_emit (self, signals[TEXT_DELTA], 0, text);
 }
 
 /**

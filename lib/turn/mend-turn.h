@@ -31,6 +31,8 @@ const char      *mend_turn_get_id              (MendTurn        *self);
 MEND_AVAILABLE_IN_0_2
 const char      *mend_turn_get_prompt          (MendTurn        *self);
 MEND_AVAILABLE_IN_0_2
+const char      *mend_turn_get_retry_of        (MendTurn        *self);
+MEND_AVAILABLE_IN_0_2
 const char      *mend_turn_get_provenance      (MendTurn        *self);
 MEND_AVAILABLE_IN_0_2
 MendErrorPolicy *mend_turn_get_policy          (MendTurn        *self);
@@ -65,6 +67,9 @@ void             mend_turn_succeed             (MendTurn        *self);
 MEND_AVAILABLE_IN_0_2
 void             mend_turn_fail                (MendTurn        *self,
                                                 MendFailure     *failure);
+MEND_AVAILABLE_IN_0_2
+void             mend_turn_add_text            (MendTurn        *self,
+                                                const char      *text);
 MEND_AVAILABLE_IN_0_2
 void             mend_turn_note_output         (MendTurn        *self);
 MEND_AVAILABLE_IN_0_2

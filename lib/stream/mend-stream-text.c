@@ -1,0 +1,118 @@
+/* mend-stream-text.c — the model's text in a stream-json line
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+/* memmem () */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+
+#include "config.h"
+
+#include <string.h>
+
+#include "mend-json-private.h"
+#include "mend-stream-text-private.h"
+
+#define STREAM_EVENT "{\"type\":\"stream_event\""
+#define ASSISTANT "{\"type\":\"assistant\""
+
+static gboolean
+starts_with (const char *line,
+             gsize       length,
+             const char *prefix)
+{
+  gsize n = strlen (prefix);
+
+  return length >= n && memcmp (line, prefix, n) == 0;
+}
+
+static JsonArray *
+get_array (JsonObject *object,
+           const char *member)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  return node != NULL && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
+}
+
+static gboolean
+get_true (JsonObject *object,
+          const char *member)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
+         json_node_get_value_type (node) == G_TYPE_BOOLEAN && json_node_get_boolean (node);
+}
+
+/* A text delta of a streamed content block. */
+static char *
+delta_text (JsonObject *root)
+{
+  JsonObject *event = mend_json_get_object (root, "event");
+  JsonObject *delta = event != NULL ? mend_json_get_object (event, "delta") : NULL;
+
+  if (delta == NULL || g_strcmp0 (mend_json_get_string (event, "type"), "content_block_delta") != 0 ||
+      g_strcmp0 (mend_json_get_string (delta, "type"), "text_delta") != 0)
+    return NULL;
+  return g_strdup (mend_json_get_string (delta, "text"));
+}
+
+/* The text blocks of an assistant message of the model's (not one the
+ * CLI made to report an error). */
+static char *
+message_text (JsonObject *root)
+{
+  JsonObject *message = mend_json_get_object (root, "message");
+  JsonArray *content;
+  GString *text;
+
+  if (message == NULL || g_strcmp0 (mend_json_get_string (message, "model"), "<synthetic>") == 0 ||
+      get_true (root, "is_api_error_message"))
+    return NULL;
+
+  content = get_array (message, "content");
+  if (content == NULL)
+    return NULL;
+
+  text = g_string_new (NULL);
+  for (guint i = 0; i < json_array_get_length (content); i++)
+    {
+      JsonNode *node = json_array_get_element (content, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      const char *piece;
+
+      if (block == NULL || g_strcmp0 (mend_json_get_string (block, "type"), "text") != 0)
+        continue;
+      piece = mend_json_get_string (block, "text");
+      if (piece != NULL)
+        g_string_append (text, piece);
+    }
+  return g_string_free (text, text->len == 0);
+}
+
+char *
+mend_stream_text_from_line (const char *line,
+                            gsize       length,
+                            gboolean   *is_delta)
+{
+  g_autoptr(JsonNode) root = NULL;
+  gboolean delta;
+
+  *is_delta = FALSE;
+  delta = starts_with (line, length, STREAM_EVENT);
+  if (!delta && !starts_with (line, length, ASSISTANT))
+    return NULL;
+  /* Only deltas that carry text are parsed: not the other events. */
+  if (delta && memmem (line, length, "\"text_delta\"", 12) == NULL)
+    return NULL;
+
+  root = mend_json_parse (line, length, NULL);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+
+  *is_delta = delta;
+  return delta ? delta_text (json_node_get_object (root)) : message_text (json_node_get_object (root));
+}
