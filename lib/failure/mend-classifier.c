@@ -194,6 +194,61 @@ is_subsumed (const char     *lower,
   return count_in (lower, inner->pattern) <= count_in (lower, outer->pattern) * inside;
 }
 
+/* @word at @at starts a word: a family's "credit" is found in "credits",
+ * never in "accredited". */
+static gboolean
+starts_word (const char *lower,
+             const char *at,
+             const char *word)
+{
+  return at == lower || !g_ascii_isalnum (word[0]) || !g_ascii_isalnum (at[-1]);
+}
+
+/* Whether a word of @words starts a word at most @window bytes past @from
+ * (@left bytes of text are there). */
+static gboolean
+starts_within (const char  *lower,
+               const char  *from,
+               gsize        left,
+               gsize        window,
+               char       **words)
+{
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      gsize room = MIN (window + strlen (words[i]), left);
+
+      for (const char *p = g_strstr_len (from, room, words[i]); p != NULL;
+           p = g_strstr_len (p + 1, room - (gsize) (p + 1 - from), words[i]))
+        if (starts_word (lower, p, words[i]))
+          return TRUE;
+    }
+
+  return FALSE;
+}
+
+/* A word of the rule's family with its evidence close after it: "quota …
+ * exhausted", "daily … limit", "model … not found". */
+static gboolean
+near_matches (const MendRule *rule,
+              const char     *lower)
+{
+  gsize total = strlen (lower);
+
+  for (guint i = 0; rule->family[i] != NULL; i++)
+    {
+      const char *word = rule->family[i];
+      gsize n = strlen (word);
+
+      for (const char *p = strstr (lower, word); p != NULL; p = strstr (p + 1, word))
+        if (starts_word (lower, p, word) &&
+            starts_within (lower, p + n, total - (gsize) (p + n - lower),
+                           MEND_RULE_NEAR_WINDOW, rule->evidence))
+          return TRUE;
+    }
+
+  return FALSE;
+}
+
 static void
 weigh_phrases (Weighing          *w,
                const MendRuleSet *rules,
@@ -208,6 +263,9 @@ weigh_phrases (Weighing          *w,
 
       if (rule->match == MEND_MATCH_WORDS && strstr (lower, rule->pattern) != NULL)
         g_ptr_array_add (matched, (gpointer) rule);
+      else if (rule->match == MEND_MATCH_NEAR && near_matches (rule, lower))
+        weigh (w, rule->reason, rule->rank,
+               g_strdup_printf (_("words “%s” (%s)"), rule->pattern, rule->source));
     }
 
   for (guint i = 0; i < matched->len; i++)

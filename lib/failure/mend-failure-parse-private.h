@@ -32,7 +32,11 @@ typedef struct
 MendReason mend_reason_from_text      (const char     *text,
                                        char          **api_error_type,
                                        char          **rule);
-MendReason mend_reason_from_gerror    (const GError   *error);
+/* TRUE when @error's domain and code decide *reason; FALSE when the code
+ * is generic (G_IO_ERROR_FAILED, a TLS library's handshake error, another
+ * domain's): then only its text can say, as its library wrote it. */
+gboolean   mend_reason_from_gerror    (const GError   *error,
+                                       MendReason     *reason);
 MendReason mend_reason_from_http      (guint           status,
                                        const char     *body,
                                        gsize           size,
