@@ -204,9 +204,9 @@ starts_word (const char *lower,
   return at == lower || !g_ascii_isalnum (word[0]) || !g_ascii_isalnum (at[-1]);
 }
 
-/* Whether a word of @words starts a word at most @window bytes past @from
- * (@left bytes of text are there). */
-static gboolean
+/* The word of @words that starts a word at most @window bytes past @from
+ * (@left bytes of text are there), or NULL. */
+static const char *
 starts_within (const char  *lower,
                const char  *from,
                gsize        left,
@@ -220,17 +220,18 @@ starts_within (const char  *lower,
       for (const char *p = g_strstr_len (from, room, words[i]); p != NULL;
            p = g_strstr_len (p + 1, room - (gsize) (p + 1 - from), words[i]))
         if (starts_word (lower, p, words[i]))
-          return TRUE;
+          return words[i];
     }
 
-  return FALSE;
+  return NULL;
 }
 
 /* A word of the rule's family with its evidence close after it: "quota …
- * exhausted", "daily … limit", "model … not found". */
-static gboolean
-near_matches (const MendRule *rule,
-              const char     *lower)
+ * exhausted", "daily … limit", "model … not found". What matched, for
+ * people, or NULL. */
+static char *
+near_match (const MendRule *rule,
+            const char     *lower)
 {
   gsize total = strlen (lower);
 
@@ -240,13 +241,21 @@ near_matches (const MendRule *rule,
       gsize n = strlen (word);
 
       for (const char *p = strstr (lower, word); p != NULL; p = strstr (p + 1, word))
-        if (starts_word (lower, p, word) &&
-            starts_within (lower, p + n, total - (gsize) (p + n - lower),
-                           MEND_RULE_NEAR_WINDOW, rule->evidence))
-          return TRUE;
+        {
+          const char *evidence;
+
+          if (!starts_word (lower, p, word))
+            continue;
+          evidence = starts_within (lower, p + n, total - (gsize) (p + n - lower),
+                                    MEND_RULE_NEAR_WINDOW, rule->evidence);
+          if (evidence != NULL)
+            /* Translators: a word of a family and the evidence found
+             * close after it, as in “quota … exceeded” */
+            return g_strdup_printf (_("“%s … %s”"), word, evidence);
+        }
     }
 
-  return FALSE;
+  return NULL;
 }
 
 static void
@@ -263,9 +272,14 @@ weigh_phrases (Weighing          *w,
 
       if (rule->match == MEND_MATCH_WORDS && strstr (lower, rule->pattern) != NULL)
         g_ptr_array_add (matched, (gpointer) rule);
-      else if (rule->match == MEND_MATCH_NEAR && near_matches (rule, lower))
-        weigh (w, rule->reason, rule->rank,
-               g_strdup_printf (_("words “%s” (%s)"), rule->pattern, rule->source));
+      else if (rule->match == MEND_MATCH_NEAR)
+        {
+          g_autofree char *words = near_match (rule, lower);
+
+          if (words != NULL)
+            weigh (w, rule->reason, rule->rank,
+                   g_strdup_printf (_("the words %s (%s)"), words, rule->source));
+        }
     }
 
   for (guint i = 0; i < matched->len; i++)

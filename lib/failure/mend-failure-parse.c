@@ -312,9 +312,10 @@ embedded_json (const char *text)
 }
 
 MendReason
-mend_reason_from_text (const char  *text,
-                       char       **api_error_type,
-                       char       **rule)
+mend_reason_from_text (const char        *text,
+                       char             **api_error_type,
+                       char             **rule,
+                       MendEvidenceRank  *rank)
 {
   g_autoptr(JsonNode) json = embedded_json (text);
   MendClassification classification = { 0 };
@@ -329,6 +330,7 @@ mend_reason_from_text (const char  *text,
   mend_classifier_classify (text, 0, FALSE, &classification);
   g_free (*rule);
   *rule = g_steal_pointer (&classification.rule);
+  *rank = classification.rank;
 
   return classification.reason;
 }

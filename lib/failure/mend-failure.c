@@ -175,6 +175,7 @@ mend_failure_new_from_text (const char *detail)
 {
   g_autofree char *api_type = NULL;
   char *rule = NULL;
+  MendEvidenceRank rank = MEND_EVIDENCE_NONE;
   MendFailure *self;
   MendReason reason;
 
@@ -186,11 +187,24 @@ mend_failure_new_from_text (const char *detail)
       return self;
     }
 
-  reason = mend_reason_from_text (detail, &api_type, &rule);
+  reason = mend_reason_from_text (detail, &api_type, &rule, &rank);
   self = failure_new (reason, detail, rule);
   self->api_error_type = mend_redact_secrets (api_type, -1);
   self->retry_after_ms = mend_failure_parse_text_hint (detail);
   self->status = mend_classifier_status_in_text (detail);
+  /* A quota in a family's words whose text says to try again within a
+   * minute ("Quota exceeded for metric … Please retry in 25.4s") is a rate
+   * limit; a limit's own words (a balance, a daily quota, a plan that
+   * resets at a time) stay a limit. */
+  if (reason == MEND_REASON_USAGE_LIMIT && rank <= MEND_EVIDENCE_SPECIFIC &&
+      self->retry_after_ms >= 0 && self->retry_after_ms <= MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS)
+    {
+      g_autofree char *seconds = g_strdup_printf ("%.1f", self->retry_after_ms / 1000.0);
+      g_autofree char *words = g_steal_pointer (&self->rule);
+
+      self->reason = MEND_REASON_RATE_LIMIT;
+      self->rule = g_strdup_printf (_("%s, with a wait of %s s: a rate limit"), words, seconds);
+    }
   classify_default (self);
 
   return self;
