@@ -42,7 +42,19 @@ typedef struct
   gboolean          refused;  /* an auth or permission word was seen */
   MendReason        refused_reason;
   char             *refused_rule;
+  /* The strongest evidence that the request itself is wrong. */
+  MendReason        wrong_reason;
+  MendEvidenceRank  wrong_rank;
+  char             *wrong_rule;
 } Weighing;
+
+/* Reasons that say the request can never succeed as it is. */
+static gboolean
+is_request_wrong (MendReason reason)
+{
+  return reason == MEND_REASON_BAD_REQUEST || reason == MEND_REASON_AUTH ||
+         reason == MEND_REASON_PERMISSION || reason == MEND_REASON_USAGE_LIMIT;
+}
 
 static gboolean
 beats (MendEvidenceRank rank,
@@ -79,6 +91,14 @@ weigh (Weighing         *w,
       w->refused = TRUE;
       w->refused_reason = reason;
       w->refused_rule = g_strdup (rule);
+    }
+  if (is_request_wrong (reason) &&
+      (w->wrong_rule == NULL || beats (rank, reason, w->wrong_rank, w->wrong_reason)))
+    {
+      g_free (w->wrong_rule);
+      w->wrong_rule = g_strdup (rule);
+      w->wrong_reason = reason;
+      w->wrong_rank = rank;
     }
 
   if (beats (rank, reason, w->rank, w->reason))
@@ -428,6 +448,24 @@ finish (Weighing           *w,
     }
   g_free (w->refused_rule);
 
+  /* A 5xx or a wrapper's catch-all is retried only when nothing in its
+   * detail says the request itself is wrong: a JSON-RPC -32603 whose data
+   * names a missing configuration, a 500 server_error about an option the
+   * model does not take. A server's own "internal error" words are such a
+   * catch-all too. */
+  if (w->wrong_rule != NULL && !is_request_wrong (w->reason) && w->reason != MEND_REASON_CANCELLED &&
+      (w->rank <= MEND_EVIDENCE_GENERIC_CODE ||
+       (w->reason == MEND_REASON_SERVER && w->rank <= MEND_EVIDENCE_SPECIFIC)))
+    {
+      char *rule = g_strdup_printf (_("%s, over a catch-all"), w->wrong_rule);
+
+      g_free (w->rule);
+      w->rule = rule;
+      w->reason = w->wrong_reason;
+      w->rank = w->wrong_rank;
+    }
+  g_free (w->wrong_rule);
+
   if (w->rule != NULL && w->other_rule != NULL && w->other_reason != w->reason)
     {
       char *rule = g_strdup_printf (_("%s, over %s"), w->rule, w->other_rule);
@@ -451,7 +489,8 @@ mend_classifier_classify (const char         *text,
   const MendRuleSet *rules = mend_rule_set_get_default ();
   g_autofree char *lower = mend_rules_normalize_text (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
-                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL,
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL };
 
   weigh_codes (&w, rules, text);
   weigh_phrases (&w, rules, lower);
@@ -474,7 +513,8 @@ mend_classifier_match (const MendRuleSet  *rules,
 {
   g_autofree char *lower = mend_rules_normalize_text (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
-                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL,
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL };
 
   weigh_codes (&w, rules, text);
   weigh_phrases (&w, rules, lower);
