@@ -21,6 +21,7 @@ typedef enum
   MEND_MATCH_TOKEN_EXACT,  /* a whole token, this case */
   MEND_MATCH_INFIX,        /* inside a token, this case */
   MEND_MATCH_STATUS,       /* an HTTP status, or a class of them */
+  MEND_MATCH_NEAR,         /* a word of one family, then one of another close after */
 } MendMatch;
 
 typedef struct
@@ -30,7 +31,13 @@ typedef struct
   MendReason        reason;
   char             *pattern;  /* words: lower case; status: "503" or "4xx" */
   char             *source;
+  char            **family;   /* near: the first family's words */
+  char            **evidence; /* near: the words that must follow one of them */
 } MendRule;
+
+/* How far past a near rule's first word (bytes of normalized text) its
+ * evidence may start: one clause. */
+#define MEND_RULE_NEAR_WINDOW 48
 
 /* The longest pattern of a token rule: longer tokens are never looked up. */
 #define MEND_RULE_MAX_TOKEN 128

@@ -69,7 +69,7 @@ struct _MendRuleSet
   gboolean         has_order;
 };
 
-static const char *match_names[] = { "words", "token", "TOKEN", "infix", "status" };
+static const char *match_names[] = { "words", "token", "TOKEN", "infix", "status", "near" };
 
 static const struct {
   const char       *name;
@@ -88,6 +88,8 @@ rule_free (MendRule *rule)
 {
   g_free (rule->pattern);
   g_free (rule->source);
+  g_strfreev (rule->family);
+  g_strfreev (rule->evidence);
   g_free (rule);
 }
 
@@ -167,6 +169,7 @@ add_rule (MendRuleSet *self,
         self->statuses[atoi (rule->pattern)] = rule;
       break;
     case MEND_MATCH_WORDS:
+    case MEND_MATCH_NEAR:
     default:
       break;
     }
@@ -305,6 +308,42 @@ parse_pattern (char       **p,
   return g_string_free (out, FALSE);
 }
 
+/* Words as the text is made before it is searched: anything else can never
+ * match. */
+static gboolean
+is_normal_words (const char *words)
+{
+  g_autofree char *normal = mend_rules_normalize_text (words);
+  gsize len = strlen (words);
+
+  return len > 0 && strcmp (normal, words) == 0 && words[0] != ' ' && words[len - 1] != ' ';
+}
+
+/* "a|b|c ~ x|y": two families of words, each word as a words rule's. */
+static gboolean
+check_near (const char  *pattern,
+            guint        line,
+            GError     **error)
+{
+  g_auto(GStrv) groups = g_strsplit (pattern, " ~ ", -1);
+
+  if (strlen (pattern) > MEND_RULE_MAX_PHRASE)
+    return fail (error, line, _("the pattern is longer than %d bytes"), MEND_RULE_MAX_PHRASE);
+  if (g_strv_length (groups) != 2)
+    return fail (error, line, _("a near pattern is two families of words, “a|b ~ x|y”"));
+
+  for (guint g = 0; g < 2; g++)
+    {
+      g_auto(GStrv) words = g_strsplit (groups[g], "|", -1);
+
+      for (guint i = 0; words[i] != NULL; i++)
+        if (!is_normal_words (words[i]) || strchr (words[i], '~') != NULL)
+          return fail (error, line, _("words are lower case, single-spaced, without a link"));
+    }
+
+  return TRUE;
+}
+
 static gboolean
 check_pattern (MendMatch    match,
                const char  *pattern,
@@ -321,16 +360,10 @@ check_pattern (MendMatch    match,
   switch (match)
     {
     case MEND_MATCH_WORDS:
-      {
-        g_autofree char *normal = mend_rules_normalize_text (pattern);
-
-        if (len > MEND_RULE_MAX_PHRASE)
-          return fail (error, line, _("the pattern is longer than %d bytes"), MEND_RULE_MAX_PHRASE);
-        /* What the text is made before it is searched: anything else can
-         * never match. */
-        if (strcmp (normal, pattern) != 0 || pattern[0] == ' ' || pattern[len - 1] == ' ')
-          return fail (error, line, _("words are lower case, single-spaced, without a link"));
-      }
+      if (len > MEND_RULE_MAX_PHRASE)
+        return fail (error, line, _("the pattern is longer than %d bytes"), MEND_RULE_MAX_PHRASE);
+      if (!is_normal_words (pattern))
+        return fail (error, line, _("words are lower case, single-spaced, without a link"));
       return TRUE;
     case MEND_MATCH_TOKEN:
     case MEND_MATCH_TOKEN_EXACT:
@@ -343,6 +376,8 @@ check_pattern (MendMatch    match,
         if (!is_token_char (*p))
           return fail (error, line, _("a token has only letters, digits, “_” and “-”"));
       return TRUE;
+    case MEND_MATCH_NEAR:
+      return check_near (pattern, line, error);
     case MEND_MATCH_STATUS:
       if (len == 3 && pattern[0] >= '1' && pattern[0] <= '5' &&
           ((g_ascii_isdigit (pattern[1]) && g_ascii_isdigit (pattern[2])) ||
@@ -378,7 +413,7 @@ parse_line (MendRuleSet *self,
     if (strcmp (word, match_names[i]) == 0)
       match = (int) i;
   if (match < 0)
-    return fail (error, line, _("“%s” is not a match (words, token, TOKEN, infix, status) or “order”"),
+    return fail (error, line, _("“%s” is not a match (words, near, token, TOKEN, infix, status) or “order”"),
                  word);
 
   word = next_word (&rest);
@@ -411,6 +446,13 @@ parse_line (MendRuleSet *self,
   rule->reason = reason;
   rule->pattern = g_steal_pointer (&pattern);
   rule->source = g_strdup (rest);
+  if (match == MEND_MATCH_NEAR)
+    {
+      g_auto(GStrv) groups = g_strsplit (rule->pattern, " ~ ", 2);
+
+      rule->family = g_strsplit (groups[0], "|", -1);
+      rule->evidence = g_strsplit (groups[1], "|", -1);
+    }
   add_rule (self, rule);
 
   return TRUE;

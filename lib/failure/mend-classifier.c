@@ -42,7 +42,19 @@ typedef struct
   gboolean          refused;  /* an auth or permission word was seen */
   MendReason        refused_reason;
   char             *refused_rule;
+  /* The strongest evidence that the request itself is wrong. */
+  MendReason        wrong_reason;
+  MendEvidenceRank  wrong_rank;
+  char             *wrong_rule;
 } Weighing;
+
+/* Reasons that say the request can never succeed as it is. */
+static gboolean
+is_request_wrong (MendReason reason)
+{
+  return reason == MEND_REASON_BAD_REQUEST || reason == MEND_REASON_AUTH ||
+         reason == MEND_REASON_PERMISSION || reason == MEND_REASON_USAGE_LIMIT;
+}
 
 static gboolean
 beats (MendEvidenceRank rank,
@@ -79,6 +91,14 @@ weigh (Weighing         *w,
       w->refused = TRUE;
       w->refused_reason = reason;
       w->refused_rule = g_strdup (rule);
+    }
+  if (is_request_wrong (reason) &&
+      (w->wrong_rule == NULL || beats (rank, reason, w->wrong_rank, w->wrong_reason)))
+    {
+      g_free (w->wrong_rule);
+      w->wrong_rule = g_strdup (rule);
+      w->wrong_reason = reason;
+      w->wrong_rank = rank;
     }
 
   if (beats (rank, reason, w->rank, w->reason))
@@ -194,6 +214,70 @@ is_subsumed (const char     *lower,
   return count_in (lower, inner->pattern) <= count_in (lower, outer->pattern) * inside;
 }
 
+/* @word at @at starts a word: a family's "credit" is found in "credits",
+ * never in "accredited". */
+static gboolean
+starts_word (const char *lower,
+             const char *at,
+             const char *word)
+{
+  return at == lower || !g_ascii_isalnum (word[0]) || !g_ascii_isalnum (at[-1]);
+}
+
+/* The word of @words that starts a word at most @window bytes past @from
+ * (@left bytes of text are there), or NULL. */
+static const char *
+starts_within (const char  *lower,
+               const char  *from,
+               gsize        left,
+               gsize        window,
+               char       **words)
+{
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      gsize room = MIN (window + strlen (words[i]), left);
+
+      for (const char *p = g_strstr_len (from, room, words[i]); p != NULL;
+           p = g_strstr_len (p + 1, room - (gsize) (p + 1 - from), words[i]))
+        if (starts_word (lower, p, words[i]))
+          return words[i];
+    }
+
+  return NULL;
+}
+
+/* A word of the rule's family with its evidence close after it: "quota …
+ * exhausted", "daily … limit", "model … not found". What matched, for
+ * people, or NULL. */
+static char *
+near_match (const MendRule *rule,
+            const char     *lower)
+{
+  gsize total = strlen (lower);
+
+  for (guint i = 0; rule->family[i] != NULL; i++)
+    {
+      const char *word = rule->family[i];
+      gsize n = strlen (word);
+
+      for (const char *p = strstr (lower, word); p != NULL; p = strstr (p + 1, word))
+        {
+          const char *evidence;
+
+          if (!starts_word (lower, p, word))
+            continue;
+          evidence = starts_within (lower, p + n, total - (gsize) (p + n - lower),
+                                    MEND_RULE_NEAR_WINDOW, rule->evidence);
+          if (evidence != NULL)
+            /* Translators: a word of a family and the evidence found
+             * close after it, as in “quota … exceeded” */
+            return g_strdup_printf (_("“%s … %s”"), word, evidence);
+        }
+    }
+
+  return NULL;
+}
+
 static void
 weigh_phrases (Weighing          *w,
                const MendRuleSet *rules,
@@ -208,6 +292,14 @@ weigh_phrases (Weighing          *w,
 
       if (rule->match == MEND_MATCH_WORDS && strstr (lower, rule->pattern) != NULL)
         g_ptr_array_add (matched, (gpointer) rule);
+      else if (rule->match == MEND_MATCH_NEAR)
+        {
+          g_autofree char *words = near_match (rule, lower);
+
+          if (words != NULL)
+            weigh (w, rule->reason, rule->rank,
+                   g_strdup_printf (_("the words %s (%s)"), words, rule->source));
+        }
     }
 
   for (guint i = 0; i < matched->len; i++)
@@ -356,6 +448,24 @@ finish (Weighing           *w,
     }
   g_free (w->refused_rule);
 
+  /* A 5xx or a wrapper's catch-all is retried only when nothing in its
+   * detail says the request itself is wrong: a JSON-RPC -32603 whose data
+   * names a missing configuration, a 500 server_error about an option the
+   * model does not take. A server's own "internal error" words are such a
+   * catch-all too. */
+  if (w->wrong_rule != NULL && !is_request_wrong (w->reason) && w->reason != MEND_REASON_CANCELLED &&
+      (w->rank <= MEND_EVIDENCE_GENERIC_CODE ||
+       (w->reason == MEND_REASON_SERVER && w->rank <= MEND_EVIDENCE_SPECIFIC)))
+    {
+      char *rule = g_strdup_printf (_("%s, over a catch-all"), w->wrong_rule);
+
+      g_free (w->rule);
+      w->rule = rule;
+      w->reason = w->wrong_reason;
+      w->rank = w->wrong_rank;
+    }
+  g_free (w->wrong_rule);
+
   if (w->rule != NULL && w->other_rule != NULL && w->other_reason != w->reason)
     {
       char *rule = g_strdup_printf (_("%s, over %s"), w->rule, w->other_rule);
@@ -379,7 +489,8 @@ mend_classifier_classify (const char         *text,
   const MendRuleSet *rules = mend_rule_set_get_default ();
   g_autofree char *lower = mend_rules_normalize_text (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
-                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL,
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL };
 
   weigh_codes (&w, rules, text);
   weigh_phrases (&w, rules, lower);
@@ -402,7 +513,8 @@ mend_classifier_match (const MendRuleSet  *rules,
 {
   g_autofree char *lower = mend_rules_normalize_text (text);
   Weighing w = { MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL,
-                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL };
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL, FALSE, 0, NULL,
+                 MEND_REASON_UNKNOWN, MEND_EVIDENCE_NONE, NULL };
 
   weigh_codes (&w, rules, text);
   weigh_phrases (&w, rules, lower);

@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "mend-classifier-private.h"
 #include "mend-enums.h"
 
 G_BEGIN_DECLS
@@ -29,10 +30,15 @@ typedef struct
 #define MEND_REASON_MAX_BODY_BYTES (64 * 1024)
 
 /* Each sets *rule to what decided the reason, for people. */
-MendReason mend_reason_from_text      (const char     *text,
-                                       char          **api_error_type,
-                                       char          **rule);
-MendReason mend_reason_from_gerror    (const GError   *error);
+MendReason mend_reason_from_text      (const char       *text,
+                                       char            **api_error_type,
+                                       char            **rule,
+                                       MendEvidenceRank *rank);
+/* TRUE when @error's domain and code decide *reason; FALSE when the code
+ * is generic (G_IO_ERROR_FAILED, a TLS library's handshake error, another
+ * domain's): then only its text can say, as its library wrote it. */
+gboolean   mend_reason_from_gerror    (const GError   *error,
+                                       MendReason     *reason);
 MendReason mend_reason_from_http      (guint           status,
                                        const char     *body,
                                        gsize           size,

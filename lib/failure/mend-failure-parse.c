@@ -312,9 +312,10 @@ embedded_json (const char *text)
 }
 
 MendReason
-mend_reason_from_text (const char  *text,
-                       char       **api_error_type,
-                       char       **rule)
+mend_reason_from_text (const char        *text,
+                       char             **api_error_type,
+                       char             **rule,
+                       MendEvidenceRank  *rank)
 {
   g_autoptr(JsonNode) json = embedded_json (text);
   MendClassification classification = { 0 };
@@ -329,62 +330,124 @@ mend_reason_from_text (const char  *text,
   mend_classifier_classify (text, 0, FALSE, &classification);
   g_free (*rule);
   *rule = g_steal_pointer (&classification.rule);
+  *rank = classification.rank;
 
   return classification.reason;
 }
 
-MendReason
-mend_reason_from_gerror (const GError *error)
+/* The GIO codes that say what happened whatever their text; the others
+ * (G_IO_ERROR_FAILED above all) are generic. */
+static gboolean
+io_error_reason (int         code,
+                 MendReason *reason)
 {
-  if (error->domain == G_IO_ERROR)
+  switch (code)
     {
-      switch (error->code)
-        {
-        case G_IO_ERROR_CANCELLED:
-          return MEND_REASON_CANCELLED;
-        case G_IO_ERROR_TIMED_OUT:
-          return MEND_REASON_TIMEOUT;
-        case G_IO_ERROR_CONNECTION_REFUSED:
-        case G_IO_ERROR_CONNECTION_CLOSED:
-        case G_IO_ERROR_HOST_UNREACHABLE:
-        case G_IO_ERROR_NETWORK_UNREACHABLE:
-        case G_IO_ERROR_NOT_CONNECTED:
-        case G_IO_ERROR_PARTIAL_INPUT:
-        case G_IO_ERROR_PROXY_FAILED:
-          return MEND_REASON_TRANSPORT;
-        default:
-          break;
-        }
+    case G_IO_ERROR_CANCELLED:
+      *reason = MEND_REASON_CANCELLED;
+      return TRUE;
+    case G_IO_ERROR_TIMED_OUT:
+      *reason = MEND_REASON_TIMEOUT;
+      return TRUE;
+    case G_IO_ERROR_CONNECTION_REFUSED:
+    case G_IO_ERROR_CONNECTION_CLOSED:
+    case G_IO_ERROR_HOST_UNREACHABLE:
+    case G_IO_ERROR_NETWORK_UNREACHABLE:
+    case G_IO_ERROR_NOT_CONNECTED:
+    case G_IO_ERROR_PARTIAL_INPUT:
+    case G_IO_ERROR_PROXY_FAILED:
+    case G_IO_ERROR_CLOSED:
+      *reason = MEND_REASON_TRANSPORT;
+      return TRUE;
+    case G_IO_ERROR_PROXY_AUTH_FAILED:
+    case G_IO_ERROR_PROXY_NEED_AUTH:
+      *reason = MEND_REASON_AUTH;
+      return TRUE;
+    case G_IO_ERROR_PROXY_NOT_ALLOWED:
+    case G_IO_ERROR_PERMISSION_DENIED:
+      *reason = MEND_REASON_PERMISSION;
+      return TRUE;
+    case G_IO_ERROR_MESSAGE_TOO_LARGE:
+      *reason = MEND_REASON_BAD_REQUEST;
+      return TRUE;
+    case G_IO_ERROR_HOST_NOT_FOUND:
+      /* The name does not resolve: fails closed, like the resolver's. */
+      *reason = MEND_REASON_UNKNOWN;
+      return TRUE;
+    default:
+      return FALSE;
     }
-  else if (error->domain == G_RESOLVER_ERROR)
-    {
-      if (error->code == G_RESOLVER_ERROR_TEMPORARY_FAILURE)
-        return MEND_REASON_TRANSPORT;
-      return MEND_REASON_UNKNOWN;
-    }
-  else if (error->domain == G_TLS_ERROR)
-    {
-      if (error->code == G_TLS_ERROR_EOF)
-        return MEND_REASON_TRANSPORT;
-      return MEND_REASON_UNKNOWN;
-    }
-  else if (error->domain == SOUP_SESSION_ERROR)
-    {
-      switch (error->code)
-        {
-        case SOUP_SESSION_ERROR_PARSING:
-        case SOUP_SESSION_ERROR_ENCODING:
-          return MEND_REASON_TRANSPORT;
-        case SOUP_SESSION_ERROR_TOO_MANY_REDIRECTS:
-        case SOUP_SESSION_ERROR_REDIRECT_NO_LOCATION:
-        case SOUP_SESSION_ERROR_REDIRECT_BAD_URI:
-          return MEND_REASON_BAD_REQUEST;
-        default:
-          return MEND_REASON_UNKNOWN;
-        }
-    }
+}
 
-  return MEND_REASON_UNKNOWN;
+static gboolean
+tls_error_reason (int         code,
+                  MendReason *reason)
+{
+  switch (code)
+    {
+    case G_TLS_ERROR_EOF:
+      *reason = MEND_REASON_TRANSPORT;
+      return TRUE;
+    case G_TLS_ERROR_CERTIFICATE_REQUIRED:
+    case G_TLS_ERROR_BAD_CERTIFICATE_PASSWORD:
+      /* A client credential the server asks for or cannot use. */
+      *reason = MEND_REASON_AUTH;
+      return TRUE;
+    case G_TLS_ERROR_BAD_CERTIFICATE:
+    case G_TLS_ERROR_UNAVAILABLE:
+    case G_TLS_ERROR_INAPPROPRIATE_FALLBACK:
+      /* A certificate or a TLS stack no retry changes: fails closed. */
+      *reason = MEND_REASON_UNKNOWN;
+      return TRUE;
+    default:
+      /* NOT_TLS, HANDSHAKE and MISC wrap what the TLS library said. */
+      return FALSE;
+    }
+}
+
+static gboolean
+soup_error_reason (int         code,
+                   MendReason *reason)
+{
+  switch (code)
+    {
+    case SOUP_SESSION_ERROR_PARSING:
+    case SOUP_SESSION_ERROR_ENCODING:
+      *reason = MEND_REASON_TRANSPORT;
+      return TRUE;
+    case SOUP_SESSION_ERROR_TOO_MANY_REDIRECTS:
+    case SOUP_SESSION_ERROR_REDIRECT_NO_LOCATION:
+    case SOUP_SESSION_ERROR_REDIRECT_BAD_URI:
+    case SOUP_SESSION_ERROR_MESSAGE_ALREADY_IN_QUEUE:
+      *reason = MEND_REASON_BAD_REQUEST;
+      return TRUE;
+    default:
+      *reason = MEND_REASON_UNKNOWN;
+      return TRUE;
+    }
+}
+
+gboolean
+mend_reason_from_gerror (const GError *error,
+                         MendReason   *reason)
+{
+  *reason = MEND_REASON_UNKNOWN;
+
+  if (error->domain == G_IO_ERROR)
+    return io_error_reason (error->code, reason);
+  if (error->domain == G_RESOLVER_ERROR)
+    {
+      /* NOT_FOUND and INTERNAL fail closed. */
+      if (error->code == G_RESOLVER_ERROR_TEMPORARY_FAILURE)
+        *reason = MEND_REASON_TRANSPORT;
+      return TRUE;
+    }
+  if (error->domain == G_TLS_ERROR)
+    return tls_error_reason (error->code, reason);
+  if (error->domain == SOUP_SESSION_ERROR)
+    return soup_error_reason (error->code, reason);
+
+  return FALSE;
 }
 
 

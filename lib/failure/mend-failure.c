@@ -175,6 +175,7 @@ mend_failure_new_from_text (const char *detail)
 {
   g_autofree char *api_type = NULL;
   char *rule = NULL;
+  MendEvidenceRank rank = MEND_EVIDENCE_NONE;
   MendFailure *self;
   MendReason reason;
 
@@ -186,11 +187,24 @@ mend_failure_new_from_text (const char *detail)
       return self;
     }
 
-  reason = mend_reason_from_text (detail, &api_type, &rule);
+  reason = mend_reason_from_text (detail, &api_type, &rule, &rank);
   self = failure_new (reason, detail, rule);
   self->api_error_type = mend_redact_secrets (api_type, -1);
   self->retry_after_ms = mend_failure_parse_text_hint (detail);
   self->status = mend_classifier_status_in_text (detail);
+  /* A quota in a family's words whose text says to try again within a
+   * minute ("Quota exceeded for metric … Please retry in 25.4s") is a rate
+   * limit; a limit's own words (a balance, a daily quota, a plan that
+   * resets at a time) stay a limit. */
+  if (reason == MEND_REASON_USAGE_LIMIT && rank <= MEND_EVIDENCE_SPECIFIC &&
+      self->retry_after_ms >= 0 && self->retry_after_ms <= MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS)
+    {
+      g_autofree char *seconds = g_strdup_printf ("%.1f", self->retry_after_ms / 1000.0);
+      g_autofree char *words = g_steal_pointer (&self->rule);
+
+      self->reason = MEND_REASON_RATE_LIMIT;
+      self->rule = g_strdup_printf (_("%s, with a wait of %s s: a rate limit"), words, seconds);
+    }
   classify_default (self);
 
   return self;
@@ -201,10 +215,17 @@ mend_failure_new_from_text (const char *detail)
  * @error: the error an attempt ended with
  *
  * Makes a failure from a [struct@GLib.Error]. GIO, resolver, TLS and libsoup
- * errors are read by domain and code: %G_IO_ERROR_CANCELLED is the user's
- * Stop, a timeout is %MEND_REASON_TIMEOUT, a reset, refused or closed
- * connection, a temporary DNS failure and a TLS EOF are
- * %MEND_REASON_TRANSPORT. Errors of other domains are read as text.
+ * errors are read by domain and code, whatever language their text is in:
+ * %G_IO_ERROR_CANCELLED is the user's Stop, a timeout is
+ * %MEND_REASON_TIMEOUT, a reset, refused, closed or cut connection, a
+ * failed proxy, a temporary DNS failure, a TLS EOF and a response libsoup
+ * cannot parse are %MEND_REASON_TRANSPORT; a proxy's or a server's demand
+ * for a credential is %MEND_REASON_AUTH, a proxy's refusal
+ * %MEND_REASON_PERMISSION, a redirect loop %MEND_REASON_BAD_REQUEST; a
+ * certificate that is not trusted fails closed. Only a generic code
+ * (%G_IO_ERROR_FAILED, which carries libsoup's HTTP/2 errors, a TLS
+ * library's handshake error) and other domains are read as text, in the
+ * words their library wrote.
  *
  * Returns: (transfer full): a new failure
  */
@@ -216,14 +237,8 @@ mend_failure_new_from_error (const GError *error)
 
   g_return_val_if_fail (error != NULL, NULL);
 
-  reason = mend_reason_from_gerror (error);
-  if (reason == MEND_REASON_UNKNOWN &&
-      error->domain != G_RESOLVER_ERROR &&
-      error->domain != G_TLS_ERROR &&
-      error->domain != SOUP_SESSION_ERROR)
-    {
-      self = mend_failure_new_from_text (error->message);
-    }
+  if (!mend_reason_from_gerror (error, &reason))
+    self = mend_failure_new_from_text (error->message);
   else
     {
       self = failure_new (reason, error->message,

@@ -315,6 +315,53 @@ static const TextVector usage_text_vectors[] = {
 
 /* A status inside text counts only as a whole number; nothing recognizable
  * fails closed. */
+/* Classes, not phrases: a word of a family with its evidence close by. */
+static const TextVector family_text_vectors[] = {
+  { "Your prepaid credits are depleted.",
+    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+  { "You ran out of credits for this billing period",
+    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+  { "You have 0 messages left on the free plan",
+    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+  { "Error 429: the monthly token allowance of your team is used up",
+    E (USAGE_LIMIT, LIMIT, 429, -1, NULL) },
+  { "您的免费额度已用完",
+    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+  { "今日调用次数已达上限",
+    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+  /* The window decides between the limits. */
+  { "Limit of 100 requests per minute exceeded",
+    E (RATE_LIMIT, TRANSIENT, 0, -1, NULL) },
+  { "Quota exceeded for metric requests, limit: 10. Please retry in 20s.",
+    E (RATE_LIMIT, TRANSIENT, 0, 20000, NULL) },
+  { "Daily request limit of 1000 reached",
+    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+  /* Auth, permission, a missing model. */
+  { "Error: the API key has expired",
+    E (AUTH, PERMANENT, 0, -1, NULL) },
+  { "Your organization has been suspended for violating the usage policy",
+    E (PERMISSION, PERMANENT, 0, -1, NULL) },
+  { "This service is not available in your region",
+    E (PERMISSION, PERMANENT, 0, -1, NULL) },
+  { "API Error: 500 {\"error\":{\"type\":\"api_error\",\"message\":\"model 'gpt-x' not found\"}}",
+    E (BAD_REQUEST, PERMANENT, 500, -1, "api_error") },
+  /* A wrapper's catch-all yields to the detail inside it. */
+  { "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"Internal error\","
+    "\"data\":\"unsupported option: temperature\"}}",
+    E (BAD_REQUEST, PERMANENT, 0, -1, NULL) },
+  { "Internal server error: invalid request",
+    E (BAD_REQUEST, PERMANENT, 0, -1, NULL) },
+  /* Empty answers and aborts in other words. */
+  { "The assistant returned no content",
+    E (EMPTY, TRANSIENT, 0, -1, NULL) },
+  { "模型返回为空",
+    E (EMPTY, TRANSIENT, 0, -1, NULL) },
+  { "The request was aborted by the caller",
+    E (CANCELLED, STOPPED, 0, -1, NULL) },
+  { "请求已取消",
+    E (CANCELLED, STOPPED, 0, -1, NULL) },
+};
+
 static const TextVector whole_number_text_vectors[] = {
   { "context used 15000 tokens",
     E (UNKNOWN, PERMANENT, 0, -1, NULL) },
@@ -564,6 +611,29 @@ static const ErrorVector error_vectors[] = {
     E (TRANSPORT, TRANSIENT, 0, -1, NULL) },
   { DOMAIN_SOUP, SOUP_SESSION_ERROR_TOO_MANY_REDIRECTS, "Too many redirects",
     E (BAD_REQUEST, PERMANENT, 0, -1, NULL) },
+  /* A code that decides is read whatever the language of its text. */
+  { DOMAIN_IO, G_IO_ERROR_PARTIAL_INPUT, "Die Verbindung wurde unerwartet beendet",
+    E (TRANSPORT, TRANSIENT, 0, -1, NULL) },
+  { DOMAIN_TLS, G_TLS_ERROR_BAD_CERTIFICATE, "无法接受的 TLS 证书",
+    E (UNKNOWN, PERMANENT, 0, -1, NULL) },
+  { DOMAIN_IO, G_IO_ERROR_PROXY_NEED_AUTH, "HTTP proxy authentication required",
+    E (AUTH, PERMANENT, 0, -1, NULL) },
+  { DOMAIN_IO, G_IO_ERROR_PROXY_AUTH_FAILED, "HTTP proxy authentication failed",
+    E (AUTH, PERMANENT, 0, -1, NULL) },
+  { DOMAIN_IO, G_IO_ERROR_PROXY_NOT_ALLOWED, "HTTP proxy connection not allowed",
+    E (PERMISSION, PERMANENT, 0, -1, NULL) },
+  { DOMAIN_IO, G_IO_ERROR_PROXY_FAILED, "HTTP proxy connection failed: 502",
+    E (TRANSPORT, TRANSIENT, 0, -1, NULL) },
+  { DOMAIN_TLS, G_TLS_ERROR_CERTIFICATE_REQUIRED, "Server required TLS certificate",
+    E (AUTH, PERMANENT, 0, -1, NULL) },
+  { DOMAIN_IO, G_IO_ERROR_HOST_NOT_FOUND, "Host not found",
+    E (UNKNOWN, PERMANENT, 0, -1, NULL) },
+  /* G_IO_ERROR_FAILED is generic: libsoup's own HTTP/2 text decides, and
+   * a translated text says nothing. */
+  { DOMAIN_IO, G_IO_ERROR_FAILED, "HTTP/2 Error: ENHANCE_YOUR_CALM",
+    E (TRANSPORT, TRANSIENT, 0, -1, NULL) },
+  { DOMAIN_IO, G_IO_ERROR_FAILED, "Der Vorgang ist fehlgeschlagen",
+    E (UNKNOWN, PERMANENT, 0, -1, NULL) },
   { DOMAIN_AGENT, 1, "API Error: 529 " ANTHROPIC_OVERLOADED,
     E (CAPACITY, TRANSIENT, 529, -1, "overloaded_error") },
   { DOMAIN_AGENT, 2, "You've hit your usage limit · resets 3pm",
@@ -858,6 +928,12 @@ test_unknown_text_fails_closed (void)
 /* ------------------------------------------------------------------------ */
 /* Tests: usage limits                                                      */
 /* ------------------------------------------------------------------------ */
+
+static void
+test_word_families_with_their_evidence (void)
+{
+  RUN_TEXT_VECTORS (family_text_vectors);
+}
 
 static void
 test_usage_limit_is_never_transient (void)
@@ -1409,6 +1485,7 @@ test_tables_cover_every_reason_and_kind (void)
   n += COUNT_TEXT (openai_google_text_vectors);
   n += COUNT_TEXT (transport_text_vectors);
   n += COUNT_TEXT (usage_text_vectors);
+  n += COUNT_TEXT (family_text_vectors);
   n += COUNT_TEXT (whole_number_text_vectors);
   n += COUNT_TEXT (case_text_vectors);
   n += COUNT_TEXT (hint_text_vectors);
@@ -1459,6 +1536,8 @@ main (int   argc,
                    test_text_keeps_the_text_as_message);
   g_test_add_func ("/Mend/Failure/text/unknown-fails-closed",
                    test_unknown_text_fails_closed);
+  g_test_add_func ("/Mend/Failure/text/word-families-decide-with-their-evidence",
+                   test_word_families_with_their_evidence);
   g_test_add_func ("/Mend/Failure/usage-limit-is-never-transient",
                    test_usage_limit_is_never_transient);
   g_test_add_func ("/Mend/Failure/http/status-and-body-decide-the-reason",
