@@ -593,6 +593,274 @@ test_chat_state_restored_into_a_fresh_chat (Matrix *m)
   restored (m, TRUE);
 }
 
+/* Retry, the chat's state and its text stream (what an app binds to). */
+
+static guint
+count (const char *haystack,
+       const char *needle)
+{
+  guint n = 0;
+
+  for (const char *at = strstr (haystack, needle); at != NULL; at = strstr (at + 1, needle))
+    n++;
+  return n;
+}
+
+static const char *
+request (Matrix *m,
+         guint   i)
+{
+  g_assert_cmpuint (m->fixture.bodies->len, >, i);
+  return g_ptr_array_index (m->fixture.bodies, i);
+}
+
+static void
+on_status (MendChat   *chat,
+           GParamSpec *pspec,
+           GPtrArray  *statuses)
+{
+  g_ptr_array_add (statuses, g_strdup (mend_chat_get_status_text (chat)));
+}
+
+static void
+on_chat_text (MendChat   *chat,
+              MendTurn   *turn,
+              const char *text,
+              GString    *texts)
+{
+  g_assert_true (MEND_IS_TURN (turn));
+  g_string_append (texts, text);
+}
+
+/* A give-up, then the user's Retry: the same prompt runs as one new turn,
+ * and the request carries the user's words once. */
+static void
+test_retry_after_a_give_up_sends_the_prompt_once (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 401, JSON, body (m, fmt->unauthorized) },
+    { 200, SSE, body (m, fmt->ok) },
+  };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *failed_id = NULL;
+  MendFailure *failure;
+
+  g_assert_false (mend_chat_get_can_retry (f->chat));
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  /* While it runs, there is nothing to retry. */
+  g_assert_false (mend_chat_retry (f->chat, &error));
+  g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY);
+  g_clear_error (&error);
+
+  run_until (m, MEND_TURN_FAILED, 1);
+  failed_id = g_strdup (mend_turn_get_id (last_finished (m)));
+  g_assert_true (mend_chat_get_can_retry (f->chat));
+  failure = mend_chat_get_last_failure (f->chat);
+  g_assert_nonnull (failure);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_AUTH);
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "The API key was refused");
+  g_assert_null (strstr (mend_chat_get_status_text (f->chat), "{"));
+
+  g_assert_true (mend_chat_retry (f->chat, &error));
+  g_assert_no_error (error);
+  g_assert_false (mend_chat_get_can_retry (f->chat));
+  g_assert_cmpstr (mend_turn_get_retry_of (mend_chat_get_turn (f->chat)), ==, failed_id);
+  g_assert_cmpstr (mend_turn_get_prompt (mend_chat_get_turn (f->chat)), ==, "Summarize the build logs");
+  run_until (m, MEND_TURN_SUCCEEDED, 2);
+  assert_answered (m);
+
+  g_test_message ("%s, the Retry's request: %s", fmt->name, request (m, 1));
+  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_null (strstr (request (m, 1), "Continue the current turn"));
+  /* A success clears what the chat showed of the failure. */
+  g_assert_null (mend_chat_get_last_failure (f->chat));
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "");
+  g_assert_false (mend_chat_get_can_retry (f->chat));
+
+  /* After a success there is nothing to retry. */
+  g_assert_false (mend_chat_retry (f->chat, &error));
+  g_assert_error (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_NOT_RETRYABLE);
+}
+
+/* A give-up with a follow-up queued puts Continue at the head; Retry
+ * takes it out, runs the prompt again, and the follow-up after it. */
+static void
+test_retry_takes_out_the_continue_item (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 401, JSON, body (m, fmt->unauthorized) },
+    { 200, SSE, body (m, fmt->ok) },
+    { 200, SSE, body (m, fmt->ok) },
+  };
+  MendQueue *queue = mend_chat_get_queue (f->chat);
+  g_autoptr(GError) error = NULL;
+
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Then update the changelog", NULL, NULL));
+  run_until (m, MEND_TURN_FAILED, 1);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 2);
+  g_assert_cmpstr (mend_queue_item_get_provenance (mend_queue_peek (queue)), ==, MEND_CHAT_CONTINUE_PROVENANCE);
+
+  g_assert_true (mend_chat_retry (f->chat, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 1);
+  g_assert_cmpstr (mend_queue_item_get_text (mend_queue_peek (queue)), ==, "Then update the changelog");
+  run_until (m, MEND_TURN_SUCCEEDED, 3);
+  g_assert_cmpuint (f->finished->len, ==, 3);
+  g_assert_cmpuint (mend_queue_get_length (queue), ==, 0);
+
+  g_test_message ("%s, the Retry's request: %s", fmt->name, request (m, 1));
+  g_test_message ("%s, the follow-up's request: %s", fmt->name, request (m, 2));
+  for (guint i = 0; i < 3; i++)
+    g_assert_null (strstr (request (m, i), "Continue the current turn"));
+  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (count (request (m, 2), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (count (request (m, 2), "Then update the changelog"), ==, 1);
+}
+
+/* A give-up, then the user sends the queue on: Continue follows the
+ * failed prompt, a separate message (or a blank line apart). */
+static void
+test_continue_after_a_give_up (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 401, JSON, body (m, fmt->unauthorized) },
+    { 200, SSE, body (m, fmt->ok) },
+    { 200, SSE, body (m, fmt->ok) },
+  };
+
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Then update the changelog", NULL, NULL));
+  run_until (m, MEND_TURN_FAILED, 1);
+  g_assert_true (mend_chat_send_next (f->chat));
+  run_until (m, MEND_TURN_SUCCEEDED, 3);
+
+  g_test_message ("%s, the Continue's request: %s", fmt->name, request (m, 1));
+  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (count (request (m, 1), "Continue the current turn"), ==, 1);
+  g_assert_null (strstr (request (m, 1), "Summarize the build logsContinue"));
+}
+
+/* Stop during a wait, then Retry: the prompt is sent once more, as the
+ * stopped turn's pending prompt was dropped with the Stop. */
+static void
+test_retry_after_a_stop (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 503, JSON, body (m, fmt->overloaded) },
+    { 200, SSE, body (m, fmt->ok) },
+  };
+  g_autoptr(GError) error = NULL;
+
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  run_until (m, MEND_TURN_WAITING, 1);
+  g_assert_nonnull (mend_chat_get_wait (f->chat));
+  g_assert_true (mend_chat_get_wait (f->chat) == mend_turn_get_wait (mend_chat_get_turn (f->chat)));
+  mend_chat_stop (f->chat);
+  g_assert_null (mend_chat_get_wait (f->chat));
+  g_assert_true (mend_chat_get_can_retry (f->chat));
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "");
+
+  g_assert_true (mend_chat_retry (f->chat, &error));
+  g_assert_no_error (error);
+  run_until (m, MEND_TURN_SUCCEEDED, 2);
+  g_test_message ("%s, the Retry's request: %s", fmt->name, request (m, 1));
+  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_null (strstr (request (m, 1), "Continue the current turn"));
+}
+
+/* A quick 503 retry leaves the status alone; a rate limit with no hint
+ * waits 10 s (its schedule's second), and the status says so, ticking
+ * each second. */
+static void
+test_status_text_ticks_and_quick_retries_do_not_flash (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 503, JSON, body (m, fmt->overloaded) },
+    { 429, JSON, body (m, fmt->rate_limited) },
+    { 200, SSE, body (m, fmt->ok) },
+  };
+  g_autoptr(GPtrArray) statuses = g_ptr_array_new_with_free_func (g_free);
+
+  g_signal_connect (f->chat, "notify::status-text", G_CALLBACK (on_status), statuses);
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  run_until (m, MEND_TURN_WAITING, 1);
+  g_assert_cmpint (g_array_index (m->delays, gint64, 0), ==, 250);
+  g_assert_cmpuint (statuses->len, ==, 0);
+  mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+  run_until (m, MEND_TURN_WAITING, 2);
+  g_assert_cmpint (mend_failure_get_reason (mend_chat_get_last_failure (f->chat)), ==, MEND_REASON_RATE_LIMIT);
+  /* The rate limit's schedule, at its second retry. */
+  g_assert_cmpint (g_array_index (m->delays, gint64, 1), ==, 10000);
+  g_assert_cmpuint (statuses->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (statuses, 0), ==,
+                   "The service is limiting the rate of requests — retrying in 10 s (retry 2 of 4)");
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1000);
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==,
+                   "The service is limiting the rate of requests — retrying in 9 s (retry 2 of 4)");
+  g_assert_cmpuint (statuses->len, ==, 2);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 9000);
+  run_until (m, MEND_TURN_SUCCEEDED, 3);
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "");
+  g_assert_null (mend_chat_get_wait (f->chat));
+  g_signal_handlers_disconnect_by_data (f->chat, statuses);
+}
+
+/* The chat's text-delta carries the answer, whatever the format. */
+static void
+test_text_delta_on_the_chat (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 200, SSE, body (m, fmt->ok) },
+  };
+  g_autoptr(GString) texts = g_string_new (NULL);
+
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_chat_text), texts);
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  run_until (m, MEND_TURN_SUCCEEDED, 1);
+  assert_answered (m);
+  g_assert_cmpstr (texts->str, ==, mend_http_sender_get_answer (f->sender));
+  g_signal_handlers_disconnect_by_data (f->chat, texts);
+}
+
+/* The default schedule of a rate limit rides out a minute without a
+ * hint: 5, 10, 20 and 30 s. */
+static void
+test_a_hintless_rate_limit_rides_out_a_minute (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[5];
+  gint64 total = 0;
+
+  for (guint i = 0; i < 4; i++)
+    script[i] = (Reply) { 429, JSON, body (m, fmt->rate_limited) };
+  script[4] = (Reply) { 200, SSE, body (m, fmt->ok) };
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  for (guint i = 1; i <= 4; i++)
+    {
+      run_until (m, MEND_TURN_WAITING, i);
+      total += g_array_index (m->delays, gint64, i - 1);
+      mend_manual_clock_advance_to_next (MEND_MANUAL_CLOCK (f->clock));
+    }
+  run_until (m, MEND_TURN_SUCCEEDED, 5);
+  g_assert_cmpint (total, >=, 60000);
+  g_assert_cmpint (g_array_index (m->delays, gint64, 0), ==, 5000);
+  assert_answered (m);
+}
+
 static const struct {
   const char *name;
   Scenario    scenario;
@@ -609,6 +877,13 @@ static const struct {
   { "retry-after-3-is-honoured", test_retry_after_is_honoured },
   { "transcript-restored-into-a-fresh-chat", test_transcript_restored_into_a_fresh_chat },
   { "chat-state-restored-into-a-fresh-chat", test_chat_state_restored_into_a_fresh_chat },
+  { "retry-after-a-give-up-sends-the-prompt-once", test_retry_after_a_give_up_sends_the_prompt_once },
+  { "retry-takes-out-the-continue-item", test_retry_takes_out_the_continue_item },
+  { "continue-after-a-give-up", test_continue_after_a_give_up },
+  { "retry-after-a-stop", test_retry_after_a_stop },
+  { "status-text-ticks-and-quick-retries-do-not-flash", test_status_text_ticks_and_quick_retries_do_not_flash },
+  { "text-delta-on-the-chat", test_text_delta_on_the_chat },
+  { "a-hintless-rate-limit-rides-out-a-minute", test_a_hintless_rate_limit_rides_out_a_minute },
 };
 
 static Cell cells[G_N_ELEMENTS (formats) * G_N_ELEMENTS (scenarios)];
