@@ -5,8 +5,11 @@
 Speaks the OpenAI Chat Completions format to Ollama on its default port, or
 to the endpoint given as the first argument (llama.cpp's server, vLLM, LM
 Studio; OpenRouter or OpenAI with OPENAI_API_KEY set). libmend retries what
-the server fails for a moment, counts each wait down in the status line, and
-keeps the prompts typed meanwhile in the chat's queue.
+the server fails for a moment and says so in the status line, counting the
+wait down; the prompts typed meanwhile wait in the chat's queue, shown
+above it; Stop stops, and Retry runs again a turn that gave up. For an
+agent instead, change the line that makes the sender, say to
+Mend.AcpAgent.new(["claude-code-acp"]): nothing else changes.
 
   python3 examples/local-chat.py [http://localhost:8080/v1/chat/completions]
 """
@@ -17,9 +20,15 @@ import sys
 import gi
 
 gi.require_versions({"Gtk": "4.0", "Mend": "1"})
-from gi.repository import Gtk, Mend  # noqa: E402
+from gi.repository import GObject, Gtk, Mend  # noqa: E402
 
 URL = sys.argv[1] if len(sys.argv) > 1 else "http://localhost:11434/v1/chat/completions"
+
+
+def http_sender():  # a local server needs no key, any will do
+    sender = Mend.HttpSender(uri=URL, model=os.environ.get("MODEL", "llama3.2"))  # Chat Completions
+    sender.set_header("Authorization", "Bearer " + os.environ.get("OPENAI_API_KEY", "none"))
+    return sender
 
 
 class ChatWindow(Gtk.ApplicationWindow):
@@ -27,28 +36,31 @@ class ChatWindow(Gtk.ApplicationWindow):
         super().__init__(application=app, title="Local chat", default_width=640, default_height=480)
         # The widgets.
         self.view = Gtk.TextView(editable=False, cursor_visible=False, wrap_mode=Gtk.WrapMode.WORD_CHAR)
-        self.status = Gtk.Label(xalign=0)
+        self.queued = Gtk.ListBox(selection_mode=Gtk.SelectionMode.NONE)
+        self.status = Gtk.Label(xalign=0, wrap=True)
         self.entry = Gtk.Entry(placeholder_text="Ask, and press Enter", hexpand=True)
         self.stop = Gtk.Button(label="Stop")
+        self.retry = Gtk.Button(label="Retry")
         row = Gtk.Box(spacing=6)
-        row.append(self.entry)
-        row.append(self.stop)
+        for widget in (self.entry, self.stop, self.retry):
+            row.append(widget)
         box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=6,
                       margin_top=6, margin_bottom=6, margin_start=6, margin_end=6)
-        box.append(Gtk.ScrolledWindow(child=self.view, vexpand=True))
-        box.append(self.status)
-        box.append(row)
+        for widget in (Gtk.ScrolledWindow(child=self.view, vexpand=True), self.queued, self.status, row):
+            box.append(widget)
         self.set_child(box)
         self.buffer = self.view.get_buffer()
         # The end of the widgets. What follows is all libmend asks of an app.
-        sender = Mend.HttpSender(uri=URL, model=os.environ.get("MODEL", "llama3.2"))  # Chat Completions
-        sender.set_header("Authorization", "Bearer " + os.environ.get("OPENAI_API_KEY", "none"))  # local: any
-        sender.connect("text-delta", lambda sender, delta: self.write(delta))
-        self.chat = Mend.Chat(sender=sender)
-        self.chat.connect("turn-started", self.on_turn_started)
-        self.chat.connect("turn-finished", self.on_turn_finished)
+        self.chat = Mend.Chat(sender=http_sender())  # or Mend.AcpAgent.new(["claude-code-acp"])
+        self.chat.bind_property("status-text", self.status, "label", GObject.BindingFlags.SYNC_CREATE)
+        self.chat.bind_property("can-retry", self.retry, "sensitive", GObject.BindingFlags.SYNC_CREATE)
+        self.queued.bind_model(self.chat.props.queue, lambda item: Gtk.Label(label=item.props.text, xalign=0))
+        self.chat.connect("turn-started", lambda chat, turn: self.write("You: %s\nModel: " % turn.props.prompt))
+        self.chat.connect("text-delta", lambda chat, turn, text: self.write(text))
+        self.chat.connect("turn-finished", lambda chat, turn: self.write("\n"))
         self.entry.connect("activate", self.on_activate)
         self.stop.connect("clicked", lambda button: self.chat.stop())
+        self.retry.connect("clicked", lambda button: self.chat.retry())
         self.connect("close-request", lambda window: self.chat.close())
 
     def write(self, text):
@@ -56,24 +68,10 @@ class ChatWindow(Gtk.ApplicationWindow):
 
     def on_activate(self, entry):
         if entry.get_text():
-            self.chat.submit(entry.get_text(), None)  # queued while a turn runs
+            self.chat.submit(entry.get_text())  # queued while a turn runs
         else:
-            self.chat.send_next()  # after a give-up: "Continue the current turn"
+            self.chat.send_next()  # the queue's head, after a give-up or a Stop
         entry.set_text("")
-
-    def on_turn_started(self, chat, turn):
-        self.write("You: %s\nModel: " % turn.props.prompt)
-        turn.connect("waiting", self.on_waiting)
-
-    def on_waiting(self, turn, wait):
-        self.status.set_text(wait.describe())  # "Retrying in 4 s (retry 2 of 4)"
-        wait.connect("notify::remaining-seconds", lambda wait, pspec: self.status.set_text(wait.describe()))
-
-    def on_turn_finished(self, chat, turn):
-        failure = turn.props.last_failure
-        self.status.set_text("" if turn.props.state == Mend.TurnState.SUCCEEDED else
-                             (failure.props.message if failure else "Stopped") + " — Enter continues")
-        self.write("\n")
 
 
 app = Gtk.Application(application_id="org.example.LocalChat")

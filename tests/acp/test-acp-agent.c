@@ -825,6 +825,63 @@ test_continue_sends_the_dropped_prompt (Fixture       *f,
   g_assert_false (log_has_prompt (f, 2, drops ? mend_chat_get_continue_prompt (f->chat) : "Fix the build"));
 }
 
+static void
+on_chat_text (MendChat   *chat,
+              MendTurn   *turn,
+              const char *text,
+              GString    *texts)
+{
+  g_string_append (texts, text);
+}
+
+/* The user's Retry after a give-up, with nothing queued: one turn that
+ * the agent keeps in its history is asked to continue; one that dropped
+ * it (the Gemini CLI) gets the prompt again. Either way the model sees
+ * the user's words once, and the chat's text stream carries the
+ * agent_message_chunk text. */
+static void
+test_retry_sends_the_prompt_once (Fixture       *f,
+                                  gconstpointer  data)
+{
+  const char *name = data;
+  g_autofree char *script =
+    g_strdup_printf ("{\"agentInfo\": {\"name\": \"%s\"},"
+                     " \"prompts\": [[{\"error\": {\"code\": 400, \"message\": \"Request contains an invalid argument.\"}}],"
+                     "               [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}", name);
+  gboolean drops = g_str_equal (name, "gemini-cli");
+  g_autoptr(GString) texts = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  start_chat (f, script);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_chat_text), texts);
+  submit (f, "Fix the build");
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 0);
+  /* Nothing queued: send_next has nothing to send, Retry has. */
+  g_assert_false (mend_chat_send_next (f->chat));
+  g_assert_true (mend_chat_get_can_retry (f->chat));
+  g_assert_cmpint (mend_failure_get_reason (mend_chat_get_last_failure (f->chat)), ==, MEND_REASON_BAD_REQUEST);
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "The service could not accept the request");
+
+  g_assert_true (mend_chat_retry (f->chat, &error));
+  g_assert_no_error (error);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (2));
+  turn = finished (f, 1);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_cmpstr (mend_turn_get_retry_of (turn), ==, mend_turn_get_id (finished (f, 0)));
+  g_assert_true (log_has_prompt (f, 1, "Fix the build"));
+  g_assert_true (log_has_prompt (f, 2, drops ? "Fix the build" : mend_chat_get_continue_prompt (f->chat)));
+  g_assert_false (log_has_prompt (f, 2, drops ? mend_chat_get_continue_prompt (f->chat) : "Fix the build"));
+  g_assert_cmpstr (texts->str, ==, "Done.");
+  g_assert_null (mend_chat_get_last_failure (f->chat));
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "");
+  g_signal_handlers_disconnect_by_data (f->chat, texts);
+}
+
 /* session/load fails (the Gemini CLI after a crash: "No previous sessions
  * found for this project."): the turn fails, never retried, with
  * MEND_RETRY_ERROR_SESSION_LOST; the next prompt goes to a new session. */
@@ -1265,6 +1322,10 @@ main (int   argc,
               fixture_set_up, test_restreamed_text_is_retried, fixture_tear_down);
   g_test_add ("/Mend/AcpAgent/profile/continue-sends-the-dropped-prompt/gemini-cli", Fixture, "gemini-cli",
               fixture_set_up, test_continue_sends_the_dropped_prompt, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/profile/retry-sends-the-prompt-once/gemini-cli", Fixture, "gemini-cli",
+              fixture_set_up, test_retry_sends_the_prompt_once, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/profile/retry-sends-the-prompt-once/default", Fixture, "unknown",
+              fixture_set_up, test_retry_sends_the_prompt_once, fixture_tear_down);
   g_test_add ("/Mend/AcpAgent/profile/continue-sends-the-dropped-prompt/default", Fixture, "unknown",
               fixture_set_up, test_continue_sends_the_dropped_prompt, fixture_tear_down);
 
