@@ -3,8 +3,11 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Sends two prompts through a MendChat and a MendHttpSender, with async and
- * yield. Without --url it talks to a small flaky server of its own on
- * loopback that answers the first request with a 529.
+ * yield, and prints what an app would show: the answer as the chat's
+ * text-delta streams it, and the chat's status line. A turn that gives up
+ * is retried once with Mend.Chat.retry (), as a user's Retry button would.
+ * Without --url it talks to a small flaky server of its own on loopback
+ * that answers the first request with a 529 and the third with a 401.
  *
  *   chat [--url URL] [--header 'Name: value']… [PROMPT…]
  */
@@ -15,6 +18,7 @@ const string SSE_OK = "event: message_start\ndata: {\"type\":\"message_start\"}\
     "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 const string OVERLOADED = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
+const string UNAUTHORIZED = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}";
 
 uint served = 0;
 
@@ -23,15 +27,19 @@ void serve_request (Soup.Server server, Soup.ServerMessage msg, string path, Has
     if (served == 1) {
         msg.set_status (529, null);
         msg.set_response ("application/json", Soup.MemoryUse.COPY, OVERLOADED.data);
+    } else if (served == 3) {
+        msg.set_status (401, null);
+        msg.set_response ("application/json", Soup.MemoryUse.COPY, UNAUTHORIZED.data);
     } else {
         msg.set_status (200, null);
         msg.set_response ("text/event-stream", Soup.MemoryUse.COPY, SSE_OK.data);
     }
 }
 
-/* Sends one prompt and waits, without blocking the loop, for its turn to
- * end: retries and waits happen inside. */
-async Mend.TurnState send_prompt (Mend.Chat chat, string prompt) throws Error {
+/* Sends one prompt (or, with @retry, runs again the turn that gave up)
+ * and waits, without blocking the loop, for its turn to end: retries and
+ * waits happen inside. */
+async Mend.TurnState send_prompt (Mend.Chat chat, string prompt, bool retry = false) throws Error {
     Mend.TurnState result = Mend.TurnState.IDLE;
     ulong id = 0;
 
@@ -43,7 +51,10 @@ async Mend.TurnState send_prompt (Mend.Chat chat, string prompt) throws Error {
         Idle.add (send_prompt.callback);
     });
 
-    chat.submit (prompt);
+    if (retry)
+        chat.retry ();
+    else
+        chat.submit (prompt);
     yield;
     return result;
 }
@@ -78,26 +89,29 @@ async int run_chat (string[] prompts, string? url, string[] headers) {
             return 1;
         }
     }
-    // The answer as it streams in; sender.answer holds it whole at the end.
-    sender.text_delta.connect ((delta) => print ("  ← %s\n", delta));
-
-    var policy = new Mend.ErrorPolicy ();
-    var chat = new Mend.Chat.with_sender (sender, policy);
+    var chat = new Mend.Chat.with_sender (sender);
+    // What an app shows, bound once for every turn: the answer as it
+    // streams in (from any sender), and one status sentence.
+    chat.text_delta.connect ((turn, text) => print ("  ← %s\n", text));
+    chat.notify["status-text"].connect (() => {
+        if (chat.status_text != "")
+            print ("  ⟳ %s\n", chat.status_text);
+    });
     chat.turn_started.connect ((turn) => {
-        print ("→ %s\n", turn.prompt);
-        turn.waiting.connect ((wait) => {
-            print ("  ⟳ %s: %s\n", wait.reason.to_nick (), wait.describe ());
-        });
+        print (turn.retry_of == null ? "→ %s\n" : "→ %s (Retry)\n", turn.prompt);
     });
 
     int status = 0;
     foreach (var prompt in prompts) {
         try {
             var state = yield send_prompt (chat, prompt);
+            // The user's Retry after a give-up: the same turn, once more.
+            if (state == Mend.TurnState.FAILED && chat.can_retry)
+                state = yield send_prompt (chat, prompt, true);
             if (state == Mend.TurnState.SUCCEEDED)
                 print ("  ✓ %s\n", sender.answer);
             else
-                print ("  ✗ gave up\n");
+                print ("  ✗ %s\n", chat.last_failure != null ? chat.last_failure.describe () : "stopped");
             if (state != Mend.TurnState.SUCCEEDED)
                 status = 1;
         } catch (Error e) {

@@ -114,14 +114,18 @@ scenario_give_up (Demo *demo)
     { 503, NO_ACCOUNTS, NULL },
     { 503, NO_ACCOUNTS, NULL },
   };
-  /* The give-up is the point of this scenario. */
-  static const MendTurnState planned[] = { MEND_TURN_FAILED };
+  /* The give-up is the point of this scenario; then the user's Retry. */
+  static const MendTurnState planned[] = { MEND_TURN_FAILED, MEND_TURN_SUCCEEDED, MEND_TURN_SUCCEEDED };
 
   say ("\n# %s", _("give-up: five 503s; the queue is kept and Continue goes to its head"));
   begin_scenario (demo);
   script_replies (replies, G_N_ELEMENTS (replies));
   mend_chat_submit (demo->chat, "Deploy the staging stack", NULL, NULL);
   mend_chat_submit (demo->chat, "Post the release notes", NULL, NULL);
+  run_until_idle (demo);
+  say ("  %s", _("the user presses Retry: the same turn runs again, Continue leaves the queue:"));
+  if (!mend_chat_retry (demo->chat, NULL))
+    demo->off_script = TRUE;
   run_until_idle (demo);
   expect_turns (demo, "give-up", planned, G_N_ELEMENTS (planned));
   clear_queue (demo);
@@ -271,7 +275,7 @@ story_summary (guint i)
 {
   const char *summaries[] = {
     N_("a turn meets 529 twice, then answers; a queued follow-up runs after"),
-    N_("five 503s: the turn gives up and Continue heads the queue"),
+    N_("five 503s: the turn gives up and Continue heads the queue; Retry runs it again"),
     N_("a Stop during a 429's wait: no retry, no Continue, queue kept"),
     N_("a subagent a 503 failed is resumed in its chat"),
   };

@@ -300,12 +300,25 @@ on_turn_started (MendChat *chat,
   g_autofree char *prompt = head_of (mend_turn_get_prompt (turn), 72);
   const char *provenance = mend_turn_get_provenance (turn);
 
-  say ("→ %s%s", prompt, g_utf8_strlen (mend_turn_get_prompt (turn), -1) > 72 ? "…" : "");
+  g_string_truncate (demo->answer, 0);
+  say (mend_turn_get_retry_of (turn) != NULL ? _("→ %s%s (Retry: the same turn again)") : "→ %s%s",
+       prompt, g_utf8_strlen (mend_turn_get_prompt (turn), -1) > 72 ? "…" : "");
   if (provenance != NULL && strstr (provenance, "subagent_retry") != NULL)
     say (_("  (a resume prompt, provenance %s)"), provenance);
   say (_("  lifecycle %s · queue %s"), lifecycle_label (MEND_LIFECYCLE_BUSY), queue);
   g_signal_connect (turn, "waiting", G_CALLBACK (on_waiting), demo);
   g_signal_connect (turn, "resumed", G_CALLBACK (on_resumed), demo);
+}
+
+/* The answer as it streams, whatever the sender. A retried attempt
+ * starts its answer again. */
+static void
+on_text_delta (MendChat   *chat,
+               MendTurn   *turn,
+               const char *text,
+               Demo       *demo)
+{
+  g_string_append (demo->answer, text);
 }
 
 static void
@@ -328,13 +341,17 @@ on_turn_finished (MendChat *chat,
   else
     how = g_strdup_printf (g_dngettext (NULL, "gave up after %u attempt", "gave up after %u attempts", n), n);
 
-  /* The HTTP sender puts the answer's text together from its deltas. */
-  if (state == MEND_TURN_SUCCEEDED && MEND_IS_HTTP_SENDER (mend_chat_get_sender (chat)))
-    say ("  ← %s", mend_http_sender_get_answer (MEND_HTTP_SENDER (mend_chat_get_sender (chat))));
-  /* The verdict is what the policy made of the last failure, in its context. */
+  /* The answer, from the chat's text stream, which every sender feeds. */
+  if (state == MEND_TURN_SUCCEEDED && demo->answer->len > 0)
+    say ("  ← %s", demo->answer->str);
+  /* The verdict is what the policy made of the last failure, in its
+   * context; the failure says itself in a sentence. */
   if (state == MEND_TURN_FAILED && verdict != NULL)
-    say ("  ✗ %s: %s (%s)", how, mend_failure_get_message (mend_verdict_get_failure (verdict)),
-         kind_label (mend_verdict_get_kind (verdict)));
+    {
+      g_autofree char *what = mend_failure_describe (mend_verdict_get_failure (verdict));
+
+      say ("  ✗ %s: %s (%s)", how, what, kind_label (mend_verdict_get_kind (verdict)));
+    }
   else
     say ("  %s %s", state == MEND_TURN_SUCCEEDED ? "✓" : state == MEND_TURN_STOPPED ? "■" : "✗", how);
   say (_("  lifecycle %s · queue %s"), lifecycle_label (mend_chat_get_lifecycle (chat)), queue);
@@ -347,6 +364,7 @@ connect_chat (Demo *demo)
 {
   g_signal_connect (demo->chat, "turn-started", G_CALLBACK (on_turn_started), demo);
   g_signal_connect (demo->chat, "turn-finished", G_CALLBACK (on_turn_finished), demo);
+  g_signal_connect (demo->chat, "text-delta", G_CALLBACK (on_text_delta), demo);
   g_signal_connect (demo->chat, "record", G_CALLBACK (on_record), NULL);
 }
 
@@ -375,13 +393,6 @@ begin_scenario (Demo *demo)
   demo->scenario_start = demo->ended->len;
 }
 
-static const char *
-state_nick (MendTurnState state)
-{
-  static const char * const nicks[] = { "idle", "running", "waiting", "succeeded", "failed", "stopped" };
-
-  return (guint) state < G_N_ELEMENTS (nicks) ? nicks[state] : "?";
-}
 
 static char *
 states_line (const MendTurnState *states,
@@ -390,7 +401,7 @@ states_line (const MendTurnState *states,
   GString *out = g_string_new (NULL);
 
   for (guint i = 0; i < n; i++)
-    g_string_append_printf (out, "%s%s", i ? ", " : "", state_nick (states[i]));
+    g_string_append_printf (out, "%s%s", i ? ", " : "", mend_turn_state_to_nick (states[i]));
   return g_string_free (out, FALSE);
 }
 
@@ -821,6 +832,7 @@ main (int   argc,
   clock = g_object_new (scaled_clock_get_type (), NULL);
   ((ScaledClock *) clock)->speed = opt_speed;
   demo.ended = g_array_new (FALSE, FALSE, sizeof (MendTurnState));
+  demo.answer = g_string_new (NULL);
 
   if (opt_acp)
     status = run_acp_demo (&demo, clock, program, opt_scenario);
@@ -831,6 +843,7 @@ main (int   argc,
 
   stop_countdown ();
   g_array_unref (demo.ended);
+  g_string_free (demo.answer, TRUE);
   g_free (opt_scenario);
   g_free (opt_url);
   g_free (opt_dialect);

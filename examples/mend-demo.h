@@ -14,6 +14,7 @@ typedef struct
   GArray *ended;        /* the MendTurnState of each turn that finished, in order */
   guint scenario_start; /* where the running scenario's turns begin in @ended */
   gboolean off_script;  /* a scenario did not play as scripted */
+  GString *answer;      /* the running turn's answer, from the chat's text-delta */
 } Demo;
 
 /* A scenario of the story, played by every sender. */

@@ -103,7 +103,7 @@ def _():
 def _():
     with ModelServer([{"match": None, "answer": {"kind": "status", "status": 401}}]) as server:
         p, _ = run("--url", server.url, "-H", "x-api-key: sk-ant-not-a-key", "Say hello")
-    expect(p, 1, "gave up after 1 attempt", "invalid x-api-key")
+    expect(p, 1, "gave up after 1 attempt", "The API key was refused")
 
 
 @check("/Mend/Demo/url-retries-used-up-exits-1")
