@@ -9,7 +9,8 @@
 # for C; the build's vapi for Vala; GI_TYPELIB_PATH and LD_LIBRARY_PATH for
 # Python) and run against tests/support/model-server.py on loopback, whose first
 # answer is a 429 with Retry-After: 3. It must stream the answer, print at
-# least three lines of the wait's countdown (Retrying in 3, 2, 1 s), show
+# least three lines of the chat's status counting the wait down (retrying in
+# 3, 2, 1 s), show
 # the final answer and exit 0. With "overview", checks that
 # docs/overview.md shows the same three blocks.
 #
@@ -138,7 +139,7 @@ for expected in ["→ Fix the failing build", "(retry 1 of 4)", "Done: the build
     if expected not in out:
         problems.append("the output lacks %r" % expected)
 # The countdown counts: the program prints each drop of the 3 s wait.
-countdown = sorted(set(re.findall(r"^Retrying in (\d+) s \(retry 1 of 4\)$", out, re.M)), reverse=True)
+countdown = sorted(set(re.findall(r"— retrying in (\d+) s \(retry 1 of 4\)$", out, re.M)), reverse=True)
 if len(countdown) < 3:
     problems.append("the countdown shows %d distinct lines, not 3 or more: %s" % (len(countdown), countdown))
 fail("\n".join(problems + ["output:", out, p.stderr]) if problems else None)
