@@ -160,6 +160,71 @@ test_401_is_one_attempt (Fixture       *f,
   g_assert_cmpstr (head, ==, "Continue the current turn");
 }
 
+static void
+on_chat_text (MendChat   *chat,
+              MendTurn   *turn,
+              const char *text,
+              GString    *texts)
+{
+  g_string_append (texts, text);
+}
+
+static guint
+occurrences (const char *haystack,
+             const char *needle)
+{
+  guint n = 0;
+
+  for (const char *at = strstr (haystack, needle); at != NULL; at = strstr (at + 1, needle))
+    n++;
+  return n;
+}
+
+/* A 401 gives up with nothing queued; the user's Retry runs the turn
+ * again: the adapter kept the failed prompt, so it is asked to continue,
+ * and the model's request carries the user's words once. The answer
+ * reaches the app through the chat's text-delta. */
+static void
+test_retry_after_a_give_up (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GString) texts = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *request = NULL;
+  MendTurn *turn;
+
+  start_chat (f,
+    "[{\"match\": \"Continue the current turn\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}},"
+    " {\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 401}}]");
+  if (g_test_failed ())
+    return;
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_chat_text), texts);
+
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
+  g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 0)), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (queue_length (f), ==, 0);
+  g_assert_true (mend_chat_get_can_retry (f->chat));
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "The API key was refused");
+
+  g_assert_true (mend_chat_retry (f->chat, &error));
+  g_assert_no_error (error);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (2), "the Retry");
+  turn = mend_test_agent_chat_finished (f, 1);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_turn_get_prompt (turn), ==, "Fix the build");
+  g_assert_nonnull (mend_turn_get_retry_of (turn));
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 2);
+  request = mend_test_model_server_dup_request (&f->server, 2);
+  g_assert_nonnull (request);
+  g_test_message ("the Retry's model request holds “Fix the build” %u time(s)", occurrences (request, "Fix the build"));
+  g_assert_cmpuint (occurrences (request, "Fix the build"), ==, 1);
+  g_assert_cmpuint (occurrences (request, "Continue the current turn"), ==, 1);
+  g_assert_nonnull (strstr (texts->str, "Build fixed."));
+  g_assert_null (mend_chat_get_last_failure (f->chat));
+  g_signal_handlers_disconnect_by_data (f->chat, texts);
+}
+
 static gboolean
 stop_reason_is (Fixture       *f,
                 gconstpointer  data)
@@ -383,6 +448,7 @@ main (int   argc,
 
   ADD ("529-is-retried-in-the-same-session", test_529_retried_in_the_same_session);
   ADD ("401-is-one-attempt", test_401_is_one_attempt);
+  ADD ("retry-after-a-give-up-sends-the-prompt-once", test_retry_after_a_give_up);
   ADD ("stop-sends-session-cancel-and-keeps-the-session", test_stop_sends_session_cancel);
   ADD ("killed-mid-turn-restarts-and-loads-the-session", test_killed_mid_turn_loads_the_session);
   ADD ("background-task-is-a-running-subagent", test_background_task_is_a_subagent);
