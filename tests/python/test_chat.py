@@ -71,6 +71,70 @@ class ChatTests(unittest.TestCase):
         self.assertEqual(self.queue_texts(), ["Continue the current turn", "A"])
         self.assertEqual(self.records[-1]["outcome"], "exhausted")
 
+    def test_retry_after_a_give_up_and_the_state_to_bind(self):
+        statuses, texts = [], []
+        self.chat.connect("notify::status-text", lambda chat, pspec: statuses.append(chat.props.status_text))
+        self.chat.connect("text-delta", lambda chat, turn, text: texts.append((turn.props.prompt, text)))
+        self.assertFalse(self.chat.props.can_retry)
+        with self.assertRaises(GLib.Error) as raised:
+            self.chat.retry()
+        self.assertTrue(raised.exception.matches(Mend.retry_error_quark(), Mend.RetryError.NOT_RETRYABLE))
+        self.chat.submit("first")  # no provenance: left out
+        with self.assertRaises(GLib.Error) as raised:
+            self.chat.retry()
+        self.assertTrue(raised.exception.matches(Mend.retry_error_quark(), Mend.RetryError.BUSY))
+        self.fail(401)
+        self.assertEqual(self.chat.props.lifecycle, Mend.Lifecycle.ERROR)
+        self.assertEqual(self.queue_texts(), [])  # nothing queued: no Continue
+        self.assertTrue(self.chat.props.can_retry)
+        self.assertEqual(self.chat.props.last_failure.props.reason, Mend.Reason.AUTH)
+        self.assertEqual(self.chat.props.last_failure.describe(), "The API key was refused")
+        self.assertEqual(statuses[-1], "The API key was refused")
+        failed = self.chat.props.last_failure
+        self.chat.retry()
+        turn = self.chat.props.turn
+        self.assertEqual(turn.props.prompt, "first")
+        self.assertIsNotNone(turn.props.retry_of)
+        self.assertFalse(self.chat.props.can_retry)
+        self.assertIs(self.chat.props.last_failure, failed)  # kept until a success
+        turn.add_text("Hello")
+        self.assertEqual(texts, [("first", "Hello")])
+        turn.succeed()
+        self.assertIsNone(self.chat.props.last_failure)
+        self.assertEqual(self.chat.props.status_text, "")
+        self.assertEqual(self.attempts, [("first", 1), ("first", 1)])
+
+    def test_quick_waits_leave_the_status_alone(self):
+        statuses = []
+        self.chat.connect("notify::status-text", lambda chat, pspec: statuses.append(chat.props.status_text))
+        self.chat.submit("first")
+        self.fail(503)  # 250 ms: quick
+        self.assertIsNotNone(self.chat.props.wait)
+        self.assertIs(self.chat.props.wait, self.chat.props.turn.props.wait)
+        self.assertEqual(statuses, [])
+        self.chat.props.quiet_wait_ms = 0
+        self.clock.advance(250)
+        self.fail(503)  # 500 ms, shown now
+        self.assertEqual(statuses[-1], "The service is overloaded — retrying in 1 s (retry 2 of 4)")
+        self.clock.advance(500)
+        self.assertIsNone(self.chat.props.wait)
+
+    def test_nicks_and_schedules_per_reason(self):
+        self.assertEqual(Mend.turn_state_to_nick(Mend.TurnState.WAITING), "waiting")
+        self.assertEqual(Mend.lifecycle_to_nick(Mend.Lifecycle.BUSY), "busy")
+        self.assertEqual(Mend.gate_state_to_nick(Mend.GateState.HALF_OPEN), "half-open")
+        self.assertEqual(Mend.reason_to_nick(Mend.Reason.RATE_LIMIT), "rate-limit")
+        policy = Mend.ErrorPolicy(jitter=Mend.Jitter.NONE)
+        limited = Mend.Failure.new_from_http(429, None, None)
+        self.assertEqual(policy.delay_for(1, limited)[0], 5000)
+        policy.set_schedule_for_reason(Mend.Reason.RATE_LIMIT, '{"delays": [10000, 20000]}')
+        self.assertEqual(policy.delay_for(2, limited)[0], 20000)
+        self.assertEqual(json.loads(policy.dup_schedule_for_reason(Mend.Reason.RATE_LIMIT)), {"delays": [10000, 20000]})
+        with self.assertRaises(GLib.Error):
+            policy.set_schedule_for_reason(Mend.Reason.RATE_LIMIT, '{"staggerMs": 1}')
+        policy.set_schedule_for_reason(Mend.Reason.RATE_LIMIT, None)
+        self.assertIsNone(policy.dup_schedule_for_reason(Mend.Reason.RATE_LIMIT))
+
     def test_stop_keeps_queue(self):
         self.chat.submit("first")
         self.chat.submit("A")
