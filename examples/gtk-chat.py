@@ -298,7 +298,6 @@ class ChatWindow:
         self.wait_binding = None   # its remaining-seconds → the banner's title
         self.progress = None       # the banner's progress bar animation
         self.answer = None         # the label the streamed answer goes into
-        self.failed = None         # (prompt, provenance) of the turn that gave up
         self.screenshot_pending = bool(opts.screenshot)
         self.home = None           # the ACP adapter's private home, offline
 
@@ -373,6 +372,8 @@ class ChatWindow:
 
         # Actions: the toast's and the header bar's buttons activate them.
         self.try_again = Gio.SimpleAction(name="try-again", enabled=False)
+        # Try again applies while the chat says it can retry.
+        self.chat.bind_property("can-retry", self.try_again, "enabled", GObject.BindingFlags.SYNC_CREATE)
         self.try_again.connect("activate", self.on_try_again)
         self.window.add_action(self.try_again)
         send_next = Gio.SimpleAction(name="send-next")
@@ -692,7 +693,6 @@ class ChatWindow:
         state, n, failure = turn.props.state, turn.props.attempt, turn.props.last_failure
         resume = "subagent_retry" in (turn.props.provenance or "")
         if state == Mend.TurnState.SUCCEEDED:
-            self.failed = None
             self.note(f"Answered after {attempts_words(n)}", css=["dim-label", "success"])
         elif state == Mend.TurnState.STOPPED:
             self.note("Stopped: no more retries. The queue is kept; Send sends its head.")
@@ -700,10 +700,9 @@ class ChatWindow:
             why = reason_words(failure.props.reason) if failure else _("Unknown error")
             self.note(f"Gave up after {attempts_words(n)}: {why}"
                       f"{' (' + failure.props.message + ')' if failure else ''}", css=["error"])
-            self.failed = None if resume else (turn.props.prompt, turn.props.provenance)
             if self.queue.get_n_items():
                 self.toast(f"Gave up: {why}", "Continue", "win.send-next")
-            elif self.failed:
+            elif self.chat.props.can_retry and not resume:
                 self.toast(f"Gave up: {why}", "Try again", "win.try-again")
             else:
                 self.toast(f"Gave up: {why}")
@@ -720,17 +719,12 @@ class ChatWindow:
         self.send_button.set_label("Queue" if lifecycle == Mend.Lifecycle.BUSY else "Send")
         n = self.queue.get_n_items()
         self.queue_count.set_text(str(n) if n else "")
-        # Try again re-sends the prompt that gave up, once nothing else waits.
-        self.try_again.set_enabled(lifecycle == Mend.Lifecycle.ERROR and n == 0
-                                   and self.failed is not None)
 
     def on_try_again(self, action, parameter):
-        if self.failed is None:
-            return
-        prompt, provenance = self.failed
+        # The turn that gave up (or was stopped) runs again: its prompt is
+        # sent once, and a Continue its give-up queued is taken out.
         try:
-            self.chat.submit(prompt, provenance)
-            self.failed = None
+            self.chat.retry()
         except GLib.Error as e:
             self.toast(e.message)
         self.update_status()
