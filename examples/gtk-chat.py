@@ -8,7 +8,7 @@ countdown is bound to the wait's remaining-seconds, with "Retry now" and
 "Stop". Follow-ups typed meanwhile wait in the chat's Mend.Queue (a
 Gio.ListModel, shown as a boxed list: edit a row and press Enter, or remove
 it); a failed turn never eats them. When a turn gives up a toast says so,
-and "Try again" sends its prompt again once nothing else is queued.
+and "Try again" runs that turn again (Mend.Chat.retry: the prompt sent once).
 Subagents that a transient error killed are listed with their resume
 countdown and a Retry button.
 
