@@ -16,17 +16,14 @@ typedef struct
 {
   gboolean       closed;
   MendTurn      *turn;          /* the turn that runs or waits, or NULL */
-  gboolean       wait_shown;    /* its last wait was long enough to show */
-  guint          quiet_ms;      /* a wait shorter than this is not shown */
+  gboolean       wait_shown;    /* its last wait is one to show */
   gboolean       gave_up;       /* no turn: the last one gave up */
   MendFailure   *failure;       /* what it gave up on */
   guint          retries;       /* the retries it made first */
 } MendChatStatusInput;
 
 /* The sentence for @input: a new string, or NULL to keep the one shown
- * (a quick retry, which does not flash). Sets @shown when the turn's
- * wait is one to show. */
-char *mend_chat_status_compose (const MendChatStatusInput *input,
-                                gboolean                  *shown);
+ * (a quick retry, which does not flash). */
+char *mend_chat_status_compose (const MendChatStatusInput *input);
 
 G_END_DECLS

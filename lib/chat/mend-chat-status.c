@@ -13,8 +13,7 @@
 /* A turn that runs or waits: what failed, and when the next attempt
  * goes. */
 static char *
-compose_turn (const MendChatStatusInput *input,
-              gboolean                  *shown)
+compose_turn (const MendChatStatusInput *input)
 {
   MendTurn *turn = input->turn;
   MendRetryWait *wait = mend_turn_get_wait (turn);
@@ -25,18 +24,11 @@ compose_turn (const MendChatStatusInput *input,
     {
       g_autofree char *when = NULL;
 
-      /* A gate's hold, or the network gone: the wait says it. */
-      if (mend_retry_wait_get_held (wait))
-        {
-          *shown = TRUE;
-          return mend_retry_wait_describe (wait);
-        }
       /* A quick retry changes nothing: it does not flash. */
-      if (mend_retry_wait_get_delay_ms (wait) < input->quiet_ms)
+      if (!input->wait_shown)
         return NULL;
-
-      *shown = TRUE;
-      if (failure == NULL)
+      /* A gate's hold, or the network gone: the wait says it. */
+      if (mend_retry_wait_get_held (wait) || failure == NULL)
         return mend_retry_wait_describe (wait);
       what = mend_failure_describe (failure);
       when = mend_retry_wait_describe_duration (mend_retry_wait_get_remaining_ms (wait));
@@ -62,16 +54,14 @@ compose_turn (const MendChatStatusInput *input,
 }
 
 char *
-mend_chat_status_compose (const MendChatStatusInput *input,
-                          gboolean                  *shown)
+mend_chat_status_compose (const MendChatStatusInput *input)
 {
   g_autofree char *what = NULL;
 
-  *shown = input->wait_shown;
   if (input->closed)
     return g_strdup ("");
   if (input->turn != NULL)
-    return compose_turn (input, shown);
+    return compose_turn (input);
   if (!input->gave_up || input->failure == NULL)
     return g_strdup ("");
 

@@ -115,7 +115,9 @@ struct _MendChat
   MendFailure     *last_failure;
   char            *status_text;
   guint            quiet_wait_ms;
-  gboolean         wait_shown;    /* the turn's last wait was shown */
+  gboolean         wait_shown;    /* the turn's last wait is one to show */
+  gulong           tick_id;       /* its countdown, while watched */
+  guint            ending_turn;   /* 1: the end's notifications go out, 2: turn-finished */
   gboolean         gave_up;       /* the last turn gave up */
   guint            gave_up_retries;
 };
@@ -163,7 +165,8 @@ static gboolean can_run_now (MendChat *self);
 static void
 update_can_retry (MendChat *self)
 {
-  gboolean can_retry = self->retry_prompt != NULL && can_run_now (self) && !self->send_again;
+  gboolean can_retry = self->retry_prompt != NULL && can_run_now (self) && !self->send_again &&
+                       self->ending_turn == 0;
 
   if (self->can_retry != can_retry)
     {
@@ -188,12 +191,11 @@ update_status (MendChat *self)
     .closed = self->lifecycle == MEND_LIFECYCLE_CLOSED,
     .turn = self->turn,
     .wait_shown = self->wait_shown,
-    .quiet_ms = self->quiet_wait_ms,
     .gave_up = self->gave_up,
     .failure = self->last_failure,
     .retries = self->gave_up_retries,
   };
-  g_autofree char *text = mend_chat_status_compose (&input, &self->wait_shown);
+  g_autofree char *text = mend_chat_status_compose (&input);
 
   if (text != NULL && g_strcmp0 (text, self->status_text) != 0)
     {
@@ -201,14 +203,6 @@ update_status (MendChat *self)
       self->status_text = g_steal_pointer (&text);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS_TEXT]);
     }
-}
-
-static void
-on_wait_ticked (MendRetryWait *wait,
-                GParamSpec    *pspec,
-                MendChat      *self)
-{
-  update_status (self);
 }
 
 /* Whether anything watches the status: a binding, a handler. */
@@ -222,9 +216,44 @@ status_watched (MendChat *self)
   return g_signal_has_handler_pending (self, notify_id, g_quark_from_static_string ("status-text"), FALSE);
 }
 
-/* The turn's wait is the chat's. A wait shown ticks the status each
- * second while something watches the status; a quick one, or one nobody
- * watches, costs no wakeup (the status is made anew when read). */
+static void
+stop_ticking (MendChat *self)
+{
+  if (self->tick_id != 0 && self->wait != NULL)
+    g_signal_handler_disconnect (self->wait, self->tick_id);
+  self->tick_id = 0;
+}
+
+static void
+on_wait_ticked (MendRetryWait *wait,
+                GParamSpec    *pspec,
+                MendChat      *self)
+{
+  /* Nothing watches any more: the wait wakes at its deadline only. */
+  if (!status_watched (self))
+    {
+      stop_ticking (self);
+      return;
+    }
+  update_status (self);
+}
+
+/* A wait shown ticks the status each second while something watches the
+ * status: from when the wait starts, or from the first read of the
+ * status after (a binding reads it as it is made). */
+static void
+ensure_ticking (MendChat *self)
+{
+  if (self->tick_id == 0 && self->wait != NULL && self->wait_shown &&
+      mend_retry_wait_get_state (self->wait) == MEND_RETRY_WAIT_PENDING && status_watched (self))
+    self->tick_id = g_signal_connect_object (self->wait, "notify::remaining-seconds",
+                                             G_CALLBACK (on_wait_ticked), self, 0);
+}
+
+/* The turn's wait is the chat's. Whether it is shown is decided as it
+ * starts: a gate's hold, or a wait of quiet-wait-ms or more. A quick
+ * one, or one nobody watches, costs no wakeup (the status is made anew
+ * when read). */
 static void
 set_wait (MendChat      *self,
           MendRetryWait *wait)
@@ -232,12 +261,12 @@ set_wait (MendChat      *self,
   if (self->wait == wait)
     return;
 
-  if (self->wait != NULL)
-    g_signal_handlers_disconnect_by_data (self->wait, self);
+  stop_ticking (self);
   g_set_object (&self->wait, wait);
-  if (wait != NULL && status_watched (self) &&
-      (mend_retry_wait_get_held (wait) || mend_retry_wait_get_delay_ms (wait) >= self->quiet_wait_ms))
-    g_signal_connect_object (wait, "notify::remaining-seconds", G_CALLBACK (on_wait_ticked), self, 0);
+  if (wait != NULL)
+    self->wait_shown = mend_retry_wait_get_held (wait) ||
+                       mend_retry_wait_get_delay_ms (wait) >= self->quiet_wait_ms;
+  ensure_ticking (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WAIT]);
 }
 
@@ -445,6 +474,9 @@ on_turn_finished (MendTurn      *turn,
   if (state == MEND_TURN_SUCCEEDED)
     self->holding++;
 
+  /* Retry applies once turn-finished was told, not in the handlers of
+   * the notifications before it. */
+  self->ending_turn = 1;
   g_object_freeze_notify (G_OBJECT (self));
   /* What Retry runs again, and what the chat shows of the end. */
   forget_retry (self);
@@ -477,7 +509,11 @@ on_turn_finished (MendTurn      *turn,
 
   /* The subagents first: a resume prompt's turn may plan the next. */
   mend_subagent_retry_turn_finished (self->subagents, turn);
+  /* A handler of turn-finished may Retry; can-retry says so after it. */
+  self->ending_turn = 2;
   g_signal_emit (self, signals[TURN_FINISHED], 0, turn);
+  self->ending_turn = 0;
+  update_can_retry (self);
 
   /* Only success moves the queue. */
   if (state == MEND_TURN_SUCCEEDED)
@@ -528,7 +564,10 @@ adopt_turn (MendChat      *self,
   g_signal_connect (turn, "notify::wait", G_CALLBACK (on_turn_notify), self);
   g_signal_connect (turn, "notify::last-failure", G_CALLBACK (on_turn_notify), self);
   g_signal_connect (turn, "notify::state", G_CALLBACK (on_turn_notify), self);
-  g_signal_connect (turn, "text-delta", G_CALLBACK (on_turn_text_delta), self);
+  /* Only when the app listens: a sender may skip the parse that finds
+   * the text (the stream-json agent's) when nothing does. */
+  if (g_signal_has_handler_pending (self, signals[TEXT_DELTA], 0, FALSE))
+    g_signal_connect (turn, "text-delta", G_CALLBACK (on_turn_text_delta), self);
 
   /* Announced before the notifications go out, so that no handler of
    * theirs can end the turn before it was announced; the caller's
@@ -699,8 +738,7 @@ mend_chat_dispose (GObject *object)
       mend_owner_invoke (&self->owner, stop_turn, turn, g_object_unref);
     }
 
-  if (self->wait != NULL)
-    g_signal_handlers_disconnect_by_data (self->wait, self);
+  stop_ticking (self);
   g_clear_object (&self->wait);
 
   /* A disposed chat is closed, quietly: its methods refuse, and nothing
@@ -1098,6 +1136,12 @@ mend_chat_class_init (MendChatClass *klass)
    * gate's hold; after a give-up what went wrong ("The API key was
    * refused"). A wait shorter than [property@Mend.Chat:quiet-wait-ms]
    * leaves it as it was, so that quick retries do not flash.
+   *
+   * It ticks while something watches it: a handler of its notify
+   * connected when a wait starts, or one that has read it since (a
+   * binding reads it as it is made). Nobody watching, a wait wakes the
+   * loop at its deadline only; reading the property gives the sentence
+   * as it is now.
    */
   properties[PROP_STATUS_TEXT] =
     g_param_spec_string ("status-text", NULL, NULL,
@@ -1129,7 +1173,9 @@ mend_chat_class_init (MendChatClass *klass)
    * `agent_message_chunk`s, a sender of the app's that calls
    * [method@Mend.Turn.add_text]. An app renders every sender the same
    * way with it. A retried attempt starts its answer again: clear what
-   * the turn showed on [signal@Mend.Turn::resumed].
+   * the turn showed on [signal@Mend.Turn::resumed]. Connect before a
+   * turn starts: a turn that started with no handler of it is not
+   * followed.
    */
   signals[TEXT_DELTA] =
     g_signal_new ("text-delta",
@@ -1784,6 +1830,7 @@ mend_chat_retry (MendChat  *self,
   g_autofree char *prompt = NULL;
   g_autofree char *provenance = NULL;
   g_autofree char *continue_id = NULL;
+  gboolean ok;
 
   g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
@@ -1791,7 +1838,7 @@ mend_chat_retry (MendChat  *self,
 
   if (!check_open (self, error))
     return FALSE;
-  if (self->turn != NULL || self->external_turn || self->send_again)
+  if (self->turn != NULL || self->external_turn || self->send_again || self->ending_turn == 1)
     {
       g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,
                            _("A turn is running: there is nothing to retry yet"));
@@ -1813,14 +1860,20 @@ mend_chat_retry (MendChat  *self,
   g_object_ref (self);
   if (continue_id != NULL && mend_queue_find (self->queue, continue_id) != NULL)
     mend_queue_remove (self->queue, continue_id, NULL);
-  /* A handler of the queue's change may have started a turn meanwhile:
-   * then that one runs, and this Retry is spent. */
-  if (can_run_now (self) && !self->send_again)
+  /* A handler of the queue's change may have closed the chat or started
+   * a turn meanwhile: then this Retry is spent, and says so. */
+  ok = can_run_now (self) && !self->send_again;
+  if (ok)
     start_turn (self, prompt, provenance, id, NULL);
   else
-    update_can_retry (self);
+    {
+      if (check_open (self, error))
+        g_set_error_literal (error, MEND_RETRY_ERROR, MEND_RETRY_ERROR_BUSY,
+                             _("Another turn started before the retry could"));
+      update_can_retry (self);
+    }
   g_object_unref (self);
-  return TRUE;
+  return ok;
 }
 
 /**
@@ -1890,6 +1943,7 @@ mend_chat_get_status_text (MendChat *self)
   mend_return_val_if_not_owner (&self->owner, self, NULL);
 
   update_status (self);
+  ensure_ticking (self);
   return self->status_text;
 }
 

@@ -692,7 +692,7 @@ mend_error_policy_set_schedule_for_reason (MendErrorPolicy  *self,
  * Gets @reason's own schedule, as
  * [method@Mend.ErrorPolicy.set_schedule_for_reason] takes it: the keys it
  * sets. The turn defaults give a rate limit one, for a 429 that gives no
- * hint: `{"maxRetries":4,"delays":[5000,10000,20000,30000]}`
+ * hint: `{"delays":[5000,10000,20000,30000]}`
  * (5, 10, 20 and 30 s: a per-minute limit is ridden out).
  *
  * Returns: (transfer full) (nullable): the JSON object, or %NULL when

@@ -249,9 +249,10 @@ static MendSchedule *
 default_rate_limit_schedule (void)
 {
   static const guint delays[] = { 5000, 10000, 20000, 30000 };
+  /* Its delays only: the number of retries stays the policy's, so
+   * that max-retries 0 still means no retry. */
   MendSchedule sched = {
-    .max_retries = G_N_ELEMENTS (delays),
-    .given = MEND_SCHEDULE_MAX_RETRIES | MEND_SCHEDULE_DELAYS,
+    .given = MEND_SCHEDULE_DELAYS,
   };
   MendSchedule *copy = schedule_copy (&sched);
 

@@ -66,8 +66,10 @@
  * cost nothing there: a line is parsed only when it contains `"system"` or
  * `"result"` (with the quotes, which an escaped string never produces), and
  * every other line is rejected by a byte scan, without a parse or an
- * allocation. Lines longer than [property@Mend.StreamObserver:max-line-bytes]
- * are never parsed.
+ * allocation — unless the app listens to the running turn's
+ * [signal@Mend.Turn::text-delta] (or the chat's): then the lines that
+ * carry the model's text are parsed for it. Lines longer than
+ * [property@Mend.StreamObserver:max-line-bytes] are never parsed.
  *
  * Bad input never crashes and never changes the chat: a line that could
  * matter but is malformed, of the wrong types, misses a field, is too long
@@ -126,7 +128,8 @@ struct _MendStreamObserver
    * later lines are not a subagent's. Bounded. */
   GHashTable                   *other_tasks;
 
-  MendTurn                     *streamed_turn; /* weak: had text deltas */
+  MendTurn                     *streamed_turn; /* weak: had text deltas… */
+  guint                         streamed_attempt; /* …in this attempt */
 };
 
 #define MAX_OTHER_TASKS 256
@@ -327,27 +330,37 @@ note_output (MendStreamObserver *self,
     output_seen (self);
 }
 
-/* The model's text, to the running turn's text-delta. An agent that
- * streams deltas also writes the whole message after them: a turn
- * that had deltas does not get the message's text again. */
+/* The model's text, to the running turn's text-delta, when something
+ * listens (else no parse). An agent that streams deltas also writes the
+ * whole message after them: an attempt that had deltas does not get the
+ * message's text again. */
 static void
 add_text (MendStreamObserver *self,
           const char         *line,
           gsize               length)
 {
+  static guint text_delta_id;
   MendTurn *turn = running_turn (self);
   g_autofree char *text = NULL;
   gboolean is_delta;
 
   if (turn == NULL)
     return;
+  /* With a turn, its class is made and has the signal. */
+  if (text_delta_id == 0)
+    text_delta_id = g_signal_lookup ("text-delta", MEND_TYPE_TURN);
+  if (!g_signal_has_handler_pending (turn, text_delta_id, 0, FALSE))
+    return;
 
   text = mend_stream_text_from_line (line, length, &is_delta);
   if (text == NULL)
     return;
   if (is_delta)
-    g_set_weak_pointer (&self->streamed_turn, turn);
-  else if (self->streamed_turn == turn)
+    {
+      g_set_weak_pointer (&self->streamed_turn, turn);
+      self->streamed_attempt = mend_turn_get_attempt (turn);
+    }
+  else if (self->streamed_turn == turn && self->streamed_attempt == mend_turn_get_attempt (turn))
     return;
   mend_turn_add_text (turn, text);
 }
@@ -1286,7 +1299,8 @@ mend_stream_observer_set_watching (MendStreamObserver *self,
  *
  * Feeds one line of the agent's output to the chat. A trailing `"\n"` or
  * `"\r\n"` is allowed. Lines that cannot matter, token deltas above all,
- * are rejected by a byte scan, without a parse.
+ * are rejected by a byte scan, without a parse (unless the text is
+ * listened to: see [signal@Mend.Turn::text-delta]).
  *
  * Returns: %TRUE if the line changed the chat: a turn ended, the agent's
  *   own turn began or ended, or a subagent started, ended or failed

@@ -112,6 +112,9 @@ mend_stream_text_from_line (const char *line,
   root = mend_json_parse (line, length, NULL);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return NULL;
+  /* A subagent's text is its own, not the answer. */
+  if (mend_json_get_string (json_node_get_object (root), "parent_tool_use_id") != NULL)
+    return NULL;
 
   *is_delta = delta;
   return delta ? delta_text (json_node_get_object (root)) : message_text (json_node_get_object (root));
