@@ -27,6 +27,22 @@ void mend_chat_restore_lifecycle (MendChat      *self,
 void mend_chat_reader_attached   (MendChat      *self,
                                   gboolean       attached);
 
+/* What Retry would run again (see mend_chat_retry ()), for the saved
+ * state: FALSE when nothing. The strings are the chat's. */
+gboolean mend_chat_get_retry     (MendChat      *self,
+                                  const char   **turn_id,
+                                  const char   **prompt,
+                                  const char   **provenance,
+                                  const char   **continue_id);
+/* And back, with the failure it gave up on (or NULL for a Stop), on a
+ * chat restored with no turn. */
+void     mend_chat_restore_retry (MendChat      *self,
+                                  const char    *turn_id,
+                                  const char    *prompt,
+                                  const char    *provenance,
+                                  const char    *continue_id,
+                                  MendFailure   *failure);
+
 /* The chat's thread, for the public functions of its other files. */
 const MendOwner *mend_chat_get_owner (MendChat *self);
 

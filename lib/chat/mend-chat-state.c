@@ -39,8 +39,10 @@
  *
  * Writes down what a crash must not lose: the queue (ids, texts,
  * provenance, order), the lifecycle, the turn that runs or waits (its
- * attempt count and, for a wait, its wall-clock `nextAt`), and the
- * subagents with their pending resumes, and what the chat's sender keeps
+ * attempt count and, for a wait, its wall-clock `nextAt`), the turn that
+ * [method@Mend.Chat.retry] would run again (under `retry`, with the
+ * failure it gave up on), the subagents with their pending resumes, and
+ * what the chat's sender keeps
  * between turns ([method@Mend.Sender.save_state], such as an HTTP sender's
  * conversation), under `senderState`. [method@Mend.Chat.restore_state]
  * reads it back into a new chat.
@@ -52,6 +54,7 @@ mend_chat_save_state (MendChat *self)
 {
   g_autoptr(JsonBuilder) builder = NULL;
   g_autofree char *sender_state = NULL;
+  const char *retry_id, *retry_prompt, *retry_provenance, *continue_id;
   MendQueue *queue;
   MendTurn *turn;
 
@@ -136,6 +139,25 @@ mend_chat_save_state (MendChat *self)
   else
     json_builder_add_null_value (builder);
 
+  /* What Retry would run again, with what it gave up on. */
+  if (mend_chat_get_retry (self, &retry_id, &retry_prompt, &retry_provenance, &continue_id))
+    {
+      MendFailure *failure = mend_chat_get_last_failure (self);
+
+      json_builder_set_member_name (builder, "retry");
+      json_builder_begin_object (builder);
+      mend_json_add_string (builder, "turnId", retry_id);
+      mend_json_add_string (builder, "prompt", retry_prompt);
+      mend_json_add_string (builder, "provenance", retry_provenance);
+      mend_json_add_string (builder, "continueId", continue_id);
+      json_builder_set_member_name (builder, "failure");
+      if (failure != NULL)
+        mend_failure_build_state (failure, builder);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_end_object (builder);
+    }
+
   json_builder_set_member_name (builder, "subagents");
   mend_subagent_retry_save (mend_chat_get_subagents (self), builder);
 
@@ -203,8 +225,10 @@ mend_chat_restore_state (MendChat    *self,
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) parse_error = NULL;
   g_autoptr(MendFailure) failure = NULL;
+  g_autoptr(MendFailure) retry_failure = NULL;
   JsonObject *object;
   JsonObject *turn = NULL;
+  JsonObject *retry = NULL;
   JsonArray *queue = NULL;
   JsonArray *subagents = NULL;
   JsonNode *node;
@@ -359,6 +383,29 @@ mend_chat_restore_state (MendChat    *self,
   else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
     return invalid (error, _("a turn that is not an object"));
 
+  node = json_object_get_member (object, "retry");
+  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+    {
+      retry = json_node_get_object (node);
+      mend_json_read_string (retry, "turnId", TRUE, &ok);
+      mend_json_read_string (retry, "prompt", FALSE, &ok);
+      mend_json_read_string (retry, "provenance", TRUE, &ok);
+      mend_json_read_string (retry, "continueId", TRUE, &ok);
+      if (!ok)
+        return invalid (error, _("a turn to retry without its prompt"));
+      node = json_object_get_member (retry, "failure");
+      if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+        {
+          retry_failure = mend_failure_new_from_state (json_node_get_object (node), &ok);
+          if (retry_failure == NULL)
+            return invalid (error, _("a turn's failure that cannot be read"));
+        }
+      else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+        return invalid (error, _("a turn's failure that is not an object"));
+    }
+  else if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    return invalid (error, _("a turn to retry that is not an object"));
+
   node = json_object_get_member (object, "subagents");
   if (node != NULL && JSON_NODE_HOLDS_ARRAY (node))
     subagents = json_node_get_array (node);
@@ -429,6 +476,13 @@ mend_chat_restore_state (MendChat    *self,
                             mend_json_read_string (turn, "prompt", FALSE, &ok),
                             mend_json_read_string (turn, "provenance", TRUE, &ok),
                             (guint) attempt, delay_ms, failure);
+  else if (turn == NULL && retry != NULL)
+    mend_chat_restore_retry (self,
+                             mend_json_read_string (retry, "turnId", TRUE, &ok),
+                             mend_json_read_string (retry, "prompt", FALSE, &ok),
+                             mend_json_read_string (retry, "provenance", TRUE, &ok),
+                             mend_json_read_string (retry, "continueId", TRUE, &ok),
+                             retry_failure);
   mend_chat_hold_starts (self, FALSE);
   mend_subagent_retry_release_held (mend_chat_get_subagents (self));
   done = TRUE;

@@ -659,6 +659,56 @@ mend_chat_restore_turn (MendChat    *self,
     mend_turn_start_restored (turn, attempt, delay_ms, failure);
 }
 
+gboolean
+mend_chat_get_retry (MendChat    *self,
+                     const char **turn_id,
+                     const char **prompt,
+                     const char **provenance,
+                     const char **continue_id)
+{
+  g_return_val_if_fail (MEND_IS_CHAT (self), FALSE);
+
+  *turn_id = self->retry_id;
+  *prompt = self->retry_prompt;
+  *provenance = self->retry_provenance;
+  *continue_id = self->continue_id;
+  return self->retry_prompt != NULL && self->turn == NULL;
+}
+
+void
+mend_chat_restore_retry (MendChat    *self,
+                         const char  *turn_id,
+                         const char  *prompt,
+                         const char  *provenance,
+                         const char  *continue_id,
+                         MendFailure *failure)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+  mend_return_if_not_owner (&self->owner, self);
+  g_return_if_fail (prompt != NULL);
+
+  /* A turn runs already (a handler of the restore started one), or the
+   * chat closed meanwhile: nothing to retry then. */
+  if (self->turn != NULL || self->lifecycle == MEND_LIFECYCLE_CLOSED)
+    return;
+
+  g_object_ref (self);
+  g_object_freeze_notify (G_OBJECT (self));
+  forget_retry (self);
+  self->retry_id = g_strdup (turn_id);
+  self->retry_prompt = g_strdup (prompt);
+  self->retry_provenance = g_strdup (provenance);
+  self->continue_id = g_strdup (continue_id);
+  self->gave_up = failure != NULL && self->lifecycle == MEND_LIFECYCLE_ERROR;
+  self->gave_up_retries = 0;
+  if (failure != NULL)
+    set_last_failure (self, failure);
+  update_can_retry (self);
+  update_status (self);
+  g_object_thaw_notify (G_OBJECT (self));
+  g_object_unref (self);
+}
+
 const MendOwner *
 mend_chat_get_owner (MendChat *self)
 {
@@ -693,6 +743,7 @@ mend_chat_hold_starts (MendChat *self,
     self->holding++;
   else
     self->holding--;
+  update_can_retry (self);
 }
 
 void

@@ -861,6 +861,54 @@ test_a_hintless_rate_limit_rides_out_a_minute (Matrix *m)
   assert_answered (m);
 }
 
+/* A give-up, the chat saved and restored into a fresh one (a crash, a
+ * restart): the new chat can Retry, says what went wrong, and the Retry's
+ * request carries the user's words once. */
+static void
+test_retry_after_a_restore (Matrix *m)
+{
+  const Format *fmt = m->format;
+  Fixture *f = &m->fixture;
+  Reply script[] = {
+    { 401, JSON, body (m, fmt->unauthorized) },
+    { 200, SSE, body (m, fmt->ok) },
+  };
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *saved = NULL;
+  MendHttpSender *sender;
+  MendChat *chat;
+
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  run_until (m, MEND_TURN_FAILED, 1);
+  saved = mend_chat_save_state (f->chat);
+  g_assert_nonnull (strstr (saved, "\"retry\":{"));
+
+  sender = mend_http_sender_new (f->endpoint);
+  mend_http_sender_set_model (sender, "llama3.2");
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", f->clock, "policy", policy, "sender", sender, NULL);
+  g_assert_true (mend_chat_restore_state (chat, saved, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (mend_chat_get_lifecycle (chat), ==, MEND_LIFECYCLE_ERROR);
+  g_assert_true (mend_chat_get_can_retry (chat));
+  g_assert_cmpint (mend_failure_get_reason (mend_chat_get_last_failure (chat)), ==, MEND_REASON_AUTH);
+  g_assert_cmpstr (mend_chat_get_status_text (chat), ==, "The API key was refused");
+
+  g_assert_true (mend_chat_retry (chat, &error));
+  g_assert_no_error (error);
+  mend_test_run_chat_until (chat, &f->served, MEND_TURN_SUCCEEDED, 2);
+  g_test_message ("%s, the restored Retry's request: %s", fmt->name, request (m, 1));
+  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_false (mend_chat_get_can_retry (chat));
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+}
+
 static const struct {
   const char *name;
   Scenario    scenario;
@@ -884,6 +932,7 @@ static const struct {
   { "status-text-ticks-and-quick-retries-do-not-flash", test_status_text_ticks_and_quick_retries_do_not_flash },
   { "text-delta-on-the-chat", test_text_delta_on_the_chat },
   { "a-hintless-rate-limit-rides-out-a-minute", test_a_hintless_rate_limit_rides_out_a_minute },
+  { "retry-after-a-restore", test_retry_after_a_restore },
 };
 
 static Cell cells[G_N_ELEMENTS (formats) * G_N_ELEMENTS (scenarios)];
