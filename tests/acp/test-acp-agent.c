@@ -882,6 +882,52 @@ test_retry_sends_the_prompt_once (Fixture       *f,
   g_signal_handlers_disconnect_by_data (f->chat, texts);
 }
 
+static void
+on_status_noted (MendChat   *chat,
+                 GParamSpec *pspec,
+                 GPtrArray  *statuses)
+{
+  g_ptr_array_add (statuses, g_strdup (mend_chat_get_status_text (chat)));
+}
+
+/* An ACP agent drops Retry-After: a per-minute rate limit comes as the
+ * text of a JSON-RPC error. The default schedule of a rate limit rides it
+ * out (5 s first), and the chat's status says so, once a second. */
+static void
+test_hintless_rate_limit_waits_the_rate_limit_schedule (Fixture       *f,
+                                                        gconstpointer  data)
+{
+  g_autoptr(GPtrArray) statuses = g_ptr_array_new_with_free_func (g_free);
+  MendRetryWait *wait;
+  MendTurn *turn;
+
+  start_chat (f, "{\"prompts\": [[{\"error\": {\"code\": -32603, \"message\": \"Internal error: API Error: 429 "
+                 "{\\\"type\\\":\\\"error\\\",\\\"error\\\":{\\\"type\\\":\\\"rate_limit_error\\\",\\\"message\\\":"
+                 "\\\"Number of request tokens has exceeded your per-minute rate limit\\\"}}\"}}],"
+                 "               [" SAY_DONE ", {\"result\": {\"stopReason\": \"end_turn\"}}]]}");
+  g_signal_connect (f->chat, "notify::status-text", G_CALLBACK (on_status_noted), statuses);
+  submit (f, "Fix the build");
+  while (mend_chat_get_wait (f->chat) == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  wait = mend_chat_get_wait (f->chat);
+  g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_RATE_LIMIT);
+  g_assert_false (mend_retry_wait_get_server_hint (wait));
+  g_assert_cmpuint (mend_retry_wait_get_delay_ms (wait), >=, 5000);
+  g_assert_cmpuint (statuses->len, ==, 1);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (statuses, 0),
+                                   "The service is limiting the rate of requests — retrying in 5 s (retry 1 of 4)"));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1000);
+  g_assert_true (g_str_has_prefix (mend_chat_get_status_text (f->chat),
+                                   "The service is limiting the rate of requests — retrying in 4 s"));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 5000);
+  run_until (f, n_finished_is, GUINT_TO_POINTER (1));
+  turn = finished (f, 0);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "");
+  g_signal_handlers_disconnect_by_data (f->chat, statuses);
+}
+
 /* session/load fails (the Gemini CLI after a crash: "No previous sessions
  * found for this project."): the turn fails, never retried, with
  * MEND_RETRY_ERROR_SESSION_LOST; the next prompt goes to a new session. */
@@ -1322,6 +1368,8 @@ main (int   argc,
               fixture_set_up, test_restreamed_text_is_retried, fixture_tear_down);
   g_test_add ("/Mend/AcpAgent/profile/continue-sends-the-dropped-prompt/gemini-cli", Fixture, "gemini-cli",
               fixture_set_up, test_continue_sends_the_dropped_prompt, fixture_tear_down);
+  g_test_add ("/Mend/AcpAgent/hintless-rate-limit-waits-the-rate-limit-schedule", Fixture, NULL,
+              fixture_set_up, test_hintless_rate_limit_waits_the_rate_limit_schedule, fixture_tear_down);
   g_test_add ("/Mend/AcpAgent/profile/retry-sends-the-prompt-once/gemini-cli", Fixture, "gemini-cli",
               fixture_set_up, test_retry_sends_the_prompt_once, fixture_tear_down);
   g_test_add ("/Mend/AcpAgent/profile/retry-sends-the-prompt-once/default", Fixture, "unknown",
