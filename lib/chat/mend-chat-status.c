@@ -27,8 +27,9 @@ compose_turn (const MendChatStatusInput *input)
       /* A quick retry changes nothing: it does not flash. */
       if (!input->wait_shown)
         return NULL;
-      /* A gate's hold, or the network gone: the wait says it. */
-      if (mend_retry_wait_get_held (wait) || failure == NULL)
+      /* A gate's hold, the network gone, a limit's reset: the wait says
+       * it ("Usage limit reached — continues at 21:23"). */
+      if (mend_retry_wait_get_held (wait) || mend_retry_wait_get_at_reset (wait) || failure == NULL)
         return mend_retry_wait_describe (wait);
       what = mend_failure_describe (failure);
       when = mend_retry_wait_describe_duration (mend_retry_wait_get_remaining_ms (wait));

@@ -237,3 +237,23 @@ mend_manual_clock_get_n_pending (MendManualClock *self)
 
   return mend_timer_queue_get_length (self->queue);
 }
+
+/**
+ * mend_manual_clock_jump_real_time:
+ * @self: a manual clock
+ * @ms: how far wall-clock time moves, in milliseconds (negative: back)
+ *
+ * Moves wall-clock time alone, as a machine's does while it sleeps (the
+ * monotonic clock stands still in a suspend) or when its clock is set:
+ * no timer runs. A wait that follows the wall clock (a usage limit's
+ * reset, [property@Mend.RetryWait:at-reset]) sees it at its next check.
+ */
+void
+mend_manual_clock_jump_real_time (MendManualClock *self,
+                                  gint64           ms)
+{
+  g_return_if_fail (MEND_IS_MANUAL_CLOCK (self));
+  g_return_if_fail (ms > G_MININT64 / 1000 && ms < G_MAXINT64 / 1000);
+
+  self->wall_start_us += ms * 1000;
+}

@@ -27,5 +27,8 @@ MEND_AVAILABLE_IN_0_2
 gboolean   mend_manual_clock_advance_to_next (MendManualClock *self);
 MEND_AVAILABLE_IN_0_2
 guint      mend_manual_clock_get_n_pending   (MendManualClock *self);
+MEND_AVAILABLE_IN_0_2
+void       mend_manual_clock_jump_real_time  (MendManualClock *self,
+                                              gint64           ms);
 
 G_END_DECLS

@@ -70,4 +70,9 @@ MendFailure *mend_failure_new_from_state (JsonObject  *object,
                                           gboolean    *ok);
 
 
+/* Reads a reset that the failure's words give ("resets 9:23pm") again at
+ * @now_us, the time of the clock that judges it; one from headers stays. */
+void         mend_failure_resolve_reset    (MendFailure *self,
+                                            gint64       now_us);
+
 G_END_DECLS

@@ -14,6 +14,7 @@
 #include "mend-enum-types.h"
 #include "mend-error.h"
 #include "mend-failure-private.h"
+#include "mend-failure-reset-private.h"
 #include "mend-json-private.h"
 #include "mend-failure-parse-private.h"
 #include "mend-redact-private.h"
@@ -75,6 +76,8 @@ struct _MendFailure
   int              should_retry;  /* -1 unknown, 0 or 1 from x-should-retry */
   char            *rule;
   gboolean         user_stop;     /* the user's Stop, or a GIO cancellation */
+  gint64           resets_at;     /* wall-clock µs, 0 unknown */
+  gboolean         reset_in_text; /* read from the message: read again at the turn's time */
 };
 
 enum {
@@ -88,6 +91,7 @@ enum {
   PROP_API_ERROR_TYPE,
   PROP_PARTIAL,
   PROP_RULE,
+  PROP_RESETS_AT,
   N_PROPS
 };
 
@@ -128,6 +132,27 @@ classify_default (MendFailure *self)
                                           FALSE,
                                           self->retry_after_ms,
                                           MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS);
+}
+
+/* A limit's reset in the failure's own words, read at @now_us. */
+static void
+read_reset_in_text (MendFailure *self,
+                    gint64       now_us)
+{
+  if (self->kind != MEND_FAILURE_LIMIT)
+    return;
+  self->resets_at = mend_failure_parse_reset (self->message, now_us);
+  self->reset_in_text = self->resets_at > 0;
+}
+
+void
+mend_failure_resolve_reset (MendFailure *self,
+                            gint64       now_us)
+{
+  g_return_if_fail (MEND_IS_FAILURE (self));
+
+  if (self->reset_in_text)
+    read_reset_in_text (self, now_us);
 }
 
 static MendFailure *
@@ -206,6 +231,7 @@ mend_failure_new_from_text (const char *detail)
       self->rule = g_strdup_printf (_("%s, with a wait of %s s: a rate limit"), words, seconds);
     }
   classify_default (self);
+  read_reset_in_text (self, mend_clock_get_real_time (mend_clock_get_default ()));
 
   return self;
 }
@@ -319,6 +345,9 @@ mend_failure_new_from_http_within (guint               status,
   MendReason reason;
   MendFailure *self;
   gboolean header_hint;
+  gboolean window_spent = FALSE;
+  gint64 resets_at;
+  gint64 now_us;
 
   g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
 
@@ -340,10 +369,20 @@ mend_failure_new_from_http_within (guint               status,
   else
     message = g_strdup_printf ("HTTP %u %s", status, soup_status_get_phrase (status));
 
+  now_us = mend_clock_get_real_time (clock);
+  resets_at = mend_failure_parse_reset_headers (headers, now_us, &window_spent);
+  /* A subscription window spent (Anthropic's unified limit "rejected")
+   * is a usage limit that resets, not a per-minute rate limit. */
+  if (window_spent && status == 429)
+    {
+      reason = MEND_REASON_USAGE_LIMIT;
+      g_free (rule);
+      rule = g_strdup (_("anthropic-ratelimit-unified-status: rejected, a subscription window is spent"));
+    }
   self = failure_new (reason, message, rule);
   self->status = status;
   self->api_error_type = mend_redact_secrets (api.type, -1);
-  mend_failure_parse_headers (headers, mend_clock_get_real_time (clock), retry_after_max_ms,
+  mend_failure_parse_headers (headers, now_us, retry_after_max_ms,
                             &self->should_retry, &self->retry_after_ms);
   header_hint = self->retry_after_ms >= 0;
   if (self->retry_after_ms < 0)
@@ -372,6 +411,17 @@ mend_failure_new_from_http_within (guint               status,
                                     seconds);
     }
   classify_default (self);
+  /* When the limit resets: the headers say, or a daily quota's RetryInfo,
+   * or the words. */
+  if (self->kind == MEND_FAILURE_LIMIT)
+    {
+      if (resets_at > 0)
+        self->resets_at = resets_at;
+      else if (self->retry_after_ms > 0)
+        self->resets_at = now_us + self->retry_after_ms * 1000;
+      else
+        read_reset_in_text (self, now_us);
+    }
 
   return self;
 }
@@ -389,6 +439,11 @@ mend_failure_build_state (MendFailure *self,
   json_builder_set_member_name (builder, "partial");
   json_builder_add_boolean_value (builder, self->partial);
   mend_json_add_string (builder, "message", self->message);
+  if (self->resets_at > 0)
+    {
+      json_builder_set_member_name (builder, "resetsAt");
+      json_builder_add_int_value (builder, self->resets_at / 1000);
+    }
   json_builder_end_object (builder);
 }
 
@@ -415,6 +470,19 @@ mend_failure_new_from_state (JsonObject *object,
   self->retry_after_ms = retry_after;
   self->partial = partial;
   classify_default (self);
+  /* Saved in milliseconds; absent before there was one. */
+  if (json_object_has_member (object, "resetsAt"))
+    {
+      gint64 resets_at = mend_json_read_int (object, "resetsAt", 0, G_MAXINT64 / 4000, &valid);
+
+      if (!valid)
+        {
+          g_object_unref (self);
+          *ok = FALSE;
+          return NULL;
+        }
+      self->resets_at = resets_at * 1000;
+    }
   return self;
 }
 
@@ -486,6 +554,8 @@ copy_facts (MendFailure *self)
   copy->should_retry = self->should_retry;
   copy->rule = g_strdup (self->rule);
   copy->user_stop = self->user_stop;
+  copy->resets_at = self->resets_at;
+  copy->reset_in_text = self->reset_in_text;
 
   return copy;
 }
@@ -627,6 +697,9 @@ mend_failure_get_property (GObject    *object,
       break;
     case PROP_RULE:
       g_value_set_string (value, self->rule);
+      break;
+    case PROP_RESETS_AT:
+      g_value_set_int64 (value, self->resets_at);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -786,6 +859,23 @@ mend_failure_class_init (MendFailureClass *klass)
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendFailure:resets-at:
+   *
+   * When the usage limit that failed the attempt resets, in wall-clock
+   * microseconds since the Unix epoch, or 0 when nothing said: from
+   * Anthropic's `anthropic-ratelimit-unified-reset`, OpenAI's
+   * `x-ratelimit-reset-requests` and `-tokens`, a Gemini daily quota's
+   * `RetryInfo`, or the words of the message ("resets 9:23pm (UTC)",
+   * "try again at Dec 2nd, 2026 3:05 PM", "resets in 3h 12m"). A time of
+   * day without a date is the next one after the failure.
+   * [property@Mend.ErrorPolicy:continue-at-reset] waits for it.
+   */
+  properties[PROP_RESETS_AT] =
+    g_param_spec_int64 ("resets-at", NULL, NULL,
+                        0, G_MAXINT64, 0,
+                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -909,6 +999,22 @@ mend_failure_get_api_error_type (MendFailure *self)
   g_return_val_if_fail (MEND_IS_FAILURE (self), NULL);
 
   return self->api_error_type;
+}
+
+/**
+ * mend_failure_get_resets_at:
+ * @self: a failure
+ *
+ * Gets [property@Mend.Failure:resets-at].
+ *
+ * Returns: when the usage limit resets, in wall-clock µs, or 0
+ */
+gint64
+mend_failure_get_resets_at (MendFailure *self)
+{
+  g_return_val_if_fail (MEND_IS_FAILURE (self), 0);
+
+  return self->resets_at;
 }
 
 /**

@@ -67,6 +67,8 @@ gboolean         mend_failure_get_should_retry        (MendFailure        *self,
 
 
 MEND_AVAILABLE_IN_0_2
+gint64           mend_failure_get_resets_at           (MendFailure        *self);
+MEND_AVAILABLE_IN_0_2
 char            *mend_failure_describe                (MendFailure        *self);
 
 G_END_DECLS

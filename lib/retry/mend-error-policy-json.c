@@ -34,6 +34,7 @@ static const struct {
   { "retryAfterMaxMs", "retry-after-max-ms" },
   { "staggerMs", "stagger-ms" },
   { "retryPartial", "retry-partial" },
+  { "continueAtReset", "continue-at-reset" },
 };
 
 static gboolean
@@ -350,7 +351,7 @@ schedules_from_node (JsonNode         *node,
  * `baseDelayMs`, `maxDelayMs`, `multiplier`, `jitter` (`"none"`,
  * `"additive"`, `"full"`, `"equal"`, `"decorrelated"`), `jitterMs`, `delays`
  * (an array of milliseconds, or null), `retryAfterMaxMs`, `staggerMs`,
- * `retryPartial`, `rules` (the app's own classifier rules, an array of
+ * `retryPartial`, `continueAtReset`, `rules` (the app's own classifier rules, an array of
  * `{"phrase": "pool drained", "reason": "capacity", "source": "our
  * gateway"}` with `source` optional, which replaces the rules the policy
  * had: see [method@Mend.ErrorPolicy.add_rule]), `byReason` (the schedules

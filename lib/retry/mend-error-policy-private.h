@@ -91,4 +91,8 @@ void             mend_error_policy_adopt_schedule      (MendErrorPolicy *self,
 void             mend_error_policy_clear_schedules     (MendErrorPolicy *self,
                                                         gboolean         defaults);
 
+/* A usage limit's reset is waited for this much longer, at random: up
+ * to a minute (none with jitter "none", as tests want). */
+guint            mend_error_policy_reset_jitter        (MendErrorPolicy *self);
+
 G_END_DECLS

@@ -80,6 +80,7 @@ typedef struct
   guint       retry_after_max_ms;
   guint       stagger_ms;
   gboolean    retry_partial;
+  gboolean    continue_at_reset;
   GRand      *rand;
   MendRuleSet *rules;              /* the app's, or NULL */
 } MendErrorPolicyPrivate;
@@ -96,6 +97,7 @@ enum {
   PROP_RETRY_AFTER_MAX_MS,
   PROP_STAGGER_MS,
   PROP_RETRY_PARTIAL,
+  PROP_CONTINUE_AT_RESET,
   N_PROPS
 };
 
@@ -440,6 +442,9 @@ mend_error_policy_get_property (GObject    *object,
     case PROP_RETRY_PARTIAL:
       g_value_set_boolean (value, priv->retry_partial);
       break;
+    case PROP_CONTINUE_AT_RESET:
+      g_value_set_boolean (value, priv->continue_at_reset);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -501,6 +506,9 @@ mend_error_policy_set_property (GObject      *object,
       break;
     case PROP_RETRY_PARTIAL:
       mend_error_policy_set_retry_partial (self, g_value_get_boolean (value));
+      break;
+    case PROP_CONTINUE_AT_RESET:
+      mend_error_policy_set_continue_at_reset (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -628,6 +636,25 @@ mend_error_policy_class_init (MendErrorPolicyClass *klass)
    */
   properties[PROP_RETRY_PARTIAL] =
     g_param_spec_boolean ("retry-partial", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendErrorPolicy:continue-at-reset:
+   *
+   * Whether a usage limit whose reset is known ([property@Mend.Failure:resets-at])
+   * waits for it and tries once more, instead of giving up. Off by
+   * default: a plan's window does not lift in seconds, and what runs at
+   * the reset runs while the user may be away. On, the turn waits on a
+   * [class@Mend.RetryWait] of reason %MEND_REASON_USAGE_LIMIT whose
+   * [property@Mend.RetryWait:next-at] is the reset plus up to a minute of
+   * jitter, following the wall clock (a machine asleep past the reset
+   * tries when it wakes); Stop ends it as any wait. Still limited at the
+   * reset, it waits for the next one, at most %MEND_ERROR_POLICY_MAX_RESET_WAITS
+   * times in a turn. A billing limit never waits.
+   */
+  properties[PROP_CONTINUE_AT_RESET] =
+    g_param_spec_boolean ("continue-at-reset", NULL, NULL,
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
@@ -872,6 +899,16 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
     }
 
   return delay;
+}
+
+guint
+mend_error_policy_reset_jitter (MendErrorPolicy *self)
+{
+  MendErrorPolicyPrivate *priv = mend_error_policy_get_instance_private (self);
+
+  if (priv->s.jitter == MEND_JITTER_NONE)
+    return 0;
+  return (guint) g_rand_int_range (priv->rand, 0, 60001);
 }
 
 /* The per-chat offset, in milliseconds. */
@@ -1198,6 +1235,31 @@ mend_error_policy_set_delays (MendErrorPolicy *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DELAYS]);
 }
 
+/* Boolean accessors: each setter notifies only on change. */
+#define DEFINE_BOOL_ACCESSORS(name, PROP)                                      \
+gboolean                                                                       \
+mend_error_policy_get_##name (MendErrorPolicy *self)                           \
+{                                                                              \
+  MendErrorPolicyPrivate *priv;                                                \
+  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), FALSE);                   \
+  priv = mend_error_policy_get_instance_private (self);                        \
+  return priv->name;                                                           \
+}                                                                              \
+void                                                                           \
+mend_error_policy_set_##name (MendErrorPolicy *self,                           \
+                              gboolean         value)                          \
+{                                                                              \
+  MendErrorPolicyPrivate *priv;                                                \
+  g_return_if_fail (MEND_IS_ERROR_POLICY (self));                              \
+  priv = mend_error_policy_get_instance_private (self);                        \
+  value = !!value;                                                             \
+  if (priv->name != value)                                                     \
+    {                                                                          \
+      priv->name = value;                                                      \
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP]);            \
+    }                                                                          \
+}
+
 /**
  * mend_error_policy_get_retry_partial:
  * @self: a policy
@@ -1206,17 +1268,6 @@ mend_error_policy_set_delays (MendErrorPolicy *self,
  *
  * Returns: whether failures after output are retried
  */
-gboolean
-mend_error_policy_get_retry_partial (MendErrorPolicy *self)
-{
-  MendErrorPolicyPrivate *priv;
-
-  g_return_val_if_fail (MEND_IS_ERROR_POLICY (self), FALSE);
-
-  priv = mend_error_policy_get_instance_private (self);
-  return priv->retry_partial;
-}
-
 /**
  * mend_error_policy_set_retry_partial:
  * @self: a policy
@@ -1224,19 +1275,21 @@ mend_error_policy_get_retry_partial (MendErrorPolicy *self)
  *
  * Sets [property@Mend.ErrorPolicy:retry-partial].
  */
-void
-mend_error_policy_set_retry_partial (MendErrorPolicy *self,
-                                     gboolean         retry_partial)
-{
-  MendErrorPolicyPrivate *priv;
+DEFINE_BOOL_ACCESSORS (retry_partial, PROP_RETRY_PARTIAL)
 
-  g_return_if_fail (MEND_IS_ERROR_POLICY (self));
-
-  priv = mend_error_policy_get_instance_private (self);
-  retry_partial = !!retry_partial;
-  if (priv->retry_partial != retry_partial)
-    {
-      priv->retry_partial = retry_partial;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RETRY_PARTIAL]);
-    }
-}
+/**
+ * mend_error_policy_get_continue_at_reset:
+ * @self: a policy
+ *
+ * Gets [property@Mend.ErrorPolicy:continue-at-reset].
+ *
+ * Returns: whether a usage limit waits for its reset
+ */
+/**
+ * mend_error_policy_set_continue_at_reset:
+ * @self: a policy
+ * @continue_at_reset: whether a usage limit waits for its reset
+ *
+ * Sets [property@Mend.ErrorPolicy:continue-at-reset].
+ */
+DEFINE_BOOL_ACCESSORS (continue_at_reset, PROP_CONTINUE_AT_RESET)

@@ -17,6 +17,14 @@
 
 G_BEGIN_DECLS
 
+/**
+ * MEND_ERROR_POLICY_MAX_RESET_WAITS:
+ *
+ * How many times a turn waits for a usage limit's reset
+ * ([property@Mend.ErrorPolicy:continue-at-reset]) before it gives up.
+ */
+#define MEND_ERROR_POLICY_MAX_RESET_WAITS 3
+
 #define MEND_TYPE_ERROR_POLICY (mend_error_policy_get_type ())
 
 MEND_AVAILABLE_IN_0_2
@@ -131,6 +139,11 @@ gboolean          mend_error_policy_get_retry_partial     (MendErrorPolicy  *sel
 MEND_AVAILABLE_IN_0_2
 void              mend_error_policy_set_retry_partial     (MendErrorPolicy  *self,
                                                            gboolean          retry_partial);
+MEND_AVAILABLE_IN_0_2
+gboolean          mend_error_policy_get_continue_at_reset (MendErrorPolicy  *self);
+MEND_AVAILABLE_IN_0_2
+void              mend_error_policy_set_continue_at_reset (MendErrorPolicy  *self,
+                                                           gboolean          continue_at_reset);
 
 MEND_AVAILABLE_IN_0_2
 gboolean          mend_error_policy_set_schedule_for_reason (MendErrorPolicy  *self,

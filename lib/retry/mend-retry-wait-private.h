@@ -19,11 +19,13 @@ void mend_retry_wait_build_json (MendRetryWait *self,
 
 /* The wait a retry verdict asks for, before retry number @attempt of
  * @max_retries: its delay, failure, reason and server hint are the
- * verdict's. */
+ * verdict's; @at_reset: it waits for a usage limit's reset, on the wall
+ * clock. */
 MendRetryWait *mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                                                 MendClock   *clock,
                                                 guint        attempt,
-                                                guint        max_retries);
+                                                guint        max_retries,
+                                                gboolean     at_reset);
 
 /* A duration as a countdown shows it, translated: “4 s”, “2 min 5 s”. */
 char *mend_retry_wait_describe_duration (gint64 ms);

@@ -75,6 +75,7 @@ struct _MendRetryWait
   gint64              deadline_us;  /* on the clock's monotonic time */
   MendRetryWaitState  state;
   gboolean            held;
+  gboolean            at_reset;     /* on the wall clock, until a limit's reset */
   MendGateState       gate_state;
   MendCountdownEntry *countdown;    /* its deadline and countdown, while pending */
   guint               shown_seconds;
@@ -94,6 +95,7 @@ enum {
   PROP_STATE,
   PROP_REMAINING_SECONDS,
   PROP_HELD,
+  PROP_AT_RESET,
   PROP_GATE_STATE,
   PROP_DESCRIPTION,
   N_PROPS
@@ -173,13 +175,35 @@ on_tick (GObject *object)
     }
 }
 
-/* The deadline: the clock took the wait off already. */
+static MendCountdownFuncs countdown_funcs;
+
+/* A wait on the wall clock sleeps in steps of at most this much of the
+ * monotonic clock, which stops while the machine sleeps: after a suspend
+ * past its time, it fires within a step of the wake. */
+#define WALL_STEP_MS 30000
+
+static guint64
+wall_step_ms (MendRetryWait *self,
+              guint64        left_ms)
+{
+  return self->at_reset ? MIN (left_ms, WALL_STEP_MS) : left_ms;
+}
+
+/* The deadline: the clock took the wait off already. A wait on the wall
+ * clock fires once the wall clock says so, and sleeps on otherwise. */
 static void
 on_fire (GObject *object)
 {
   MendRetryWait *self = MEND_RETRY_WAIT (object);
 
   self->countdown = NULL;
+  if (self->at_reset && mend_retry_wait_get_remaining_ms (self) > 0)
+    {
+      self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs,
+                                            wall_step_ms (self, mend_retry_wait_get_remaining_ms (self)));
+      if (self->countdown != NULL)
+        return;
+    }
   finish (self, MEND_RETRY_WAIT_FIRED);
 }
 
@@ -212,7 +236,7 @@ mend_retry_wait_constructed (GObject *object)
   /* On the clock first, then its time read: nothing runs in between, and
    * the deadline is never before the timer's. Not referenced: dispose
    * takes the wait off its clock. */
-  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs, self->delay_ms);
+  self->countdown = mend_countdown_add (self->clock, object, &countdown_funcs, wall_step_ms (self, self->delay_ms));
   self->started_at = mend_clock_get_real_time (self->clock);
   self->next_at = self->started_at + delay_us;
   self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
@@ -292,6 +316,9 @@ mend_retry_wait_get_property (GObject    *object,
     case PROP_HELD:
       g_value_set_boolean (value, self->held);
       break;
+    case PROP_AT_RESET:
+      g_value_set_boolean (value, self->at_reset);
+      break;
     case PROP_GATE_STATE:
       g_value_set_enum (value, self->gate_state);
       break;
@@ -336,6 +363,9 @@ mend_retry_wait_set_property (GObject      *object,
       break;
     case PROP_HELD:
       self->held = g_value_get_boolean (value);
+      break;
+    case PROP_AT_RESET:
+      self->at_reset = g_value_get_boolean (value);
       break;
     case PROP_GATE_STATE:
       self->gate_state = g_value_get_enum (value);
@@ -490,6 +520,21 @@ mend_retry_wait_class_init (MendRetryWaitClass *klass)
    */
   properties[PROP_HELD] =
     g_param_spec_boolean ("held", NULL, NULL,
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * MendRetryWait:at-reset:
+   *
+   * Whether the wait is for a usage limit's reset
+   * ([property@Mend.ErrorPolicy:continue-at-reset]) rather than a retry's
+   * backoff: its [property@Mend.RetryWait:next-at] is that reset, and it
+   * follows the wall clock, so that a machine that slept past it fires
+   * when it wakes (within half a minute) and a chat restored later waits
+   * for the same time.
+   */
+  properties[PROP_AT_RESET] =
+    g_param_spec_boolean ("at-reset", NULL, NULL,
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
@@ -788,7 +833,10 @@ mend_retry_wait_get_remaining_ms (MendRetryWait *self)
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return 0;
 
-  left = self->deadline_us - mend_clock_get_monotonic_time (self->clock);
+  if (self->at_reset)
+    left = self->next_at - mend_clock_get_real_time (self->clock);
+  else
+    left = self->deadline_us - mend_clock_get_monotonic_time (self->clock);
   return left <= 0 ? 0 : (left + 999) / 1000;
 }
 
@@ -808,6 +856,23 @@ mend_retry_wait_get_held (MendRetryWait *self)
   mend_return_val_if_not_owner (&self->owner, self, FALSE);
 
   return self->held;
+}
+
+/**
+ * mend_retry_wait_get_at_reset:
+ * @self: a wait
+ *
+ * Gets [property@Mend.RetryWait:at-reset].
+ *
+ * Returns: whether the wait is for a usage limit's reset
+ */
+gboolean
+mend_retry_wait_get_at_reset (MendRetryWait *self)
+{
+  g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), FALSE);
+  mend_return_val_if_not_owner (&self->owner, self, FALSE);
+
+  return self->at_reset;
 }
 
 /**
@@ -876,6 +941,27 @@ mend_retry_wait_cancel (MendRetryWait *self)
   return TRUE;
 }
 
+/* A wall-clock time as a person reads it, in the machine's zone: "21:23"
+ * within a day, "Tue 09:00" within a week, else with its date. */
+static char *
+describe_time (gint64 at_us,
+               gint64 now_us)
+{
+  g_autoptr(GDateTime) utc = g_date_time_new_from_unix_utc (at_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) local = utc != NULL ? g_date_time_to_local (utc) : NULL;
+  gint64 ahead_us = at_us - now_us;
+
+  if (local == NULL)
+    return g_strdup ("?");
+  if (ahead_us < G_TIME_SPAN_DAY)
+    return g_date_time_format (local, "%H:%M");
+  if (ahead_us < 7 * G_TIME_SPAN_DAY)
+    /* Translators: a weekday and a time, for g_date_time_format () */
+    return g_date_time_format (local, _("%a %H:%M"));
+  /* Translators: a date and a time, for g_date_time_format () */
+  return g_date_time_format (local, _("%b %-d, %H:%M"));
+}
+
 char *
 mend_retry_wait_describe_duration (gint64 ms)
 {
@@ -937,6 +1023,13 @@ mend_retry_wait_describe (MendRetryWait *self)
       {
         g_autofree char *duration = mend_retry_wait_describe_duration (mend_retry_wait_get_remaining_ms (self));
 
+        if (self->at_reset)
+          {
+            g_autofree char *when = describe_time (self->next_at, mend_clock_get_real_time (self->clock));
+
+            /* Translators: %s is a time such as “21:23” or “Tue 09:00” */
+            return g_strdup_printf (_("Usage limit reached — continues at %s"), when);
+          }
         if (self->held && self->gate_state == MEND_GATE_OFFLINE)
           return g_strdup (_("Waiting for the network to come back"));
         if (self->held)
@@ -1146,7 +1239,8 @@ MendRetryWait *
 mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                                  MendClock   *clock,
                                  guint        attempt,
-                                 guint        max_retries)
+                                 guint        max_retries,
+                                 gboolean     at_reset)
 {
   MendFailure *failure = mend_verdict_get_failure (verdict);
 
@@ -1160,5 +1254,6 @@ mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                        "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
                        "failure", failure,
                        "server-hint", mend_verdict_get_server_hint (verdict),
+                       "at-reset", at_reset,
                        NULL);
 }

@@ -55,6 +55,8 @@ guint               mend_retry_wait_get_remaining_seconds (MendRetryWait   *self
 MEND_AVAILABLE_IN_0_2
 gboolean            mend_retry_wait_get_held         (MendRetryWait        *self);
 MEND_AVAILABLE_IN_0_2
+gboolean            mend_retry_wait_get_at_reset     (MendRetryWait        *self);
+MEND_AVAILABLE_IN_0_2
 gboolean            mend_retry_wait_fire_now         (MendRetryWait        *self);
 MEND_AVAILABLE_IN_0_2
 gboolean            mend_retry_wait_cancel           (MendRetryWait        *self);

@@ -17,6 +17,7 @@ typedef enum
   MEND_VERDICT_EXHAUSTED,  /* transient, but the retries are used up */
   MEND_VERDICT_GIVE_UP,    /* permanent, a limit, or a hint beyond the horizon */
   MEND_VERDICT_STOP,       /* the user's Stop */
+  MEND_VERDICT_AT_RESET,   /* a usage limit: wait for its reset, then try once */
 } MendVerdictStep;
 
 /* What the turn knows of the attempt that failed. */
@@ -27,6 +28,8 @@ typedef struct
   gboolean     output_seen;      /* output came before the failure */
   guint        delay_offset_ms;  /* the chat's stagger, added to a retry's delay */
   gint64       hold_ms;          /* a gate holds the same attempt this long, or -1 */
+  gint64       now_us;           /* the wall clock's time, for a limit's reset */
+  guint        reset_waits;      /* the limit resets the turn waited for */
 } MendAttemptContext;
 
 /* The kind @policy gives @failure in its context. After output was seen a

@@ -161,8 +161,25 @@ mend_verdict_decide (MendErrorPolicy          *policy,
     case MEND_FAILURE_STOPPED:
       *step = MEND_VERDICT_STOP;
       break;
-    case MEND_FAILURE_PERMANENT:
     case MEND_FAILURE_LIMIT:
+      /* A usage limit whose reset is known, with continue-at-reset on:
+       * a wait for it, up to a minute late so that the chats of one
+       * account do not all go at once; never a billing limit, and never
+       * more than a few times in a turn. */
+      if (mend_error_policy_get_continue_at_reset (policy) &&
+          mend_failure_get_reason (judged) == MEND_REASON_USAGE_LIMIT &&
+          mend_failure_get_resets_at (judged) > 0 && context->now_us > 0 &&
+          context->reset_waits < MEND_ERROR_POLICY_MAX_RESET_WAITS)
+        {
+          gint64 until = MAX (0, mend_failure_get_resets_at (judged) - context->now_us) / 1000;
+
+          *step = MEND_VERDICT_AT_RESET;
+          delay = until + mend_error_policy_reset_jitter (policy);
+        }
+      else
+        *step = MEND_VERDICT_GIVE_UP;
+      break;
+    case MEND_FAILURE_PERMANENT:
     default:
       *step = MEND_VERDICT_GIVE_UP;
       break;

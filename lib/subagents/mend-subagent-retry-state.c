@@ -278,7 +278,8 @@ mend_subagent_retry_state_restore (MendSubagentScheduler  *self,
                                                              CLAMP (saved[i].next_at_ms - now_ms, 0, longest),
                                                              FALSE);
           MendRetryWait *wait = mend_retry_wait_new_for_verdict (verdict, self->clock, saved[i].retry_attempt,
-                                                                 mend_error_policy_get_max_retries (self->policy));
+                                                                 mend_error_policy_get_max_retries (self->policy),
+                                                                 FALSE);
 
           /* The attempt runs at its time; none is burnt by the restart. */
           mend_subagent_set_attempts (sub, saved[i].retry_attempt - 1);

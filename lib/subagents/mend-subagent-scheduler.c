@@ -358,7 +358,7 @@ mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
       return;
     }
 
-  wait = mend_retry_wait_new_for_verdict (verdict, self->clock, attempt, of);
+  wait = mend_retry_wait_new_for_verdict (verdict, self->clock, attempt, of, FALSE);
   mend_subagent_scheduler_connect_wait (entry, wait);
   mend_subagent_set_retry (entry->subagent, wait);
 

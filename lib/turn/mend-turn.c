@@ -83,6 +83,7 @@ struct _MendTurn
   MendTurnState     state;
   guint             attempt;
   guint             max_retries;  /* fixed at start */
+  guint             reset_waits;  /* waits for a limit's reset, not retries */
   MendRetryWait    *wait;
   MendFailure      *last_failure;
   MendVerdict      *last_verdict;
@@ -1425,7 +1426,21 @@ wait_before_retry (MendTurn    *self,
   g_assert (MEND_IS_VERDICT (verdict));
   g_assert (!mend_turn_is_finished (self));
 
-  enter_wait (self, mend_retry_wait_new_for_verdict (verdict, self->clock, self->attempt, self->max_retries));
+  enter_wait (self, mend_retry_wait_new_for_verdict (verdict, self->clock, self->attempt, self->max_retries, FALSE));
+}
+
+/* A usage limit whose reset is known, with continue-at-reset on: the
+ * wait follows the wall clock until then, and the attempt after it is
+ * not one of the retries. */
+static void
+wait_for_reset (MendTurn    *self,
+                MendVerdict *verdict)
+{
+  g_assert (MEND_IS_VERDICT (verdict));
+  g_assert (!mend_turn_is_finished (self));
+
+  self->reset_waits++;
+  enter_wait (self, mend_retry_wait_new_for_verdict (verdict, self->clock, self->attempt, self->max_retries, TRUE));
 }
 
 /* The gate holds the attempt about to run: wait without spending it,
@@ -1442,12 +1457,23 @@ hold_for_gate (MendTurn *self,
                                              self->max_retries, self->last_failure));
 }
 
+/* A saved wait that was for a usage limit's reset. */
+static gboolean
+resets_at_restored (MendTurn    *self,
+                    MendFailure *failure)
+{
+  return failure != NULL && mend_failure_get_kind (failure) == MEND_FAILURE_LIMIT &&
+         mend_failure_get_resets_at (failure) > 0 && mend_error_policy_get_continue_at_reset (self->policy);
+}
+
 void
 mend_turn_start_restored (MendTurn    *self,
                           guint        attempt,
                           gint64       delay_ms,
                           MendFailure *failure)
 {
+  gboolean at_reset = FALSE;
+
   g_return_if_fail (MEND_IS_TURN (self));
   mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (self->state == MEND_TURN_IDLE);
@@ -1457,8 +1483,17 @@ mend_turn_start_restored (MendTurn    *self,
   self->max_retries = MAX (mend_error_policy_get_max_retries (self->policy), attempt - 1);
   self->attempt = attempt;
   g_set_object (&self->last_failure, failure);
-  /* The saved wait was the verdict on the attempt that failed. */
-  if (delay_ms >= 0)
+  /* The saved wait was the verdict on the attempt that failed; a wait for
+   * a usage limit's reset waits for the same wall-clock time, however long
+   * the chat was away (at once when it passed). */
+  if (delay_ms >= 0 && resets_at_restored (self, failure))
+    {
+      gint64 until_ms = MAX (0, mend_failure_get_resets_at (failure) - mend_clock_get_real_time (self->clock)) / 1000;
+
+      self->last_verdict = mend_verdict_new (failure, MEND_FAILURE_LIMIT, attempt, until_ms, FALSE);
+      at_reset = TRUE;
+    }
+  else if (delay_ms >= 0)
     self->last_verdict = mend_verdict_new (failure, MEND_FAILURE_TRANSIENT, attempt, delay_ms, FALSE);
 
   g_object_ref (self);
@@ -1478,6 +1513,8 @@ mend_turn_start_restored (MendTurn    *self,
       if (self->state == MEND_TURN_RUNNING)
         begin_attempt (self);
     }
+  else if (!mend_turn_is_finished (self) && at_reset)
+    wait_for_reset (self, self->last_verdict);
   else if (!mend_turn_is_finished (self))
     wait_before_retry (self, self->last_verdict);
 
@@ -1534,7 +1571,12 @@ mend_turn_fail (MendTurn    *self,
         }
     }
 
-  context.attempt = self->attempt;
+  /* A limit's reset in words ("resets 9:23pm") is read at the turn's
+   * time. The attempts after a reset are not retries. */
+  context.now_us = mend_clock_get_real_time (self->clock);
+  mend_failure_resolve_reset (judged, context.now_us);
+  context.reset_waits = self->reset_waits;
+  context.attempt = self->attempt - self->reset_waits;
   context.max_retries = self->max_retries;
   context.output_seen = self->output_seen;
   context.delay_offset_ms = self->delay_offset_ms;
@@ -1562,6 +1604,9 @@ mend_turn_fail (MendTurn    *self,
       break;
     case MEND_VERDICT_HOLD:
       hold_for_gate (self, mend_verdict_get_delay_ms (verdict));
+      break;
+    case MEND_VERDICT_AT_RESET:
+      wait_for_reset (self, verdict);
       break;
     case MEND_VERDICT_EXHAUSTED:
       give_up (self, judged, TRUE);
