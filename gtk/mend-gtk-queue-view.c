@@ -7,6 +7,7 @@
 
 #include "libmend-gtk.h"
 #include "mend-gtk-i18n-private.h"
+#include "mend-gtk-style-private.h"
 
 /**
  * MendGtkQueueView:
@@ -388,6 +389,8 @@ mend_gtk_queue_view_class_init (MendGtkQueueViewClass *klass)
 static void
 mend_gtk_queue_view_init (MendGtkQueueView *self)
 {
+  mend_gtk_style_ensure (GTK_WIDGET (self));
+
   self->list = gtk_list_box_new ();
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->list), GTK_SELECTION_NONE);
   gtk_widget_add_css_class (self->list, "boxed-list");

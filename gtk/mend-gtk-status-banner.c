@@ -7,6 +7,7 @@
 
 #include "libmend-gtk.h"
 #include "mend-gtk-i18n-private.h"
+#include "mend-gtk-style-private.h"
 
 /**
  * MendGtkStatusBanner:
@@ -366,6 +367,8 @@ mend_gtk_status_banner_init (MendGtkStatusBanner *self)
 {
   GtkWidget *row;
   GtkWidget *texts;
+
+  mend_gtk_style_ensure (GTK_WIDGET (self));
 
   self->revealer = gtk_revealer_new ();
   gtk_revealer_set_transition_type (GTK_REVEALER (self->revealer), GTK_REVEALER_TRANSITION_TYPE_SLIDE_DOWN);

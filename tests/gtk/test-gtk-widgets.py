@@ -82,7 +82,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = body["messages"][-1]["content"]
+        # A turn after a give-up carries the failed prompt too, in the same message.
+        prompt = body["messages"][-1]["content"].split("\n")[-1]
         asked[prompt] = asked.get(prompt, 0) + 1
         status, headers, text = answer_for(prompt, asked[prompt])
         if status != 200:
@@ -187,35 +188,49 @@ def pointer(gobject):
 
 def render_to_png(snapshot, renderer, path):
     node = gtk_c.gtk_snapshot_to_node(pointer(snapshot))
-    check(node is not None, "%s: something was drawn" % os.path.basename(path))
     if node is None:
-        return
+        return False
     texture = gtk_c.gsk_renderer_render_texture(pointer(renderer), node, None)
     gtk_c.gdk_texture_save_to_png(texture, path.encode())
     gtk_c.g_object_unref(texture)
     gtk_c.gsk_render_node_unref(node)
+    return True
 
 
-def screenshot(widget, name, background=True):
-    """Renders @widget as it is now into OUTDIR/@name.png; checks the
-    picture is not blank (more than one distinct colour)."""
+def render(widget, path, background):
+    """Renders @widget as it is now into @path; returns how many distinct
+    colours the picture has."""
     width, height = widget.get_width(), widget.get_height()
-    if not check(width > 0 and height > 0, "%s: the widget has a size" % name):
-        return None
     snapshot = Gtk.Snapshot()
     if background:
         found, color = widget.get_style_context().lookup_color("theme_bg_color")
         if found:
             snapshot.append_color(color, Graphene.Rect().init(0, 0, width, height))
     Gtk.WidgetPaintable.new(widget).snapshot(snapshot, width, height)
-    path = os.path.join(outdir, name + ".png")
-    render_to_png(snapshot, widget.get_native().get_renderer(), path)
+    if not render_to_png(snapshot, widget.get_native().get_renderer(), path):
+        return 0
     pixbuf = GdkPixbuf.Pixbuf.new_from_file(path)
     pixels = pixbuf.get_pixels()
     n, stride = pixbuf.get_n_channels(), pixbuf.get_rowstride()
-    colors = {pixels[y * stride + x * n:y * stride + x * n + n]
-              for y in range(0, pixbuf.get_height(), 2) for x in range(0, pixbuf.get_width(), 2)}
-    check(len(colors) > 1, "screenshot %s is not blank (%d colours, %dx%d)" % (name, len(colors), width, height))
+    return len({pixels[y * stride + x * n:y * stride + x * n + n]
+                for y in range(0, pixbuf.get_height(), 2) for x in range(0, pixbuf.get_width(), 2)})
+
+
+def screenshot(widget, name, background=True):
+    """Saves @widget as it is now as OUTDIR/@name.png; checks the picture
+    is not blank (more than one distinct colour)."""
+    path = os.path.join(outdir, name + ".png")
+    if not check(widget.get_width() > 0 and widget.get_height() > 0, "%s: the widget has a size" % name):
+        return None
+    # A widget caught between a change and its next frame draws nothing
+    # yet: a few frames' grace.
+    for attempt in range(10):
+        spin(0.1)
+        colors = render(widget, path, background)
+        if colors > 1:
+            break
+    check(colors > 1, "screenshot %s is not blank (%d colours, %dx%d)"
+          % (name, colors, widget.get_width(), widget.get_height()))
     return path
 
 
