@@ -128,6 +128,8 @@ update (MendGtkStatusBanner *self)
   if (gave_up && failure != NULL)
     message = mend_failure_get_message (failure);
 
+  /* Retry is never offered while hidden. */
+  gtk_widget_set_sensitive (self->retry, gave_up && mend_chat_get_can_retry (self->chat));
   /* The words stay while the banner slides away. */
   if (shown)
     gtk_label_set_label (GTK_LABEL (self->label), text);
@@ -149,7 +151,6 @@ update (MendGtkStatusBanner *self)
   gtk_widget_set_visible (self->retry_now, waiting && !held);
   gtk_widget_set_visible (self->stop, busy);
   gtk_widget_set_visible (self->retry, gave_up);
-  gtk_widget_set_sensitive (self->retry, gave_up && mend_chat_get_can_retry (self->chat));
 
   gtk_label_set_label (GTK_LABEL (self->details_label), message != NULL ? message : "");
   gtk_widget_set_visible (self->details, message != NULL && message[0] != '\0');
