@@ -35,7 +35,7 @@
  * ## CSS nodes and style classes
  *
  * ```
- * mendstatusbanner[.waiting][.held][.gave-up][.limit]
+ * mendstatusbanner[.waiting][.held][.offline][.gave-up][.limit]
  * ╰── revealer
  *     ╰── box.card.status
  *         ├── box
@@ -50,9 +50,10 @@
  *             ╰── label.details.dim-label.monospace
  * ```
  *
- * The banner's own node carries the state: `.waiting` during a wait,
- * `.held` while the network or a gate holds it, `.gave-up` after a
- * give-up and `.limit` at a usage limit. Only standard style classes are
+ * The banner's own node carries the state: `.waiting` during a wait or
+ * a retry under way, `.held` while a gate holds it (and `.offline` when
+ * that is because the network is gone), `.gave-up` after a give-up and
+ * `.limit` at a usage limit. Only standard style classes are
  * used otherwise (`.card`, `.warning`, `.error`, `.dim-label`,
  * `.suggested-action`, `.monospace`), so that it fits GTK's own theme and
  * libadwaita's, light and dark.
@@ -109,7 +110,7 @@ update (MendGtkStatusBanner *self)
   MendRetryWait *wait = NULL;
   MendFailure *failure = NULL;
   gboolean busy = FALSE;
-  gboolean waiting, held, gave_up, limit;
+  gboolean waiting, held, offline = FALSE, gave_up, limit;
   const char *message = NULL;
 
   if (self->chat != NULL)
@@ -123,6 +124,13 @@ update (MendGtkStatusBanner *self)
 
   waiting = shown && wait != NULL;
   held = waiting && mend_retry_wait_get_held (wait);
+  if (held)
+    {
+      MendGateState gate_state;
+
+      g_object_get (wait, "gate-state", &gate_state, NULL);
+      offline = gate_state == MEND_GATE_OFFLINE;
+    }
   gave_up = shown && !busy;
   limit = gave_up && failure != NULL && mend_failure_get_kind (failure) == MEND_FAILURE_LIMIT;
   if (gave_up && failure != NULL)
@@ -139,11 +147,12 @@ update (MendGtkStatusBanner *self)
 
   set_css_class (GTK_WIDGET (self), "waiting", busy);
   set_css_class (GTK_WIDGET (self), "held", held);
+  set_css_class (GTK_WIDGET (self), "offline", offline);
   set_css_class (GTK_WIDGET (self), "gave-up", gave_up);
   set_css_class (GTK_WIDGET (self), "limit", limit);
 
   gtk_image_set_from_icon_name (GTK_IMAGE (self->icon),
-                                held ? "network-offline-symbolic" :
+                                offline ? "network-offline-symbolic" :
                                 gave_up ? "dialog-warning-symbolic" : "view-refresh-symbolic");
   set_css_class (self->icon, "warning", busy || limit);
   set_css_class (self->icon, "error", gave_up && !limit);

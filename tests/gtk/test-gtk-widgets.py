@@ -19,6 +19,10 @@
 #           apart, and Retry runs the turn again
 #   quota   a 429 insufficient_quota: the banner shows the limit
 #   stop    a 503 with Retry-After: 30: Stop ends it, the banner hides
+#   held    another chat on the same MendGate saw Retry-After: 30: the
+#           banner, given this chat, says the service is awaited, Stop
+#
+# Then the banner's buttons in German, in a process of its own.
 #
 # Each state is saved as a PNG in OUTDIR and checked not to be blank; the
 # banner's light and dark screenshots go there too (docs/ has copies).
@@ -30,6 +34,7 @@ import http.server
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -40,6 +45,21 @@ gi.require_versions({"Gtk": "4.0", "Gdk": "4.0", "GdkPixbuf": "2.0", "Graphene":
 from gi.repository import Gdk, GdkPixbuf, GLib, Graphene, Gtk, Mend, MendGtk  # noqa: E402
 
 outdir = sys.argv[1] if len(sys.argv) > 1 else "."
+if len(sys.argv) > 2 and sys.argv[2] == "german":
+    # The widgets' words in German, from the catalogue built in the tree.
+    banner = MendGtk.StatusBanner()
+    found, stack = [], [banner]
+    while stack:
+        widget = stack.pop()
+        if isinstance(widget, Gtk.Button) and widget.get_label():
+            found.append(widget.get_label())
+        child = widget.get_first_child()
+        while child is not None:
+            stack.append(child)
+            child = child.get_next_sibling()
+    expected = ["Details", "Erneut versuchen", "Jetzt erneut versuchen", "Stopp"]
+    print("# German buttons:", sorted(found))
+    sys.exit(0 if sorted(found) == expected else 1)
 os.makedirs(outdir, exist_ok=True)
 failures = []
 test_number = 0
@@ -68,7 +88,7 @@ def answer_for(prompt, n):
         return 503, {}, BUSY
     if prompt == "busy" and n == 1:
         return 503, {"Retry-After": "2"}, BUSY
-    if prompt in ("slow", "stop") and n == 1:
+    if prompt in ("slow", "stop", "hinted") and n == 1:
         return 503, {"Retry-After": "30"}, BUSY
     if prompt == "refused" and n == 1:
         return 401, {}, REFUSED
@@ -382,6 +402,35 @@ spin_until(lambda: shown(stop), "the banner offers Stop during the wait")
 check(click(stop), "stop: Stop can be clicked")
 spin_until(lambda: idle() and not revealer.get_reveal_child(), "the banner hides after Stop")
 check(asked.get("stop") == 1, "stop: no further attempt after Stop")
+
+# held: a wait the chats' gate holds (another member saw Retry-After: 30)
+# says so; the banner, given that chat instead, offers Stop, not Retry now.
+gate = Mend.Gate.new(None)
+hinted = Mend.Chat(sender=Mend.HttpSender(uri=url, model="test-model"), gate=gate)
+held_chat = Mend.Chat(sender=Mend.HttpSender(uri=url, model="test-model"), gate=gate)
+hinted.submit("hinted", None)
+spin_until(lambda: hinted.props.wait is not None, "the other member waits on the server's hint")
+banner.props.chat = held_chat
+check(banner.props.chat == held_chat and not revealer.get_reveal_child(), "held: the banner follows its new chat, idle")
+held_chat.submit("held", None)
+spin_until(lambda: revealer.get_child_revealed(), "the banner shows the held wait")
+check(status.get_label().startswith("Waiting for the service to recover"), "held: the banner says the service is awaited: %r"
+      % status.get_label())
+check(banner.has_css_class("held") and shown(stop) and not shown(retry_now) and not shown(retry),
+      "held: the .held style class, Stop offered, not Retry now or Retry")
+screenshot(window, "gtk-held")
+check(click(stop), "held: Stop can be clicked")
+spin_until(lambda: held_chat.props.turn is None and not revealer.get_reveal_child(), "the banner hides after Stop")
+check("held" not in asked, "held: the held turn never reached the server")
+hinted.stop()
+spin_until(lambda: hinted.props.turn is None, "the other member stopped")
+hinted.close()
+held_chat.close()
+
+# German: the widgets speak the user's language (LANGUAGE=de).
+german = subprocess.call([sys.executable, os.path.abspath(__file__), outdir, "german"],
+                         env=dict(os.environ, LANGUAGE="de"))
+check(german == 0, "german: the banner's buttons are in German")
 
 # Taken apart cleanly: the chat outlives the widgets.
 window.destroy()
