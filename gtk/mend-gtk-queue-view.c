@@ -255,6 +255,8 @@ mend_gtk_queue_view_new (MendChat *chat)
  * mend_gtk_queue_view_get_chat:
  * @self: a queue view
  *
+ * Gets [property@MendGtk.QueueView:chat].
+ *
  * Returns: (transfer none) (nullable): the chat whose queue it shows
  *
  * Since: 0.2

@@ -227,6 +227,8 @@ mend_gtk_status_banner_new (MendChat *chat)
  * mend_gtk_status_banner_get_chat:
  * @self: a banner
  *
+ * Gets [property@MendGtk.StatusBanner:chat].
+ *
  * Returns: (transfer none) (nullable): the chat it shows
  *
  * Since: 0.2
