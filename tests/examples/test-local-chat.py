@@ -27,16 +27,16 @@
 #
 # usage: test-local-chat.py SRCDIR   (under xvfb-run; see tests/examples/meson.build)
 
-import http.server
 import json
 import os
 import re
 import runpy
 import sys
 import tempfile
-import threading
 
 srcdir = sys.argv[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chat_completions_server  # noqa: E402
 mode = sys.argv[2] if len(sys.argv) > 2 else None
 example = os.path.join(srcdir, "examples", "local-chat.py")
 
@@ -99,44 +99,12 @@ def answer_for(n):
     return 200, {}, ANSWERS[{2: 0, 3: 1}.get(n, 2)]
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        requests.append((self.path, body))
-        status, headers, text = answer_for(len(requests))
-        if status != 200:
-            data = text.encode()
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        for i, word in enumerate(re.findall(r"\S+\s*", text)):
-            chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body["model"],
-                     "choices": [{"index": 0, "delta": {"role": "assistant", "content": word} if i == 0
-                                  else {"content": word}, "finish_reason": None}]}
-            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        last = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body["model"],
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-        self.wfile.write(b"data: " + json.dumps(last).encode() + b"\n\ndata: [DONE]\n\n")
-        self.close_connection = True
-
-    def log_message(self, *args):
-        pass
+def respond(body):
+    requests.append(("/v1/chat/completions", body))
+    return answer_for(len(requests))
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=server.serve_forever, daemon=True).start()
-url = "http://127.0.0.1:%d/v1/chat/completions" % server.server_address[1]
+server, url = chat_completions_server.start(respond)
 
 # --- The example, run as its own program, watched through its widgets.
 import gi  # noqa: E402

@@ -30,19 +30,18 @@
 # usage: test-gtk-widgets.py OUTDIR   (under xvfb-run; see meson.build)
 
 import ctypes
-import http.server
-import json
 import os
-import re
 import subprocess
 import sys
-import threading
 import time
 
 import gi
 
-gi.require_versions({"Gtk": "4.0", "Gdk": "4.0", "GdkPixbuf": "2.0", "Graphene": "1.0", "Mend": "1", "MendGtk": "1"})
-from gi.repository import Gdk, GdkPixbuf, GLib, Graphene, Gtk, Mend, MendGtk  # noqa: E402
+gi.require_versions({"Gtk": "4.0", "GdkPixbuf": "2.0", "Graphene": "1.0", "Mend": "1", "MendGtk": "1"})
+from gi.repository import GdkPixbuf, GLib, Graphene, Gtk, Mend, MendGtk  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+import chat_completions_server  # noqa: E402
 
 outdir = sys.argv[1] if len(sys.argv) > 1 else "."
 if len(sys.argv) > 2 and sys.argv[2] == "german":
@@ -97,44 +96,14 @@ def answer_for(prompt, n):
     return 200, {}, "Answer to %s." % prompt
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        # A turn after a give-up carries the failed prompt too, in the same message.
-        prompt = body["messages"][-1]["content"].split("\n")[-1]
-        asked[prompt] = asked.get(prompt, 0) + 1
-        status, headers, text = answer_for(prompt, asked[prompt])
-        if status != 200:
-            data = text.encode()
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        chunk = {"id": "c1", "object": "chat.completion.chunk", "model": body["model"],
-                 "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]}
-        last = {"id": "c1", "object": "chat.completion.chunk", "model": body["model"],
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-        self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        self.wfile.write(b"data: " + json.dumps(last).encode() + b"\n\ndata: [DONE]\n\n")
-        self.close_connection = True
-
-    def log_message(self, *args):
-        pass
+def respond(body):
+    # A turn after a give-up carries the failed prompt too, in the same message.
+    prompt = body["messages"][-1]["content"].split("\n")[-1]
+    asked[prompt] = asked.get(prompt, 0) + 1
+    return answer_for(prompt, asked[prompt])
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=server.serve_forever, daemon=True).start()
-url = "http://127.0.0.1:%d/v1/chat/completions" % server.server_address[1]
+server, url = chat_completions_server.start(respond)
 
 
 # --- Helpers: the main loop, the widget tree, screenshots.

@@ -1,19 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Runs tests/gtk/test-gtk-widgets.py under Xvfb: MendGtk's banner and
-# queue view, used as a person would, with a screenshot of each state.
+# Runs a Python test of a GTK 4 window under Xvfb, through the build's
+# typelibs: tests/examples/test-local-chat.py (examples/local-chat.py used
+# as a person would) and tests/gtk/test-gtk-widgets.py (libmend-gtk's
+# widgets).
 #
-# Usage: test-gtk-widgets.sh TYPELIB_PATH LIBRARY_PATH PYTHON SCRIPT OUTDIR
+# Usage: xvfb-python.sh TYPELIB_PATH LIBRARY_PATH PYTHON SCRIPT [ARG…]
+#   (each PATH one folder or several, colon-separated)
 # Exit 77 (skipped) without xvfb-run or without GTK 4 for PYTHON.
 
 set -u
 
-if [ $# -ne 5 ]; then
-  echo "usage: $0 TYPELIB_PATH LIBRARY_PATH PYTHON SCRIPT OUTDIR" >&2
+if [ $# -lt 4 ]; then
+  echo "usage: $0 TYPELIB_PATH LIBRARY_PATH PYTHON SCRIPT [ARG…]" >&2
   exit 2
 fi
-typelib_path=$1 library_path=$2 python=$3 script=$4 outdir=$5
+typelib_path=$1 library_path=$2 python=$3
+shift 3
 
 if ! command -v xvfb-run >/dev/null 2>&1; then
   echo "SKIP: xvfb-run is not installed"
@@ -30,9 +34,15 @@ GSK_RENDERER=cairo GDK_BACKEND=x11 NO_AT_BRIDGE=1 GTK_A11Y=none
 export GI_TYPELIB_PATH LD_LIBRARY_PATH GSK_RENDERER GDK_BACKEND NO_AT_BRIDGE GTK_A11Y
 unset WAYLAND_DISPLAY
 
-output=$(xvfb-run -a -s "-screen 0 1280x800x24" "$python" "$script" "$outdir" 2>&1)
+# GtkApplication wants a session bus: a private one when dbus-run-session exists.
+bus=
+if [ -z "${DBUS_SESSION_BUS_ADDRESS:-}" ] && command -v dbus-run-session >/dev/null 2>&1; then
+  bus=dbus-run-session
+fi
+
+output=$(xvfb-run -a -s "-screen 0 1280x800x24" $bus "$python" "$@" 2>&1)
 status=$?
-echo "$output"
+echo "$output" | grep -v '^dbus-daemon'
 # PyGObject prints an exception in a signal handler and carries on.
 case $output in
   *Traceback*) echo "FAIL: an exception was raised" >&2; exit 1 ;;
