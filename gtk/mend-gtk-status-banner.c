@@ -246,9 +246,8 @@ mend_gtk_status_banner_get_chat (MendGtkStatusBanner *self)
  * @self: a banner
  * @chat: (nullable): the chat to show
  *
- * Shows @chat. Watching its status makes it tick each second during a
- * wait; a banner with no chat, or unmapped with its chat set to %NULL,
- * costs the chat nothing.
+ * Shows @chat. While the banner has it, the chat's status ticks each
+ * second during a wait that is shown; set %NULL to stop watching it.
  *
  * Since: 0.2
  */

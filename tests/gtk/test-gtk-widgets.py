@@ -13,7 +13,8 @@
 #   busy    a 503 with Retry-After: 2: the banner shows the wait ticking
 #           (2 s, then 1 s), and hides when the answer comes
 #   slow    a 503 with Retry-After: 30: "Retry now" runs it at once; the
-#           follow-ups typed meanwhile are rows in order, one removed
+#           follow-ups typed meanwhile are rows in order, one removed,
+#           one edited
 #   refused a 401 the first time: the banner says the key was refused,
 #           Details shows the server's text, the Continue row is marked
 #           apart, and Retry runs the turn again
@@ -326,6 +327,22 @@ labels = [r.get_first_child().get_first_child().get_text() for r in rows()]
 check(labels == ["refused", "follow-up three"], "slow: remove took the second row out: %r" % labels)
 check([i.props.text for i in chat.props.queue] == ["refused", "follow-up three"],
       "slow: and the item out of the chat's queue")
+blanked = rows()[0].get_first_child().get_first_child()
+blanked.start_editing()
+blanked.set_text("   ")
+blanked.stop_editing(True)
+spin(0.1)
+check([i.props.text for i in chat.props.queue] == ["refused", "follow-up three"] and
+      rows()[0].get_first_child().get_first_child().get_text() == "refused",
+      "slow: a blank edit is refused, the row keeps the text")
+editable = rows()[1].get_first_child().get_first_child()
+check(click(with_class(rows()[1], "edit", Gtk.Button)[0]) and editable.get_editing(), "slow: Edit starts editing the text")
+editable.set_text("follow-up 3")
+editable.stop_editing(True)  # Enter
+spin(0.1)
+check([i.props.text for i in chat.props.queue] == ["refused", "follow-up 3"], "slow: the edit changed the queued text")
+labels = [r.get_first_child().get_first_child().get_text() for r in rows()]
+check(labels == ["refused", "follow-up 3"], "slow: and the row shows it: %r" % labels)
 started = time.monotonic()
 check(click(retry_now), "slow: Retry now can be clicked")
 
@@ -351,7 +368,7 @@ check(continue_rows and not with_class(continue_rows[0], "edit"), "refused: the 
 screenshot(window, "gtk-gave-up")
 screenshot(banner, "gtk-banner-gave-up")
 check(click(retry), "refused: Retry can be clicked")
-spin_until(lambda: asked.get("follow-up three") == 1 and idle(), "the Retry and the follow-up answered")
+spin_until(lambda: asked.get("follow-up 3") == 1 and idle(), "the Retry and the edited follow-up answered")
 check(asked.get("refused") == 2, "refused: Retry asked the server again")
 check("Answer to refused." in transcript.get_label(), "refused: the Retry's answer is shown")
 spin_until(lambda: not revealer.get_reveal_child(), "the banner hides after the Retry succeeds")
