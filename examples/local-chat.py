@@ -5,10 +5,11 @@
 Speaks the OpenAI Chat Completions format to Ollama on its default port, or
 to the endpoint given as the first argument (llama.cpp's server, vLLM, LM
 Studio; OpenRouter or OpenAI with OPENAI_API_KEY set). libmend retries what
-the server fails for a moment and says so in the status line, counting the
-wait down; the prompts typed meanwhile wait in the chat's queue, shown
-above it; Stop stops, and Retry runs again a turn that gave up. For an
-agent instead, change the line that makes the sender, say to
+the server fails for a moment, and libmend-gtk's banner says so, counting
+the wait down, with Retry now and Stop; after a give-up it offers Retry and
+the server's own words. The prompts typed meanwhile wait in the chat's
+queue, shown above the banner, each with remove and edit. For an agent
+instead, change the line that makes the sender, say to
 Mend.AcpAgent.new(["claude-code-acp"]): nothing else changes.
 
   python3 examples/local-chat.py [http://localhost:8080/v1/chat/completions]
@@ -19,8 +20,8 @@ import sys
 
 import gi
 
-gi.require_versions({"Gtk": "4.0", "Mend": "1"})
-from gi.repository import GObject, Gtk, Mend  # noqa: E402
+gi.require_versions({"Gtk": "4.0", "Mend": "1", "MendGtk": "1"})
+from gi.repository import Gtk, Mend, MendGtk  # noqa: E402
 
 URL = sys.argv[1] if len(sys.argv) > 1 else "http://localhost:11434/v1/chat/completions"
 
@@ -34,43 +35,29 @@ def http_sender():  # a local server needs no key, any will do
 class ChatWindow(Gtk.ApplicationWindow):
     def __init__(self, app):
         super().__init__(application=app, title="Local chat", default_width=640, default_height=480)
+        self.chat = Mend.Chat(sender=http_sender())  # or Mend.AcpAgent.new(["claude-code-acp"])
         # The widgets.
         self.view = Gtk.TextView(editable=False, cursor_visible=False, wrap_mode=Gtk.WrapMode.WORD_CHAR)
-        self.queued = Gtk.ListBox(selection_mode=Gtk.SelectionMode.NONE)
-        self.status = Gtk.Label(xalign=0, wrap=True)
         self.entry = Gtk.Entry(placeholder_text="Ask, and press Enter", hexpand=True)
-        self.stop = Gtk.Button(label="Stop")
-        self.retry = Gtk.Button(label="Retry")
-        row = Gtk.Box(spacing=6)
-        for widget in (self.entry, self.stop, self.retry):
-            row.append(widget)
         box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=6,
                       margin_top=6, margin_bottom=6, margin_start=6, margin_end=6)
-        for widget in (Gtk.ScrolledWindow(child=self.view, vexpand=True), self.queued, self.status, row):
+        for widget in (Gtk.ScrolledWindow(child=self.view, vexpand=True), MendGtk.QueueView(chat=self.chat),
+                       MendGtk.StatusBanner(chat=self.chat), self.entry):
             box.append(widget)
         self.set_child(box)
         self.buffer = self.view.get_buffer()
         # The end of the widgets. What follows is all libmend asks of an app.
-        self.chat = Mend.Chat(sender=http_sender())  # or Mend.AcpAgent.new(["claude-code-acp"])
-        self.chat.bind_property("status-text", self.status, "label", GObject.BindingFlags.SYNC_CREATE)
-        self.chat.bind_property("can-retry", self.retry, "sensitive", GObject.BindingFlags.SYNC_CREATE)
-        self.queued.bind_model(self.chat.props.queue, lambda item: Gtk.Label(label=item.props.text, xalign=0))
         self.chat.connect("turn-started", lambda chat, turn: self.write("You: %s\nModel: " % turn.props.prompt))
         self.chat.connect("text-delta", lambda chat, turn, text: self.write(text))
         self.chat.connect("turn-finished", lambda chat, turn: self.write("\n"))
         self.entry.connect("activate", self.on_activate)
-        self.stop.connect("clicked", lambda button: self.chat.stop())
-        self.retry.connect("clicked", lambda button: self.chat.retry())
         self.connect("close-request", lambda window: self.chat.close())
 
     def write(self, text):
         self.buffer.insert(self.buffer.get_end_iter(), text)
 
-    def on_activate(self, entry):
-        if entry.get_text():
-            self.chat.submit(entry.get_text())  # queued while a turn runs
-        else:
-            self.chat.send_next()  # the queue's head, after a give-up or a Stop
+    def on_activate(self, entry):  # queued while a turn runs; empty, the queue's head after a give-up
+        self.chat.submit(entry.get_text()) if entry.get_text() else self.chat.send_next()
         entry.set_text("")
 
 

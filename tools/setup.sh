@@ -15,6 +15,7 @@ packages="
   libjsonrpc-glib-1.0-dev
   gobject-introspection libgirepository1.0-dev
   gir1.2-glib-2.0 gir1.2-json-1.0 gir1.2-soup-3.0 gir1.2-gtk-4.0
+  libgtk-4-dev
   gir1.2-adw-1 gir1.2-gdkpixbuf-2.0
   valac python3 python3-gi gi-docgen python3-tenacity python3-backoff
   clang libclang-rt-14-dev valgrind binutils groff-base
