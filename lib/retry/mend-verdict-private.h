@@ -50,7 +50,8 @@ MendVerdict    *mend_verdict_decide   (MendErrorPolicy          *policy,
                                        MendVerdictStep          *step);
 
 /* The verdict on attempt @attempt of @policy's own schedule (its
- * max-retries, and the stagger it gives @stagger_key): a subagent's.
+ * max-retries, and the stagger it gives @stagger_key) at wall-clock
+ * @now_us: a subagent's.
  * @failure is classified first, in the same pass, unless @kind (not -1)
  * says how it was judged before. */
 MendVerdict    *mend_verdict_reach    (MendErrorPolicy          *policy,
@@ -58,6 +59,7 @@ MendVerdict    *mend_verdict_reach    (MendErrorPolicy          *policy,
                                        int                       kind,
                                        guint                     attempt,
                                        const char               *stagger_key,
+                                       gint64                    now_us,
                                        MendVerdictStep          *step);
 
 /* The verdict on a restored turn's saved wait. */

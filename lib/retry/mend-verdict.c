@@ -194,6 +194,7 @@ mend_verdict_reach (MendErrorPolicy *policy,
                     int              kind,
                     guint            attempt,
                     const char      *stagger_key,
+                    gint64           now_us,
                     MendVerdictStep *step)
 {
   g_autoptr(MendFailure) judged = NULL;
@@ -202,12 +203,14 @@ mend_verdict_reach (MendErrorPolicy *policy,
     .max_retries = mend_error_policy_get_max_retries (policy),
     .delay_offset_ms = mend_error_policy_get_stagger_for (policy, stagger_key),
     .hold_ms = -1,
+    .now_us = now_us,
   };
 
   if (kind == -1)
     kind = mend_verdict_classify (policy, failure, FALSE, &judged);
   else
     judged = g_object_ref (failure);
+  mend_failure_resolve_reset (judged, now_us);
   /* A reason with a schedule of its own has its own number of retries. */
   context.max_retries = mend_error_policy_get_max_retries_for (policy, judged);
 

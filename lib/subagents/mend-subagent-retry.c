@@ -719,6 +719,8 @@ mend_subagent_retry_note_failed (MendSubagentRetry *self,
 
   g_object_ref (self);
   sched = &self->sched;
+  /* A limit's reset in words ("resets 9:23pm") is read at the chat's time. */
+  mend_failure_resolve_reset (failure, mend_clock_get_real_time (sched->clock));
 
   found = mend_subagent_list_find (&sched->list, id);
   entry = found != NULL ? mend_subagent_entry_ref (found)
@@ -746,12 +748,15 @@ mend_subagent_retry_note_failed (MendSubagentRetry *self,
        * records, the wait and the entry name one reason. */
       mend_subagent_set_failure (entry->subagent, judged ? judged : failure);
       /* Told while its prompt runs: that turn's end plans nothing. */
-      entry->never_retried = kind != MEND_FAILURE_TRANSIENT;
+      entry->never_retried = kind != MEND_FAILURE_TRANSIENT && step != MEND_VERDICT_AT_RESET;
       mend_subagent_set_retryable (entry->subagent,
                                    open && mend_subagent_get_agent_id (entry->subagent) != NULL);
 
-      /* A duplicate notice while a retry is under way changes nothing more. */
-      if (kind == MEND_FAILURE_TRANSIENT && could_retry (sched, entry))
+      /* A duplicate notice while a retry is under way changes nothing
+       * more. A usage limit waits for its reset when the resume policy
+       * says so. */
+      if ((kind == MEND_FAILURE_TRANSIENT || (verdict != NULL && step == MEND_VERDICT_AT_RESET)) &&
+          could_retry (sched, entry))
         mend_subagent_scheduler_schedule (sched, entry, verdict, step);
       else if (!mend_subagent_scheduler_in_flight (entry))
         mend_subagent_scheduler_settle (sched, entry);

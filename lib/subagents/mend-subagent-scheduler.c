@@ -321,7 +321,7 @@ mend_subagent_scheduler_decide (MendSubagentScheduler *self,
                                 MendVerdictStep       *step)
 {
   return mend_verdict_reach (self->policy, failure, -1, mend_subagent_get_attempts (entry->subagent) + 1,
-                             self->chat_id, step);
+                             self->chat_id, mend_clock_get_real_time (self->clock), step);
 }
 
 /* Whether @wait is still the subagent's, and pending. */
@@ -350,15 +350,17 @@ mend_subagent_scheduler_schedule (MendSubagentScheduler *self,
   if (verdict == NULL)
     verdict = mend_verdict_reach (self->policy, mend_subagent_get_failure (entry->subagent),
                                   MEND_FAILURE_TRANSIENT, mend_subagent_get_attempts (entry->subagent) + 1,
-                                  self->chat_id, &step);
+                                  self->chat_id, mend_clock_get_real_time (self->clock), &step);
   attempt = mend_verdict_get_attempt (verdict);
-  if (step != MEND_VERDICT_RETRY)
+  /* A retry, or a usage limit's reset (continue-at-reset on the resume
+   * policy): a resume waits for it. */
+  if (step != MEND_VERDICT_RETRY && step != MEND_VERDICT_AT_RESET)
     {
       exhaust (self, entry);
       return;
     }
 
-  wait = mend_retry_wait_new_for_verdict (verdict, self->clock, attempt, of, FALSE);
+  wait = mend_retry_wait_new_for_verdict (verdict, self->clock, attempt, of, step == MEND_VERDICT_AT_RESET);
   mend_subagent_scheduler_connect_wait (entry, wait);
   mend_subagent_set_retry (entry->subagent, wait);
 

@@ -189,6 +189,50 @@ test_subagent_session_limit_is_not_resumed (Fixture       *f,
   g_assert_null (mend_chat_get_turn (f->chat));
 }
 
+/* The same recording with continue-at-reset on the resume policy: the
+ * subagent that met its 5-hour limit ("resets 9:23pm (UTC)") waits for
+ * that reset on the wall clock, and is resumed at it. */
+static void
+test_subagent_session_limit_resumed_at_the_reset (Fixture       *f,
+                                                  gconstpointer  data)
+{
+  guint *waits = count_waits (f);
+  MendErrorPolicy *resume = mend_chat_get_resume_policy (f->chat);
+  g_autoptr(GDateTime) start = g_date_time_new_from_unix_utc (MEND_TEST_WALL_START / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) reset = NULL;
+  MendRetryWait *wait;
+  MendSubagent *s;
+  gint64 reset_us;
+
+  mend_error_policy_set_continue_at_reset (resume, TRUE);
+  mend_error_policy_set_jitter (resume, MEND_JITTER_NONE);
+  /* The next 21:23 UTC after the clock's start. */
+  reset = g_date_time_new_utc (g_date_time_get_year (start), g_date_time_get_month (start),
+                               g_date_time_get_day_of_month (start), 21, 23, 0);
+  reset_us = g_date_time_to_unix (reset) * G_USEC_PER_SEC;
+  if (reset_us < MEND_TEST_WALL_START)
+    reset_us += G_TIME_SPAN_DAY;
+
+  mend_test_recording_submit (f, "Start the survey in the background");
+  load (f, "subagent-session-limit");
+  g_assert_true (mend_test_recording_feed_until (f, "\"task_notification\""));
+  s = mend_subagent_retry_lookup (mend_chat_get_subagents (f->chat), "toolu_scripted0001");
+  g_assert_nonnull (s);
+  g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_FAILED);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_subagent_get_failure (s)), ==, reset_us);
+  wait = mend_subagent_get_retry (s);
+  g_assert_nonnull (wait);
+  g_assert_true (mend_retry_wait_get_at_reset (wait));
+  g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, reset_us);
+  g_assert_cmpuint (*waits, ==, 1);
+  g_assert_true (mend_test_recording_feed_until (f, NULL));
+
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), (reset_us - MEND_TEST_WALL_START) / 1000 - 1000);
+  g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "fired"));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1000);
+  g_assert_true (mend_test_recording_has_record (f, "subagent_retry", "fired"));
+}
+
 /* Feeds the first turn of the recording without the lines that started
  * its tasks (task_started, background_tasks_changed): what an observer
  * attached after the start sees. The CLI itself was not seen to write a
@@ -376,6 +420,7 @@ main (int   argc,
   ADD ("foreground-bash-failed-is-not-a-subagent", test_foreground_bash_failed_is_not_a_subagent);
   ADD ("background-bash-failed-is-not-a-subagent", test_background_bash_failed_is_not_a_subagent);
   ADD ("subagent-session-limit-is-not-resumed", test_subagent_session_limit_is_not_resumed);
+  ADD ("subagent-session-limit-resumed-at-the-reset", test_subagent_session_limit_resumed_at_the_reset);
   ADD ("limit-without-its-start-is-failed-not-resumed", test_limit_without_its_start_is_failed_not_resumed);
   ADD ("503-without-its-start-is-resumed", test_503_without_its_start_is_resumed);
   ADD ("shell-failure-without-its-start-is-not-a-subagent",
