@@ -762,6 +762,9 @@ handle_task_updated (MendStreamObserver  *self,
   return FALSE;
 }
 
+/* The most of the agent's error an agent-status quotes. */
+#define AGENT_STATUS_MAX_ERROR_BYTES 200
+
 static gboolean
 handle_api_retry (MendStreamObserver  *self,
                   JsonObject          *object,
@@ -774,6 +777,7 @@ handle_api_retry (MendStreamObserver  *self,
   const char *error = NULL;
   MendTurn *turn;
   g_autofree char *text = NULL;
+  g_autofree char *shown = NULL;
 
   if (get_int (object, "attempt", &attempt) != MEMBER_OK || attempt < 1 || attempt > G_MAXUINT)
     return (*bad = "api_retry without an attempt number", FALSE);
@@ -787,10 +791,15 @@ handle_api_retry (MendStreamObserver  *self,
   if (get_string (object, "error", &error) == MEMBER_BAD)
     return (*bad = "error is not a string", FALSE);
 
+  /* The agent's error may quote its request: redacted, and, in the
+   * status, cut short. */
+  shown = mend_redact_secrets (error, -1);
   turn = running_turn (self);
 
   if (turn != NULL)
     {
+      g_autofree char *quoted = shown ? mend_redact_head (shown, -1, AGENT_STATUS_MAX_ERROR_BYTES) : NULL;
+
       if (status > 0 && max_retries > 0)
         /* Translators: the agent retries on its own: HTTP status, retry, of. */
         text = g_strdup_printf (_("Claude Code is retrying (%u, %u of %u)"),
@@ -798,7 +807,7 @@ handle_api_retry (MendStreamObserver  *self,
       else if (max_retries > 0)
         /* Translators: the agent retries on its own: error, retry, of. */
         text = g_strdup_printf (_("Claude Code is retrying (%s, %u of %u)"),
-                                error ? error : _("error"), (guint) attempt, (guint) max_retries);
+                                quoted ? quoted : _("error"), (guint) attempt, (guint) max_retries);
       else
         text = g_strdup (_("Claude Code is retrying"));
       mend_turn_set_agent_status (turn, text);
@@ -806,7 +815,7 @@ handle_api_retry (MendStreamObserver  *self,
 
   g_signal_emit (self, signals[AGENT_RETRY], 0, turn,
                  (guint) attempt, (guint) max_retries, (guint) status,
-                 error, (guint) delay_ms);
+                 shown, (guint) delay_ms);
 
   return turn != NULL;
 }
@@ -1032,12 +1041,13 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
    * @max_retries: how many retries the agent makes before it gives up
    * @status: the HTTP status it retries on, or 0 when there was none
    * @error: (nullable): the agent's name for the error, such as
-   *   "overloaded" or "rate_limit"
+   *   "overloaded" or "rate_limit", with credentials redacted
    * @delay_ms: how long the agent waits before this retry
    *
    * The agent retries a request on its own (a `system`/`api_retry` line),
    * before libmend sees any failure. The turn's
-   * [property@Mend.Turn:agent-status] says the same in words.
+   * [property@Mend.Turn:agent-status] says the same in words, quoting at
+   * most 200 bytes of @error.
    */
   signals[AGENT_RETRY] =
     g_signal_new ("agent-retry",

@@ -244,6 +244,51 @@ test_wide_line_is_read_at_once (Fixture       *f,
   g_assert_cmpint (g_get_monotonic_time () - start, <, 20 * G_USEC_PER_SEC);
 }
 
+/* A handler of the turn's end that terminates the agent, then runs a
+ * nested main loop (a modal dialog): the run's close completes each of
+ * its calls once (the answered prompt's is done already), and nothing of
+ * the closed run is left to dispatch after. */
+static gboolean
+quit_loop (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_finished_terminate_and_nest (MendChat *chat,
+                                MendTurn *turn,
+                                Fixture  *f)
+{
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+
+  mend_agent_terminate (MEND_AGENT (f->agent));
+  g_timeout_add (300, quit_loop, loop);
+  g_main_loop_run (loop);
+}
+
+static void
+test_terminate_then_nested_loop (Fixture       *f,
+                                 gconstpointer  data)
+{
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{}]}");
+  g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_finished_terminate_and_nest), f);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_signal_handlers_disconnect_by_func (f->chat, on_finished_terminate_and_nest, f);
+
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_false (mend_agent_get_running (MEND_AGENT (f->agent)));
+  for (guint i = 0; i < 100 && g_main_context_iteration (NULL, FALSE); i++)
+    ;
+
+  /* The next turn starts the agent again. */
+  mend_test_hostile_acp_submit (f, "Post the notes");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+}
+
 /* A line well under the limit is an update like any other. */
 static void
 test_large_line_is_read (Fixture       *f,
@@ -525,6 +570,35 @@ test_stderr_without_end (Fixture       *f,
   tail = mend_agent_dup_stderr (MEND_AGENT (f->agent));
   g_assert_nonnull (tail);
   g_assert_cmpuint (strlen (tail), <=, MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
+}
+
+/* A key the agent was given, on its standard error where the shown
+ * tail's cut falls inside it: neither the exit failure nor the tail
+ * shows a piece of it. */
+#define CUT_KEY "q8Zr3xV0pL9wT2mN5bK7cutKEYsecondHALF0123456"
+
+static void
+test_stderr_cut_inside_a_key (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autofree char *noise = g_strnfill (5000, 'n');
+  g_autofree char *after = g_strnfill (MEND_AGENT_STDERR_MAX_BYTES - (strlen (CUT_KEY) - 20) - 1, 't');
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[{'stderr': '%s%s\\n%s'}, {'exit': 1}]]}, {}]}",
+                                             noise, CUT_KEY, after);
+  g_autofree char *tail = NULL;
+  MendFailure *failure;
+
+  mend_test_hostile_acp_start_chat (f, script);
+  mend_agent_setenv (MEND_AGENT (f->agent), "ANTHROPIC_API_KEY", CUT_KEY);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+
+  g_assert_cmpuint (f->failures->len, ==, 1);
+  failure = g_ptr_array_index (f->failures, 0);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "ttt"));
+  g_assert_null (strstr (mend_failure_get_message (failure), "secondHALF"));
+  tail = mend_agent_dup_stderr (MEND_AGENT (f->agent));
+  g_assert_true (tail == NULL || strstr (tail, "secondHALF") == NULL);
 }
 
 /* Requests */
@@ -884,6 +958,7 @@ main (int   argc,
   ADD ("batch-ends-the-run", test_batch);
   ADD ("line-over-the-size-limit-ends-the-run", test_line_over_the_limit);
   ADD ("large-line-under-the-limit-is-read", test_large_line_is_read);
+  ADD ("terminate-from-the-turn-end-then-a-nested-loop-completes-each-call-once", test_terminate_then_nested_loop);
   ADD_DATA ("line-nested-past-the-bounds-fails-the-attempt-and-the-agent-lives", "deep", test_line_past_the_bounds);
   ADD_DATA ("line-of-too-many-values-fails-the-attempt-and-the-agent-lives", "wide", test_line_past_the_bounds);
   ADD ("line-of-many-values-is-read-at-once", test_wide_line_is_read_at_once);
@@ -902,6 +977,7 @@ main (int   argc,
   ADD_DATA ("never-answered-session-new-is-restarted-after-a-stop", "session/new", test_never_answers);
   ADD ("exit-during-the-cancel-grace-sends-the-held-prompt-to-a-new-agent", test_exit_during_grace);
   ADD ("stderr-without-end-does-not-hold-up-the-answers", test_stderr_without_end);
+  ADD ("stderr-cut-inside-a-key-shows-none-of-it", test_stderr_cut_inside_a_key);
   ADD ("request-then-exit-cannot-be-answered", test_request_then_exit);
   ADD ("answer-after-the-turn-ended-reaches-the-agent-once", test_answer_after_turn);
   ADD ("answer-that-is-not-json-keeps-the-request", test_bad_answer_keeps_the_request);

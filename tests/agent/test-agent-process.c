@@ -155,6 +155,38 @@ test_stderr_is_bounded_and_redacted (Fixture       *f,
   mend_chat_stop (f->chat);
 }
 
+/* A key the agent was given, written on standard error where the
+ * shown tail's cut falls inside it: the tail is redacted before it is
+ * cut, so that no piece of the key is shown. */
+#define CUT_KEY "q8Zr3xV0pL9wT2mN5bK7cutKEYsecondHALF0123456"
+
+static void
+test_stderr_cut_inside_a_key_shows_none_of_it (Fixture       *f,
+                                               gconstpointer  data)
+{
+  /* After the key's 20th byte, exactly the tail's size. */
+  g_autofree char *script = g_strdup_printf ("read line; head -c 5000 /dev/zero | tr '\\0' n >&2; "
+                                             "printf '%%s\\n' \"$KEY\" >&2; "
+                                             "head -c %u /dev/zero | tr '\\0' t >&2; exit 1",
+                                             (guint) (MEND_AGENT_STDERR_MAX_BYTES - (strlen (CUT_KEY) - 20) - 1));
+  const char *argv[] = { "/bin/sh", "-c", script, NULL };
+  g_autofree char *text = NULL;
+  MendTurn *turn;
+
+  start_chat (f, argv);
+  mend_agent_setenv (MEND_AGENT (f->agent), "ANTHROPIC_API_KEY", CUT_KEY);
+  mend_agent_setenv (MEND_AGENT (f->agent), "KEY", CUT_KEY);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  text = mend_agent_dup_stderr (MEND_AGENT (f->agent));
+  g_assert_nonnull (text);
+  g_assert_cmpuint (strlen (text), <=, MEND_AGENT_STDERR_MAX_BYTES);
+  g_assert_null (strstr (text, "secondHALF"));
+  g_assert_null (strstr (mend_failure_get_message (mend_turn_get_last_failure (turn)), "secondHALF"));
+  mend_chat_stop (f->chat);
+}
+
 /* A program that does not exist cannot be made to work by retrying. */
 static void
 test_missing_program_gives_up (Fixture       *f,
@@ -422,6 +454,7 @@ main (int   argc,
 
   ADD ("dying-agent-fails-the-attempt-with-its-stderr", test_dying_agent_fails_the_attempt_with_its_stderr);
   ADD ("stderr-is-bounded-and-redacted", test_stderr_is_bounded_and_redacted);
+  ADD ("stderr-cut-inside-a-key-shows-none-of-it", test_stderr_cut_inside_a_key_shows_none_of_it);
   ADD ("missing-program-gives-up", test_missing_program_gives_up);
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
   ADD ("the-chat-attaches-itself", test_the_chat_attaches_itself);
