@@ -187,6 +187,117 @@ test_stderr_cut_inside_a_key_shows_none_of_it (Fixture       *f,
   mend_chat_stop (f->chat);
 }
 
+/* An agent that writes its JSON with spaces after the colons and commas
+ * (Python's json.dumps): the first prompt hangs until interrupted, and
+ * the interrupted turn's result reads like a success; the second prompt
+ * fails with a 529 after a tool call, or, with "ok" in it, succeeds.
+ * Each prompt read is appended to $PROMPTS. */
+static const char spaced_agent[] =
+  "import json, os, sys\n"
+  "def w(o):\n"
+  "    sys.stdout.write(json.dumps(o) + '\\n'); sys.stdout.flush()\n"
+  "log = open(os.environ['PROMPTS'], 'a')\n"
+  "n = 0\n"
+  "for line in sys.stdin:\n"
+  "    m = json.loads(line)\n"
+  "    if m.get('type') == 'control_request':\n"
+  "        w({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'interrupted', 'session_id': 's-1'})\n"
+  "        continue\n"
+  "    if m.get('type') != 'user':\n"
+  "        continue\n"
+  "    n += 1\n"
+  "    text = m['message']['content']\n"
+  "    log.write(text + '\\n'); log.flush()\n"
+  "    w({'type': 'system', 'subtype': 'init', 'session_id': 's-1'})\n"
+  "    if 'hang' in text:\n"
+  "        continue\n"
+  "    if 'ok' in text:\n"
+  "        w({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'answer ' + text, 'session_id': 's-1'})\n"
+  "        continue\n"
+  "    w({'type': 'assistant', 'message': {'model': 'claude-sonnet-4-5', 'role': 'assistant', 'content': [\n"
+  "        {'type': 'tool_use', 'id': 'toolu_1', 'name': 'Bash', 'input': {'command': 'make'}}]}, 'session_id': 's-1'})\n"
+  "    w({'type': 'result', 'subtype': 'success', 'is_error': True, 'api_error_status': 529,\n"
+  "       'result': 'API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}',\n"
+  "       'session_id': 's-1'})\n";
+
+static char *
+prompts_read (void)
+{
+  g_autofree char *path = g_build_filename (g_get_home_dir (), "prompts", NULL);
+  char *contents = NULL;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return g_strdup ("");
+  return contents;
+}
+
+static void
+start_spaced_agent (Fixture *f)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, "-c", spaced_agent, NULL };
+  g_autofree char *path = g_build_filename (g_get_home_dir (), "prompts", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  start_chat (f, argv);
+  mend_agent_setenv (MEND_AGENT (f->agent), "PROMPTS", path);
+}
+
+/* After a Stop, the interrupted turn's result is told from the next
+ * prompt's by reading it as JSON, not by its bytes: the next prompt is
+ * sent, and succeeds on its own answer. */
+static void
+test_spaced_json_stop_keeps_the_next_prompt (Fixture       *f,
+                                             gconstpointer  data)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  MendTurn *first;
+  MendTurn *second;
+  g_autofree char *read = NULL;
+
+  start_spaced_agent (f);
+  first = submit (f, "hang on");
+  for (;;)
+    {
+      g_autofree char *so_far = prompts_read ();
+
+      if (strstr (so_far, "hang on") != NULL)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  mend_chat_stop (f->chat);
+  g_assert_cmpint (mend_turn_get_state (first), ==, MEND_TURN_STOPPED);
+
+  second = submit (f, "ok then");
+  run_attempt (f, second);
+
+  read = prompts_read ();
+  g_assert_cmpint (mend_turn_get_state (second), ==, MEND_TURN_SUCCEEDED);
+  g_assert_nonnull (strstr (read, "ok then"));
+}
+
+/* A tool call in an assistant message written with spaces is output:
+ * the 529 after it fails the turn as partial, and the attempt is not
+ * replayed (the tool would run again). */
+static void
+test_spaced_json_tool_call_is_output (Fixture       *f,
+                                      gconstpointer  data)
+{
+  g_autofree char *read = NULL;
+  MendTurn *turn;
+
+  start_spaced_agent (f);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  read = prompts_read ();
+  g_assert_true (mend_turn_get_output_seen (turn));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_true (mend_failure_get_partial (mend_turn_get_last_failure (turn)));
+  g_assert_cmpstr (read, ==, "Fix the build\n");
+}
+
 /* A program that does not exist cannot be made to work by retrying. */
 static void
 test_missing_program_gives_up (Fixture       *f,
@@ -455,6 +566,8 @@ main (int   argc,
   ADD ("dying-agent-fails-the-attempt-with-its-stderr", test_dying_agent_fails_the_attempt_with_its_stderr);
   ADD ("stderr-is-bounded-and-redacted", test_stderr_is_bounded_and_redacted);
   ADD ("stderr-cut-inside-a-key-shows-none-of-it", test_stderr_cut_inside_a_key_shows_none_of_it);
+  ADD ("spaced-json-stop-keeps-the-next-prompt", test_spaced_json_stop_keeps_the_next_prompt);
+  ADD ("spaced-json-tool-call-is-output", test_spaced_json_tool_call_is_output);
   ADD ("missing-program-gives-up", test_missing_program_gives_up);
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
   ADD ("the-chat-attaches-itself", test_the_chat_attaches_itself);
