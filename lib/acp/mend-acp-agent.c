@@ -349,6 +349,9 @@ end_run (MendAcpAgent *self,
 
   if (self->conn != NULL)
     mend_acp_connection_close (g_steal_pointer (&self->conn));
+  /* Its output ended: what it said on its way out is in the tail. */
+  if (failure == NULL && mend_agent_get_child (AGENT (self)) != NULL)
+    mend_agent_child_drain_stderr (mend_agent_get_child (AGENT (self)));
   mend_agent_close_child (AGENT (self));
   if (mend_agent_get_turn (AGENT (self)) != NULL)
     {

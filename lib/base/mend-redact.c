@@ -398,6 +398,10 @@ mend_redact_secrets (const char *text,
   return g_string_free (out, FALSE);
 }
 
+/* The longest piece of a key a cut may leave at a text's start (a JWT
+ * runs to a kilobyte). */
+#define CUT_KEY_MAX_BYTES 1024
+
 char *
 mend_redact_head (const char *text,
                   gssize      length,
@@ -437,18 +441,19 @@ mend_redact_tail (const char *text,
     length = strlen (text);
 
   /* A text cut before it came here may begin inside a key, whose rest
-   * no rule knows: its first line goes, or its first word when the line
-   * is most of it. */
+   * no rule knows: its first line goes, or its first word, or, in a text
+   * without either, as much as the longest key. */
   start = text;
   end = text + length;
   if (cut_before)
     {
-      const char *line = memchr (start, '\n', end - start);
+      gsize most = MIN ((gsize) length, CUT_KEY_MAX_BYTES);
+      const char *line = memchr (start, '\n', most);
       const char *word = start;
 
-      while (word < end && !g_ascii_isspace (*word))
+      while (word < start + most && !g_ascii_isspace (*word))
         word++;
-      start = line != NULL && line - start < length / 2 ? line + 1 : word;
+      start = line != NULL ? line + 1 : word;
     }
 
   redacted = mend_redact_secrets (start, end - start);
