@@ -47,6 +47,8 @@ mend_http_attempt_free (MendHttpAttempt *attempt)
   g_clear_pointer (&attempt->body, g_byte_array_unref);
   g_clear_pointer (&attempt->answer, mend_http_answer_free);
   g_clear_object (&attempt->outcome);
+  if (attempt->message != NULL)
+    g_signal_handlers_disconnect_by_data (attempt->message, attempt);
   g_clear_object (&attempt->message);
   g_clear_object (&attempt->clock);
   g_clear_object (&attempt->turn);
@@ -99,6 +101,8 @@ static MendFailure *
 failure_from_error (MendHttpAttempt      *attempt,
                     const GError *error)
 {
+  if (attempt->interim_flood && !attempt->timed_out)
+    return mend_http_failure_interim_flood (MEND_HTTP_MAX_INTERIM);
   return mend_http_failure_from_error (error, attempt->timed_out ? attempt->timeout_ms : 0,
                                        attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer));
 }
