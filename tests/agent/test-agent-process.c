@@ -16,6 +16,8 @@
 #include <glib/gstdio.h>
 #include <libmend.h>
 
+#include "mend-test-utils.h"
+
 #define WALL_START 1764500000000000
 
 typedef struct
@@ -298,6 +300,82 @@ test_spaced_json_tool_call_is_output (Fixture       *f,
   g_assert_cmpstr (read, ==, "Fix the build\n");
 }
 
+/* An agent that opens session s-42 (or goes on with the one it is
+ * resumed on) and answers each prompt; its command line is appended to
+ * $ARGV_LOG. */
+static const char session_agent[] =
+  "import json, os, sys\n"
+  "open(os.environ['ARGV_LOG'], 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+  "session = sys.argv[sys.argv.index('--resume') + 1] if '--resume' in sys.argv else 's-42'\n"
+  "for line in sys.stdin:\n"
+  "    print(json.dumps({'type': 'system', 'subtype': 'init', 'session_id': session}), flush=True)\n"
+  "    print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'Done.',\n"
+  "                      'session_id': session}), flush=True)\n";
+
+static MendChat *
+session_chat (Fixture *f)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, "-c", session_agent, "-", NULL };
+  g_autofree char *log = g_build_filename (g_get_home_dir (), "argv", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  start_chat (f, argv);
+  mend_agent_process_set_resume_option (f->agent, "--resume");
+  mend_agent_setenv (MEND_AGENT (f->agent), "ARGV_LOG", log);
+  return f->chat;
+}
+
+/* The chat's saved state keeps its agent's session: a chat restored from
+ * it in front of a new agent process resumes that session. */
+static void
+test_saved_state_keeps_the_session (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_autofree char *state = NULL;
+  g_autofree char *log = g_build_filename (g_get_home_dir (), "argv", NULL);
+  g_autofree char *argv_log = NULL;
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  session_chat (f);
+  turn = submit (f, "First");
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "s-42");
+  state = mend_chat_save_state (f->chat);
+  g_assert_nonnull (strstr (state, "s-42"));
+
+  /* The app ends, and starts again. */
+  mend_chat_close (f->chat);
+  mend_agent_terminate (MEND_AGENT (f->agent));
+  g_signal_handlers_disconnect_by_data (f->chat, f);
+  g_assert_finalize_object (f->chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  for (guint i = 0; i < f->finished->len; i++)
+    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_set_size (f->finished, 0);
+  mend_test_finalize_eventually (g_steal_pointer (&f->agent));
+
+  session_chat (f);
+  g_assert_null (mend_agent_get_session_id (MEND_AGENT (f->agent)));
+  g_assert_true (mend_chat_restore_state (f->chat, state, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "s-42");
+
+  turn = submit (f, "Second");
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (g_file_get_contents (log, &argv_log, NULL, NULL));
+  g_assert_cmpstr (argv_log, ==, "-\n- --resume s-42\n");
+
+  /* A sender state that names no session is refused, and changes nothing. */
+  g_assert_false (mend_sender_restore_state (MEND_SENDER (f->agent), "{\"sessionId\": 42}", &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "s-42");
+  mend_chat_stop (f->chat);
+}
+
 /* A program that does not exist cannot be made to work by retrying. */
 static void
 test_missing_program_gives_up (Fixture       *f,
@@ -568,6 +646,7 @@ main (int   argc,
   ADD ("stderr-cut-inside-a-key-shows-none-of-it", test_stderr_cut_inside_a_key_shows_none_of_it);
   ADD ("spaced-json-stop-keeps-the-next-prompt", test_spaced_json_stop_keeps_the_next_prompt);
   ADD ("spaced-json-tool-call-is-output", test_spaced_json_tool_call_is_output);
+  ADD ("saved-state-keeps-the-session", test_saved_state_keeps_the_session);
   ADD ("missing-program-gives-up", test_missing_program_gives_up);
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
   ADD ("the-chat-attaches-itself", test_the_chat_attaches_itself);
