@@ -289,6 +289,36 @@ test_terminate_then_nested_loop (Fixture       *f,
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
 }
 
+/* The chat's saved state keeps the ACP agent's session: restored after
+ * the agent ended and forgot it, the next start loads that session. */
+static void
+test_saved_state_loads_the_session (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_autofree char *state = NULL;
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  turn = mend_test_hostile_acp_run_one_turn (f,
+    "{'runs': [{'initialize': [{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true}}}],"
+    "           'session/load': [{'answer': {}}]}]}");
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  state = mend_chat_save_state (f->chat);
+  g_assert_nonnull (strstr (state, "hostile-session"));
+
+  mend_agent_terminate (MEND_AGENT (f->agent));
+  mend_agent_set_session_id (MEND_AGENT (f->agent), NULL);
+  g_assert_true (mend_chat_restore_state (f->chat, state, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "hostile-session");
+
+  mend_test_hostile_acp_submit (f, "Go on");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_acp_agent_get_n_loads (f->agent), ==, 1);
+  g_assert_true (mend_test_hostile_acp_log_has (f, "session/load"));
+}
+
 /* A line well under the limit is an update like any other. */
 static void
 test_large_line_is_read (Fixture       *f,
@@ -958,6 +988,7 @@ main (int   argc,
   ADD ("batch-ends-the-run", test_batch);
   ADD ("line-over-the-size-limit-ends-the-run", test_line_over_the_limit);
   ADD ("large-line-under-the-limit-is-read", test_large_line_is_read);
+  ADD ("saved-state-loads-the-session", test_saved_state_loads_the_session);
   ADD ("terminate-from-the-turn-end-then-a-nested-loop-completes-each-call-once", test_terminate_then_nested_loop);
   ADD_DATA ("line-nested-past-the-bounds-fails-the-attempt-and-the-agent-lives", "deep", test_line_past_the_bounds);
   ADD_DATA ("line-of-too-many-values-fails-the-attempt-and-the-agent-lives", "wide", test_line_past_the_bounds);
