@@ -242,6 +242,17 @@ add_member (JsonBuilder *builder,
   json_builder_add_value (builder, value ? json_node_copy (value) : json_node_new (JSON_NODE_NULL));
 }
 
+static void
+add_method (JsonBuilder *builder,
+            const char  *method,
+            JsonNode    *params)
+{
+  json_builder_set_member_name (builder, "method");
+  json_builder_add_string_value (builder, method);
+  if (params != NULL)
+    add_member (builder, "params", params);
+}
+
 void
 mend_acp_rpc_call (MendAcpRpc           *rpc,
                    const char           *method,
@@ -267,10 +278,7 @@ mend_acp_rpc_call (MendAcpRpc           *rpc,
 
   json_builder_set_member_name (builder, "id");
   json_builder_add_int_value (builder, id);
-  json_builder_set_member_name (builder, "method");
-  json_builder_add_string_value (builder, method);
-  if (params != NULL)
-    add_member (builder, "params", params);
+  add_method (builder, method, params);
   send_message (rpc, builder, NULL, NULL);
 }
 
@@ -281,10 +289,7 @@ mend_acp_rpc_notify (MendAcpRpc *rpc,
 {
   g_autoptr(JsonBuilder) builder = begin_message ();
 
-  json_builder_set_member_name (builder, "method");
-  json_builder_add_string_value (builder, method);
-  if (params != NULL)
-    add_member (builder, "params", params);
+  add_method (builder, method, params);
   send_message (rpc, builder, NULL, NULL);
 }
 

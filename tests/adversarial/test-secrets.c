@@ -243,6 +243,26 @@ on_turn_finished (MendChat *chat,
   g_set_object (out, turn);
 }
 
+/* Closes @chat and finalizes it and what it used (with the last turn
+ * finished, when @finished is set). */
+static void
+finish_http_chat (MendChat        *chat,
+                  MendTurn       **finished,
+                  MendHttpSender  *sender,
+                  MendClock       *clock,
+                  HostileServer   *server)
+{
+  mend_chat_close (chat);
+  if (finished != NULL)
+    g_clear_object (finished);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  mend_test_hostile_server_free (server);
+}
+
 static void
 test_keys_never_leave_through_any_output (void)
 {
@@ -319,14 +339,7 @@ test_keys_never_leave_through_any_output (void)
   g_assert_cmpuint (logged->len, >, 0);
   assert_no_key ("a log line", logged->str);
 
-  mend_chat_close (chat);
-  g_clear_object (&finished);
-  g_assert_finalize_object (chat);
-  while (g_main_context_pending (NULL))
-    g_main_context_iteration (NULL, FALSE);
-  g_assert_finalize_object (sender);
-  g_assert_finalize_object (clock);
-  mend_test_hostile_server_free (server);
+  finish_http_chat (chat, &finished, sender, clock, server);
 }
 
 /* The app's own credentials outlive any number of per-request ones */
@@ -373,14 +386,7 @@ test_key_split_over_data_lines_is_redacted (void)
   g_assert_null (strstr (message, "SEEDEDcus"));
   g_assert_null (strstr (message, "tom0123456789"));
 
-  mend_chat_close (chat);
-  g_clear_object (&finished);
-  g_assert_finalize_object (chat);
-  while (g_main_context_pending (NULL))
-    g_main_context_iteration (NULL, FALSE);
-  g_assert_finalize_object (sender);
-  g_assert_finalize_object (clock);
-  mend_test_hostile_server_free (server);
+  finish_http_chat (chat, &finished, sender, clock, server);
 }
 
 /* No known prefix: only its registration catches it. */
@@ -451,13 +457,7 @@ test_app_key_outlives_per_request_credentials (void)
   }
   g_assert_null (strstr (logged->str, K_PINNED));
 
-  mend_chat_close (chat);
-  g_assert_finalize_object (chat);
-  while (g_main_context_pending (NULL))
-    g_main_context_iteration (NULL, FALSE);
-  g_assert_finalize_object (sender);
-  g_assert_finalize_object (clock);
-  mend_test_hostile_server_free (server);
+  finish_http_chat (chat, NULL, sender, clock, server);
 }
 
 #if MEND_HAS_AGENTS

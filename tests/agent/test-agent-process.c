@@ -53,21 +53,29 @@ start_chat (Fixture            *f,
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
 }
 
+/* Closes the chat, ends its agent, and finalizes the chat and its turns. */
 static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
+end_chat (Fixture *f)
 {
   if (f->chat != NULL)
     {
       mend_chat_close (f->chat);
       mend_agent_terminate (MEND_AGENT (f->agent));
       g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_assert_finalize_object (f->chat);
+      g_assert_finalize_object (g_steal_pointer (&f->chat));
     }
   while (g_main_context_iteration (NULL, FALSE))
     ;
   for (guint i = 0; i < f->finished->len; i++)
     g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_set_size (f->finished, 0);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  end_chat (f);
   g_ptr_array_unref (f->finished);
   if (f->agent != NULL)
     g_assert_finalize_object (f->agent);
@@ -346,15 +354,7 @@ test_saved_state_keeps_the_session (Fixture       *f,
   g_assert_nonnull (strstr (state, "s-42"));
 
   /* The app ends, and starts again. */
-  mend_chat_close (f->chat);
-  mend_agent_terminate (MEND_AGENT (f->agent));
-  g_signal_handlers_disconnect_by_data (f->chat, f);
-  g_assert_finalize_object (f->chat);
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  for (guint i = 0; i < f->finished->len; i++)
-    g_assert_finalize_object (g_ptr_array_index (f->finished, i));
-  g_ptr_array_set_size (f->finished, 0);
+  end_chat (f);
   mend_test_finalize_eventually (g_steal_pointer (&f->agent));
 
   session_chat (f);
