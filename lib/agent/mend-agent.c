@@ -44,6 +44,10 @@
  *   output open: the attempt in flight then fails as a dropped connection
  *   (transient), and the next attempt starts the agent again, on the same
  *   session.
+ * - The session is what the agent keeps between turns
+ *   ([method@Mend.Sender.save_state]): a chat saves it with its state, and
+ *   a chat restored from that state starts its agent on it, unless the
+ *   agent already runs a session of its own.
  * - [method@Mend.Agent.terminate] and the end of a run send `SIGTERM` to
  *   the whole group, so that the agent can end its own tools, and
  *   `SIGKILL` to what is left of it after
