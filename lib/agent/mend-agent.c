@@ -494,7 +494,8 @@ mend_agent_save_state (MendSender *sender)
   return mend_json_builder_finish (builder);
 }
 
-/* A running agent keeps the session it runs. */
+/* A state without a session changes nothing; a running agent keeps the
+ * session it runs. */
 static gboolean
 mend_agent_restore_state (MendSender  *sender,
                           const char  *state,
@@ -502,19 +503,21 @@ mend_agent_restore_state (MendSender  *sender,
 {
   MendAgent *self = MEND_AGENT (sender);
   g_autoptr(JsonNode) root = NULL;
-  JsonNode *session;
+  JsonNode *session = NULL;
 
   root = mend_json_parse (state, -1, NULL);
-  session = root && JSON_NODE_HOLDS_OBJECT (root) ? json_object_get_member (json_node_get_object (root), "sessionId") : NULL;
-  if (session == NULL || !JSON_NODE_HOLDS_VALUE (session) || json_node_get_value_type (session) != G_TYPE_STRING ||
-      !g_utf8_validate (json_node_get_string (session), -1, NULL))
+  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+    session = json_object_get_member (json_node_get_object (root), "sessionId");
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      (session != NULL && (!JSON_NODE_HOLDS_VALUE (session) || json_node_get_value_type (session) != G_TYPE_STRING ||
+                           !g_utf8_validate (json_node_get_string (session), -1, NULL))))
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                           _("The agent's saved state has no session id"));
+                           _("The agent's saved state is not a session"));
       return FALSE;
     }
 
-  if (PRIV (self)->child == NULL)
+  if (session != NULL && PRIV (self)->child == NULL)
     mend_agent_set_session_id (self, json_node_get_string (session));
   return TRUE;
 }
