@@ -12,7 +12,6 @@ cd "$(dirname "$0")/.."
 packages="
   build-essential pkg-config meson ninja-build gettext
   libglib2.0-dev libglib2.0-bin libjson-glib-dev libsoup-3.0-dev
-  libjsonrpc-glib-1.0-dev
   gobject-introspection libgirepository1.0-dev
   gir1.2-glib-2.0 gir1.2-json-1.0 gir1.2-soup-3.0 gir1.2-gtk-4.0
   libgtk-4-dev

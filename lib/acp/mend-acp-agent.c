@@ -367,6 +367,9 @@ end_run (MendAcpAgent *self,
 
   if (self->conn != NULL)
     mend_acp_connection_close (g_steal_pointer (&self->conn));
+  /* Its output ended: what it said on its way out is in the tail. */
+  if (failure == NULL && mend_agent_get_child (AGENT (self)) != NULL)
+    mend_agent_child_drain_stderr (mend_agent_get_child (AGENT (self)));
   mend_agent_close_child (AGENT (self));
   if (mend_agent_get_turn (AGENT (self)) != NULL)
     {
@@ -623,6 +626,24 @@ on_lost (gpointer     user_data,
   finish_task (self, lost, NULL);
 }
 
+/* A message too large to read fails the attempt with what was wrong
+ * with it; the prompt it may have answered is cancelled as a Stop
+ * cancels one, so that the next attempt waits a grace period at most. */
+static void
+on_refused (gpointer     user_data,
+            MendFailure *failure)
+{
+  MendAcpAgent *self = user_data;
+
+  mend_agent_note_heard (AGENT (self));
+  if (mend_agent_get_turn (AGENT (self)) == NULL)
+    return;
+  g_object_ref (self);
+  mend_acp_agent_cancelled (AGENT (self));
+  finish_task (self, failure, NULL);
+  g_object_unref (self);
+}
+
 static const MendAcpConnectionEvents connection_events = {
   .agent = on_agent,
   .lost = on_lost,
@@ -631,6 +652,7 @@ static const MendAcpConnectionEvents connection_events = {
   .update = on_update,
   .request = on_request,
   .answered = on_answered,
+  .refused = on_refused,
   .ended = on_ended,
 };
 

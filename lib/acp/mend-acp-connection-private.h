@@ -52,6 +52,10 @@ typedef struct
                     guint        prompt,
                     const char  *stop_reason,
                     MendFailure *failure);
+  /* The agent sent a message past the parser's bounds, unread; the run
+   * goes on. */
+  void (*refused)  (gpointer     user_data,
+                    MendFailure *failure);
   /* The run is over: the agent is gone (@failure %NULL), or the session
    * could not open, for the reason in @failure. The owner closes the
    * connection. */

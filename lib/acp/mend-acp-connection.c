@@ -16,11 +16,10 @@
 
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
-#include <jsonrpc-glib.h>
 
 #include "mend-acp-agent.h"
 #include "mend-acp-connection-private.h"
-#include "mend-acp-framing-private.h"
+#include "mend-acp-rpc-private.h"
 #include "mend-agent-common-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
@@ -36,8 +35,7 @@ struct _MendAcpConnection
   gpointer                       user_data;    /* NULL once closed */
   MendAcpRequests               *requests;     /* the owner's; NULL once closed */
 
-  JsonrpcClient                 *client;
-  GCancellable                  *cancellable;
+  MendAcpRpc                    *rpc;
   char                          *cwd;          /* the session's, absolute */
   char                          *load_id;      /* the session to load */
 
@@ -61,8 +59,7 @@ conn_unref (MendAcpConnection *conn)
   if (!g_atomic_ref_count_dec (&conn->ref_count))
     return;
 
-  g_clear_object (&conn->client);
-  g_clear_object (&conn->cancellable);
+  g_clear_pointer (&conn->rpc, mend_acp_rpc_unref);
   g_free (conn->cwd);
   g_free (conn->load_id);
   g_free (conn);
@@ -76,29 +73,47 @@ is_open (MendAcpConnection *conn)
   return conn->user_data != NULL;
 }
 
-/* jsonrpc-glib consumes floating parameters only, and its message
- * builder does not make them floating: the parameters are owned here and
- * dropped after the call. */
-static void
-rpc_call (MendAcpConnection   *conn,
-          const char          *method,
-          GVariant            *params,
-          GAsyncReadyCallback  callback,
-          gpointer             user_data)
+/* The parameters of a call: an object begun in a builder, ended and
+ * taken here. */
+static JsonBuilder *
+params_begin (void)
 {
-  g_autoptr(GVariant) owned = g_variant_take_ref (params);
+  JsonBuilder *builder = json_builder_new_immutable ();
 
-  jsonrpc_client_call_async (conn->client, method, owned, NULL, callback, user_data);
+  json_builder_begin_object (builder);
+  return builder;
+}
+
+static JsonNode *
+params_end (JsonBuilder *builder)
+{
+  JsonNode *node;
+
+  json_builder_end_object (builder);
+  node = json_builder_get_root (builder);
+  g_object_unref (builder);
+  return node;
 }
 
 static void
-rpc_notify (MendAcpConnection *conn,
-            const char        *method,
-            GVariant          *params)
+params_add_empty_array (JsonBuilder *builder,
+                        const char  *name)
 {
-  g_autoptr(GVariant) owned = g_variant_take_ref (params);
+  json_builder_set_member_name (builder, name);
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
+}
 
-  jsonrpc_client_send_notification_async (conn->client, method, owned, NULL, NULL, NULL);
+static void
+rpc_call (MendAcpConnection    *conn,
+          const char           *method,
+          JsonNode             *params,
+          MendAcpRpcAnswerFunc  answer,
+          gpointer              user_data)
+{
+  g_autoptr(JsonNode) owned = params;
+
+  mend_acp_rpc_call (conn->rpc, method, owned, answer, user_data);
 }
 
 /* Reports the end of the run, once; the owner closes the connection. */
@@ -114,34 +129,21 @@ run_ended (MendAcpConnection *conn,
   conn_unref (conn);
 }
 
-static gboolean
-close_client (gpointer data)
-{
-  jsonrpc_client_close (data, NULL, NULL);
-  return G_SOURCE_REMOVE;
-}
-
 void
 mend_acp_connection_close (MendAcpConnection *conn)
 {
   if (conn->requests != NULL)
-    mend_acp_requests_forget_client (conn->requests, conn->client);
+    mend_acp_requests_forget_rpc (conn->requests, conn->rpc);
   conn->requests = NULL;
   conn->user_data = NULL;
   conn->events = NULL;
-  g_cancellable_cancel (conn->cancellable);
-  g_signal_handlers_disconnect_matched (conn->client, G_SIGNAL_MATCH_DATA,
-                                        0, 0, NULL, NULL, conn);
-  /* Not from inside one of the client's own call callbacks: closing fails
-   * every call still in its table, the finishing one too. */
-  g_idle_add_full (G_PRIORITY_DEFAULT, close_client,
-                   g_object_ref (conn->client), g_object_unref);
+  /* Every call in flight is answered now, each once: the owner is gone,
+   * so the answers only drop what they hold. */
+  mend_acp_rpc_close (mend_acp_rpc_ref (conn->rpc));
   conn_unref (conn);
 }
 
-/* JSON-RPC errors. jsonrpc-glib hands an error answer to the caller as
- * G_IO_ERROR_FAILED whose message is the error object printed as a
- * GVariant; anything else is the connection's own failure. */
+/* JSON-RPC errors */
 
 /* JSON-RPC's catch-all message for -32603, which adapters send with the
  * real error in "data" (codex-acp: "Internal error", the details in
@@ -192,51 +194,40 @@ rpc_error_data_text (JsonNode *data)
   return g_string_free (s, FALSE);
 }
 
-static gboolean
-rpc_error_read (const GError  *error,
-                gint64        *code,
-                char         **text)
+static void
+rpc_error_read (JsonObject  *object,
+                gint64      *code,
+                char       **text)
 {
-  g_autoptr(GVariant) object = NULL;
-  g_autoptr(GVariant) code_v = NULL;
-  g_autoptr(GVariant) data = NULL;
-  g_autoptr(JsonNode) data_node = NULL;
+  JsonNode *code_node = json_object_get_member (object, "code");
+  JsonNode *data_node = json_object_get_member (object, "data");
   g_autofree char *details = NULL;
-  const char *message = NULL;
+  const char *message = mend_json_get_string (object, "message");
   GString *s;
 
-  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_FAILED))
-    return FALSE;
-  object = g_variant_parse (G_VARIANT_TYPE_VARDICT, error->message, NULL, NULL, NULL);
-  if (object == NULL || (code_v = g_variant_lookup_value (object, "code", NULL)) == NULL)
-    return FALSE;
-
-  if (g_variant_is_of_type (code_v, G_VARIANT_TYPE_INT32))
-    *code = g_variant_get_int32 (code_v);
-  else if (g_variant_is_of_type (code_v, G_VARIANT_TYPE_INT64))
-    *code = g_variant_get_int64 (code_v);
-  else if (g_variant_is_of_type (code_v, G_VARIANT_TYPE_DOUBLE))
+  *code = 0;
+  if (code_node != NULL && JSON_NODE_HOLDS_VALUE (code_node))
     {
-      double d = g_variant_get_double (code_v);
+      if (json_node_get_value_type (code_node) == G_TYPE_INT64)
+        *code = json_node_get_int (code_node);
+      else if (json_node_get_value_type (code_node) == G_TYPE_DOUBLE)
+        {
+          double d = json_node_get_double (code_node);
 
-      /* Out of range (or not a number), the conversion is undefined: such
-       * a code means nothing. Nor does one that is not whole (599.5), as
-       * JSON-RPC's codes are integers: it is no HTTP status. */
-      *code = d > -9.2e18 && d < 9.2e18 ? (gint64) d : 0;
-      if ((double) *code != d)
-        *code = 0;
+          /* Out of range (or not a number), the conversion is undefined:
+           * such a code means nothing. Nor does one that is not whole
+           * (599.5), as JSON-RPC's codes are integers: it is no HTTP
+           * status. */
+          *code = d > -9.2e18 && d < 9.2e18 ? (gint64) d : 0;
+          if ((double) *code != d)
+            *code = 0;
+        }
     }
-  else
-    return FALSE;
 
+  if (data_node != NULL && JSON_NODE_HOLDS_NULL (data_node))
+    data_node = NULL;
+  details = rpc_error_data_text (data_node);
   s = g_string_new (NULL);
-  g_variant_lookup (object, "message", "&s", &message);
-  data = g_variant_lookup_value (object, "data", NULL);
-  if (data != NULL)
-    {
-      data_node = json_gvariant_serialize (data);
-      details = rpc_error_data_text (data_node);
-    }
 
   /* A wrapper's catch-all yields to the error it wraps. */
   if (message != NULL && g_str_has_prefix (message, RPC_INTERNAL_ERROR ": "))
@@ -265,23 +256,22 @@ rpc_error_read (const GError  *error,
       g_string_printf (s, _("The agent answered with error %s"), number);
     }
   *text = g_string_free (s, FALSE);
-
-  return TRUE;
 }
 
-/* A failure read from a JSON-RPC error answer, or NULL when @error is not
- * one (the connection failed: the agent is gone). JSON-RPC's own codes
+/* A failure read from a JSON-RPC error answer, or NULL when there is
+ * none (the connection failed: the agent is gone). JSON-RPC's own codes
  * are negative; an error code from 400 to 599 is the HTTP status of the
  * upstream's answer, as the Gemini CLI sends it, and the message its
  * body or the body's message. */
 static MendFailure *
-failure_from_rpc_error (const GError *error)
+failure_from_rpc_error (JsonObject *error)
 {
   g_autofree char *text = NULL;
   gint64 code = 0;
 
-  if (!rpc_error_read (error, &code, &text))
+  if (error == NULL)
     return NULL;
+  rpc_error_read (error, &code, &text);
 
   mend_debug ("ACP error %" G_GINT64_FORMAT ": %s", code, text);
   if (code >= 400 && code <= 599)
@@ -298,13 +288,19 @@ failure_from_rpc_error (const GError *error)
  * wait for a session that will not open; otherwise the agent is gone. */
 static void
 call_failed (MendAcpConnection *conn,
-             const GError      *error)
+             JsonObject        *error)
 {
   g_autoptr(MendFailure) failure = failure_from_rpc_error (error);
 
   if (failure == NULL)
-    mend_debug ("The connection to the agent failed: %s", error->message);
+    mend_debug ("The connection to the agent failed");
   run_ended (conn, failure);
+}
+
+static JsonObject *
+result_object (JsonNode *result)
+{
+  return result != NULL && JSON_NODE_HOLDS_OBJECT (result) ? json_node_get_object (result) : NULL;
 }
 
 /* Opening the session */
@@ -322,25 +318,23 @@ session_ready (MendAcpConnection *conn,
 }
 
 static void
-on_session_new (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+on_session_new (JsonNode   *result,
+                JsonObject *error,
+                gpointer    user_data)
 {
   g_autoptr(MendAcpConnection) conn = user_data;
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *session_id = NULL;
+  JsonObject *reply = result_object (result);
+  const char *session_id = reply ? mend_json_get_string (reply, "sessionId") : NULL;
 
-  if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
+  if (!is_open (conn))
+    return;
+  if (result == NULL)
     {
       call_failed (conn, error);
       return;
     }
-  if (!is_open (conn))
-    return;
 
-  if (reply == NULL || !g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT) ||
-      !g_variant_lookup (reply, "sessionId", "&s", &session_id))
+  if (session_id == NULL)
     {
       g_autoptr(MendFailure) failure = mend_failure_new_from_text (_("The agent opened no session"));
 
@@ -354,15 +348,13 @@ on_session_new (GObject      *source,
 }
 
 static void
-on_session_load (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
+on_session_load (JsonNode   *result,
+                 JsonObject *error,
+                 gpointer    user_data)
 {
   g_autoptr(MendAcpConnection) conn = user_data;
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
 
-  if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
+  if (result == NULL)
     {
       g_autoptr(MendFailure) failure = NULL;
 
@@ -376,7 +368,8 @@ on_session_load (GObject      *source,
         }
       /* The agent could not take the session up: the owner is told, and
        * a new one starts. */
-      mend_debug ("The agent could not load session %s: %s", conn->load_id, error->message);
+      mend_debug ("The agent could not load session %s: %s", conn->load_id,
+                  mend_failure_get_message (failure));
       conn->loading = FALSE;
       conn->events->session (conn->user_data, NULL);
       if (is_open (conn))
@@ -395,54 +388,54 @@ static void
 open_session (MendAcpConnection *conn,
               gboolean           load)
 {
+  JsonBuilder *params = params_begin ();
+
+  if (load)
+    mend_json_add_string (params, "sessionId", conn->load_id);
+  mend_json_add_string (params, "cwd", conn->cwd);
+  params_add_empty_array (params, "mcpServers");
   if (load)
     {
       conn->loading = TRUE;
-      rpc_call (conn, "session/load",
-                JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (conn->load_id),
-                                     "cwd", JSONRPC_MESSAGE_PUT_STRING (conn->cwd),
-                                     "mcpServers", "[", "]"),
-                on_session_load, conn_ref (conn));
+      rpc_call (conn, "session/load", params_end (params), on_session_load, conn_ref (conn));
     }
   else
-    rpc_call (conn, "session/new",
-              JSONRPC_MESSAGE_NEW ("cwd", JSONRPC_MESSAGE_PUT_STRING (conn->cwd),
-                                   "mcpServers", "[", "]"),
-              on_session_new, conn_ref (conn));
+    rpc_call (conn, "session/new", params_end (params), on_session_new, conn_ref (conn));
 }
 
 static void
-on_initialized (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+on_initialized (JsonNode   *result,
+                JsonObject *error,
+                gpointer    user_data)
 {
   g_autoptr(MendAcpConnection) conn = user_data;
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) capabilities = NULL;
-  g_autoptr(GError) error = NULL;
+  JsonObject *reply = result_object (result);
+  JsonObject *capabilities = NULL;
 
-  if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
+  if (!is_open (conn))
+    return;
+  if (result == NULL)
     {
       call_failed (conn, error);
       return;
     }
-  if (!is_open (conn))
-    return;
 
-  if (reply != NULL && g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT))
+  if (reply != NULL)
     {
-      g_autoptr(GVariant) info = g_variant_lookup_value (reply, "agentInfo", G_VARIANT_TYPE_VARDICT);
-      const char *name = NULL;
+      JsonObject *info = mend_json_get_object (reply, "agentInfo");
 
-      capabilities = g_variant_lookup_value (reply, "agentCapabilities", G_VARIANT_TYPE_VARDICT);
-      if (info != NULL)
-        g_variant_lookup (info, "name", "&s", &name);
-      conn->events->agent (conn->user_data, name);
+      capabilities = mend_json_get_object (reply, "agentCapabilities");
+      conn->events->agent (conn->user_data, info ? mend_json_get_string (info, "name") : NULL);
       if (!is_open (conn))
         return;
     }
   if (capabilities != NULL)
-    g_variant_lookup (capabilities, "loadSession", "b", &conn->can_load);
+    {
+      JsonNode *load = json_object_get_member (capabilities, "loadSession");
+
+      conn->can_load = load != NULL && JSON_NODE_HOLDS_VALUE (load) &&
+                       json_node_get_value_type (load) == G_TYPE_BOOLEAN && json_node_get_boolean (load);
+    }
 
   open_session (conn, conn->load_id != NULL && conn->can_load);
 }
@@ -450,61 +443,74 @@ on_initialized (GObject      *source,
 /* What the agent sends */
 
 static void
-on_notification (JsonrpcClient     *client,
-                 const char        *method,
-                 GVariant          *params,
-                 MendAcpConnection *conn)
+on_message (gpointer    user_data,
+            const char *method,
+            JsonNode   *id,
+            JsonNode   *params)
 {
-  g_autoptr(JsonNode) node = NULL;
-
-  /* A load replays the session's history: not this turn's output. */
-  if (!is_open (conn) || params == NULL || conn->loading ||
-      g_strcmp0 (method, "session/update") != 0)
-    return;
-
-  node = json_gvariant_serialize (params);
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    return;
-
-  conn_ref (conn);
-  conn->events->update (conn->user_data, json_node_get_object (node));
-  conn_unref (conn);
-}
-
-static gboolean
-on_handle_call (JsonrpcClient     *client,
-                const char        *method,
-                GVariant          *id,
-                GVariant          *params,
-                MendAcpConnection *conn)
-{
-  g_autoptr(JsonNode) node = NULL;
+  MendAcpConnection *conn = user_data;
+  g_autoptr(JsonNode) null = NULL;
   g_autofree char *json = NULL;
   guint serial;
 
   if (!is_open (conn))
-    return FALSE;
+    return;
 
-  node = params ? json_gvariant_serialize (params) : json_node_new (JSON_NODE_NULL);
-  json = mend_json_to_string (node);
-  serial = mend_acp_requests_add (conn->requests, client, id, method, json);
+  if (id == NULL)
+    {
+      /* A load replays the session's history: not this turn's output. */
+      if (params == NULL || conn->loading || g_strcmp0 (method, "session/update") != 0 ||
+          !JSON_NODE_HOLDS_OBJECT (params))
+        return;
+      conn_ref (conn);
+      conn->events->update (conn->user_data, json_node_get_object (params));
+      conn_unref (conn);
+      return;
+    }
+
+  if (params == NULL)
+    params = null = json_node_new (JSON_NODE_NULL);
+  json = mend_json_to_string (params);
+  serial = mend_acp_requests_add (conn->requests, conn->rpc, id, method, json);
   /* Past the bounds: answered already, or left unanswered. */
   if (serial == 0)
-    return TRUE;
+    return;
 
   conn_ref (conn);
   conn->events->request (conn->user_data, method, json, serial);
   conn_unref (conn);
+}
 
-  return TRUE;
+/* A line past the parser's bounds: the attempt fails with what was
+ * wrong; the agent and its session go on. */
+static void
+on_refused (gpointer    user_data,
+            const char *problem)
+{
+  MendAcpConnection *conn = user_data;
+  g_autofree char *text = NULL;
+  g_autoptr(MendFailure) failure = NULL;
+
+  if (!is_open (conn))
+    return;
+  text = g_strdup_printf (_("The agent sent a message too large to read: %s"), problem);
+  failure = mend_failure_new_from_text (text);
+  conn_ref (conn);
+  conn->events->refused (conn->user_data, failure);
+  conn_unref (conn);
 }
 
 static void
-on_client_failed (JsonrpcClient     *client,
-                  MendAcpConnection *conn)
+on_failed (gpointer user_data)
 {
-  run_ended (conn, NULL);
+  run_ended (user_data, NULL);
 }
+
+static const MendAcpRpcEvents rpc_events = {
+  .message = on_message,
+  .refused = on_refused,
+  .failed = on_failed,
+};
 
 static char *
 absolute_cwd (const char *cwd)
@@ -524,9 +530,9 @@ mend_acp_connection_start (GInputStream                  *output,
                            gpointer                       user_data,
                            GError                       **error)
 {
-  g_autoptr(GIOStream) stream = NULL;
   g_autofree char *session_cwd = absolute_cwd (cwd);
   MendAcpConnection *conn;
+  JsonBuilder *params;
 
   g_assert (user_data != NULL);
 
@@ -546,28 +552,26 @@ mend_acp_connection_start (GInputStream                  *output,
   conn->events = events;
   conn->user_data = user_data;
   conn->requests = requests;
-  conn->cancellable = g_cancellable_new ();
   conn->cwd = g_steal_pointer (&session_cwd);
   conn->load_id = g_strdup (session_id);
-  stream = mend_acp_framing_wrap (output, input);
-  conn->client = jsonrpc_client_new (stream);
-  g_signal_connect (conn->client, "notification", G_CALLBACK (on_notification), conn);
-  g_signal_connect (conn->client, "handle-call", G_CALLBACK (on_handle_call), conn);
-  g_signal_connect (conn->client, "failed", G_CALLBACK (on_client_failed), conn);
+  conn->rpc = mend_acp_rpc_new (output, input, &rpc_events, conn);
 
-  jsonrpc_client_start_listening (conn->client);
-
-  rpc_call (conn, "initialize",
-            JSONRPC_MESSAGE_NEW (
-              "protocolVersion", JSONRPC_MESSAGE_PUT_INT64 (MEND_ACP_AGENT_PROTOCOL_VERSION),
-              "clientCapabilities", "{",
-                "fs", "{",
-                  "readTextFile", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
-                  "writeTextFile", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
-                "}",
-                "terminal", JSONRPC_MESSAGE_PUT_BOOLEAN (FALSE),
-              "}"),
-            on_initialized, conn_ref (conn));
+  params = params_begin ();
+  json_builder_set_member_name (params, "protocolVersion");
+  json_builder_add_int_value (params, MEND_ACP_AGENT_PROTOCOL_VERSION);
+  json_builder_set_member_name (params, "clientCapabilities");
+  json_builder_begin_object (params);
+  json_builder_set_member_name (params, "fs");
+  json_builder_begin_object (params);
+  json_builder_set_member_name (params, "readTextFile");
+  json_builder_add_boolean_value (params, FALSE);
+  json_builder_set_member_name (params, "writeTextFile");
+  json_builder_add_boolean_value (params, FALSE);
+  json_builder_end_object (params);
+  json_builder_set_member_name (params, "terminal");
+  json_builder_add_boolean_value (params, FALSE);
+  json_builder_end_object (params);
+  rpc_call (conn, "initialize", params_end (params), on_initialized, conn_ref (conn));
 
   return conn;
 }
@@ -581,20 +585,19 @@ typedef struct
 } PromptCall;
 
 static void
-on_prompt_done (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+on_prompt_done (JsonNode   *result,
+                JsonObject *error,
+                gpointer    user_data)
 {
   PromptCall call = *(PromptCall *) user_data;
   g_autoptr(MendAcpConnection) conn = call.conn;
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
+  JsonObject *reply = result_object (result);
   g_autoptr(MendFailure) failure = NULL;
   const char *stop_reason = NULL;
 
   g_free (user_data);
 
-  if (!jsonrpc_client_call_finish (JSONRPC_CLIENT (source), result, &reply, &error))
+  if (result == NULL)
     {
       if (!is_open (conn))
         return;
@@ -609,8 +612,8 @@ on_prompt_done (GObject      *source,
     return;
 
   conn->busy = FALSE;
-  if (failure == NULL && reply != NULL && g_variant_is_of_type (reply, G_VARIANT_TYPE_VARDICT))
-    g_variant_lookup (reply, "stopReason", "&s", &stop_reason);
+  if (failure == NULL && reply != NULL)
+    stop_reason = mend_json_get_string (reply, "stopReason");
   conn->events->answered (conn->user_data, call.prompt, stop_reason, failure);
 }
 
@@ -625,6 +628,7 @@ mend_acp_connection_prompt (MendAcpConnection *conn,
                             const char        *session_id,
                             const char        *text)
 {
+  JsonBuilder *params = params_begin ();
   PromptCall *call;
   guint prompt;
 
@@ -636,14 +640,15 @@ mend_acp_connection_prompt (MendAcpConnection *conn,
   call->prompt = prompt;
   conn->busy = TRUE;
 
-  rpc_call (conn, "session/prompt",
-            JSONRPC_MESSAGE_NEW (
-              "sessionId", JSONRPC_MESSAGE_PUT_STRING (session_id),
-              "prompt", "[", "{",
-                "type", JSONRPC_MESSAGE_PUT_STRING ("text"),
-                "text", JSONRPC_MESSAGE_PUT_STRING (text),
-              "}", "]"),
-            on_prompt_done, call);
+  mend_json_add_string (params, "sessionId", session_id);
+  json_builder_set_member_name (params, "prompt");
+  json_builder_begin_array (params);
+  json_builder_begin_object (params);
+  mend_json_add_string (params, "type", "text");
+  mend_json_add_string (params, "text", text);
+  json_builder_end_object (params);
+  json_builder_end_array (params);
+  rpc_call (conn, "session/prompt", params_end (params), on_prompt_done, call);
 
   return prompt;
 }
@@ -652,8 +657,12 @@ void
 mend_acp_connection_cancel (MendAcpConnection *conn,
                             const char        *session_id)
 {
-  rpc_notify (conn, "session/cancel",
-              JSONRPC_MESSAGE_NEW ("sessionId", JSONRPC_MESSAGE_PUT_STRING (session_id)));
+  JsonBuilder *params = params_begin ();
+  g_autoptr(JsonNode) node = NULL;
+
+  mend_json_add_string (params, "sessionId", session_id);
+  node = params_end (params);
+  mend_acp_rpc_notify (conn->rpc, "session/cancel", node);
   /* The protocol wants pending permission requests answered as
    * cancelled. */
   if (conn->requests != NULL)

@@ -24,6 +24,7 @@ struct _MendAcpFraming
 
   gboolean    to_frames;
   GByteArray *in;
+  gsize       scanned;    /* bytes of in with no line end in them */
 };
 
 static void mend_acp_framing_converter_init (GConverterIface *iface);
@@ -95,22 +96,28 @@ replace_lone_surrogates (guint8 *data,
 
 /* The whole line at @start: its text at *@body, *@length bytes long, and
  * where the next begins. At the end of the input, a last line without
- * its line end is a line too. */
+ * its line end is a line too. The bytes before *@scanned are known to
+ * hold no line end: a long line is searched once, not again with each
+ * piece of it. */
 static gboolean
 next_line (GByteArray *in,
            gsize       start,
            gboolean    at_end,
+           gsize      *scanned,
            gsize      *body,
            gsize      *length,
            gsize      *next)
 {
   const guint8 *line;
   const guint8 *end;
+  gsize from = MAX (start, *scanned);
 
   if (start >= in->len)
     return FALSE;
   line = in->data + start;
-  end = memchr (line, '\n', in->len - start);
+  end = from < in->len ? memchr (in->data + from, '\n', in->len - from) : NULL;
+  /* Past a line end the next search starts at the next line. */
+  *scanned = end ? 0 : in->len;
   if (end == NULL && !at_end)
     return FALSE;
 
@@ -208,7 +215,7 @@ mend_acp_framing_convert (GConverter       *converter,
 
       if (self->to_frames)
         {
-          if (!next_line (self->in, used, at_end, &body, &length, &next))
+          if (!next_line (self->in, used, at_end, &self->scanned, &body, &length, &next))
             break;
           if (is_blank (self->in->data + body, length))
             {
@@ -252,6 +259,7 @@ mend_acp_framing_convert (GConverter       *converter,
     {
       /* The caller offers more room and the same input again. */
       g_byte_array_set_size (self->in, (guint) old_len);
+      self->scanned = 0;
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, "Not enough room for a message");
       return G_CONVERTER_ERROR;
     }
@@ -261,6 +269,7 @@ mend_acp_framing_convert (GConverter       *converter,
   *bytes_read = full ? MAX (used, old_len) - old_len : inbuf_size;
   g_byte_array_set_size (self->in, (guint) (old_len + *bytes_read));
   g_byte_array_remove_range (self->in, 0, (guint) used);
+  self->scanned = MIN (self->scanned > used ? self->scanned - used : 0, self->in->len);
 
   if (!full && at_end)
     return G_CONVERTER_FINISHED;
@@ -283,6 +292,7 @@ mend_acp_framing_reset (GConverter *converter)
   MendAcpFraming *self = MEND_ACP_FRAMING (converter);
 
   g_byte_array_set_size (self->in, 0);
+  self->scanned = 0;
 }
 
 static void

@@ -5,15 +5,17 @@
 
 #pragma once
 
-#include <jsonrpc-glib.h>
+#include <json-glib/json-glib.h>
+
+#include "mend-acp-rpc-private.h"
 
 G_BEGIN_DECLS
 
 /* The requests an Agent Client Protocol agent made of its client and
  * that are not answered yet, each under a number of its own (never 0,
  * never reused while kept) for MendAcpAgent::request and
- * mend_acp_agent_respond (). Each request keeps the JSON-RPC client it
- * came on, to answer it there. */
+ * mend_acp_agent_respond (). Each request keeps the JSON-RPC connection
+ * it came on, to answer it there. */
 typedef struct _MendAcpRequests MendAcpRequests;
 
 MendAcpRequests *mend_acp_requests_new                (void);
@@ -37,8 +39,8 @@ typedef struct
  * JSON-RPC error then, or, while the agent has not taken as many answers
  * again, not at all. */
 guint            mend_acp_requests_add                (MendAcpRequests *requests,
-                                                       JsonrpcClient   *client,
-                                                       GVariant        *id,
+                                                       MendAcpRpc      *rpc,
+                                                       JsonNode        *id,
                                                        const char      *method,
                                                        const char      *params);
 /* Answers request @serial with @result_json and forgets it. %FALSE when
@@ -55,10 +57,10 @@ gboolean         mend_acp_requests_deny               (MendAcpRequests *requests
                                                        guint            serial);
 /* Answers every permission request kept as cancelled. */
 void             mend_acp_requests_cancel_permissions (MendAcpRequests *requests);
-/* Forgets, unanswered, the requests that came on @client: its agent is
+/* Forgets, unanswered, the requests that came on @rpc: its agent is
  * gone. */
-void             mend_acp_requests_forget_client      (MendAcpRequests *requests,
-                                                       JsonrpcClient   *client);
+void             mend_acp_requests_forget_rpc         (MendAcpRequests *requests,
+                                                       MendAcpRpc      *rpc);
 /* Forgets every request, unanswered. */
 void             mend_acp_requests_clear              (MendAcpRequests *requests);
 void             mend_acp_requests_get_backlog        (MendAcpRequests *requests,

@@ -12,12 +12,10 @@
 
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
-#include <jsonrpc-glib.h>
 
 #include "mend-acp-agent.h"
 #include "mend-acp-requests-private.h"
 #include "mend-json-private.h"
-#include "mend-redact-private.h"
 #include "mend-redact-private.h"
 
 /* JSON-RPC's "internal error": the answer to a request the client
@@ -40,8 +38,8 @@ typedef struct
 /* A request of the agent's, until it is answered. */
 typedef struct
 {
-  JsonrpcClient *client;
-  GVariant      *id;
+  MendAcpRpc    *rpc;
+  JsonNode      *id;
   char          *method;
   char          *params;        /* JSON */
   gsize          bytes;
@@ -70,22 +68,19 @@ typedef struct
   gsize    bytes;
 } Written;
 
+/* Written, or never will be (the agent is gone): no longer held. */
 static void
-on_answer_written (GObject      *source,
-                   GAsyncResult *result,
-                   gpointer      user_data)
+on_answer_written (gpointer user_data)
 {
   Written *written = user_data;
 
-  /* Written, or never will be (the agent is gone): no longer held. */
-  jsonrpc_client_reply_finish (JSONRPC_CLIENT (source), result, NULL);
   written->backlog->n--;
   written->backlog->bytes -= written->bytes;
   backlog_unref (written->backlog);
   g_free (written);
 }
 
-/* Counts an answer until jsonrpc-glib has written it: an agent that reads
+/* Counts an answer until it is written: an agent that reads
  * none of its answers holds them all in the client's queue. */
 static Written *
 count_answer (MendAcpRequests *requests,
@@ -103,12 +98,12 @@ count_answer (MendAcpRequests *requests,
 
 static void
 reply_error (MendAcpRequests *requests,
-             JsonrpcClient   *client,
-             GVariant        *id,
+             MendAcpRpc      *rpc,
+             JsonNode        *id,
              const char      *message)
 {
-  jsonrpc_client_reply_error_async (client, id, RPC_INTERNAL_ERROR, message, NULL,
-                                    on_answer_written, count_answer (requests, strlen (message)));
+  mend_acp_rpc_reply_error (rpc, id, RPC_INTERNAL_ERROR, message,
+                            on_answer_written, count_answer (requests, strlen (message)));
 }
 
 static void
@@ -126,8 +121,8 @@ remove_request (MendAcpRequests *requests,
 static void
 request_free (Request *request)
 {
-  g_clear_object (&request->client);
-  g_clear_pointer (&request->id, g_variant_unref);
+  g_clear_pointer (&request->rpc, mend_acp_rpc_unref);
+  g_clear_pointer (&request->id, json_node_unref);
   g_free (request->method);
   g_free (request->params);
   g_free (request);
@@ -154,8 +149,8 @@ mend_acp_requests_free (MendAcpRequests *requests)
 
 guint
 mend_acp_requests_add (MendAcpRequests *requests,
-                       JsonrpcClient   *client,
-                       GVariant        *id,
+                       MendAcpRpc      *rpc,
+                       JsonNode        *id,
                        const char      *method,
                        const char      *params)
 {
@@ -173,7 +168,7 @@ mend_acp_requests_add (MendAcpRequests *requests,
       if (requests->unwritten->n < 2 * MEND_ACP_AGENT_MAX_REQUESTS)
         {
           requests->n_refused++;
-          reply_error (requests, client, id,
+          reply_error (requests, rpc, id,
                        _("The agent has too many requests waiting for an answer"));
         }
       else
@@ -187,8 +182,8 @@ mend_acp_requests_add (MendAcpRequests *requests,
     }
 
   request = g_new0 (Request, 1);
-  request->client = g_object_ref (client);
-  request->id = g_variant_ref (id);
+  request->rpc = mend_acp_rpc_ref (rpc);
+  request->id = json_node_copy (id);
   request->method = g_strdup (method);
   request->params = g_strdup (params);
   request->bytes = bytes;
@@ -208,23 +203,16 @@ send_reply (MendAcpRequests *requests,
             const char      *json)
 {
   g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
-  /* Parsed on its own first: the strict parser bounds it, and
-   * json_gvariant_deserialize_data () leaks its parser on a parse error
-   * (json-glib 1.6). */
   node = mend_json_parse (json, -1, &error);
-  if (node != NULL)
-    reply = json_gvariant_deserialize (node, NULL, &error);
-  if (reply == NULL)
+  if (node == NULL)
     {
       mend_debug ("Not an answer to %s: %s", request->method, error->message);
       return FALSE;
     }
-  g_variant_take_ref (reply);
-  jsonrpc_client_reply_async (request->client, request->id, reply, NULL,
-                              on_answer_written, count_answer (requests, strlen (json)));
+  mend_acp_rpc_reply (request->rpc, request->id, node,
+                      on_answer_written, count_answer (requests, strlen (json)));
   return TRUE;
 }
 
@@ -305,7 +293,7 @@ mend_acp_requests_deny (MendAcpRequests *requests,
       send_reply (requests, request, json);
     }
   else
-    reply_error (requests, request->client, request->id,
+    reply_error (requests, request->rpc, request->id,
                  _("The client does not allow this request"));
 
   remove_request (requests, serial);
@@ -335,15 +323,15 @@ mend_acp_requests_cancel_permissions (MendAcpRequests *requests)
 }
 
 void
-mend_acp_requests_forget_client (MendAcpRequests *requests,
-                                 JsonrpcClient   *client)
+mend_acp_requests_forget_rpc (MendAcpRequests *requests,
+                              MendAcpRpc      *rpc)
 {
   GHashTableIter iter;
   gpointer value;
 
   g_hash_table_iter_init (&iter, requests->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (((Request *) value)->client == client)
+    if (((Request *) value)->rpc == rpc)
       {
         requests->kept_bytes -= ((Request *) value)->bytes;
         g_hash_table_iter_remove (&iter);

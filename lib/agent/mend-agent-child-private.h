@@ -47,6 +47,9 @@ GOutputStream  *mend_agent_child_get_stdin      (MendAgentChild                *
 /* Queues @bytes for the agent's standard input, written in order. */
 void            mend_agent_child_write          (MendAgentChild                *child,
                                                  GBytes                        *bytes);
+/* Reads what the agent wrote on its standard error and nobody read yet,
+ * without waiting: its output ended, and the tail is wanted now. */
+void            mend_agent_child_drain_stderr   (MendAgentChild                *child);
 const char     *mend_agent_child_get_identifier (MendAgentChild                *child);
 guint64         mend_agent_child_get_n_lines    (MendAgentChild                *child);
 /* Ends the run: detaches the owner (no callback comes after), closes the

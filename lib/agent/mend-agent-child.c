@@ -384,6 +384,12 @@ maybe_end (MendAgentChild *child)
   child_unref (child);
 }
 
+void
+mend_agent_child_drain_stderr (MendAgentChild *child)
+{
+  read_stderr (child, STDERR_DRAIN_READS);
+}
+
 static void
 child_setup (gpointer user_data)
 {

@@ -18,11 +18,12 @@ G_BEGIN_DECLS
 /* What the senders that run an agent as a child process share: the tail
  * of its standard error, its environment, and its standard input. */
 
-/* Keeps the last MEND_AGENT_PROCESS_STDERR_MAX_BYTES of what was read. */
+/* Keeps the end of what was read, more than is shown. */
 void     mend_stderr_tail_append (GByteArray          *tail,
                                   const guint8        *data,
                                   gsize                size);
-/* The tail as text, valid UTF-8 and redacted, or %NULL when empty. */
+/* The tail as text, valid UTF-8, redacted, then cut to its last
+ * MEND_AGENT_STDERR_MAX_BYTES; %NULL when empty. */
 char    *mend_stderr_tail_text   (GByteArray          *tail);
 
 /* Replaces *@slot by a copy of @environ_; %FALSE when they were equal. */

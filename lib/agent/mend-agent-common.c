@@ -14,6 +14,10 @@
 #include "mend-agent-process.h"
 #include "mend-redact-private.h"
 
+/* What is kept is twice what is shown: the text shown is redacted
+ * whole before it is cut to its last MEND_AGENT_STDERR_MAX_BYTES. */
+#define STDERR_KEPT_BYTES (2 * MEND_AGENT_STDERR_MAX_BYTES)
+
 void
 mend_stderr_tail_append (GByteArray   *tail,
                          const guint8 *data,
@@ -21,15 +25,22 @@ mend_stderr_tail_append (GByteArray   *tail,
 {
   g_assert (tail != NULL);
 
+  if (size >= STDERR_KEPT_BYTES)
+    {
+      g_byte_array_set_size (tail, 0);
+      data += size - STDERR_KEPT_BYTES;
+      size = STDERR_KEPT_BYTES;
+    }
   g_byte_array_append (tail, data, (guint) size);
-  if (tail->len > MEND_AGENT_PROCESS_STDERR_MAX_BYTES)
-    g_byte_array_remove_range (tail, 0, tail->len - MEND_AGENT_PROCESS_STDERR_MAX_BYTES);
+  if (tail->len > STDERR_KEPT_BYTES)
+    g_byte_array_remove_range (tail, 0, tail->len - STDERR_KEPT_BYTES);
 }
 
 char *
 mend_stderr_tail_text (GByteArray *tail)
 {
   g_autofree char *valid = NULL;
+  g_autofree char *text = NULL;
 
   g_assert (tail != NULL);
 
@@ -37,8 +48,10 @@ mend_stderr_tail_text (GByteArray *tail)
     return NULL;
 
   valid = g_utf8_make_valid ((const char *) tail->data, tail->len);
-  g_strstrip (valid);
-  return valid[0] != '\0' ? mend_redact_secrets (valid, -1) : NULL;
+  /* Once it is full, its start was cut: it may begin inside a key. */
+  text = mend_redact_tail (valid, -1, MEND_AGENT_STDERR_MAX_BYTES, tail->len >= STDERR_KEPT_BYTES);
+  g_strstrip (text);
+  return text[0] != '\0' ? g_steal_pointer (&text) : NULL;
 }
 
 gboolean

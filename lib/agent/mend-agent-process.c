@@ -176,15 +176,19 @@ mend_agent_process_line (MendAgent  *agent,
                          gsize       length)
 {
   MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
-  gboolean is_result = memmem (line, length, "\"type\":\"result\"", 15) != NULL;
-  gboolean is_init = !is_result && memmem (line, length, "\"subtype\":\"init\"", 16) != NULL;
 
-  if (is_result || is_init)
+  /* Only a line that names "result" or "init" (in quotes, which no
+   * escaped string makes) can be one; it is read as JSON, whatever its
+   * spacing and the order of its members. */
+  if (memmem (line, length, "\"result\"", 8) != NULL || memmem (line, length, "\"init\"", 6) != NULL)
     {
       g_autoptr(JsonNode) root = mend_json_parse (line, length, NULL);
       JsonObject *object = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+      const char *type = object ? mend_json_get_string (object, "type") : NULL;
+      gboolean is_result = g_strcmp0 (type, "result") == 0;
 
-      if (object != NULL)
+      if (is_result || (g_strcmp0 (type, "system") == 0 &&
+                        g_strcmp0 (mend_json_get_string (object, "subtype"), "init") == 0))
         note_session (self, object);
 
       /* The result of a turn that Stop interrupted is not the next one's. */

@@ -15,6 +15,7 @@
 #include "mend-chat.h"
 #include "mend-clock.h"
 #include "mend-failure.h"
+#include "mend-json-private.h"
 #include "mend-redact-private.h"
 #include "mend-secret-set-private.h"
 #include "mend-sender-private.h"
@@ -43,6 +44,10 @@
  *   output open: the attempt in flight then fails as a dropped connection
  *   (transient), and the next attempt starts the agent again, on the same
  *   session.
+ * - The session is what the agent keeps between turns
+ *   ([method@Mend.Sender.save_state]): a chat saves it with its state, and
+ *   a chat restored from that state starts its agent on it, unless the
+ *   agent already runs a session of its own.
  * - [method@Mend.Agent.terminate] and the end of a run send `SIGTERM` to
  *   the whole group, so that the agent can end its own tools, and
  *   `SIGKILL` to what is left of it after
@@ -471,11 +476,59 @@ mend_agent_send_finish (MendSender    *sender,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* What a chat saves of its agent: the session, which the agent goes on
+ * with at its next start (loaded or resumed). */
+static char *
+mend_agent_save_state (MendSender *sender)
+{
+  MendAgent *self = MEND_AGENT (sender);
+  g_autoptr(JsonBuilder) builder = NULL;
+
+  if (PRIV (self)->session_id == NULL)
+    return NULL;
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_object (builder);
+  mend_json_add_string (builder, "sessionId", PRIV (self)->session_id);
+  json_builder_end_object (builder);
+  return mend_json_builder_finish (builder);
+}
+
+/* A state without a session changes nothing; a running agent keeps the
+ * session it runs. */
+static gboolean
+mend_agent_restore_state (MendSender  *sender,
+                          const char  *state,
+                          GError     **error)
+{
+  MendAgent *self = MEND_AGENT (sender);
+  g_autoptr(JsonNode) root = NULL;
+  JsonNode *session = NULL;
+
+  root = mend_json_parse (state, -1, NULL);
+  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+    session = json_object_get_member (json_node_get_object (root), "sessionId");
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      (session != NULL && (!JSON_NODE_HOLDS_VALUE (session) || json_node_get_value_type (session) != G_TYPE_STRING ||
+                           !g_utf8_validate (json_node_get_string (session), -1, NULL))))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           _("The agent's saved state is not a session"));
+      return FALSE;
+    }
+
+  if (session != NULL && PRIV (self)->child == NULL)
+    mend_agent_set_session_id (self, json_node_get_string (session));
+  return TRUE;
+}
+
 static void
 mend_agent_sender_init (MendSenderInterface *iface)
 {
   iface->send_async = mend_agent_send_async;
   iface->send_finish = mend_agent_send_finish;
+  iface->save_state = mend_agent_save_state;
+  iface->restore_state = mend_agent_restore_state;
 }
 
 /* GObject */

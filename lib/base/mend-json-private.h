@@ -18,6 +18,9 @@ G_BEGIN_DECLS
  * would otherwise become gigabytes of tree. */
 #define MEND_JSON_MAX_VALUES 262144
 
+/* Parses strict JSON. A text past MEND_JSON_MAX_DEPTH or
+ * MEND_JSON_MAX_VALUES fails with G_IO_ERROR_MESSAGE_TOO_LARGE, any
+ * other that is not JSON with JSON_PARSER_ERROR. */
 JsonNode   *mend_json_parse          (const char    *data,
                                       gssize         length,
                                       GError       **error);

@@ -72,7 +72,8 @@ unicode_escape (const char *data,
  * Returns %NULL when the text may be parsed, or what is wrong with it. */
 static char *
 check_shape (const char *data,
-             gsize       length)
+             gsize       length,
+             gboolean   *bound)
 {
   gboolean in_string = FALSE;
   gboolean in_scalar = FALSE;   /* a top-level number, true, false, null */
@@ -137,7 +138,7 @@ check_shape (const char *data,
         in_string = TRUE;
       else if (c == '{' || c == '[')
         {
-          if (++depth > MEND_JSON_MAX_DEPTH)
+          if (++depth > MEND_JSON_MAX_DEPTH && (*bound = TRUE))
             return g_strdup_printf (_("JSON is nested deeper than %u levels"), MEND_JSON_MAX_DEPTH);
           values++;
         }
@@ -151,7 +152,7 @@ check_shape (const char *data,
       else if (depth == 0)
         in_scalar = TRUE;
 
-      if (values > MEND_JSON_MAX_VALUES)
+      if (values > MEND_JSON_MAX_VALUES && (*bound = TRUE))
         return g_strdup_printf (_("The JSON text holds more than %u values"), MEND_JSON_MAX_VALUES);
     }
 
@@ -175,15 +176,19 @@ mend_json_parse_with (JsonParser  *parser,
                       GError     **error)
 {
   g_autofree char *problem = NULL;
+  gboolean bound = FALSE;
   JsonNode *root;
 
   if (length < 0)
     length = strlen (data);
 
-  problem = check_shape (data, length);
+  problem = check_shape (data, length, &bound);
   if (problem != NULL)
     {
-      g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE, problem);
+      if (bound)
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE, problem);
+      else
+        g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE, problem);
       return NULL;
     }
 

@@ -23,6 +23,19 @@ G_BEGIN_DECLS
 char *mend_redact_secrets       (const char *text,
                                  gssize      length);
 
+/* Redact before cutting: a cut inside a key leaves a piece of it that
+ * no rule knows. The first @max_bytes of @text redacted (cut where a
+ * character ends, with an ellipsis when cut); and its last @max_bytes,
+ * for a text that was cut at its start already when @cut_before (its
+ * first line, or word, goes: it may be the end of a key). */
+char *mend_redact_head          (const char *text,
+                                 gssize      length,
+                                 gsize       max_bytes);
+char *mend_redact_tail          (const char *text,
+                                 gssize      length,
+                                 gsize       max_bytes,
+                                 gboolean    cut_before);
+
 /* Values redacted wherever they appear, whatever their shape, while they
  * are registered: a sender registers the credentials it sends. Counted, so
  * that two senders holding the same key each add and remove it. */

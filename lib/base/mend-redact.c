@@ -398,6 +398,75 @@ mend_redact_secrets (const char *text,
   return g_string_free (out, FALSE);
 }
 
+/* The longest piece of a key a cut may leave at a text's start (a JWT
+ * runs to a kilobyte). */
+#define CUT_KEY_MAX_BYTES 1024
+
+char *
+mend_redact_head (const char *text,
+                  gssize      length,
+                  gsize       max_bytes)
+{
+  g_autofree char *redacted = mend_redact_secrets (text, length);
+  gsize n;
+  const char *end;
+
+  if (redacted == NULL)
+    return NULL;
+  n = strlen (redacted);
+  if (n <= max_bytes)
+    return g_steal_pointer (&redacted);
+
+  /* Cut where a character ends, room left for the ellipsis. */
+  end = redacted + max_bytes - strlen ("…");
+  while (end > redacted && (*end & 0xc0) == 0x80)
+    end--;
+  return g_strdup_printf ("%.*s…", (int) (end - redacted), redacted);
+}
+
+char *
+mend_redact_tail (const char *text,
+                  gssize      length,
+                  gsize       max_bytes,
+                  gboolean    cut_before)
+{
+  g_autofree char *redacted = NULL;
+  const char *start;
+  const char *end;
+  gsize n;
+
+  if (text == NULL)
+    return NULL;
+  if (length < 0)
+    length = strlen (text);
+
+  /* A text cut before it came here may begin inside a key, whose rest
+   * no rule knows: its first line goes, or its first word, or, in a text
+   * without either, as much as the longest key. */
+  start = text;
+  end = text + length;
+  if (cut_before)
+    {
+      gsize most = MIN ((gsize) length, CUT_KEY_MAX_BYTES);
+      const char *line = memchr (start, '\n', most);
+      const char *word = start;
+
+      while (word < start + most && !g_ascii_isspace (*word))
+        word++;
+      start = line != NULL ? line + 1 : word;
+    }
+
+  redacted = mend_redact_secrets (start, end - start);
+  n = strlen (redacted);
+  if (n <= max_bytes)
+    return g_steal_pointer (&redacted);
+
+  start = redacted + n - max_bytes;
+  while (*start != '\0' && (*start & 0xc0) == 0x80)
+    start++;
+  return g_strdup (start);
+}
+
 void
 mend_redact_error (GError *error)
 {

@@ -22,6 +22,7 @@
 #include "mend-classifier-private.h"
 #include "mend-classifier-rules-private.h"
 #include "mend-failure-parse-private.h"
+#include "mend-redact-private.h"
 
 static gint64
 saturating_ms (double value,
@@ -470,12 +471,15 @@ mend_reason_from_http (guint          status,
       *json = mend_json_parse (data, size, NULL);
       if (!read_api_error (*json, api))
         {
+          g_autofree char *redacted = NULL;
           const char *end = NULL;
 
-          /* Cut where a character ends: a long text cut inside one is
-           * still the text it was. */
-          *body_text = g_strndup (data, MIN (size, MEND_FAILURE_MAX_MESSAGE_BYTES * 2));
-          if (size > MEND_FAILURE_MAX_MESSAGE_BYTES * 2 && !g_utf8_validate (*body_text, -1, &end) &&
+          /* Redacted whole before the cut: a cut inside a key leaves a
+           * piece of it no rule knows. Then cut where a character ends:
+           * a long text cut inside one is still the text it was. */
+          redacted = mend_redact_secrets (data, MIN (size, MEND_REASON_MAX_BODY_BYTES));
+          *body_text = g_strndup (redacted, MEND_FAILURE_MAX_MESSAGE_BYTES * 2);
+          if (strlen (redacted) > MEND_FAILURE_MAX_MESSAGE_BYTES * 2 && !g_utf8_validate (*body_text, -1, &end) &&
               strlen (end) < 4)
             (*body_text)[end - *body_text] = '\0';
         }

@@ -25,6 +25,9 @@ MendFailure *mend_http_failure_from_error    (const GError *error,
                                               gboolean      stopped);
 /* An answer past one of the sender's caps (@limit bytes): the failure
  * names the property that holds the cap. */
+/* An answer that sent 1xx answers past MEND_HTTP_MAX_INTERIM (@limit)
+ * or MEND_HTTP_MAX_INTERIM_MS: a broken connection. */
+MendFailure *mend_http_failure_interim_flood (guint        limit);
 MendFailure *mend_http_failure_over_cap      (MendHttpCap  cap,
                                               guint        limit);
 /* A response's status, headers and the head of its body, for a turn of

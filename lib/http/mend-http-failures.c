@@ -36,6 +36,16 @@ mend_http_failure_from_error (const GError *error,
 }
 
 MendFailure *
+mend_http_failure_interim_flood (guint limit)
+{
+  g_autoptr(GError) error = g_error_new (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                                         _("The server sent more than %u interim (1xx) answers, or for too long"),
+                                         limit);
+
+  return mend_failure_new_from_error (error);
+}
+
+MendFailure *
 mend_http_failure_over_cap (MendHttpCap cap,
                             guint       limit)
 {

@@ -27,6 +27,10 @@ typedef struct
   gulong            outer_id;
   guint             timeout_id;
   gboolean          timed_out;
+  gint64            started_us;   /* real time */
+  guint             n_interim;    /* 1xx answers read */
+  gint64            interim_us;   /* real time of the first */
+  gboolean          interim_flood;
   GInputStream     *body_stream;
   gboolean          streaming;    /* the answer is text/event-stream */
   MendSseReader     events;
@@ -53,6 +57,12 @@ typedef struct
   guint             text_delta_signal;  /* the sender's ::text-delta */
   char             *answer_text;  /* of a success, for the sender's answer */
 } MendHttpAttempt;
+
+/* The most 1xx answers an attempt reads, and for how long: libsoup
+ * reads them back to back within one dispatch, so a flood of them would
+ * hold the main loop, the timeout and Stop. */
+#define MEND_HTTP_MAX_INTERIM 32
+#define MEND_HTTP_MAX_INTERIM_MS 30000
 
 /* Bytes read at a time, and the most read in one go before the main loop
  * gets a turn. */

@@ -47,6 +47,8 @@ mend_http_attempt_free (MendHttpAttempt *attempt)
   g_clear_pointer (&attempt->body, g_byte_array_unref);
   g_clear_pointer (&attempt->answer, mend_http_answer_free);
   g_clear_object (&attempt->outcome);
+  if (attempt->message != NULL)
+    g_signal_handlers_disconnect_by_data (attempt->message, attempt);
   g_clear_object (&attempt->message);
   g_clear_object (&attempt->clock);
   g_clear_object (&attempt->turn);
@@ -105,6 +107,8 @@ static MendFailure *
 failure_from_error (MendHttpAttempt      *attempt,
                     const GError *error)
 {
+  if (attempt->interim_flood && !attempt->timed_out)
+    return mend_http_failure_interim_flood (MEND_HTTP_MAX_INTERIM);
   return mend_http_failure_from_error (error, attempt->timed_out ? attempt->timeout_ms : 0,
                                        attempt->outer != NULL && g_cancellable_is_cancelled (attempt->outer));
 }
@@ -125,6 +129,50 @@ failure_from_response (MendHttpAttempt    *attempt,
 {
   return mend_http_failure_from_response (attempt->message, data, size, attempt->clock,
                                           mend_turn_get_policy (attempt->turn));
+}
+
+/* Whether a line end of @data falls inside a JSON string of it. */
+static gboolean
+line_end_in_string (const char *data,
+                    gsize       length)
+{
+  gboolean in_string = FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      if (in_string && data[i] == '\\')
+        i++;
+      else if (data[i] == '"')
+        in_string = !in_string;
+      else if (in_string && data[i] == '\n')
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* An error event's data, its data: lines joined. A server that splits
+ * a line of its own, a JSON string or a key echoed in it, over two data:
+ * lines makes two halves that neither the parser nor the redaction
+ * knows: unless the data is JSON as it is, the lines are joined without
+ * their ends, into the text they were cut from. */
+static MendFailure *
+failure_from_event (MendHttpAttempt *attempt,
+                    const char      *data,
+                    gsize            length)
+{
+  g_autoptr(GString) joined = NULL;
+  g_autoptr(JsonNode) json = NULL;
+
+  /* JSON split between its tokens only is whole. */
+  if (memchr (data, '\n', length) == NULL ||
+      (!line_end_in_string (data, length) && (json = mend_json_parse (data, (gssize) length, NULL)) != NULL))
+    return failure_from_response (attempt, data, length);
+
+  joined = g_string_sized_new (length);
+  for (const char *p = data, *end = data + length; p < end; p++)
+    if (*p != '\n')
+      g_string_append_c (joined, *p);
+  return failure_from_response (attempt, joined->str, joined->len);
 }
 
 /* Reading the answer: a chunk at a time, every byte counted */
@@ -177,7 +225,7 @@ on_event (const char *name,
     {
     case MEND_HTTP_EVENT_ERROR:
       attempt->ended = TRUE;
-      attempt->outcome = failure_from_response (attempt, data, length);
+      attempt->outcome = failure_from_event (attempt, data, length);
       return FALSE;
     case MEND_HTTP_EVENT_END:
       attempt->ended = TRUE;

@@ -187,6 +187,26 @@ on_timeout (gpointer data)
   g_cancellable_cancel (attempt->cancellable);
 }
 
+/* A 1xx answer. The attempt's timeout counts here too, in real time:
+ * its timer cannot fire while libsoup reads them. */
+static void
+on_informational (SoupMessage     *message,
+                  MendHttpAttempt *attempt)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (attempt->n_interim++ == 0)
+    attempt->interim_us = now;
+  if (attempt->timeout_ms > 0 && now - attempt->started_us >= (gint64) attempt->timeout_ms * 1000)
+    attempt->timed_out = TRUE;
+  else if (attempt->n_interim > MEND_HTTP_MAX_INTERIM ||
+           now - attempt->interim_us > (gint64) MEND_HTTP_MAX_INTERIM_MS * 1000)
+    attempt->interim_flood = TRUE;
+  else
+    return;
+  g_cancellable_cancel (attempt->cancellable);
+}
+
 static void
 on_outer_cancelled (GCancellable *outer,
                     GCancellable *inner)
@@ -347,6 +367,8 @@ mend_http_sender_send_async (MendSender          *sender,
   if (self->timeout_ms > 0)
     attempt->timeout_id = mend_clock_add_timeout (attempt->clock, self->timeout_ms,
                                                   on_timeout, attempt, NULL);
+  attempt->started_us = g_get_monotonic_time ();
+  g_signal_connect (attempt->message, "got-informational", G_CALLBACK (on_informational), attempt);
 
   soup_session_send_async (self->session, attempt->message, attempt->io_priority,
                            attempt->cancellable, mend_http_attempt_on_sent, task);

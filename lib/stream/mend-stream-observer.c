@@ -98,10 +98,6 @@
 
 #define DEBUG_PREFIX_MAX  80
 
-/* Token deltas, the bulk of the stream, start like this; the byte scan
- * below would reject them too, a little later. */
-#define STREAM_EVENT_PREFIX "{\"type\":\"stream_event\""
-
 struct _MendStreamObserver
 {
   GObject   parent_instance;
@@ -237,9 +233,94 @@ ignore_line (MendStreamObserver *self,
   }
 }
 
-#define ASSISTANT_PREFIX "{\"type\":\"assistant\""
-#define SYNTHETIC_MODEL "\"model\":\"<synthetic>\""
-#define API_ERROR_MESSAGE "\"is_api_error_message\":true"
+#define SYNTHETIC_MODEL "\"<synthetic>\""
+#define API_ERROR_MESSAGE "\"is_api_error_message\""
+
+static inline const char *
+skip_space (const char *p,
+            const char *end)
+{
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+/* The plain string at @p (no escape in it): its text and length, and
+ * where it ends; NULL when there is none. */
+static inline const char *
+plain_string (const char  *p,
+              const char  *end,
+              gsize       *length)
+{
+  const char *start;
+
+  if (p >= end || *p != '"')
+    return NULL;
+  start = ++p;
+  while (p < end && *p != '"' && *p != '\\')
+    p++;
+  if (p >= end || *p != '"')
+    return NULL;
+  *length = (gsize) (p - start);
+  return start;
+}
+
+/* The line's "type" when it is the object's first member, as agents
+ * write it, whatever the spacing; NULL when it is not (the line must be
+ * parsed to know it). No parse, no allocation. */
+static const char *
+leading_type (const char *line,
+              gsize       length,
+              gsize      *type_length)
+{
+  const char *end = line + length;
+  const char *p = skip_space (line, end);
+  const char *name;
+  gsize name_length = 0;
+
+  if (p >= end || *p != '{')
+    return NULL;
+  p = skip_space (p + 1, end);
+  name = plain_string (p, end, &name_length);
+  if (name == NULL || name_length != 4 || memcmp (name, "type", 4) != 0)
+    return NULL;
+  p = skip_space (name + name_length + 1, end);
+  if (p >= end || *p != ':')
+    return NULL;
+  return plain_string (skip_space (p + 1, end), end, type_length);
+}
+
+static inline gboolean
+type_is (const char *type,
+         gsize       length,
+         const char *expected)
+{
+  return type != NULL && length == strlen (expected) && memcmp (type, expected, length) == 0;
+}
+
+/* Whether "is_api_error_message" is true somewhere in the line. */
+static gboolean
+is_api_error_message (const char *line,
+                      gsize       length)
+{
+  const char *end = line + length;
+  const char *p = line;
+
+  while ((p = memmem (p, (gsize) (end - p), API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE))) != NULL)
+    {
+      const char *value;
+
+      p += strlen (API_ERROR_MESSAGE);
+      value = skip_space (p, end);
+      if (value < end && *value == ':')
+        {
+          value = skip_space (value + 1, end);
+          if ((gsize) (end - value) >= 4 && memcmp (value, "true", 4) == 0)
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
 
 /* The chat fed, or NULL. */
 static inline MendChat *
@@ -305,16 +386,41 @@ running_without_output (MendStreamObserver *self)
          mend_turn_get_state (turn) == MEND_TURN_RUNNING;
 }
 
+/* The type of a line whose "type" is not its first member: parsed. */
+static char *
+parsed_type (const char *line,
+             gsize       length)
+{
+  g_autoptr(JsonNode) root = NULL;
+  const char *type;
+
+  if (!g_utf8_validate_len (line, length, NULL) ||
+      (root = mend_json_parse (line, length, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      (type = mend_json_get_string (json_node_get_object (root), "type")) == NULL)
+    return NULL;
+  return g_strdup (type);
+}
+
 static inline void
 note_output (MendStreamObserver *self,
              const char         *line,
              gsize               length)
 {
-  /* Once per attempt: after the first output, a delta costs no scan. */
-  if (length >= strlen (STREAM_EVENT_PREFIX) &&
-      memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
+  g_autofree char *parsed = NULL;
+  const char *type;
+  gsize type_length = 0;
+
+  /* Once per attempt: after the first output, a line costs no scan. */
+  if (!running_without_output (self))
+    return;
+
+  type = leading_type (line, length, &type_length);
+  if (type == NULL && (type = parsed = parsed_type (line, length)) != NULL)
+    type_length = strlen (parsed);
+
+  if (type_is (type, type_length, "stream_event"))
     {
-      if (running_without_output (self) && memmem (line, length, "\"content_block_", 15) != NULL)
+      if (memmem (line, length, "\"content_block_", 15) != NULL)
         output_seen (self);
       return;
     }
@@ -322,11 +428,9 @@ note_output (MendStreamObserver *self,
   /* The CLI reports an API error it gave up on as an assistant message
    * of its own making: that is no output of the model. Other lines are
    * no output at all. */
-  if (length >= strlen (ASSISTANT_PREFIX) &&
-      memcmp (line, ASSISTANT_PREFIX, strlen (ASSISTANT_PREFIX)) == 0 &&
-      running_without_output (self) &&
+  if (type_is (type, type_length, "assistant") &&
       memmem (line, length, SYNTHETIC_MODEL, strlen (SYNTHETIC_MODEL)) == NULL &&
-      memmem (line, length, API_ERROR_MESSAGE, strlen (API_ERROR_MESSAGE)) == NULL)
+      !is_api_error_message (line, length))
     output_seen (self);
 }
 
@@ -371,8 +475,10 @@ static inline gboolean
 might_matter (const char *line,
               gsize       length)
 {
-  if (length >= strlen (STREAM_EVENT_PREFIX) &&
-      memcmp (line, STREAM_EVENT_PREFIX, strlen (STREAM_EVENT_PREFIX)) == 0)
+  gsize type_length = 0;
+  const char *type = leading_type (line, length, &type_length);
+
+  if (type_is (type, type_length, "stream_event"))
     return FALSE;
 
   return memmem (line, length, "\"system\"", 8) != NULL ||
@@ -803,6 +909,9 @@ handle_task_updated (MendStreamObserver  *self,
   return FALSE;
 }
 
+/* The most of the agent's error an agent-status quotes. */
+#define AGENT_STATUS_MAX_ERROR_BYTES 200
+
 static gboolean
 handle_api_retry (MendStreamObserver  *self,
                   JsonObject          *object,
@@ -815,6 +924,7 @@ handle_api_retry (MendStreamObserver  *self,
   const char *error = NULL;
   MendTurn *turn;
   g_autofree char *text = NULL;
+  g_autofree char *shown = NULL;
 
   if (get_int (object, "attempt", &attempt) != MEMBER_OK || attempt < 1 || attempt > G_MAXUINT)
     return (*bad = "api_retry without an attempt number", FALSE);
@@ -828,10 +938,15 @@ handle_api_retry (MendStreamObserver  *self,
   if (get_string (object, "error", &error) == MEMBER_BAD)
     return (*bad = "error is not a string", FALSE);
 
+  /* The agent's error may quote its request: redacted, and, in the
+   * status, cut short. */
+  shown = mend_redact_secrets (error, -1);
   turn = running_turn (self);
 
   if (turn != NULL)
     {
+      g_autofree char *quoted = shown ? mend_redact_head (shown, -1, AGENT_STATUS_MAX_ERROR_BYTES) : NULL;
+
       if (status > 0 && max_retries > 0)
         /* Translators: the agent retries on its own: HTTP status, retry, of. */
         text = g_strdup_printf (_("Claude Code is retrying (%u, %u of %u)"),
@@ -839,7 +954,7 @@ handle_api_retry (MendStreamObserver  *self,
       else if (max_retries > 0)
         /* Translators: the agent retries on its own: error, retry, of. */
         text = g_strdup_printf (_("Claude Code is retrying (%s, %u of %u)"),
-                                error ? error : _("error"), (guint) attempt, (guint) max_retries);
+                                quoted ? quoted : _("error"), (guint) attempt, (guint) max_retries);
       else
         text = g_strdup (_("Claude Code is retrying"));
       mend_turn_set_agent_status (turn, text);
@@ -847,7 +962,7 @@ handle_api_retry (MendStreamObserver  *self,
 
   g_signal_emit (self, signals[AGENT_RETRY], 0, turn,
                  (guint) attempt, (guint) max_retries, (guint) status,
-                 error, (guint) delay_ms);
+                 shown, (guint) delay_ms);
 
   return turn != NULL;
 }
@@ -1074,12 +1189,13 @@ mend_stream_observer_class_init (MendStreamObserverClass *klass)
    * @max_retries: how many retries the agent makes before it gives up
    * @status: the HTTP status it retries on, or 0 when there was none
    * @error: (nullable): the agent's name for the error, such as
-   *   "overloaded" or "rate_limit"
+   *   "overloaded" or "rate_limit", with credentials redacted
    * @delay_ms: how long the agent waits before this retry
    *
    * The agent retries a request on its own (a `system`/`api_retry` line),
    * before libmend sees any failure. The turn's
-   * [property@Mend.Turn:agent-status] says the same in words.
+   * [property@Mend.Turn:agent-status] says the same in words, quoting at
+   * most 200 bytes of @error.
    */
   signals[AGENT_RETRY] =
     g_signal_new ("agent-retry",

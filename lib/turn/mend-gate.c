@@ -922,19 +922,26 @@ mend_gate_new (MendClock *clock)
  * mend_gate_get_for_uri:
  * @uri: an address of the upstream
  *
- * Gets the gate of @uri's origin (scheme, host and port), made on first
- * use with the default clock and kept for the life of the process: chats
- * that talk to one upstream share it by asking for it.
+ * Gets the gate of @uri's origin (scheme, host and port) for the calling
+ * thread's thread-default main context, made on first use with the
+ * default clock and kept for the life of the process: chats that talk to
+ * one upstream from one main context share it by asking for it. A thread
+ * that runs a main context of its own gets gates of its own, which live
+ * on that thread.
  *
  * Returns: (transfer none): the gate of that origin
  */
 MendGate *
 mend_gate_get_for_uri (const char *uri)
 {
-  static GHashTable *gates;
-  G_LOCK_DEFINE_STATIC (gates);
+  /* Main context → (origin → gate). A gate holds its context, so a
+   * context in the table is never freed and its address never reused. */
+  static GHashTable *contexts;
+  G_LOCK_DEFINE_STATIC (contexts);
   g_autoptr(GUri) parsed = NULL;
   g_autofree char *origin = NULL;
+  GMainContext *context;
+  GHashTable *gates;
   MendGate *gate;
 
   g_return_val_if_fail (uri != NULL, NULL);
@@ -947,16 +954,26 @@ mend_gate_get_for_uri (const char *uri)
   else
     origin = g_strdup (uri);
 
-  G_LOCK (gates);
+  context = g_main_context_get_thread_default ();
+  if (context == NULL)
+    context = g_main_context_default ();
+
+  G_LOCK (contexts);
+  if (contexts == NULL)
+    contexts = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_hash_table_unref);
+  gates = g_hash_table_lookup (contexts, context);
   if (gates == NULL)
-    gates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+    {
+      gates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+      g_hash_table_insert (contexts, context, gates);
+    }
   gate = g_hash_table_lookup (gates, origin);
   if (gate == NULL)
     {
       gate = mend_gate_new (NULL);
       g_hash_table_insert (gates, g_steal_pointer (&origin), gate);
     }
-  G_UNLOCK (gates);
+  G_UNLOCK (contexts);
 
   return gate;
 }

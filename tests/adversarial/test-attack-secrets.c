@@ -85,6 +85,32 @@ test_cookie_value_echoed_alone_is_redacted (void)
   g_assert_finalize_object (sender);
 }
 
+/* An error body whose 8 kB shown are cut inside a key the sender
+ * holds, after blanks the message drops: redacted before the cut, no
+ * piece of the key is shown. */
+#define K_CUT "Vb7Nm3Qw9Er1Ty5Ui2Op8CUTkey"
+
+static void
+test_error_body_cut_inside_a_key_shows_none_of_it (void)
+{
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  g_autoptr(GString) body = g_string_new (NULL);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(MendFailure) failure = NULL;
+
+  g_assert_true (mend_http_sender_set_header (sender, "x-api-key", K_CUT, NULL));
+  for (guint i = 0; i < 2 * MEND_FAILURE_MAX_MESSAGE_BYTES - 10; i++)
+    g_string_append_c (body, ' ');
+  g_string_append (body, "key " K_CUT " is not valid");
+  bytes = g_bytes_new (body->str, body->len);
+
+  failure = mend_failure_new_from_http (401, NULL, bytes);
+  g_test_message ("%s", mend_failure_get_message (failure));
+  g_assert_null (strstr (mend_failure_get_message (failure), "Vb7Nm3"));
+
+  g_assert_finalize_object (sender);
+}
+
 /* `env NAME=VALUE agent`, the usual way to give one command a variable:
  * the variable is named like a credential, as setenv () would take it. */
 static void
@@ -112,6 +138,8 @@ main (int   argc,
   g_test_add_func ("/Mend/AttackSecrets/cookie-value-echoed-alone-is-redacted",
                    test_cookie_value_echoed_alone_is_redacted);
   g_test_add_func ("/Mend/AttackSecrets/argv-assignment-is-pinned", test_argv_assignment_is_pinned);
+  g_test_add_func ("/Mend/AttackSecrets/error-body-cut-inside-a-key-shows-none-of-it",
+                   test_error_body_cut_inside_a_key_shows_none_of_it);
 
   return g_test_run ();
 }

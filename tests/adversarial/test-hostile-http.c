@@ -465,6 +465,54 @@ test_headers_that_never_end_time_out (Fixture       *f,
   g_assert_cmpint (mend_failure_get_reason (mend_turn_get_last_failure (turn)), ==, MEND_REASON_TIMEOUT);
 }
 
+/* Interim answers without end */
+
+static void
+interim_flood (HostileServer *server,
+               GSocket       *connection,
+               const char    *request)
+{
+  static const char hint[] = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
+  g_autoptr(GString) many = g_string_new (NULL);
+
+  for (guint i = 0; i < 256; i++)
+    g_string_append (many, hint);
+  while (mend_test_hostile_write (server, connection, many->str, many->len))
+    ;
+}
+
+static gboolean
+count_tick (gpointer data)
+{
+  (*(guint *) data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* A flood of 1xx answers (103 Early Hints without end) is bounded in
+ * number: the attempt fails saying so, within one dispatch's worth of
+ * them, and the main loop runs meanwhile (libsoup reads them all in
+ * one dispatch, so no timer could end it). */
+static void
+test_interim_flood_fails_the_attempt (Fixture       *f,
+                                      gconstpointer  data)
+{
+  gint64 start = g_get_monotonic_time ();
+  guint ticks = 0;
+  guint tick_id;
+  MendFailure *failure;
+
+  fixture_start (f, interim_flood, NULL);
+  tick_id = g_timeout_add (1, count_tick, &ticks);
+  failure = run_first_attempt (f);
+  g_source_remove (tick_id);
+
+  g_assert_nonnull (failure);
+  g_test_message ("%s; the loop ticked %u times", mend_failure_get_message (failure), ticks);
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "interim"));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TRANSPORT);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
+}
+
 /* Retry-After */
 
 static void
@@ -671,6 +719,7 @@ main (int   argc,
   ADD ("/Mend/Hostile/Http/bad-chunking/size-past-64-bits", test_bad_chunking_fails_the_attempt, "overflow");
   ADD ("/Mend/Hostile/Http/bad-chunking/huge-size-never-ends", test_bad_chunking_fails_the_attempt, "huge");
   ADD ("/Mend/Hostile/Http/headers-that-never-end-time-out", test_headers_that_never_end_time_out, NULL);
+  ADD ("/Mend/Hostile/Http/interim-flood-fails-the-attempt", test_interim_flood_fails_the_attempt, NULL);
   ADD ("/Mend/Hostile/Http/absurd-retry-after/huge-seconds", test_absurd_retry_after_never_waits_past_the_policy,
        "Retry-After: 99999999999999999999999999");
   ADD ("/Mend/Hostile/Http/absurd-retry-after/negative-ms", test_absurd_retry_after_never_waits_past_the_policy,

@@ -243,6 +243,26 @@ on_turn_finished (MendChat *chat,
   g_set_object (out, turn);
 }
 
+/* Closes @chat and finalizes it and what it used (with the last turn
+ * finished, when @finished is set). */
+static void
+finish_http_chat (MendChat        *chat,
+                  MendTurn       **finished,
+                  MendHttpSender  *sender,
+                  MendClock       *clock,
+                  HostileServer   *server)
+{
+  mend_chat_close (chat);
+  if (finished != NULL)
+    g_clear_object (finished);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  mend_test_hostile_server_free (server);
+}
+
 static void
 test_keys_never_leave_through_any_output (void)
 {
@@ -319,17 +339,55 @@ test_keys_never_leave_through_any_output (void)
   g_assert_cmpuint (logged->len, >, 0);
   assert_no_key ("a log line", logged->str);
 
-  mend_chat_close (chat);
-  g_clear_object (&finished);
-  g_assert_finalize_object (chat);
-  while (g_main_context_pending (NULL))
-    g_main_context_iteration (NULL, FALSE);
-  g_assert_finalize_object (sender);
-  g_assert_finalize_object (clock);
-  mend_test_hostile_server_free (server);
+  finish_http_chat (chat, &finished, sender, clock, server);
 }
 
 /* The app's own credentials outlive any number of per-request ones */
+
+/* An error event whose data a server splits over two data: lines inside
+ * a key it echoes: the lines joined are redacted, not only each half. */
+static void
+echo_split_key (HostileServer *server,
+                GSocket       *connection,
+                const char    *request)
+{
+  mend_test_hostile_write_str (server, connection,
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
+    "\"message\":\"invalid key SEEDEDcus\n"
+    "data: tom0123456789 given\"}}\n\n");
+}
+
+static void
+test_key_split_over_data_lines_is_redacted (void)
+{
+  HostileServer *server = mend_test_hostile_server_new (echo_split_key, NULL, 4);
+  g_autofree char *uri = mend_test_hostile_server_uri (server);
+  MendClock *clock = mend_manual_clock_new ((gint64) WALL_START_S * G_USEC_PER_SEC);
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  g_autoptr(MendTurn) finished = NULL;
+  MendHttpSender *sender;
+  MendChat *chat;
+  const char *message;
+
+  sender = mend_http_sender_new (uri);
+  g_assert_true (mend_http_sender_set_header (sender, "x-org-credential", K_CUSTOM, NULL));
+  mend_error_policy_set_max_retries (policy, 0);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "policy", policy, "sender", sender, NULL);
+  g_object_unref (policy);
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+
+  g_assert_true (mend_chat_submit (chat, "Summarize the build logs", NULL, NULL));
+  run_until (chat, MEND_TURN_SUCCEEDED);
+  g_assert_nonnull (finished);
+  message = mend_failure_get_message (mend_turn_get_last_failure (finished));
+  g_test_message ("%s", message);
+  g_assert_nonnull (strstr (message, "invalid key"));
+  g_assert_null (strstr (message, "SEEDEDcus"));
+  g_assert_null (strstr (message, "tom0123456789"));
+
+  finish_http_chat (chat, &finished, sender, clock, server);
+}
 
 /* No known prefix: only its registration catches it. */
 #define K_PINNED "SEEDEDpinnedAPIkey0123456789"
@@ -399,13 +457,7 @@ test_app_key_outlives_per_request_credentials (void)
   }
   g_assert_null (strstr (logged->str, K_PINNED));
 
-  mend_chat_close (chat);
-  g_assert_finalize_object (chat);
-  while (g_main_context_pending (NULL))
-    g_main_context_iteration (NULL, FALSE);
-  g_assert_finalize_object (sender);
-  g_assert_finalize_object (clock);
-  mend_test_hostile_server_free (server);
+  finish_http_chat (chat, NULL, sender, clock, server);
 }
 
 #if MEND_HAS_AGENTS
@@ -597,6 +649,7 @@ main (int   argc,
   g_test_add_func ("/Mend/Secrets/every-echo-shape-is-redacted", test_every_echo_shape_is_redacted);
   g_test_add_func ("/Mend/Secrets/what-is-not-a-key-stays-readable", test_what_is_not_a_key_stays_readable);
   g_test_add_func ("/Mend/Secrets/keys-never-leave-through-any-output", test_keys_never_leave_through_any_output);
+  g_test_add_func ("/Mend/Secrets/key-split-over-data-lines-is-redacted", test_key_split_over_data_lines_is_redacted);
   g_test_add_func ("/Mend/Secrets/app-key-outlives-per-request-credentials",
                    test_app_key_outlives_per_request_credentials);
 #if MEND_HAS_AGENTS

@@ -16,6 +16,8 @@
 #include <glib/gstdio.h>
 #include <libmend.h>
 
+#include "mend-test-utils.h"
+
 #define WALL_START 1764500000000000
 
 typedef struct
@@ -51,21 +53,29 @@ start_chat (Fixture            *f,
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (on_turn_finished), f);
 }
 
+/* Closes the chat, ends its agent, and finalizes the chat and its turns. */
 static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
+end_chat (Fixture *f)
 {
   if (f->chat != NULL)
     {
       mend_chat_close (f->chat);
       mend_agent_terminate (MEND_AGENT (f->agent));
       g_signal_handlers_disconnect_by_data (f->chat, f);
-      g_assert_finalize_object (f->chat);
+      g_assert_finalize_object (g_steal_pointer (&f->chat));
     }
   while (g_main_context_iteration (NULL, FALSE))
     ;
   for (guint i = 0; i < f->finished->len; i++)
     g_assert_finalize_object (g_ptr_array_index (f->finished, i));
+  g_ptr_array_set_size (f->finished, 0);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  end_chat (f);
   g_ptr_array_unref (f->finished);
   if (f->agent != NULL)
     g_assert_finalize_object (f->agent);
@@ -152,6 +162,217 @@ test_stderr_is_bounded_and_redacted (Fixture       *f,
   g_assert_null (strstr (text, "abcdefghijklmnopqrstuvwxyz0123456789"));
   g_assert_null (strstr (mend_failure_get_message (mend_turn_get_last_failure (turn)),
                          "abcdefghijklmnopqrstuvwxyz0123456789"));
+  mend_chat_stop (f->chat);
+}
+
+/* A key the agent was given, written on standard error where the
+ * shown tail's cut falls inside it: the tail is redacted before it is
+ * cut, so that no piece of the key is shown. */
+#define CUT_KEY "q8Zr3xV0pL9wT2mN5bK7cutKEYsecondHALF0123456"
+
+static void
+test_stderr_cut_inside_a_key_shows_none_of_it (Fixture       *f,
+                                               gconstpointer  data)
+{
+  /* After the key's 20th byte, exactly the tail's size. */
+  g_autofree char *script = g_strdup_printf ("read line; head -c 5000 /dev/zero | tr '\\0' n >&2; "
+                                             "printf '%%s\\n' \"$KEY\" >&2; "
+                                             "head -c %u /dev/zero | tr '\\0' t >&2; exit 1",
+                                             (guint) (MEND_AGENT_STDERR_MAX_BYTES - (strlen (CUT_KEY) - 20) - 1));
+  const char *argv[] = { "/bin/sh", "-c", script, NULL };
+  g_autofree char *text = NULL;
+  MendTurn *turn;
+
+  start_chat (f, argv);
+  mend_agent_setenv (MEND_AGENT (f->agent), "ANTHROPIC_API_KEY", CUT_KEY);
+  mend_agent_setenv (MEND_AGENT (f->agent), "KEY", CUT_KEY);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  text = mend_agent_dup_stderr (MEND_AGENT (f->agent));
+  g_assert_nonnull (text);
+  g_assert_cmpuint (strlen (text), <=, MEND_AGENT_STDERR_MAX_BYTES);
+  g_assert_null (strstr (text, "secondHALF"));
+  g_assert_null (strstr (mend_failure_get_message (mend_turn_get_last_failure (turn)), "secondHALF"));
+  mend_chat_stop (f->chat);
+}
+
+/* An agent that writes its JSON with spaces after the colons and commas
+ * (Python's json.dumps): the first prompt hangs until interrupted, and
+ * the interrupted turn's result reads like a success; the second prompt
+ * fails with a 529 after a tool call, or, with "ok" in it, succeeds.
+ * Each prompt read is appended to $PROMPTS. */
+static const char spaced_agent[] =
+  "import json, os, sys\n"
+  "def w(o):\n"
+  "    sys.stdout.write(json.dumps(o) + '\\n'); sys.stdout.flush()\n"
+  "log = open(os.environ['PROMPTS'], 'a')\n"
+  "n = 0\n"
+  "for line in sys.stdin:\n"
+  "    m = json.loads(line)\n"
+  "    if m.get('type') == 'control_request':\n"
+  "        w({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'interrupted', 'session_id': 's-1'})\n"
+  "        continue\n"
+  "    if m.get('type') != 'user':\n"
+  "        continue\n"
+  "    n += 1\n"
+  "    text = m['message']['content']\n"
+  "    log.write(text + '\\n'); log.flush()\n"
+  "    w({'type': 'system', 'subtype': 'init', 'session_id': 's-1'})\n"
+  "    if 'hang' in text:\n"
+  "        continue\n"
+  "    if 'ok' in text:\n"
+  "        w({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'answer ' + text, 'session_id': 's-1'})\n"
+  "        continue\n"
+  "    w({'type': 'assistant', 'message': {'model': 'claude-sonnet-4-5', 'role': 'assistant', 'content': [\n"
+  "        {'type': 'tool_use', 'id': 'toolu_1', 'name': 'Bash', 'input': {'command': 'make'}}]}, 'session_id': 's-1'})\n"
+  "    w({'type': 'result', 'subtype': 'success', 'is_error': True, 'api_error_status': 529,\n"
+  "       'result': 'API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}',\n"
+  "       'session_id': 's-1'})\n";
+
+static char *
+prompts_read (void)
+{
+  g_autofree char *path = g_build_filename (g_get_home_dir (), "prompts", NULL);
+  char *contents = NULL;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return g_strdup ("");
+  return contents;
+}
+
+static void
+start_spaced_agent (Fixture *f)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, "-c", spaced_agent, NULL };
+  g_autofree char *path = g_build_filename (g_get_home_dir (), "prompts", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  start_chat (f, argv);
+  mend_agent_setenv (MEND_AGENT (f->agent), "PROMPTS", path);
+}
+
+/* After a Stop, the interrupted turn's result is told from the next
+ * prompt's by reading it as JSON, not by its bytes: the next prompt is
+ * sent, and succeeds on its own answer. */
+static void
+test_spaced_json_stop_keeps_the_next_prompt (Fixture       *f,
+                                             gconstpointer  data)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  MendTurn *first;
+  MendTurn *second;
+  g_autofree char *read = NULL;
+
+  start_spaced_agent (f);
+  first = submit (f, "hang on");
+  for (;;)
+    {
+      g_autofree char *so_far = prompts_read ();
+
+      if (strstr (so_far, "hang on") != NULL)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  mend_chat_stop (f->chat);
+  g_assert_cmpint (mend_turn_get_state (first), ==, MEND_TURN_STOPPED);
+
+  second = submit (f, "ok then");
+  run_attempt (f, second);
+
+  read = prompts_read ();
+  g_assert_cmpint (mend_turn_get_state (second), ==, MEND_TURN_SUCCEEDED);
+  g_assert_nonnull (strstr (read, "ok then"));
+}
+
+/* A tool call in an assistant message written with spaces is output:
+ * the 529 after it fails the turn as partial, and the attempt is not
+ * replayed (the tool would run again). */
+static void
+test_spaced_json_tool_call_is_output (Fixture       *f,
+                                      gconstpointer  data)
+{
+  g_autofree char *read = NULL;
+  MendTurn *turn;
+
+  start_spaced_agent (f);
+  turn = submit (f, "Fix the build");
+  run_attempt (f, turn);
+
+  read = prompts_read ();
+  g_assert_true (mend_turn_get_output_seen (turn));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 1);
+  g_assert_true (mend_failure_get_partial (mend_turn_get_last_failure (turn)));
+  g_assert_cmpstr (read, ==, "Fix the build\n");
+}
+
+/* An agent that opens session s-42 (or goes on with the one it is
+ * resumed on) and answers each prompt; its command line is appended to
+ * $ARGV_LOG. */
+static const char session_agent[] =
+  "import json, os, sys\n"
+  "open(os.environ['ARGV_LOG'], 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+  "session = sys.argv[sys.argv.index('--resume') + 1] if '--resume' in sys.argv else 's-42'\n"
+  "for line in sys.stdin:\n"
+  "    print(json.dumps({'type': 'system', 'subtype': 'init', 'session_id': session}), flush=True)\n"
+  "    print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'Done.',\n"
+  "                      'session_id': session}), flush=True)\n";
+
+static MendChat *
+session_chat (Fixture *f)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, "-c", session_agent, "-", NULL };
+  g_autofree char *log = g_build_filename (g_get_home_dir (), "argv", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  start_chat (f, argv);
+  mend_agent_process_set_resume_option (f->agent, "--resume");
+  mend_agent_setenv (MEND_AGENT (f->agent), "ARGV_LOG", log);
+  return f->chat;
+}
+
+/* The chat's saved state keeps its agent's session: a chat restored from
+ * it in front of a new agent process resumes that session. */
+static void
+test_saved_state_keeps_the_session (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_autofree char *state = NULL;
+  g_autofree char *log = g_build_filename (g_get_home_dir (), "argv", NULL);
+  g_autofree char *argv_log = NULL;
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  session_chat (f);
+  turn = submit (f, "First");
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "s-42");
+  state = mend_chat_save_state (f->chat);
+  g_assert_nonnull (strstr (state, "s-42"));
+
+  /* The app ends, and starts again. */
+  end_chat (f);
+  mend_test_finalize_eventually (g_steal_pointer (&f->agent));
+
+  session_chat (f);
+  g_assert_null (mend_agent_get_session_id (MEND_AGENT (f->agent)));
+  g_assert_true (mend_chat_restore_state (f->chat, state, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "s-42");
+
+  turn = submit (f, "Second");
+  run_attempt (f, turn);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_true (g_file_get_contents (log, &argv_log, NULL, NULL));
+  g_assert_cmpstr (argv_log, ==, "-\n- --resume s-42\n");
+
+  /* A sender state that names no session is refused, and changes nothing. */
+  g_assert_false (mend_sender_restore_state (MEND_SENDER (f->agent), "{\"sessionId\": 42}", &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, "s-42");
   mend_chat_stop (f->chat);
 }
 
@@ -422,6 +643,10 @@ main (int   argc,
 
   ADD ("dying-agent-fails-the-attempt-with-its-stderr", test_dying_agent_fails_the_attempt_with_its_stderr);
   ADD ("stderr-is-bounded-and-redacted", test_stderr_is_bounded_and_redacted);
+  ADD ("stderr-cut-inside-a-key-shows-none-of-it", test_stderr_cut_inside_a_key_shows_none_of_it);
+  ADD ("spaced-json-stop-keeps-the-next-prompt", test_spaced_json_stop_keeps_the_next_prompt);
+  ADD ("spaced-json-tool-call-is-output", test_spaced_json_tool_call_is_output);
+  ADD ("saved-state-keeps-the-session", test_saved_state_keeps_the_session);
   ADD ("missing-program-gives-up", test_missing_program_gives_up);
   ADD ("fake-agent-turns-share-a-process", test_fake_agent_turns_share_a_process);
   ADD ("the-chat-attaches-itself", test_the_chat_attaches_itself);

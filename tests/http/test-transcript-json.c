@@ -238,8 +238,9 @@ test_what_is_kept_can_be_saved_and_restored (void)
 }
 
 #if MEND_HAS_AGENTS
-/* A sender that keeps nothing (an agent process keeps its session in the
- * agent): its chat saves no sender state, and ignores one it is given. */
+/* A sender that keeps nothing yet (an agent process before it has a
+ * session): its chat saves no sender state, and one without a session
+ * changes nothing. */
 static void
 test_sender_without_state_saves_none (void)
 {

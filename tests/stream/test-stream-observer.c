@@ -120,6 +120,50 @@ n_subagents (Fixture *f)
   return g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (f->chat)));
 }
 
+/* The agent's own retry */
+
+static void
+on_agent_retry (MendStreamObserver *observer,
+                MendTurn           *turn,
+                guint               attempt,
+                guint               max_retries,
+                guint               status,
+                const char         *error,
+                guint               delay_ms,
+                char              **out)
+{
+  g_free (*out);
+  *out = g_strdup (error);
+}
+
+/* The status composed from an api_retry quotes the agent's error: a key
+ * in it is redacted, here and in the signal, and a long one is cut. */
+static void
+test_api_retry_status_is_redacted_and_capped (Fixture       *f,
+                                              gconstpointer  data)
+{
+  g_autofree char *padding = g_strnfill (20000, 'e');
+  g_autofree char *line = g_strdup_printf ("{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,"
+                                           "\"max_retries\":10,\"retry_delay_ms\":500,\"error_status\":null,"
+                                           "\"error\":\"bad key sk-ant-api03-STATUSleak0123456789abcdef %s\"}",
+                                           padding);
+  g_autofree char *signalled = NULL;
+  MendTurn *turn = submit (f);
+  const char *status;
+
+  g_signal_connect (f->observer, "agent-retry", G_CALLBACK (on_agent_retry), &signalled);
+  feed (f, line);
+
+  status = mend_turn_get_agent_status (turn);
+  g_assert_nonnull (status);
+  g_assert_null (strstr (status, "STATUSleak"));
+  g_assert_nonnull (strstr (status, "bad key"));
+  g_assert_cmpuint (strlen (status), <, 1024);
+  g_assert_nonnull (signalled);
+  g_assert_null (strstr (signalled, "STATUSleak"));
+  mend_chat_stop (f->chat);
+}
+
 /* Results and app turns */
 
 static void
@@ -1079,6 +1123,7 @@ main (int   argc,
   g_test_add ("/Mend/StreamObserver/" path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
   ADD ("result-succeeds-the-app-turn", test_result_succeeds_the_app_turn);
+  ADD ("api-retry-status-is-redacted-and-capped", test_api_retry_status_is_redacted_and_capped);
   ADD ("failure-after-output-is-not-replayed", test_failure_after_output_is_not_replayed);
   ADD ("result-529-waits-to-retry", test_result_529_waits_to_retry);
   ADD ("result-400-gives-up", test_result_400_gives_up);

@@ -358,6 +358,39 @@ test_a_held_turn_is_saved_and_restored_unspent (void)
   mend_test_gate_sim_clear (&sim);
 }
 
+/* The gate of an origin belongs to the caller's main context: a worker
+ * thread with a context of its own that asks first gets a gate of its
+ * own, and the main thread's chats get theirs, on their thread. */
+static gpointer
+worker_gets_gate (gpointer data)
+{
+  GMainContext *context = g_main_context_new ();
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = mend_gate_get_for_uri (data);
+  g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_CLOSED);
+  g_assert_true (mend_gate_get_for_uri (data) == gate);
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+
+  return gate;
+}
+
+static void
+test_gate_for_uri_is_per_main_context (void)
+{
+  const char *uri = "https://gate-per-context.example:8443/v1/messages";
+  GThread *worker = g_thread_new ("gate-worker", worker_gets_gate, (gpointer) uri);
+  MendGate *theirs = g_thread_join (worker);
+  MendGate *ours = mend_gate_get_for_uri (uri);
+
+  g_assert_true (ours != theirs);
+  g_assert_true (mend_gate_get_for_uri ("https://gate-per-context.example:8443/other") == ours);
+  /* Ours lives on this thread: no critical. */
+  g_assert_cmpint (mend_gate_get_state (ours), ==, MEND_GATE_CLOSED);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -374,6 +407,7 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/a-flapping-upstream-serves-every-chat-in-every-up-window", test_a_flapping_upstream_serves_every_chat_in_every_up_window);
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
   g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
+  g_test_add_func ("/Mend/Gate/gate-for-uri-is-per-main-context", test_gate_for_uri_is_per_main_context);
 
   return g_test_run ();
 }
