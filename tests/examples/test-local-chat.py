@@ -223,7 +223,13 @@ if mode == "http":
     server.shutdown()
 
 # 2. The same file, its sender an ACP agent: that line changed, nothing else.
+# A build without ACP (-Dacp=disabled) has no Mend.AcpAgent to change it to.
 if mode == "acp":
+    gi.require_version("Mend", "1")
+    from gi.repository import Mend  # noqa: E402
+    if not hasattr(Mend, "AcpAgent"):
+        print("# ACP: skipped, libmend was built without it")
+        sys.exit(0)
     home = tempfile.mkdtemp(prefix="local-chat-acp-")
     script = os.path.join(home, "script.json")
     log = os.path.join(home, "agent.log")
