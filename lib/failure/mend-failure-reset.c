@@ -61,11 +61,11 @@ mend_failure_parse_duration_ms (const char *text)
   while (g_match_info_matches (info))
     {
       g_autofree char *number = g_match_info_fetch (info, 1);
-      g_autofree char *unit = g_match_info_fetch (info, 2);
+      g_autofree char *fetched = g_match_info_fetch (info, 2);
+      g_autofree char *unit = g_ascii_strdown (fetched, -1);
       double value = g_ascii_strtod (number, NULL);
       double scale;
 
-      unit = g_ascii_strdown (unit, -1);
       if (g_str_has_prefix (unit, "ms") || g_str_has_prefix (unit, "milli"))
         scale = 1;
       else if (unit[0] == 'd')
