@@ -210,7 +210,6 @@ mend_verdict_reach (MendErrorPolicy *policy,
     kind = mend_verdict_classify (policy, failure, FALSE, &judged);
   else
     judged = g_object_ref (failure);
-  mend_failure_resolve_reset (judged, now_us);
   /* A reason with a schedule of its own has its own number of retries. */
   context.max_retries = mend_error_policy_get_max_retries_for (policy, judged);
 

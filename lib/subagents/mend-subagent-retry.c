@@ -708,6 +708,7 @@ mend_subagent_retry_note_failed (MendSubagentRetry *self,
   MendSubagentEntry *found;
   MendFailureKind kind = MEND_FAILURE_PERMANENT;
   gboolean open;
+  gint64 now_us;
 
   g_return_if_fail (MEND_IS_SUBAGENT_RETRY (self));
   mend_return_if_not_owner (&self->owner, self);
@@ -720,7 +721,8 @@ mend_subagent_retry_note_failed (MendSubagentRetry *self,
   g_object_ref (self);
   sched = &self->sched;
   /* A limit's reset in words ("resets 9:23pm") is read at the chat's time. */
-  mend_failure_resolve_reset (failure, mend_clock_get_real_time (sched->clock));
+  now_us = mend_clock_get_real_time (sched->clock);
+  mend_failure_resolve_reset (failure, now_us);
 
   found = mend_subagent_list_find (&sched->list, id);
   entry = found != NULL ? mend_subagent_entry_ref (found)
@@ -730,7 +732,7 @@ mend_subagent_retry_note_failed (MendSubagentRetry *self,
    * its next attempt decided in one pass, as a turn's failure is. */
   if (sched->submit != NULL && could_retry (sched, entry))
     {
-      verdict = mend_subagent_scheduler_decide (sched, entry, failure, &step);
+      verdict = mend_subagent_scheduler_decide (sched, entry, failure, now_us, &step);
       kind = mend_verdict_get_kind (verdict);
       judged = g_object_ref (mend_verdict_get_failure (verdict));
     }

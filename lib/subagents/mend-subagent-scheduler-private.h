@@ -69,10 +69,12 @@ void     mend_subagent_scheduler_skip    (MendSubagentScheduler *self,
                                           MendSubagentEntry     *entry,
                                           const char            *why);
 /* Judges @failure and decides the subagent's next automatic attempt, in
- * one pass of the policy, as a turn's verdict is reached. */
+ * one pass of the policy, as a turn's verdict is reached, at wall-clock
+ * @now_us (for a usage limit's reset). */
 MendVerdict *mend_subagent_scheduler_decide (MendSubagentScheduler *self,
                                              MendSubagentEntry     *entry,
                                              MendFailure           *failure,
+                                             gint64                 now_us,
                                              MendVerdictStep       *step);
 /* Plans the next automatic attempt, or gives up after the last: as
  * @verdict decided (@step), or, when it is %NULL, deciding for the

@@ -318,10 +318,11 @@ MendVerdict *
 mend_subagent_scheduler_decide (MendSubagentScheduler *self,
                                 MendSubagentEntry     *entry,
                                 MendFailure           *failure,
+                                gint64                 now_us,
                                 MendVerdictStep       *step)
 {
   return mend_verdict_reach (self->policy, failure, -1, mend_subagent_get_attempts (entry->subagent) + 1,
-                             self->chat_id, mend_clock_get_real_time (self->clock), step);
+                             self->chat_id, now_us, step);
 }
 
 /* Whether @wait is still the subagent's, and pending. */
