@@ -825,15 +825,6 @@ test_continue_sends_the_dropped_prompt (Fixture       *f,
   g_assert_false (log_has_prompt (f, 2, drops ? mend_chat_get_continue_prompt (f->chat) : "Fix the build"));
 }
 
-static void
-on_chat_text (MendChat   *chat,
-              MendTurn   *turn,
-              const char *text,
-              GString    *texts)
-{
-  g_string_append (texts, text);
-}
-
 /* The user's Retry after a give-up, with nothing queued: one turn that
  * the agent keeps in its history is asked to continue; one that dropped
  * it (the Gemini CLI) gets the prompt again. Either way the model sees
@@ -854,7 +845,7 @@ test_retry_sends_the_prompt_once (Fixture       *f,
   MendTurn *turn;
 
   start_chat (f, script);
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_chat_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   submit (f, "Fix the build");
   run_until (f, n_finished_is, GUINT_TO_POINTER (1));
   turn = finished (f, 0);

@@ -160,26 +160,6 @@ test_401_is_one_attempt (Fixture       *f,
   g_assert_cmpstr (head, ==, "Continue the current turn");
 }
 
-static void
-on_chat_text (MendChat   *chat,
-              MendTurn   *turn,
-              const char *text,
-              GString    *texts)
-{
-  g_string_append (texts, text);
-}
-
-static guint
-occurrences (const char *haystack,
-             const char *needle)
-{
-  guint n = 0;
-
-  for (const char *at = strstr (haystack, needle); at != NULL; at = strstr (at + 1, needle))
-    n++;
-  return n;
-}
-
 /* A 401 gives up with nothing queued; the user's Retry runs the turn
  * again: the adapter kept the failed prompt, so it is asked to continue,
  * and the model's request carries the user's words once. The answer
@@ -198,7 +178,7 @@ test_retry_after_a_give_up (Fixture       *f,
     " {\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 401}}]");
   if (g_test_failed ())
     return;
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_chat_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
 
   mend_test_agent_chat_submit (f, "Fix the build");
   mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn to fail");
@@ -217,9 +197,9 @@ test_retry_after_a_give_up (Fixture       *f,
   g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 2);
   request = mend_test_model_server_dup_request (&f->server, 2);
   g_assert_nonnull (request);
-  g_test_message ("the Retry's model request holds “Fix the build” %u time(s)", occurrences (request, "Fix the build"));
-  g_assert_cmpuint (occurrences (request, "Fix the build"), ==, 1);
-  g_assert_cmpuint (occurrences (request, "Continue the current turn"), ==, 1);
+  g_test_message ("the Retry's model request holds “Fix the build” %u time(s)", mend_test_count_occurrences (request, "Fix the build"));
+  g_assert_cmpuint (mend_test_count_occurrences (request, "Fix the build"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request, "Continue the current turn"), ==, 1);
   g_assert_nonnull (strstr (texts->str, "Build fixed."));
   g_assert_null (mend_chat_get_last_failure (f->chat));
   g_signal_handlers_disconnect_by_data (f->chat, texts);

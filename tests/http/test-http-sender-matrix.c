@@ -595,17 +595,6 @@ test_chat_state_restored_into_a_fresh_chat (Matrix *m)
 
 /* Retry, the chat's state and its text stream (what an app binds to). */
 
-static guint
-count (const char *haystack,
-       const char *needle)
-{
-  guint n = 0;
-
-  for (const char *at = strstr (haystack, needle); at != NULL; at = strstr (at + 1, needle))
-    n++;
-  return n;
-}
-
 static const char *
 request (Matrix *m,
          guint   i)
@@ -620,16 +609,6 @@ on_status (MendChat   *chat,
            GPtrArray  *statuses)
 {
   g_ptr_array_add (statuses, g_strdup (mend_chat_get_status_text (chat)));
-}
-
-static void
-on_chat_text (MendChat   *chat,
-              MendTurn   *turn,
-              const char *text,
-              GString    *texts)
-{
-  g_assert_true (MEND_IS_TURN (turn));
-  g_string_append (texts, text);
 }
 
 /* A give-up, then the user's Retry: the same prompt runs as one new turn,
@@ -672,7 +651,7 @@ test_retry_after_a_give_up_sends_the_prompt_once (Matrix *m)
   assert_answered (m);
 
   g_test_message ("%s, the Retry's request: %s", fmt->name, request (m, 1));
-  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 1), "Summarize the build logs"), ==, 1);
   g_assert_null (strstr (request (m, 1), "Continue the current turn"));
   /* A success clears what the chat showed of the failure. */
   g_assert_null (mend_chat_get_last_failure (f->chat));
@@ -717,9 +696,9 @@ test_retry_takes_out_the_continue_item (Matrix *m)
   g_test_message ("%s, the follow-up's request: %s", fmt->name, request (m, 2));
   for (guint i = 0; i < 3; i++)
     g_assert_null (strstr (request (m, i), "Continue the current turn"));
-  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
-  g_assert_cmpuint (count (request (m, 2), "Summarize the build logs"), ==, 1);
-  g_assert_cmpuint (count (request (m, 2), "Then update the changelog"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 2), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 2), "Then update the changelog"), ==, 1);
 }
 
 /* A give-up, then the user sends the queue on: Continue follows the
@@ -742,8 +721,8 @@ test_continue_after_a_give_up (Matrix *m)
   run_until (m, MEND_TURN_SUCCEEDED, 3);
 
   g_test_message ("%s, the Continue's request: %s", fmt->name, request (m, 1));
-  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
-  g_assert_cmpuint (count (request (m, 1), "Continue the current turn"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 1), "Continue the current turn"), ==, 1);
   g_assert_null (strstr (request (m, 1), "Summarize the build logsContinue"));
 }
 
@@ -773,7 +752,7 @@ test_retry_after_a_stop (Matrix *m)
   g_assert_no_error (error);
   run_until (m, MEND_TURN_SUCCEEDED, 2);
   g_test_message ("%s, the Retry's request: %s", fmt->name, request (m, 1));
-  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 1), "Summarize the build logs"), ==, 1);
   g_assert_null (strstr (request (m, 1), "Continue the current turn"));
 }
 
@@ -827,7 +806,7 @@ test_text_delta_on_the_chat (Matrix *m)
   };
   g_autoptr(GString) texts = g_string_new (NULL);
 
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_chat_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
   run_until (m, MEND_TURN_SUCCEEDED, 1);
   assert_answered (m);
@@ -899,7 +878,7 @@ test_retry_after_a_restore (Matrix *m)
   g_assert_no_error (error);
   mend_test_run_chat_until (chat, &f->served, MEND_TURN_SUCCEEDED, 2);
   g_test_message ("%s, the restored Retry's request: %s", fmt->name, request (m, 1));
-  g_assert_cmpuint (count (request (m, 1), "Summarize the build logs"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (request (m, 1), "Summarize the build logs"), ==, 1);
   g_assert_false (mend_chat_get_can_retry (chat));
 
   mend_chat_close (chat);

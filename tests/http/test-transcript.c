@@ -253,17 +253,6 @@ assert_messages (Fixture    *f,
     }
 }
 
-static guint
-count (const char *haystack,
-       const char *needle)
-{
-  guint n = 0;
-
-  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + 1, needle))
-    n++;
-  return n;
-}
-
 #define USER(text) "{\"role\":\"user\",\"content\":\"" text "\"}"
 
 static void
@@ -311,8 +300,8 @@ test_retried_turn_is_in_the_next_request_once_and_survives_a_restore (Fixture   
   g_assert_true (mend_chat_submit (f->chat, "Fix it", NULL, NULL));
   run_until (f, MEND_TURN_SUCCEEDED, 3);
   assert_messages (f, 2, turn_2);
-  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "Why is CI red?"), ==, 1);
-  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "toolu_01"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (g_ptr_array_index (f->bodies, 2), "Why is CI red?"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (g_ptr_array_index (f->bodies, 2), "toolu_01"), ==, 1);
 
   /* A new chat and sender, from the saved state. */
   state = mend_chat_save_state (f->chat);
@@ -327,8 +316,8 @@ test_retried_turn_is_in_the_next_request_once_and_survives_a_restore (Fixture   
   g_assert_true (mend_chat_submit (f->chat, "Thanks", NULL, NULL));
   run_until (f, MEND_TURN_SUCCEEDED, 4);
   assert_messages (f, 3, turn_3);
-  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 3), "Why is CI red?"), ==, 1);
-  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 3), "The fix is in."), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (g_ptr_array_index (f->bodies, 3), "Why is CI red?"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (g_ptr_array_index (f->bodies, 3), "The fix is in."), ==, 1);
   g_assert_cmpuint (mend_transcript_get_n_messages (mend_http_sender_get_transcript (f->sender)), ==, 6);
 }
 
@@ -370,7 +359,7 @@ test_given_up_prompt_is_sent_before_continue (Fixture       *f,
    * and that message is the one the transcript kept. */
   assert_messages (f, 1, continued);
   assert_messages (f, 2, next);
-  g_assert_cmpuint (count (g_ptr_array_index (f->bodies, 2), "Deploy the fix"), ==, 1);
+  g_assert_cmpuint (mend_test_count_occurrences (g_ptr_array_index (f->bodies, 2), "Deploy the fix"), ==, 1);
   g_assert_cmpuint (mend_transcript_get_n_pending (transcript), ==, 0);
   g_assert_cmpuint (mend_transcript_get_n_messages (transcript), ==, 4);
 }

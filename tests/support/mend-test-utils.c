@@ -354,3 +354,24 @@ mend_test_recording_has_record (MendTestRecording *f,
 {
   return mend_test_count_records (f->records, kind, outcome) > 0;
 }
+
+guint
+mend_test_count_occurrences (const char *haystack,
+                             const char *needle)
+{
+  guint n = 0;
+
+  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + 1, needle))
+    n++;
+  return n;
+}
+
+void
+mend_test_append_chat_text (MendChat   *chat,
+                            MendTurn   *turn,
+                            const char *text,
+                            GString    *texts)
+{
+  g_assert_true (MEND_IS_TURN (turn));
+  g_string_append (texts, text);
+}

@@ -197,4 +197,13 @@ gboolean  mend_test_recording_has_record   (MendTestRecording *f,
                                             const char        *kind,
                                             const char        *outcome);
 
+/* How many times @needle occurs in @haystack, overlaps counted. */
+guint     mend_test_count_occurrences      (const char        *haystack,
+                                            const char        *needle);
+/* A MendChat::text-delta handler: appends the text to @texts (a GString). */
+void      mend_test_append_chat_text       (MendChat          *chat,
+                                            MendTurn          *turn,
+                                            const char        *text,
+                                            GString           *texts);
+
 G_END_DECLS
