@@ -111,13 +111,6 @@ run_for_ms (Fixture *f,
 /* Long enough for the agent to start and answer under a loaded machine. */
 #define IDLE_MS 1000
 
-/* @n milliseconds of real time, more under valgrind, where this side of
- * the pipe runs far slower than the agent. */
-static guint
-ms (guint n)
-{
-  return RUNNING_ON_VALGRIND ? 5 * n : n;
-}
 
 static void
 on_update_idle_off (MendAcpAgent *agent,
@@ -139,11 +132,11 @@ test_idle_timeout_changed_mid_attempt (Fixture       *f,
   g_autofree char *script =
     g_strdup_printf ("{'runs': [{'session/prompt': [[" MEND_TEST_ACP_CHUNK ("Working") ", {'sleep': %u}, "
                      MEND_TEST_ACP_CHUNK ("Still working") ","
-                     " {'sleep': %u}, " MEND_TEST_ACP_END_TURN "]]}]}", ms (IDLE_MS * 6 / 10), ms (IDLE_MS * 6 / 10));
+                     " {'sleep': %u}, " MEND_TEST_ACP_END_TURN "]]}]}", mend_test_real_time (IDLE_MS * 6 / 10), mend_test_real_time (IDLE_MS * 6 / 10));
   MendTurn *turn;
 
   mend_test_hostile_acp_start_chat (f, script);
-  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), mend_test_real_time (IDLE_MS));
   g_signal_connect (f->agent, "update", G_CALLBACK (on_update_idle_off), f);
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
@@ -165,12 +158,12 @@ test_idle_timeout_restarts_with_the_agent (Fixture       *f,
 {
   g_autofree char *script =
     g_strdup_printf ("{'runs': [{'session/prompt': [[{'hang': true}]]},"
-                     "          {'initialize': [{'sleep': %u}, {'answer': {'protocolVersion': 1}}]}]}", ms (IDLE_MS / 4));
+                     "          {'initialize': [{'sleep': %u}, {'answer': {'protocolVersion': 1}}]}]}", mend_test_real_time (IDLE_MS / 4));
   MendTurn *turn;
 
   mend_test_hostile_acp_start_chat (f, script);
-  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
-  mend_acp_agent_set_cancel_grace_ms (f->agent, ms (2 * IDLE_MS - IDLE_MS / 10));
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), mend_test_real_time (IDLE_MS));
+  mend_acp_agent_set_cancel_grace_ms (f->agent, mend_test_real_time (2 * IDLE_MS - IDLE_MS / 10));
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -200,7 +193,7 @@ test_idle_timer_outlived (Fixture       *f,
   gpointer weak[2];
 
   mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}]}");
-  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS / 5));
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), mend_test_real_time (IDLE_MS / 5));
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_log_has, "session/prompt");
 
@@ -211,7 +204,7 @@ test_idle_timer_outlived (Fixture       *f,
   f->action = MEND_TEST_ACT_UNREF;
   mend_test_hostile_acp_act (f);
   mend_test_hostile_acp_run_until (f, both_gone, weak);
-  run_for_ms (f, ms (IDLE_MS));
+  run_for_ms (f, mend_test_real_time (IDLE_MS));
 }
 
 /* In a test's data, beside the action: the handler is the chat's record
@@ -237,7 +230,7 @@ test_idle_timeout_reentrant (Fixture       *f,
   MendTurn *turn;
 
   mend_test_hostile_acp_start_chat (f, "{'runs': [{'session/prompt': [[{'hang': true}]]}, {}]}");
-  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), ms (IDLE_MS));
+  mend_agent_set_idle_timeout_ms (MEND_AGENT (f->agent), mend_test_real_time (IDLE_MS));
   if (GPOINTER_TO_INT (data) & ON_RECORD)
     g_signal_connect (f->chat, "record", G_CALLBACK (on_record_scheduled_act), f);
   else

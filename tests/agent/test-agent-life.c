@@ -19,6 +19,7 @@
 #include <libmend.h>
 
 #include "mend-agent-child-private.h"
+#include "mend-test-utils.h"
 
 #ifndef MEND_TEST_PYTHON
 # define MEND_TEST_PYTHON "/usr/bin/python3"
@@ -47,7 +48,7 @@ fixture_set_up (Fixture       *f,
   f->clock = mend_manual_clock_new (WALL_START);
   f->dir = g_dir_make_tmp ("mend-agent-life-XXXXXX", NULL);
   g_assert_nonnull (f->dir);
-  f->deadline = g_get_monotonic_time () + WATCHDOG_SECONDS * G_USEC_PER_SEC;
+  f->deadline = g_get_monotonic_time () + (gint64) mend_test_real_time (WATCHDOG_SECONDS) * G_USEC_PER_SEC;
 }
 
 static gboolean
@@ -182,7 +183,7 @@ count_zombies (void)
 static guint
 count_zombies_settled (void)
 {
-  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  gint64 deadline = g_get_monotonic_time () + (gint64) mend_test_real_time (5) * G_USEC_PER_SEC;
   guint n;
 
   while ((n = count_zombies ()) > 0 && g_get_monotonic_time () < deadline)
@@ -198,7 +199,7 @@ static void
 wait_group_gone (Fixture *f,
                  pid_t    group)
 {
-  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  gint64 deadline = g_get_monotonic_time () + (gint64) mend_test_real_time (5) * G_USEC_PER_SEC;
 
   while (count_processes (LIVE_IN_GROUP, group) > 0)
     {

@@ -58,6 +58,12 @@ mend_test_watchdog (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+guint
+mend_test_real_time (guint n)
+{
+  return RUNNING_ON_VALGRIND ? 5 * n : n;
+}
+
 void
 mend_test_run_chat_until (MendChat      *chat,
                           const guint   *served,

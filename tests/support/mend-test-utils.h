@@ -78,6 +78,9 @@ MendChat *mend_test_new_chat_by_hand        (MendClock     *clock);
 /* A GSourceFunc that ends the test: @data, a string, did not reach its
  * state in time. */
 gboolean  mend_test_watchdog                (gpointer       data);
+/* @n units of real time (a watchdog, a process's grace), five times as many
+ * under valgrind, where this side of a pipe runs far slower than a child. */
+guint     mend_test_real_time               (guint          n);
 
 /* Runs the loop until *@served reaches @requests and the chat's turn is in
  * @state (SUCCEEDED or FAILED: no turn left); real time only for loopback
