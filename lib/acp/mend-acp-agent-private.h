@@ -13,6 +13,11 @@
 
 G_BEGIN_DECLS
 
+/* The most of an agent's error text held back from the output. */
+#define MEND_ACP_AGENT_MAX_HELD_BYTES 8192
+/* The most of an agent's words its retry status quotes. */
+#define MEND_ACP_AGENT_MAX_STATUS_BYTES 200
+
 /* What a session/update tells the chat's subagent retry. Keeps the Task
  * calls seen (id → description), bounded. */
 typedef struct _MendAcpSubagents MendAcpSubagents;

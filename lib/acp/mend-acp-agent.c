@@ -13,6 +13,7 @@
 #include "mend-acp-agent-private.h"
 #include "mend-acp-profile-private.h"
 #include "mend-acp-connection-private.h"
+#include "mend-acp-failure-private.h"
 #include "mend-acp-requests-private.h"
 #include "mend-agent-private.h"
 #include "mend-chat.h"
@@ -21,6 +22,7 @@
 #include "mend-redact-private.h"
 #include "mend-sender.h"
 #include "mend-turn.h"
+#include "mend-turn-private.h"
 
 /**
  * MendAcpAgent:
@@ -109,6 +111,10 @@ struct _MendAcpAgent
   gboolean           failed;     /* the run's last prompt answered was an error */
   char              *sent;       /* the text of the attempt's prompt, once sent */
   char              *dropped;    /* a failed prompt the agent did not keep */
+  char              *kept_turn;  /* the turn whose failed prompt the agent kept */
+  GString           *held;       /* message chunks that may be the agent's error */
+  char              *held_id;    /* their messageId */
+  gboolean           system_error; /* the agent said its thread failed */
   MendFailure       *lost;       /* a lost session no attempt was told of */
 
   MendAcpProfile    *profile;    /* the app's, or the agent's from initialize */
@@ -200,14 +206,11 @@ finish_with_stop_reason (MendAcpAgent *self,
       return;
     }
 
+  /* A Stop's cancelled prompt is no attempt's any more: this one was
+   * cancelled by the agent itself, and is no Stop of the user's. */
   if (g_strcmp0 (stop_reason, "cancelled") == 0)
-    {
-      finish_task (self, NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                    _("The agent cancelled the turn")));
-      return;
-    }
-
-  if (g_strcmp0 (stop_reason, "refusal") == 0)
+    failure = mend_acp_failure_new_own_cancel (stop_reason);
+  else if (g_strcmp0 (stop_reason, "refusal") == 0)
     failure = mend_failure_new_from_text (_("The agent refused to continue the turn"));
   else
     {
@@ -250,6 +253,9 @@ maybe_prompt (MendAcpAgent *self)
     return;
 
   self->output = FALSE;
+  self->system_error = FALSE;
+  g_string_truncate (self->held, 0);
+  g_clear_pointer (&self->held_id, g_free);
   g_free (self->sent);
   self->sent = g_strdup (mend_turn_get_prompt (turn));
   /* The chat's "Continue the current turn" after a give-up, to an agent
@@ -260,10 +266,13 @@ maybe_prompt (MendAcpAgent *self)
       g_free (self->sent);
       self->sent = g_steal_pointer (&self->dropped);
     }
-  /* The user's Retry of a turn whose prompt the agent kept: it is asked
-   * to continue, so that the model sees the user's words once. One that
-   * dropped it gets the prompt again. */
-  else if (mend_turn_get_retry_of (turn) != NULL && self->dropped == NULL && keeps_prompt (self))
+  /* The user's Retry of a turn whose prompt the agent kept, or the next
+   * attempt of a turn whose prompt the agent answered with a failure and
+   * kept: it is asked to continue, so that the model sees the user's words
+   * once. One that dropped it gets the prompt again. */
+  else if (self->dropped == NULL && keeps_prompt (self) &&
+           (mend_turn_get_retry_of (turn) != NULL ||
+            g_strcmp0 (self->kept_turn, mend_turn_get_id (turn)) == 0))
     {
       g_free (self->sent);
       self->sent = g_strdup (mend_chat_get_continue_prompt (mend_agent_get_chat (AGENT (self))));
@@ -436,6 +445,124 @@ is_notice (MendAcpAgent *self,
          mend_acp_profile_is_notice (self->profile, text);
 }
 
+/* Chunks that are the agent's error, not the model's output: those after
+ * the agent said its thread failed (codex-acp's threadStatus
+ * "systemError"), those that begin as its errors do (its profile says),
+ * and those that go on the same message. They are held: an error answer
+ * or a failure drops them, the prompt's plain end makes them its failure
+ * (codex-acp ends a failed prompt so), and output after them lets them
+ * go as output after all. */
+static gboolean
+is_error_chunk (MendAcpAgent *self,
+                JsonObject   *update)
+{
+  JsonObject *content = mend_json_get_object (update, "content");
+  const char *text = content ? mend_json_get_string (content, "text") : NULL;
+  const char *id = mend_json_get_string (update, "messageId");
+
+  if (text == NULL || g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "agent_message_chunk") != 0)
+    return FALSE;
+  if (self->system_error)
+    return TRUE;
+  if (self->held->len > 0)
+    return id != NULL && g_strcmp0 (id, self->held_id) == 0;
+  return !self->output && self->profile != NULL && mend_acp_profile_is_error (self->profile, text);
+}
+
+static void
+hold (MendAcpAgent *self,
+      JsonObject   *update)
+{
+  JsonObject *content = mend_json_get_object (update, "content");
+
+  if (self->held->len == 0)
+    {
+      g_free (self->held_id);
+      self->held_id = g_strdup (mend_json_get_string (update, "messageId"));
+    }
+  /* Bounded as a failure's text is: the rest is not read. */
+  if (self->held->len < MEND_ACP_AGENT_MAX_HELD_BYTES)
+    g_string_append (self->held, mend_json_get_string (content, "text"));
+}
+
+static void note_output (MendAcpAgent *self,
+                         MendTurn     *turn,
+                         JsonObject   *update);
+
+/* Held chunks were output after all: more output came. */
+static void
+release_held (MendAcpAgent *self,
+              MendTurn     *turn)
+{
+  g_autofree char *text = NULL;
+
+  if (self->held->len == 0)
+    return;
+  text = g_strdup (self->held->str);
+  g_string_truncate (self->held, 0);
+  g_clear_pointer (&self->held_id, g_free);
+  self->output = TRUE;
+  if (self->profile == NULL || !mend_acp_profile_get_restreams_partial (self->profile))
+    mend_turn_note_output (turn);
+  mend_turn_add_text (turn, text);
+}
+
+static void
+note_output (MendAcpAgent *self,
+             MendTurn     *turn,
+             JsonObject   *update)
+{
+  const char *kind = mend_json_get_string (update, "sessionUpdate");
+
+  release_held (self, turn);
+  self->output = TRUE;
+  /* An agent that answers each attempt from the start: its text alone
+   * does not make a failure partial. */
+  if (!is_text (update) || self->profile == NULL ||
+      !mend_acp_profile_get_restreams_partial (self->profile))
+    mend_turn_note_output (turn);
+  /* The answer's text (not the agent's thoughts), to the turn's stream
+   * that every sender feeds. */
+  if (g_strcmp0 (kind, "agent_message_chunk") == 0)
+    add_text (turn, update);
+}
+
+/* What an update says of the prompt's state: codex-acp's thread status
+ * "systemError", and the agent's own retries (a typed failure's warning,
+ * codex-acp's "Reconnecting… n/m" error that will be retried), which the
+ * turn shows as its agent status. */
+static void
+note_state (MendAcpAgent *self,
+            MendTurn     *turn,
+            JsonObject   *update)
+{
+  JsonObject *meta = mend_json_get_object (update, "_meta");
+  JsonObject *codex = meta ? mend_json_get_object (meta, "codex") : NULL;
+  JsonObject *status = codex ? mend_json_get_object (codex, "threadStatus") : NULL;
+  JsonObject *error = codex ? mend_json_get_object (codex, "error") : NULL;
+  JsonObject *session_failure = mend_acp_session_failure_get (update);
+  const char *retrying = NULL;
+
+  if (status != NULL && g_strcmp0 (mend_json_get_string (status, "type"), "systemError") == 0)
+    self->system_error = TRUE;
+
+  if (session_failure != NULL && mend_acp_session_failure_is_warning (session_failure))
+    retrying = mend_json_get_string (session_failure, "title");
+  else if (error != NULL && json_object_has_member (error, "willRetry") &&
+           JSON_NODE_HOLDS_VALUE (json_object_get_member (error, "willRetry")) &&
+           json_object_get_boolean_member (error, "willRetry"))
+    retrying = mend_json_get_string (error, "message");
+  if (retrying != NULL)
+    {
+      g_autofree char *shown = mend_redact_head (retrying, -1, MEND_ACP_AGENT_MAX_STATUS_BYTES);
+      g_autofree char *text = NULL;
+
+      /* Translators: the agent retries on its own; %s is what it said. */
+      text = g_strdup_printf (_("The agent is retrying (%s)"), shown);
+      mend_turn_set_agent_status (turn, text);
+    }
+}
+
 static void
 on_update (gpointer    user_data,
            JsonObject *params)
@@ -455,18 +582,14 @@ on_update (gpointer    user_data,
   mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
 
+  if (turn != NULL && self->prompt != 0)
+    note_state (self, turn, update);
   if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update) && !is_notice (self, update))
     {
-      self->output = TRUE;
-      /* An agent that answers each attempt from the start: its text alone
-       * does not make a failure partial. */
-      if (!is_text (update) || self->profile == NULL ||
-          !mend_acp_profile_get_restreams_partial (self->profile))
-        mend_turn_note_output (turn);
-      /* The answer's text (not the agent's thoughts), to the turn's
-       * stream that every sender feeds. */
-      if (g_strcmp0 (kind, "agent_message_chunk") == 0)
-        add_text (turn, update);
+      if (is_error_chunk (self, update))
+        hold (self, update);
+      else
+        note_output (self, turn, update);
     }
 
   /* The chat is held while it is fed: a handler of its subagents may drop
@@ -523,6 +646,7 @@ on_answered (gpointer     user_data,
 {
   MendAcpAgent *self = user_data;
   gboolean ours = mend_agent_get_turn (AGENT (self)) != NULL && self->prompt == prompt;
+  g_autoptr(MendFailure) held_failure = NULL;
 
   mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
@@ -530,9 +654,26 @@ on_answered (gpointer     user_data,
   if (prompt == self->cancelled)
     clear_grace (self);
 
+  /* Error text the prompt's plain end leaves standing is its failure. */
+  if (ours && failure == NULL && self->held->len > 0 &&
+      (g_strcmp0 (stop_reason, "end_turn") == 0 || g_strcmp0 (stop_reason, "max_tokens") == 0))
+    failure = held_failure = mend_failure_new_from_text (self->held->str);
+  if (ours)
+    {
+      g_string_truncate (self->held, 0);
+      g_clear_pointer (&self->held_id, g_free);
+    }
+
   if (failure != NULL)
     {
       self->failed = TRUE;
+      /* A prompt the agent answered, and kept: the turn's next attempt
+       * asks it to continue. */
+      if (ours && keeps_prompt (self))
+        {
+          g_free (self->kept_turn);
+          self->kept_turn = g_strdup (mend_turn_get_id (mend_agent_get_turn (AGENT (self))));
+        }
       if (ours && self->profile != NULL && !mend_acp_profile_get_keeps_failed_prompt (self->profile))
         {
           g_free (self->dropped);
@@ -546,7 +687,10 @@ on_answered (gpointer     user_data,
       if (set_str (&self->stop_reason, stop_reason))
         g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STOP_REASON]);
       if (ours)
-        finish_with_stop_reason (self, stop_reason);
+        {
+          g_clear_pointer (&self->kept_turn, g_free);
+          finish_with_stop_reason (self, stop_reason);
+        }
       self->failed = FALSE;
     }
   /* A prompt held behind a cancelled one goes now. */
@@ -586,6 +730,7 @@ static void
 on_chat_changed (MendAcpAgent *self)
 {
   g_clear_pointer (&self->dropped, g_free);
+  g_clear_pointer (&self->kept_turn, g_free);
   g_clear_object (&self->lost);
 }
 
@@ -618,6 +763,8 @@ on_lost (gpointer     user_data,
 
   lost = mend_failure_new_session_lost (mend_failure_get_message (failure));
   g_clear_object (&self->lost);
+  /* The new session has no history: nothing kept to continue. */
+  g_clear_pointer (&self->kept_turn, g_free);
   if (mend_agent_get_turn (AGENT (self)) == NULL)
     {
       self->lost = g_steal_pointer (&lost);
@@ -733,6 +880,9 @@ mend_acp_agent_finalize (GObject *object)
   g_free (self->stop_reason);
   g_free (self->sent);
   g_free (self->dropped);
+  g_free (self->kept_turn);
+  g_string_free (self->held, TRUE);
+  g_free (self->held_id);
   g_clear_object (&self->lost);
   g_clear_object (&self->profile);
   mend_acp_requests_free (self->requests);
@@ -892,6 +1042,7 @@ static void
 mend_acp_agent_init (MendAcpAgent *self)
 {
   self->requests = mend_acp_requests_new ();
+  self->held = g_string_new (NULL);
   self->subagents = mend_acp_subagents_new ();
   self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
   mend_agent_set_waits_func (AGENT (self), waits_on_app);

@@ -19,14 +19,12 @@
 
 #include "mend-acp-agent.h"
 #include "mend-acp-connection-private.h"
+#include "mend-acp-failure-private.h"
 #include "mend-acp-rpc-private.h"
 #include "mend-agent-common-private.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
-
-/* The Agent Client Protocol's error code for a client that must log in. */
-#define ACP_AUTH_REQUIRED (-32000)
 
 struct _MendAcpConnection
 {
@@ -143,146 +141,6 @@ mend_acp_connection_close (MendAcpConnection *conn)
   conn_unref (conn);
 }
 
-/* JSON-RPC errors */
-
-/* JSON-RPC's catch-all message for -32603, which adapters send with the
- * real error in "data" (codex-acp: "Internal error", the details in
- * data.message and data.codex_error_info) or after a colon (Claude's
- * adapters: "Internal error: API Error: 529 …"). */
-#define RPC_INTERNAL_ERROR "Internal error"
-
-/* The words of @data that say what failed: its "message", "details" and
- * "error" strings, and codex-acp's codex_error_info (a string, or an
- * object whose member names are the kind), or NULL when it has none. */
-static char *
-rpc_error_data_text (JsonNode *data)
-{
-  static const char *const names[] = { "message", "details", "error" };
-  JsonObject *object;
-  JsonNode *info;
-  GString *s;
-
-  if (data == NULL || !JSON_NODE_HOLDS_OBJECT (data))
-    return NULL;
-  object = json_node_get_object (data);
-  s = g_string_new (NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-    {
-      const char *text = mend_json_get_string (object, names[i]);
-
-      if (text != NULL && *text != '\0')
-        g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "", text);
-    }
-  info = json_object_get_member (object, "codex_error_info");
-  if (info != NULL && s->len > 0)
-    {
-      if (JSON_NODE_HOLDS_VALUE (info) && json_node_get_value_type (info) == G_TYPE_STRING)
-        g_string_append_printf (s, " (%s)", json_node_get_string (info));
-      else if (JSON_NODE_HOLDS_OBJECT (info))
-        {
-          g_autoptr(GList) kinds = json_object_get_members (json_node_get_object (info));
-
-          for (GList *l = kinds; l != NULL; l = l->next)
-            g_string_append_printf (s, " (%s)", (const char *) l->data);
-        }
-    }
-  if (s->len == 0)
-    {
-      g_string_free (s, TRUE);
-      return NULL;
-    }
-  return g_string_free (s, FALSE);
-}
-
-static void
-rpc_error_read (JsonObject  *object,
-                gint64      *code,
-                char       **text)
-{
-  JsonNode *code_node = json_object_get_member (object, "code");
-  JsonNode *data_node = json_object_get_member (object, "data");
-  g_autofree char *details = NULL;
-  const char *message = mend_json_get_string (object, "message");
-  GString *s;
-
-  *code = 0;
-  if (code_node != NULL && JSON_NODE_HOLDS_VALUE (code_node))
-    {
-      if (json_node_get_value_type (code_node) == G_TYPE_INT64)
-        *code = json_node_get_int (code_node);
-      else if (json_node_get_value_type (code_node) == G_TYPE_DOUBLE)
-        {
-          double d = json_node_get_double (code_node);
-
-          /* Out of range (or not a number), the conversion is undefined:
-           * such a code means nothing. Nor does one that is not whole
-           * (599.5), as JSON-RPC's codes are integers: it is no HTTP
-           * status. */
-          *code = d > -9.2e18 && d < 9.2e18 ? (gint64) d : 0;
-          if ((double) *code != d)
-            *code = 0;
-        }
-    }
-
-  if (data_node != NULL && JSON_NODE_HOLDS_NULL (data_node))
-    data_node = NULL;
-  details = rpc_error_data_text (data_node);
-  s = g_string_new (NULL);
-
-  /* A wrapper's catch-all yields to the error it wraps. */
-  if (message != NULL && g_str_has_prefix (message, RPC_INTERNAL_ERROR ": "))
-    message += strlen (RPC_INTERNAL_ERROR ": ");
-  else if (details != NULL && g_strcmp0 (message, RPC_INTERNAL_ERROR) == 0)
-    message = NULL;
-
-  if (message != NULL)
-    g_string_append (s, message);
-  if (details != NULL)
-    g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "", details);
-  else if (data_node != NULL)
-    {
-      g_autofree char *json = mend_json_to_string (data_node);
-
-      g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "", json);
-    }
-  /* ACP's own code for "authentication required": said in the words the
-   * classifier reads as an authentication failure. */
-  if (*code == ACP_AUTH_REQUIRED)
-    g_string_append (s, " (ACP auth_required: unauthorized)");
-  if (s->len == 0)
-    {
-      g_autofree char *number = g_strdup_printf ("%" G_GINT64_FORMAT, *code);
-
-      g_string_printf (s, _("The agent answered with error %s"), number);
-    }
-  *text = g_string_free (s, FALSE);
-}
-
-/* A failure read from a JSON-RPC error answer, or NULL when there is
- * none (the connection failed: the agent is gone). JSON-RPC's own codes
- * are negative; an error code from 400 to 599 is the HTTP status of the
- * upstream's answer, as the Gemini CLI sends it, and the message its
- * body or the body's message. */
-static MendFailure *
-failure_from_rpc_error (JsonObject *error)
-{
-  g_autofree char *text = NULL;
-  gint64 code = 0;
-
-  if (error == NULL)
-    return NULL;
-  rpc_error_read (error, &code, &text);
-
-  mend_debug ("ACP error %" G_GINT64_FORMAT ": %s", code, text);
-  if (code >= 400 && code <= 599)
-    {
-      g_autoptr(GBytes) body = g_bytes_new (text, strlen (text));
-
-      return mend_failure_new_from_http ((guint) code, NULL, body);
-    }
-  return mend_failure_new_from_text (text);
-}
-
 /* A call of the session's opening failed: with what the agent said, the
  * run ends so that the next attempt starts the agent again rather than
  * wait for a session that will not open; otherwise the agent is gone. */
@@ -290,7 +148,7 @@ static void
 call_failed (MendAcpConnection *conn,
              JsonObject        *error)
 {
-  g_autoptr(MendFailure) failure = failure_from_rpc_error (error);
+  g_autoptr(MendFailure) failure = mend_acp_failure_from_rpc_error (error);
 
   if (failure == NULL)
     mend_debug ("The connection to the agent failed");
@@ -360,7 +218,7 @@ on_session_load (JsonNode   *result,
 
       if (!is_open (conn))
         return;
-      failure = failure_from_rpc_error (error);
+      failure = mend_acp_failure_from_rpc_error (error);
       if (failure == NULL)
         {
           run_ended (conn, NULL);
@@ -570,6 +428,28 @@ mend_acp_connection_start (GInputStream                  *output,
   json_builder_end_object (params);
   json_builder_set_member_name (params, "terminal");
   json_builder_add_boolean_value (params, FALSE);
+  /* Subagents reported as subagent_update (claude-agent-acp), and typed
+   * failures in place of error text in message chunks (the extension
+   * today's adapters speak): a failed prompt ends with a sessionFailure,
+   * the agent's own retries come as warnings. */
+  json_builder_set_member_name (params, "subagents");
+  json_builder_begin_object (params);
+  json_builder_end_object (params);
+  json_builder_set_member_name (params, "_meta");
+  json_builder_begin_object (params);
+  json_builder_set_member_name (params, "jetbrains");
+  json_builder_begin_object (params);
+  json_builder_set_member_name (params, "air");
+  json_builder_begin_object (params);
+  json_builder_set_member_name (params, "version");
+  json_builder_add_int_value (params, 1);
+  json_builder_set_member_name (params, "capabilities");
+  json_builder_begin_array (params);
+  json_builder_add_string_value (params, "sessionFailure");
+  json_builder_end_array (params);
+  json_builder_end_object (params);
+  json_builder_end_object (params);
+  json_builder_end_object (params);
   json_builder_end_object (params);
   rpc_call (conn, "initialize", params_end (params), on_initialized, conn_ref (conn));
 
@@ -601,7 +481,7 @@ on_prompt_done (JsonNode   *result,
     {
       if (!is_open (conn))
         return;
-      failure = failure_from_rpc_error (error);
+      failure = mend_acp_failure_from_rpc_error (error);
       if (failure == NULL)
         {
           run_ended (conn, NULL);
@@ -613,7 +493,15 @@ on_prompt_done (JsonNode   *result,
 
   conn->busy = FALSE;
   if (failure == NULL && reply != NULL)
-    stop_reason = mend_json_get_string (reply, "stopReason");
+    {
+      JsonObject *session_failure = mend_acp_session_failure_get (reply);
+
+      stop_reason = mend_json_get_string (reply, "stopReason");
+      /* A typed failure ends the prompt with a stopReason of its own
+       * (end_turn): the prompt failed all the same. */
+      if (session_failure != NULL && !mend_acp_session_failure_is_warning (session_failure))
+        failure = mend_acp_failure_from_session_failure (session_failure);
+    }
   conn->events->answered (conn->user_data, call.prompt, stop_reason, failure);
 }
 

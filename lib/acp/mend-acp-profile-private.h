@@ -13,5 +13,8 @@ G_BEGIN_DECLS
  * agent's own notice, not the model's output. */
 gboolean            mend_acp_profile_is_notice               (MendAcpProfile      *self,
                                                               const char          *text);
+/* Whether @text starts with one of the profile's error-prefixes. */
+gboolean            mend_acp_profile_is_error                (MendAcpProfile      *self,
+                                                              const char          *text);
 
 G_END_DECLS

@@ -33,15 +33,22 @@
  *   the agent's own notices, not the model's output, such as Codex's
  *   "Model metadata for `…` not found" warning: they do not count as
  *   output.
+ * - [property@Mend.AcpProfile:error-prefixes]: message chunks that are
+ *   the agent's error text, as adapters that were not asked for typed
+ *   failures write it before they end the prompt ("API Error: 529 …"):
+ *   they are not output, and a prompt they end with a plain `end_turn`
+ *   failed with their words.
  *
  * The agents libmend knows (see docs/agents.md for what was seen of each):
  *
- * | `agentInfo.name` | keeps failed prompt | restreams partial | notices |
- * |---|---|---|---|
- * | `@zed-industries/claude-code-acp` | yes | no | — |
- * | `@zed-industries/claude-agent-acp` | yes | no | — |
- * | `gemini-cli` | no | yes | — |
- * | `codex-acp` | yes | yes | "Model metadata for `" |
+ * | `agentInfo.name` | keeps failed prompt | restreams partial | notices | errors |
+ * |---|---|---|---|---|
+ * | `@zed-industries/claude-code-acp` | yes | no | — | — |
+ * | `@zed-industries/claude-agent-acp` | yes | no | — | — |
+ * | `@agentclientprotocol/claude-agent-acp` | yes | no | — | "API Error: ", "Invalid API key", "Connection to the API was lost" |
+ * | `gemini-cli` | no | yes | — | — |
+ * | `codex-acp` | yes | yes | "Model metadata for `" | — |
+ * | `@agentclientprotocol/codex-acp` | yes | yes | "Model metadata for `" | "unexpected status ", "stream disconnected before completion", "Quota exceeded" |
  *
  * Any other agent gets the default profile, named "default": it keeps a
  * failed prompt, does not restream, and has no notices — the choices
@@ -75,6 +82,7 @@ struct _MendAcpProfile
   gboolean  keeps_failed_prompt;
   gboolean  restreams_partial;
   GStrv     notice_prefixes;
+  GStrv     error_prefixes;
 };
 
 enum {
@@ -83,6 +91,7 @@ enum {
   PROP_KEEPS_FAILED_PROMPT,
   PROP_RESTREAMS_PARTIAL,
   PROP_NOTICE_PREFIXES,
+  PROP_ERROR_PREFIXES,
   N_PROPS
 };
 
@@ -96,19 +105,30 @@ typedef struct
   const char *name;
   gboolean    keeps_failed_prompt;
   gboolean    restreams_partial;
-  const char *notice;
+  const char *notices[2];
+  const char *errors[4];
 } KnownAgent;
 
 static const KnownAgent known_agents[] = {
-  { "@zed-industries/claude-code-acp", TRUE, FALSE, NULL },
-  { "@zed-industries/claude-agent-acp", TRUE, FALSE, NULL },
+  { "@zed-industries/claude-code-acp", TRUE, FALSE, { NULL }, { NULL } },
+  { "@zed-industries/claude-agent-acp", TRUE, FALSE, { NULL }, { NULL } },
+  /* To a client that does not ask for typed failures, its errors come as
+   * a chunk before the JSON-RPC error (0.101.0, REAL-AGENTS.md); each
+   * failed prompt stays in its history. */
+  { "@agentclientprotocol/claude-agent-acp", TRUE, FALSE, { NULL },
+    { "API Error: ", "Invalid API key", "Connection to the API was lost", NULL } },
   /* A failed prompt is dropped from its history; a stream cut after text
    * is answered again from the start (REAL-AGENTS.md, 0.61.0). */
-  { "gemini-cli", FALSE, TRUE, NULL },
+  { "gemini-cli", FALSE, TRUE, { NULL }, { NULL } },
   /* Each of its attempts streams the answer again; a model it has no
    * metadata for makes it warn in a message chunk (0.16.0,
    * tests/data/codex-acp-0.16.0/unknown-model-warning.jsonl). */
-  { "codex-acp", TRUE, TRUE, "Model metadata for `" },
+  { "codex-acp", TRUE, TRUE, { "Model metadata for `", NULL }, { NULL } },
+  /* The TypeScript rewrite (2.6.0): a 503 or a cut stream is a chunk of
+   * error text and then a plain end_turn, to a client that does not ask
+   * for typed failures. */
+  { "@agentclientprotocol/codex-acp", TRUE, TRUE, { "Model metadata for `", NULL },
+    { "unexpected status ", "stream disconnected before completion", "Quota exceeded", NULL } },
 };
 
 static void
@@ -118,6 +138,7 @@ mend_acp_profile_finalize (GObject *object)
 
   g_free (self->name);
   g_strfreev (self->notice_prefixes);
+  g_strfreev (self->error_prefixes);
 
   G_OBJECT_CLASS (mend_acp_profile_parent_class)->finalize (object);
 }
@@ -143,6 +164,9 @@ mend_acp_profile_get_property (GObject    *object,
       break;
     case PROP_NOTICE_PREFIXES:
       g_value_set_boxed (value, self->notice_prefixes);
+      break;
+    case PROP_ERROR_PREFIXES:
+      g_value_set_boxed (value, self->error_prefixes);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -172,6 +196,9 @@ mend_acp_profile_set_property (GObject      *object,
       break;
     case PROP_NOTICE_PREFIXES:
       mend_acp_profile_set_notice_prefixes (self, g_value_get_boxed (value));
+      break;
+    case PROP_ERROR_PREFIXES:
+      mend_acp_profile_set_error_prefixes (self, g_value_get_boxed (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -228,6 +255,18 @@ mend_acp_profile_class_init (MendAcpProfileClass *klass)
     g_param_spec_boxed ("notice-prefixes", NULL, NULL, G_TYPE_STRV,
                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * MendAcpProfile:error-prefixes:
+   *
+   * The beginnings of the agent's error text in message chunks, as an
+   * agent that was not asked for typed failures writes it: a chunk that
+   * starts with one, before any output, is not the model's output, and a
+   * prompt that then ends with `end_turn` failed with its words.
+   */
+  properties[PROP_ERROR_PREFIXES] =
+    g_param_spec_boxed ("error-prefixes", NULL, NULL, G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -268,16 +307,13 @@ mend_acp_profile_lookup (const char *agent_name)
 {
   for (guint i = 0; agent_name != NULL && i < G_N_ELEMENTS (known_agents); i++)
     if (g_str_equal (agent_name, known_agents[i].name))
-      {
-        const char *notices[] = { known_agents[i].notice, NULL };
-
-        return g_object_new (MEND_TYPE_ACP_PROFILE,
-                             "name", known_agents[i].name,
-                             "keeps-failed-prompt", known_agents[i].keeps_failed_prompt,
-                             "restreams-partial", known_agents[i].restreams_partial,
-                             "notice-prefixes", notices[0] ? notices : NULL,
-                             NULL);
-      }
+      return g_object_new (MEND_TYPE_ACP_PROFILE,
+                           "name", known_agents[i].name,
+                           "keeps-failed-prompt", known_agents[i].keeps_failed_prompt,
+                           "restreams-partial", known_agents[i].restreams_partial,
+                           "notice-prefixes", known_agents[i].notices,
+                           "error-prefixes", known_agents[i].errors,
+                           NULL);
 
   return mend_acp_profile_new (NULL);
 }
@@ -398,24 +434,88 @@ mend_acp_profile_get_notice_prefixes (MendAcpProfile *self)
  * Sets [property@Mend.AcpProfile:notice-prefixes]. Empty prefixes are
  * left out: they would make every chunk a notice.
  */
-void
-mend_acp_profile_set_notice_prefixes (MendAcpProfile     *self,
-                                      const char * const *prefixes)
+/* Sets @field to the non-empty ones of @prefixes (an empty prefix would
+ * match every chunk), or NULL for none, and notifies @pspec. */
+static void
+set_prefixes (MendAcpProfile     *self,
+              GStrv              *field,
+              const char * const *prefixes,
+              GParamSpec         *pspec)
 {
-  g_autoptr(GStrvBuilder) builder = NULL;
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  GStrv kept;
 
-  g_return_if_fail (MEND_IS_ACP_PROFILE (self));
-
-  builder = g_strv_builder_new ();
   for (guint i = 0; prefixes != NULL && prefixes[i] != NULL; i++)
     if (prefixes[i][0] != '\0')
       g_strv_builder_add (builder, prefixes[i]);
 
-  g_strfreev (self->notice_prefixes);
-  self->notice_prefixes = g_strv_builder_end (builder);
-  if (self->notice_prefixes[0] == NULL)
-    g_clear_pointer (&self->notice_prefixes, g_strfreev);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NOTICE_PREFIXES]);
+  kept = g_strv_builder_end (builder);
+  if (kept[0] == NULL)
+    g_clear_pointer (&kept, g_strfreev);
+  /* The same prefixes are no change. */
+  if ((kept == NULL && *field == NULL) ||
+      (kept != NULL && *field != NULL && g_strv_equal ((const char * const *) kept, (const char * const *) *field)))
+    {
+      g_strfreev (kept);
+      return;
+    }
+  g_strfreev (*field);
+  *field = kept;
+  g_object_notify_by_pspec (G_OBJECT (self), pspec);
+}
+
+void
+mend_acp_profile_set_notice_prefixes (MendAcpProfile     *self,
+                                      const char * const *prefixes)
+{
+  g_return_if_fail (MEND_IS_ACP_PROFILE (self));
+
+  set_prefixes (self, &self->notice_prefixes, prefixes, properties[PROP_NOTICE_PREFIXES]);
+}
+
+/**
+ * mend_acp_profile_get_error_prefixes:
+ * @self: a profile
+ *
+ * Gets [property@Mend.AcpProfile:error-prefixes].
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): the
+ *   prefixes, or %NULL for none
+ */
+const char * const *
+mend_acp_profile_get_error_prefixes (MendAcpProfile *self)
+{
+  g_return_val_if_fail (MEND_IS_ACP_PROFILE (self), NULL);
+
+  return (const char * const *) self->error_prefixes;
+}
+
+/**
+ * mend_acp_profile_set_error_prefixes:
+ * @self: a profile
+ * @prefixes: (nullable) (array zero-terminated=1): the beginnings of the
+ *   agent's error text, or %NULL for none
+ *
+ * Sets [property@Mend.AcpProfile:error-prefixes]. Empty prefixes are
+ * left out.
+ */
+void
+mend_acp_profile_set_error_prefixes (MendAcpProfile     *self,
+                                     const char * const *prefixes)
+{
+  g_return_if_fail (MEND_IS_ACP_PROFILE (self));
+
+  set_prefixes (self, &self->error_prefixes, prefixes, properties[PROP_ERROR_PREFIXES]);
+}
+
+static gboolean
+has_prefix_in (GStrv       prefixes,
+               const char *text)
+{
+  for (guint i = 0; prefixes != NULL && prefixes[i] != NULL; i++)
+    if (g_str_has_prefix (text, prefixes[i]))
+      return TRUE;
+  return FALSE;
 }
 
 gboolean
@@ -425,8 +525,15 @@ mend_acp_profile_is_notice (MendAcpProfile *self,
   g_return_val_if_fail (MEND_IS_ACP_PROFILE (self), FALSE);
   g_return_val_if_fail (text != NULL, FALSE);
 
-  for (guint i = 0; self->notice_prefixes != NULL && self->notice_prefixes[i] != NULL; i++)
-    if (g_str_has_prefix (text, self->notice_prefixes[i]))
-      return TRUE;
-  return FALSE;
+  return has_prefix_in (self->notice_prefixes, text);
+}
+
+gboolean
+mend_acp_profile_is_error (MendAcpProfile *self,
+                           const char     *text)
+{
+  g_return_val_if_fail (MEND_IS_ACP_PROFILE (self), FALSE);
+  g_return_val_if_fail (text != NULL, FALSE);
+
+  return has_prefix_in (self->error_prefixes, text);
 }

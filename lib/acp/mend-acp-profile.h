@@ -41,5 +41,10 @@ const char * const *mend_acp_profile_get_notice_prefixes     (MendAcpProfile    
 MEND_AVAILABLE_IN_0_2
 void                mend_acp_profile_set_notice_prefixes     (MendAcpProfile      *self,
                                                               const char * const  *prefixes);
+MEND_AVAILABLE_IN_0_2
+const char * const *mend_acp_profile_get_error_prefixes      (MendAcpProfile      *self);
+MEND_AVAILABLE_IN_0_2
+void                mend_acp_profile_set_error_prefixes      (MendAcpProfile      *self,
+                                                              const char * const  *prefixes);
 
 G_END_DECLS

@@ -31,6 +31,7 @@ assert_properties_match_getters (MendAcpProfile *profile)
 {
   g_autofree char *name = NULL;
   g_auto(GStrv) prefixes = NULL;
+  g_auto(GStrv) errors = NULL;
   const char * const *got;
   gboolean keeps;
   gboolean restreams;
@@ -40,6 +41,7 @@ assert_properties_match_getters (MendAcpProfile *profile)
                 "keeps-failed-prompt", &keeps,
                 "restreams-partial", &restreams,
                 "notice-prefixes", &prefixes,
+                "error-prefixes", &errors,
                 NULL);
   g_assert_cmpstr (name, ==, mend_acp_profile_get_name (profile));
   g_assert_cmpint (keeps, ==, mend_acp_profile_get_keeps_failed_prompt (profile));
@@ -49,6 +51,11 @@ assert_properties_match_getters (MendAcpProfile *profile)
     g_assert_null (prefixes);
   else
     g_assert_true (g_strv_equal ((const char * const *) prefixes, got));
+  got = mend_acp_profile_get_error_prefixes (profile);
+  if (got == NULL)
+    g_assert_null (errors);
+  else
+    g_assert_true (g_strv_equal ((const char * const *) errors, got));
 }
 
 static void
@@ -62,6 +69,7 @@ test_properties (void)
     { "keeps-failed-prompt", G_TYPE_BOOLEAN, changed, G_PARAM_CONSTRUCT_ONLY },
     { "restreams-partial", G_TYPE_BOOLEAN, changed, G_PARAM_CONSTRUCT_ONLY },
     { "notice-prefixes", G_TYPE_STRV, changed, G_PARAM_CONSTRUCT_ONLY },
+    { "error-prefixes", G_TYPE_STRV, changed, G_PARAM_CONSTRUCT_ONLY },
   };
   g_autoptr(GTypeClass) klass = g_type_class_ref (MEND_TYPE_ACP_PROFILE);
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
@@ -117,15 +125,22 @@ test_lookup_follows_the_table (void)
     gboolean    keeps;
     gboolean    restreams;
     const char *notice;
+    const char *error;          /* a chunk of its error text, or NULL */
   } table[] = {
-    { "@zed-industries/claude-code-acp", "@zed-industries/claude-code-acp", TRUE, FALSE, NULL },
-    { "@zed-industries/claude-agent-acp", "@zed-industries/claude-agent-acp", TRUE, FALSE, NULL },
-    { "gemini-cli", "gemini-cli", FALSE, TRUE, NULL },
-    { "codex-acp", "codex-acp", TRUE, TRUE, "Model metadata for `" },
-    { "an-agent-nobody-knows", "default", TRUE, FALSE, NULL },
-    { "Gemini-CLI", "default", TRUE, FALSE, NULL },
-    { "", "default", TRUE, FALSE, NULL },
-    { NULL, "default", TRUE, FALSE, NULL },
+    { "@zed-industries/claude-code-acp", "@zed-industries/claude-code-acp", TRUE, FALSE, NULL, NULL },
+    { "@zed-industries/claude-agent-acp", "@zed-industries/claude-agent-acp", TRUE, FALSE, NULL, NULL },
+    /* The chunk 0.101.0 wrote before its -32603 (REAL-AGENTS.md). */
+    { "@agentclientprotocol/claude-agent-acp", "@agentclientprotocol/claude-agent-acp", TRUE, FALSE, NULL,
+      "API Error: 529 Overloaded. This is a server-side issue, usually temporary" },
+    { "gemini-cli", "gemini-cli", FALSE, TRUE, NULL, NULL },
+    { "codex-acp", "codex-acp", TRUE, TRUE, "Model metadata for `", NULL },
+    /* The chunk 2.6.0 wrote before its end_turn on a 503. */
+    { "@agentclientprotocol/codex-acp", "@agentclientprotocol/codex-acp", TRUE, TRUE, "Model metadata for `",
+      "unexpected status 503 Service Unavailable: That model is currently overloaded" },
+    { "an-agent-nobody-knows", "default", TRUE, FALSE, NULL, NULL },
+    { "Gemini-CLI", "default", TRUE, FALSE, NULL, NULL },
+    { "", "default", TRUE, FALSE, NULL, NULL },
+    { NULL, "default", TRUE, FALSE, NULL, NULL },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (table); i++)
@@ -150,6 +165,13 @@ test_lookup_follows_the_table (void)
           g_assert_true (mend_acp_profile_is_notice (profile, CODEX_NOTICE));
           g_assert_false (mend_acp_profile_is_notice (profile, "Build fixed."));
         }
+      /* Its errors are known, the model's words are not taken for one. */
+      g_assert_cmpint (mend_acp_profile_is_error (profile, "API Error: 529 Overloaded. This is a server-side issue, usually temporary") ||
+                       mend_acp_profile_is_error (profile, "unexpected status 503 Service Unavailable: That model is currently overloaded"),
+                       ==, table[i].error != NULL);
+      if (table[i].error != NULL)
+        g_assert_true (mend_acp_profile_is_error (profile, table[i].error));
+      g_assert_false (mend_acp_profile_is_error (profile, "Build fixed."));
       assert_properties_match_getters (profile);
       g_assert_finalize_object (profile);
     }
@@ -285,10 +307,11 @@ test_same_notice_prefixes_notify_nothing (void)
   mend_acp_profile_set_notice_prefixes (profile, same);
   g_assert_cmpstr (mend_acp_profile_get_notice_prefixes (profile)[0], ==, "Model metadata for `");
 
-  if (log->len > 0)
-    g_test_incomplete ("KNOWN DEFECT: mend_acp_profile_set_notice_prefixes notifies "
-                       "notice-prefixes when the prefixes are the same; its other setters "
-                       "notify only on change");
+  g_assert_cmpstr (log->str, ==, "");
+  mend_acp_profile_set_error_prefixes (profile, NULL);
+  g_assert_cmpstr (log->str, ==, "");
+  mend_acp_profile_set_error_prefixes (profile, same);
+  g_assert_cmpstr (log->str, ==, "error-prefixes");
 
   g_signal_handlers_disconnect_by_data (profile, log);
   g_assert_finalize_object (profile);

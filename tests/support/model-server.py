@@ -27,7 +27,11 @@
 # router's classifier, and other checks): such a request — one whose
 # generationConfig asks for application/json — is a side request. Rules do
 # not answer it, unless a rule says "side": true; it is answered with an
-# object that fits the schema it sent, and counted apart.
+# object that fits the schema it sent, and counted apart. So are the title
+# requests of today's ACP adapters: claude-agent-acp's Messages request
+# with no tools (it quotes the prompt in <session> tags), and codex-acp's
+# Responses request that begins "Your task is to generate a very short
+# title"; each is answered with a short title.
 #
 # Answers (in each API's own shape):
 #   {"kind": "text", "text": T}              a streamed text answer
@@ -466,6 +470,18 @@ def gemini_side_answer(request):
     return gemini_response(json.dumps(fill_schema(schema) or {}))
 
 
+# A title request of today's adapters (see the top of the file).
+TITLE_ASK = "Your task is to generate a very short title"
+
+
+def messages_is_side(request):
+    return isinstance(request, dict) and "messages" in request and not request.get("tools")
+
+
+def responses_is_side(text):
+    return text.startswith(TITLE_ASK)
+
+
 def gemini_wants_json(request):
     config = (request or {}).get("generationConfig") or {}
     return config.get("responseMimeType") == "application/json"
@@ -620,7 +636,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/v1/messages/count_tokens":
             self.reply(200, b'{"input_tokens":12}')
         elif path == "/v1/messages":
-            self.answer(pick(last_user_text(body), body=body), body)
+            side = messages_is_side(parse(body))
+            answer = pick(last_user_text(body), side=side, body=body)
+            self.answer(answer or {"kind": "text", "text": "Fixing the build"}, body)
         elif gemini is not None:
             request = parse(body)
             side = gemini.group(2) == "generateContent" and gemini_wants_json(request)
@@ -631,7 +649,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.answer_gemini(answer, gemini.group(2) == "streamGenerateContent")
         elif path == "/v1/responses":
             request = parse(body)
-            self.answer_responses(pick(responses_last_user_text(request, body), "responses", body=body))
+            text = responses_last_user_text(request, body)
+            answer = pick(text, "responses", responses_is_side(text), body)
+            self.answer_responses(answer or {"kind": "text", "text": '{"title": "Fixing the build"}'})
         else:
             self.not_found()
 
