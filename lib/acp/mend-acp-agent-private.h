@@ -28,9 +28,16 @@ void              mend_acp_subagents_feed (MendAcpSubagents    *subagents,
                                            MendSubagentRetry   *retry,
                                            JsonObject          *params,
                                            JsonObject          *update);
+/* An update of another session than the chat's: a subagent's own, as
+ * claude-agent-acp sends its words (TRUE), or none of ours (FALSE). */
+gboolean          mend_acp_subagents_feed_session (MendAcpSubagents *subagents,
+                                                   const char       *session_id,
+                                                   JsonObject       *update);
 
 /* Whether an update is the agent's output for the turn. */
 gboolean          mend_acp_update_is_output (JsonObject *update);
+/* Whether an update is what a subagent wrote: not the turn's answer. */
+gboolean          mend_acp_update_is_subagents (JsonObject *update);
 
 /* For tests: what the agent's requests hold now. */
 void              mend_acp_agent_get_request_backlog (MendAcpAgent   *self,

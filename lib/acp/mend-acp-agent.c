@@ -171,6 +171,20 @@ finish_task (MendAcpAgent *self,
 
 static void end_run (MendAcpAgent *self,
                      MendFailure  *failure);
+static gboolean keeps_prompt (MendAcpAgent *self);
+
+/* The attempt's prompt was answered as failed (or empty), and the agent
+ * keeps it: the turn's next attempt asks it to continue. */
+static void
+keep_failed_prompt (MendAcpAgent *self)
+{
+  MendTurn *turn = mend_agent_get_turn (AGENT (self));
+
+  if (turn == NULL || !keeps_prompt (self))
+    return;
+  g_free (self->kept_turn);
+  self->kept_turn = g_strdup (mend_turn_get_id (turn));
+}
 
 static void
 finish_with_stop_reason (MendAcpAgent *self,
@@ -186,7 +200,10 @@ finish_with_stop_reason (MendAcpAgent *self,
       /* A prompt that ended with nothing from the model was not answered:
        * the Gemini CLI ends an empty answer so. */
       if (!self->output)
-        failure = mend_failure_new_empty_response ();
+        {
+          failure = mend_failure_new_empty_response ();
+          keep_failed_prompt (self);
+        }
       /* A restreaming agent's text counts once its answer is whole. */
       else if (turn != NULL)
         mend_turn_note_output (turn);
@@ -449,9 +466,11 @@ is_notice (MendAcpAgent *self,
  * the agent said its thread failed (codex-acp's threadStatus
  * "systemError"), those that begin as its errors do (its profile says),
  * and those that go on the same message. They are held: an error answer
- * or a failure drops them, the prompt's plain end makes them its failure
- * (codex-acp ends a failed prompt so), and output after them lets them
- * go as output after all. */
+ * or a failure drops them; the prompt's plain end makes them its failure
+ * (codex-acp ends a failed prompt so) where nothing else came or the
+ * thread failed, and drops them after an answer (claude-agent-acp's error
+ * of a background turn of its own, after the answer); output after them
+ * lets them go as output after all. */
 static gboolean
 is_error_chunk (MendAcpAgent *self,
                 JsonObject   *update)
@@ -466,7 +485,7 @@ is_error_chunk (MendAcpAgent *self,
     return TRUE;
   if (self->held->len > 0)
     return id != NULL && g_strcmp0 (id, self->held_id) == 0;
-  return !self->output && self->profile != NULL && mend_acp_profile_is_error (self->profile, text);
+  return self->profile != NULL && mend_acp_profile_is_error (self->profile, text);
 }
 
 static void
@@ -575,16 +594,23 @@ on_update (gpointer    user_data,
   MendChat *chat;
   g_autofree char *json = NULL;
 
-  if (kind == NULL || session_id == NULL ||
-      g_strcmp0 (mend_json_get_string (params, "sessionId"), session_id) != 0)
+  if (kind == NULL || session_id == NULL)
     return;
+  /* A subagent's own session: its words say why it failed, if it does. */
+  if (g_strcmp0 (mend_json_get_string (params, "sessionId"), session_id) != 0)
+    {
+      if (mend_acp_subagents_feed_session (self->subagents, mend_json_get_string (params, "sessionId"), update))
+        mend_agent_note_heard (AGENT (self));
+      return;
+    }
 
   mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
 
   if (turn != NULL && self->prompt != 0)
     note_state (self, turn, update);
-  if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update) && !is_notice (self, update))
+  if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update) && !is_notice (self, update) &&
+      !mend_acp_update_is_subagents (update))
     {
       if (is_error_chunk (self, update))
         hold (self, update);
@@ -654,10 +680,13 @@ on_answered (gpointer     user_data,
   if (prompt == self->cancelled)
     clear_grace (self);
 
-  /* Error text the prompt's plain end leaves standing is its failure. */
-  if (ours && failure == NULL && self->held->len > 0 &&
+  /* Error text the prompt's plain end leaves standing is its failure,
+   * unless the model answered and the agent's thread did not fail. */
+  if (ours && failure == NULL && self->held->len > 0 && (self->system_error || !self->output) &&
       (g_strcmp0 (stop_reason, "end_turn") == 0 || g_strcmp0 (stop_reason, "max_tokens") == 0))
     failure = held_failure = mend_failure_new_from_text (self->held->str);
+  else if (ours && self->held->len > 0)
+    mend_debug ("The agent's error text after its answer is not the answer's: %s", self->held->str);
   if (ours)
     {
       g_string_truncate (self->held, 0);
@@ -667,13 +696,8 @@ on_answered (gpointer     user_data,
   if (failure != NULL)
     {
       self->failed = TRUE;
-      /* A prompt the agent answered, and kept: the turn's next attempt
-       * asks it to continue. */
-      if (ours && keeps_prompt (self))
-        {
-          g_free (self->kept_turn);
-          self->kept_turn = g_strdup (mend_turn_get_id (mend_agent_get_turn (AGENT (self))));
-        }
+      if (ours)
+        keep_failed_prompt (self);
       if (ours && self->profile != NULL && !mend_acp_profile_get_keeps_failed_prompt (self->profile))
         {
           g_free (self->dropped);

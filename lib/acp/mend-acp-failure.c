@@ -48,12 +48,13 @@ reason_in_class (MendReason   reason,
 {
   switch (klass)
     {
+    /* The adapters tell the two apart loosely (codex-acp calls a 503 a
+     * connection failure): either keeps any transient reason. */
     case CLASS_SERVICE:
+    case CLASS_CONNECTION:
       return reason == MEND_REASON_CAPACITY || reason == MEND_REASON_RATE_LIMIT ||
              reason == MEND_REASON_SERVER || reason == MEND_REASON_TIMEOUT ||
              reason == MEND_REASON_TRANSPORT || reason == MEND_REASON_EMPTY;
-    case CLASS_CONNECTION:
-      return reason == MEND_REASON_TRANSPORT || reason == MEND_REASON_TIMEOUT;
     case CLASS_LIMIT:
       return reason == MEND_REASON_USAGE_LIMIT || reason == MEND_REASON_RATE_LIMIT;
     case CLASS_ACCESS:
@@ -88,15 +89,31 @@ class_default_reason (FailureClass klass)
     }
 }
 
+/* Words that settle a failure that cannot succeed again: a refused key
+ * or permission, a wrong request, a limit. */
+static gboolean
+is_settled_permanent (MendFailure *failure)
+{
+  MendReason reason = mend_failure_get_reason (failure);
+
+  return reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION ||
+         reason == MEND_REASON_BAD_REQUEST || reason == MEND_REASON_USAGE_LIMIT;
+}
+
 /* @failure, read from words, within the class a typed report gave: kept
  * when its reason is of the class, else judged again as the class's own
- * (a new reference either way). */
+ * (a new reference either way). A transient class does not overrule
+ * words that settle a permanent failure: both adapters call a 400 a
+ * "service" failure to retry (0.101.0, 2.6.0), and its words say it is
+ * the request. */
 static MendFailure *
 judge_in_class (MendFailure  *failure,
                 FailureClass  klass,
                 const char   *rule)
 {
   if (klass == CLASS_NONE || reason_in_class (mend_failure_get_reason (failure), klass))
+    return g_object_ref (failure);
+  if ((klass == CLASS_SERVICE || klass == CLASS_CONNECTION) && is_settled_permanent (failure))
     return g_object_ref (failure);
 
   return mend_failure_new_judged_copy (failure, class_default_reason (klass), rule);

@@ -29,9 +29,13 @@ typedef struct
   gboolean  delegated;          /* the Gemini CLI's, not a Task call */
 } TaskCall;
 
+/* The most of a subagent's words kept to say why it failed. */
+#define MAX_SUBAGENT_TEXT_BYTES 4096
+
 struct _MendAcpSubagents
 {
   GHashTable *tasks;            /* toolCallId → TaskCall */
+  GHashTable *sessions;         /* a subagent's session id → the last words it wrote */
 };
 
 static void
@@ -47,6 +51,7 @@ mend_acp_subagents_new (void)
   MendAcpSubagents *subagents = g_new0 (MendAcpSubagents, 1);
 
   subagents->tasks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) task_call_free);
+  subagents->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return subagents;
 }
 
@@ -57,6 +62,7 @@ mend_acp_subagents_free (MendAcpSubagents *subagents)
     return;
 
   g_hash_table_unref (subagents->tasks);
+  g_hash_table_unref (subagents->sessions);
   g_free (subagents);
 }
 
@@ -78,6 +84,18 @@ mend_acp_update_is_output (JsonObject *update)
   return g_strcmp0 (kind, "tool_call") == 0 ||
          g_strcmp0 (kind, "tool_call_update") == 0 ||
          g_strcmp0 (kind, "plan") == 0;
+}
+
+gboolean
+mend_acp_update_is_subagents (JsonObject *update)
+{
+  JsonObject *meta = mend_json_get_object (update, "_meta");
+  JsonObject *claude = meta ? mend_json_get_object (meta, "claudeCode") : NULL;
+
+  /* claude-agent-acp marks what a subagent writes with the Task call it
+   * runs under: not the answer of the prompt. */
+  return claude != NULL && mend_json_get_string (claude, "parentToolUseId") != NULL &&
+         g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "agent_message_chunk") == 0;
 }
 
 /* The text of a tool call's content blocks, for a failure. */
@@ -312,6 +330,122 @@ feed_gemini (MendAcpSubagents    *self,
     }
 }
 
+/* A resumed subagent runs in a session of a new generation,
+ * "ID:generation:2": the same subagent, ID. */
+#define GENERATION_MARK ":generation:"
+
+static char *
+subagent_of_session (const char *session_id)
+{
+  const char *mark = strstr (session_id, GENERATION_MARK);
+
+  return mark != NULL ? g_strndup (session_id, mark - session_id) : g_strdup (session_id);
+}
+
+/* A subagent's own session, whose updates are its own. */
+static void
+note_session (MendAcpSubagents *self,
+              const char       *id)
+{
+  if (g_hash_table_contains (self->sessions, id))
+    return;
+  if (g_hash_table_size (self->sessions) >= MAX_TASK_CALLS)
+    g_hash_table_remove_all (self->sessions);
+  g_hash_table_insert (self->sessions, g_strdup (id), g_strdup (""));
+}
+
+gboolean
+mend_acp_subagents_feed_session (MendAcpSubagents *self,
+                                 const char       *session_id,
+                                 JsonObject       *update)
+{
+  JsonObject *content;
+  const char *text;
+
+  if (session_id == NULL || !g_hash_table_contains (self->sessions, session_id))
+    return FALSE;
+
+  content = mend_json_get_object (update, "content");
+  text = content ? mend_json_get_string (content, "text") : NULL;
+  if (text != NULL && *text != '\0' &&
+      g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "agent_message_chunk") == 0)
+    g_hash_table_insert (self->sessions, g_strdup (session_id), g_strndup (text, MAX_SUBAGENT_TEXT_BYTES));
+  return TRUE;
+}
+
+/* The subagents of claude-agent-acp 0.101.0, to a client that advertises
+ * them (REAL-AGENTS.md): subagent_update {sessionId, title, state: {state:
+ * "running" | "idle", stopReason, error: {message}}}; with the
+ * typed-failure extension, subagent_spawned {subagentSessionId, name} and
+ * subagent_state_update {subagentSessionId, state: "failed" | …}, with no
+ * words of why: the last chunk of the subagent's own session (its error,
+ * "API Error: 503 …") says it. The session id is the agent id a resume
+ * names. */
+static void
+feed_subagent_sessions (MendAcpSubagents  *self,
+                        MendSubagentRetry *retry,
+                        JsonObject        *update)
+{
+  const char *kind = mend_json_get_string (update, "sessionUpdate");
+  JsonObject *state_object = mend_json_get_object (update, "state");
+  g_autofree char *subagent = NULL;
+  const char *id;
+  const char *state;
+  const char *stop_reason = NULL;
+  const char *error = NULL;
+
+  if (g_strcmp0 (kind, "subagent_update") == 0)
+    {
+      JsonObject *error_object = state_object ? mend_json_get_object (state_object, "error") : NULL;
+
+      id = mend_json_get_string (update, "sessionId");
+      state = state_object ? mend_json_get_string (state_object, "state") : NULL;
+      stop_reason = state_object ? mend_json_get_string (state_object, "stopReason") : NULL;
+      error = error_object ? mend_json_get_string (error_object, "message") : NULL;
+      if (id != NULL && g_strcmp0 (state, "running") == 0)
+        {
+          note_session (self, id);
+          subagent = subagent_of_session (id);
+          mend_subagent_retry_note_started (retry, subagent, subagent, mend_json_get_string (update, "title"));
+        }
+    }
+  else if (g_strcmp0 (kind, "subagent_spawned") == 0)
+    {
+      id = mend_json_get_string (update, "subagentSessionId");
+      if (id != NULL)
+        {
+          note_session (self, id);
+          subagent = subagent_of_session (id);
+          mend_subagent_retry_note_started (retry, subagent, subagent, mend_json_get_string (update, "name"));
+        }
+      return;
+    }
+  else if (g_strcmp0 (kind, "subagent_state_update") == 0)
+    {
+      id = mend_json_get_string (update, "subagentSessionId");
+      state = mend_json_get_string (update, "state");
+    }
+  else
+    return;
+
+  if (id == NULL || state == NULL)
+    return;
+  subagent = subagent_of_session (id);
+
+  if (g_strcmp0 (state, "failed") == 0 || g_strcmp0 (stop_reason, "error") == 0)
+    {
+      const char *last = g_hash_table_lookup (self->sessions, id);
+      const char *words = error ? error : last != NULL && *last != '\0' ? last : _("The subagent failed");
+      g_autoptr(MendFailure) failure = mend_failure_new_from_text (words);
+
+      mend_subagent_retry_task_ended (retry, subagent, subagent, NULL, MEND_SUBAGENT_FAILED, failure);
+    }
+  else if (g_strcmp0 (state, "cancelled") == 0 || g_strcmp0 (stop_reason, "cancelled") == 0)
+    mend_subagent_retry_task_ended (retry, subagent, subagent, NULL, MEND_SUBAGENT_CANCELLED, NULL);
+  else if (g_strcmp0 (state, "completed") == 0 || g_strcmp0 (state, "idle") == 0)
+    mend_subagent_retry_task_ended (retry, subagent, subagent, NULL, MEND_SUBAGENT_COMPLETED, NULL);
+}
+
 /* A hub's extension: _meta.acpmux.subagents, entries {subagentId,
  * agentId, name, state, error}. */
 static void
@@ -371,6 +505,7 @@ mend_acp_subagents_feed (MendAcpSubagents    *self,
       feed_gemini (self, retry, update);
     }
 
+  feed_subagent_sessions (self, retry, update);
   feed_acpmux (retry, params);
   feed_acpmux (retry, update);
 }

@@ -57,9 +57,16 @@ const char * const record_outcomes[N_RECORD_OUTCOMES] = {
 #define LIMIT MEND_FAILURE_LIMIT
 
 /* Notes that several cells share. */
+/* The model saw the user's words once in the request that answered. */
+#define PROMPT_ONCE .prompt_mentions = 1
+#define CONTINUED_ONCE \
+  .continue_mentions = 1, \
+  .note = "the agent keeps each failed attempt's prompt in its history: each retry asks it to continue, and " \
+          "the Continue's request has the prompt once"
+/* The CLI keeps them too, and is sent the prompt on each retry. */
 #define KEPT_FIVE_TIMES \
   .continue_mentions = 5, \
-  .note = "the agent keeps each failed attempt's prompt in its history: the Continue's request has it five times"
+  .note = "the CLI keeps each failed attempt's prompt in its history: the Continue's request has it five times"
 #define NO_HINT(who) \
   .hint_ms = -1, .note = who " drops the Retry-After: the wait is libmend's schedule"
 /* "Internal error: API Error: terminated" (undici's words for a response
@@ -126,7 +133,7 @@ const Expected matrix_expected[N_SENDERS][N_SCENARIOS] = {
    * (2 in the last column). */
   [SENDER_CLAUDE_CODE_ACP] = {
     [SCENARIO_503_TWICE] = SUCCEEDS (3, R (CAPACITY), 3),
-    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, KEPT_FIVE_TIMES),
+    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, CONTINUED_ONCE),
     [SCENARIO_429_HINT] = SUCCEEDS (2, R (RATE_LIMIT), 2, NO_HINT ("the adapter")),
     [SCENARIO_USAGE_LIMIT] = GIVES_UP (1, R (USAGE_LIMIT), LIMIT, 1),
     [SCENARIO_401] = GIVES_UP (1, R (AUTH), PERMANENT, 1),
@@ -148,7 +155,11 @@ const Expected matrix_expected[N_SENDERS][N_SCENARIOS] = {
     [SCENARIO_503_TWICE] = SUCCEEDS (3, R (EMPTY), 3,
                                      .note = "the attempt after the first 503 ends at once (a false end_turn): "
                                              "the last failure is that empty response"),
-    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, KEPT_FIVE_TIMES),
+    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, .continue_mentions = 1, .continue_requests = 2,
+                                      .note = "each retry asks the adapter to continue (the Continue's request has "
+                                              "the prompt once); the Continue turn is the prompt after a failed one: "
+                                              "its false end_turn costs it an attempt, and the model request that "
+                                              "prompt made comes late, a second one"),
     [SCENARIO_429_HINT] = SUCCEEDS (3, R (EMPTY), 3, NO_HINT ("the adapter")),
     [SCENARIO_USAGE_LIMIT] = GIVES_UP (1, R (USAGE_LIMIT), LIMIT, 1),
     [SCENARIO_401] = GIVES_UP (1, R (AUTH), PERMANENT, 1),
@@ -192,11 +203,62 @@ const Expected matrix_expected[N_SENDERS][N_SCENARIOS] = {
                                                       "ends its wait"),
   },
 
+  /* @agentclientprotocol/claude-agent-acp 0.101.0 (Claude Code 2.1.318),
+   * CLAUDE_CODE_MAX_RETRIES=0 (2 in the last column), asked for typed
+   * failures: each failed prompt ends with a sessionFailure, and stays in
+   * the adapter's history, so each retry asks it to continue. */
+  [SENDER_AC_CLAUDE_AGENT_ACP] = {
+    [SCENARIO_503_TWICE] = SUCCEEDS (3, R (CAPACITY), 3, PROMPT_ONCE),
+    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, CONTINUED_ONCE),
+    [SCENARIO_429_HINT] = SUCCEEDS (2, R (RATE_LIMIT), 2, NO_HINT ("the adapter")),
+    [SCENARIO_USAGE_LIMIT] = GIVES_UP (1, R (USAGE_LIMIT), LIMIT, 1),
+    [SCENARIO_401] = GIVES_UP (1, R (AUTH), PERMANENT, 1),
+    [SCENARIO_400] = GIVES_UP (1, R (BAD_REQUEST), PERMANENT, 6,
+                               .note = "the bundled CLI sends a request that got a 400 five more times, in other "
+                                       "shapes; the adapter then calls it a service failure to retry, and its "
+                                       "words (API Error: 400) make it permanent: one attempt, six requests"),
+    /* It asks once more by itself after an empty answer. */
+    [SCENARIO_EMPTY] = SUCCEEDS (2, R (EMPTY), 3, PROMPT_ONCE),
+    /* It asks again without streaming once a stream breaks. */
+    [SCENARIO_CUT_BEFORE_OUTPUT] = SUCCEEDS (2, R (TRANSPORT), 3, PROMPT_ONCE),
+    [SCENARIO_CUT_AFTER_TEXT] = SUCCEEDS (2, R (TRANSPORT), 3, PROMPT_ONCE,
+                                          .note = "asked for typed failures, the adapter forwards no text of an "
+                                                  "attempt that broke off: nothing partial reached the app, and "
+                                                  "the retry continues"),
+    [SCENARIO_STOP_IN_WAIT] = STOPS (R (CAPACITY), TRANSIENT, 1),
+    [SCENARIO_STOP_IN_AGENT_BACKOFF] = STOPS (NO_FAILURE, NO_FAILURE, 1, .agent_status = TRUE,
+                                              .note = "its own retries come as typed warnings, shown as the "
+                                                      "turn's agent status"),
+  },
+
+  /* @agentclientprotocol/codex-acp 2.6.0 (codex app-server 0.166),
+   * request_max_retries and stream_max_retries 0 (1 in the last column),
+   * asked for typed failures. */
+  [SENDER_AC_CODEX_ACP] = {
+    [SCENARIO_503_TWICE] = SUCCEEDS (3, R (CAPACITY), 3, PROMPT_ONCE),
+    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, CONTINUED_ONCE),
+    [SCENARIO_429_HINT] = SUCCEEDS (2, R (RATE_LIMIT), 2, NO_HINT ("Codex")),
+    [SCENARIO_USAGE_LIMIT] = GIVES_UP (1, R (USAGE_LIMIT), LIMIT, 1,
+                                       .note = "insufficient_quota: a typed failure of the limit category"),
+    [SCENARIO_401] = GIVES_UP (1, R (AUTH), PERMANENT, 1),
+    [SCENARIO_400] = GIVES_UP (1, R (BAD_REQUEST), PERMANENT, 1),
+    [SCENARIO_EMPTY] = SUCCEEDS (2, R (EMPTY), 2, PROMPT_ONCE),
+    [SCENARIO_CUT_BEFORE_OUTPUT] = SUCCEEDS (2, R (TRANSPORT), 2, PROMPT_ONCE),
+    [SCENARIO_CUT_AFTER_TEXT] = SUCCEEDS (2, R (TRANSPORT), 2, PROMPT_ONCE,
+                                          .note = "the agent answers each attempt from the start (its profile), "
+                                                  "so text alone does not make the failure partial: retried"),
+    [SCENARIO_STOP_IN_WAIT] = STOPS (R (CAPACITY), TRANSIENT, 1),
+    [SCENARIO_STOP_IN_AGENT_BACKOFF] = STOPS (NO_FAILURE, NO_FAILURE, 1,
+                                              .note = "its warning (\"Reconnecting... 1/1\") comes with its own "
+                                                      "retry, not before its wait: none came in the 30 ms before "
+                                                      "the Stop"),
+  },
+
   /* codex-acp 0.16.0 (Codex 0.137), request_max_retries and
    * stream_max_retries 0 (1 in the last column). */
   [SENDER_CODEX] = {
     [SCENARIO_503_TWICE] = SUCCEEDS (3, R (CAPACITY), 3),
-    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, KEPT_FIVE_TIMES),
+    [SCENARIO_503_ALWAYS] = GIVES_UP (5, R (CAPACITY), TRANSIENT, 5, CONTINUED_ONCE),
     [SCENARIO_429_HINT] = SUCCEEDS (2, R (RATE_LIMIT), 2, NO_HINT ("Codex")),
     /* Cannot be shown: codex-acp says "exceeded retry limit, last status:
      * 429 Too Many Requests" for a rate limit and for insufficient_quota
@@ -265,6 +327,8 @@ seen_describe (const Seen *seen)
   if (seen->running_in_backoff)
     g_string_append_printf (s, "; stopped in the agent's backoff, the Stop took %" G_GINT64_FORMAT " ms",
                             seen->stop_ms);
+  if (seen->prompt_mentions >= 0)
+    g_string_append_printf (s, "; the request that answered has the prompt %d time(s)", seen->prompt_mentions);
   if (seen->continue_mentions >= 0)
     g_string_append_printf (s, "; the Continue's request has the prompt %d time(s)", seen->continue_mentions);
   if (seen->message != NULL)
@@ -317,7 +381,8 @@ matrix_check (const Expected *expected,
   /* No request for the first prompt after its turn, but the Continue's
    * where it sends the prompt itself. */
   if (seen->requests != expected->requests ||
-      seen->requests_after != expected->requests + (scenario == SCENARIO_503_ALWAYS && expected->continue_resends))
+      seen->requests_after != expected->requests +
+                              (scenario == SCENARIO_503_ALWAYS ? MAX (expected->continue_requests, 1) : 0))
     MISMATCH ("%u model requests for the prompt (%u at the end), not %u; ", seen->requests,
               seen->requests_after, expected->requests);
 
@@ -348,6 +413,9 @@ matrix_check (const Expected *expected,
   switch (expected->state)
     {
     case MEND_TURN_SUCCEEDED:
+      if (expected->prompt_mentions > 0 && seen->prompt_mentions != expected->prompt_mentions)
+        MISMATCH ("the request that answered has the prompt %d times, not %d; ",
+                  seen->prompt_mentions, expected->prompt_mentions);
       if (seen->n_waits != expected->attempts - 1)
         MISMATCH ("%u waits, not %u; ", seen->n_waits, expected->attempts - 1);
       if (!seen->after_ok || seen->after_attempts != 1)

@@ -17,6 +17,8 @@ typedef enum
   SENDER_CLAUDE_AGENT_ACP,
   SENDER_GEMINI,
   SENDER_CODEX,
+  SENDER_AC_CLAUDE_AGENT_ACP,
+  SENDER_AC_CODEX_ACP,
   N_SENDERS
 } SenderId;
 
@@ -80,7 +82,9 @@ typedef struct
   guint          requests;           /* the model requests for the first prompt, in all */
   int            hint_ms;            /* the first wait's server hint: -1 none, 0 not looked at */
   int            continue_mentions;  /* how often the Continue's request has the prompt (0: not looked at) */
+  int            prompt_mentions;    /* how often the request that answered has the prompt (0: not looked at) */
   gboolean       continue_resends;   /* the Continue turn sends the failed prompt itself */
+  guint          continue_requests;  /* the Continue turn's model requests (0: one) */
   guint          after_attempts;     /* the attempts of the turn after a Stop (0: one) */
   gboolean       agent_status;       /* the agent's own retries show as the turn's agent status */
   const char    *note;               /* why the cell differs from MendHttpSender's */
@@ -133,6 +137,7 @@ typedef struct
   gboolean       after_ok;           /* the turns after it succeeded */
   guint          after_attempts;     /* the attempts of the first turn after it */
   int            continue_mentions;
+  int            prompt_mentions;    /* in the request that answered the first prompt */
 } Seen;
 
 char     *seen_describe (const Seen     *seen);

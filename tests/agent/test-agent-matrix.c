@@ -48,10 +48,12 @@ typedef MendTestModelServer ModelServer;
 #define CONTINUE MEND_CHAT_DEFAULT_CONTINUE_PROMPT
 #define CONTINUE_ANSWER "Carried on."
 
-/* The rules' order, which mend_test_model_server_n_answered() counts: Continue
- * first, as a Continue that carries the failed prompt has the prompt's
- * words in it too. */
-enum { RULE_CONTINUE, RULE_FOLLOW_UP, RULE_FAULT, RULE_FIRST };
+/* The rules' order, which mend_test_model_server_n_answered() counts. The
+ * fault comes first and answers the first turn's Continue too: an agent
+ * that kept a failed prompt is asked to continue on its retries. Continue
+ * comes before the answer, as a Continue that carries the failed prompt
+ * has the prompt's words in it too. */
+enum { RULE_FOLLOW_UP, RULE_FAULT, RULE_CONTINUE, RULE_FIRST };
 
 typedef struct
 {
@@ -334,11 +336,11 @@ scenario_rules (const Cell *cell)
     }
 
   return g_strdup_printf ("["
-                          "{\"match\": \"" CONTINUE "\", \"times\": 0,"
-                          " \"answer\": {\"kind\": \"text\", \"text\": \"" CONTINUE_ANSWER "\"}},"
                           "{\"match\": \"" FOLLOW_UP "\", \"times\": 0,"
                           " \"answer\": {\"kind\": \"text\", \"text\": \"" FOLLOW_UP_ANSWER "\"}},"
-                          "{\"match\": \"" FIRST "\", \"times\": %u, \"answer\": %s},"
+                          "{\"match\": [\"" FIRST "\", \"" CONTINUE "\"], \"times\": %u, \"answer\": %s},"
+                          "{\"match\": \"" CONTINUE "\", \"times\": 0,"
+                          " \"answer\": {\"kind\": \"text\", \"text\": \"" CONTINUE_ANSWER "\"}},"
                           "{\"match\": \"" FIRST "\", \"times\": 0,"
                           " \"answer\": {\"kind\": \"text\", \"text\": \"" FIRST_ANSWER "\"}}"
                           "]", times, fault);
@@ -433,10 +435,14 @@ finished (Fixture *f,
   return i < f->finished->len ? g_ptr_array_index (f->finished, i) : NULL;
 }
 
+/* The first prompt's requests: its own, and its retries' that ask to
+ * continue (the Continue turn's too, once there is one). */
 static guint
 first_prompt_requests (Fixture *f)
 {
-  return mend_test_model_server_n_answered (&f->server, RULE_FAULT) + mend_test_model_server_n_answered (&f->server, RULE_FIRST);
+  return mend_test_model_server_n_answered (&f->server, RULE_FAULT) +
+         mend_test_model_server_n_answered (&f->server, RULE_CONTINUE) +
+         mend_test_model_server_n_answered (&f->server, RULE_FIRST);
 }
 
 /* The fault has been answered, asked at most once every 10 ms of real
@@ -476,6 +482,15 @@ continue_mentions (Fixture *f,
   g_autofree char *body = mend_test_model_server_dup_request (&f->server, from + 1);
 
   return body != NULL ? (int) count_occurrences (body, FIRST) : -1;
+}
+
+static gboolean
+agent_status_seen (gpointer      fixture,
+                   gconstpointer data)
+{
+  Fixture *f = fixture;
+
+  return f->agent_status_seen;
 }
 
 /* The scenarios: each plays the chat and fills in what was seen */
@@ -523,7 +538,13 @@ play (Fixture *f,
         seen->finished = mend_test_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, fault_answered, f, NULL, 40000);
         if (!seen->finished)
           break;
-        mend_test_agent_run_for (30);
+        /* An agent that reports its own retries as it begins to wait:
+         * the Stop comes once it has (or after 300 ms); any other, 30 ms
+         * into its wait. */
+        if (!matrix_expected[sender->id][cell->scenario].agent_status ||
+            !mend_test_agent_run_within (MEND_MANUAL_CLOCK (f->clock), NULL, agent_status_seen,
+                                         f, NULL, 300))
+          mend_test_agent_run_for (30);
         seen->running_in_backoff = f->finished->len == 0 && mend_chat_get_turn (f->chat) != NULL &&
                                    mend_turn_get_state (mend_chat_get_turn (f->chat)) == MEND_TURN_RUNNING;
         stop_us = g_get_monotonic_time ();
@@ -542,10 +563,13 @@ play (Fixture *f,
     }
 
   seen->requests = first_prompt_requests (f);
-  g_string_append_printf (f->seen, "requests by rule: Continue %u, follow-up %u, fault %u, answer %u\n",
-                          mend_test_model_server_n_answered (&f->server, RULE_CONTINUE),
+  /* The last request so far answered the first turn. */
+  if (seen->finished && f->finished->len >= 1)
+    seen->prompt_mentions = continue_mentions (f, mend_test_model_server_n_requests (&f->server) - 1);
+  g_string_append_printf (f->seen, "requests by rule: follow-up %u, fault %u, Continue %u, answer %u\n",
                           mend_test_model_server_n_answered (&f->server, RULE_FOLLOW_UP),
                           mend_test_model_server_n_answered (&f->server, RULE_FAULT),
+                          mend_test_model_server_n_answered (&f->server, RULE_CONTINUE),
                           mend_test_model_server_n_answered (&f->server, RULE_FIRST));
   seen->side_requests = mend_test_model_server_n_side_requests (&f->server);
   seen->agent_status = f->agent_status_seen;
@@ -614,7 +638,7 @@ test_cell (Fixture       *f,
   const Expected *expected = &matrix_expected[cell->sender->id][cell->scenario];
   g_autoptr(GString) mismatch = g_string_new (NULL);
   g_autofree char *line = NULL;
-  Seen seen = { .reason = -1, .kind = -1, .continue_mentions = -1 };
+  Seen seen = { .reason = -1, .kind = -1, .continue_mentions = -1, .prompt_mentions = -1 };
 
   if (expected->na != NULL)
     {
@@ -706,6 +730,25 @@ make_gemini (const char *base_url,
 }
 
 static MendSender *
+make_ac_claude_agent_acp (const char *base_url,
+                          guint       own_retries)
+{
+  g_autofree char *path = mend_test_ac_claude_agent_acp_find ();
+
+  return path ? MEND_SENDER (mend_test_ac_claude_agent_acp_agent_new_with_retries (path, base_url, own_retries))
+              : NULL;
+}
+
+static MendSender *
+make_ac_codex_acp (const char *base_url,
+                   guint       own_retries)
+{
+  g_autofree char *path = mend_test_ac_codex_acp_find ();
+
+  return path ? MEND_SENDER (mend_test_ac_codex_acp_agent_new_with_retries (path, base_url, own_retries)) : NULL;
+}
+
+static MendSender *
 make_codex (const char *base_url,
             guint       own_retries)
 {
@@ -732,6 +775,11 @@ main (int   argc,
     { .id = SENDER_GEMINI, .name = "gemini-cli", .api = MATRIX_API_GEMINI, .make = make_gemini,
       .own_retries = 1, .backoff_ms = 7000, .requests_per_empty = 1, .requests_per_cut = 1 },
     { .id = SENDER_CODEX, .name = "codex-acp", .api = MATRIX_API_RESPONSES, .make = make_codex,
+      .own_retries = 1, .backoff_ms = 3000, .requests_per_empty = 1, .requests_per_cut = 1 },
+    { .id = SENDER_AC_CLAUDE_AGENT_ACP, .name = "ac-claude-agent-acp", .api = MATRIX_API_MESSAGES,
+      .make = make_ac_claude_agent_acp,
+      .own_retries = 2, .backoff_ms = 3000, .requests_per_empty = 2, .requests_per_cut = 2 },
+    { .id = SENDER_AC_CODEX_ACP, .name = "ac-codex-acp", .api = MATRIX_API_RESPONSES, .make = make_ac_codex_acp,
       .own_retries = 1, .backoff_ms = 3000, .requests_per_empty = 1, .requests_per_cut = 1 },
 #endif
   };

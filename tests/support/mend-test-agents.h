@@ -59,6 +59,15 @@ char     *mend_test_claude_agent_acp_find     (void);
 char     *mend_test_gemini_cli_find           (void);
 char     *mend_test_codex_acp_find            (void);
 
+/* Today's adapters, which tools/setup.sh installs with the node 22 they
+ * need (or MEND_NODE22): @agentclientprotocol/claude-agent-acp (or
+ * MEND_AC_CLAUDE_AGENT_ACP) and @agentclientprotocol/codex-acp (or
+ * MEND_AC_CODEX_ACP), each its dist/index.js, run by that node. NULL
+ * when either is not there, with the test skipped (failed when agents
+ * are required). */
+char     *mend_test_ac_claude_agent_acp_find  (void);
+char     *mend_test_ac_codex_acp_find         (void);
+
 /* The agents set up for the model server at @base_url: offline, the
  * test's private home as HOME and working directory, IS_SANDBOX since
  * the tests may run as root; the CLI's own retries at most @max_retries,
@@ -102,6 +111,19 @@ MendAcpAgent     *mend_test_gemini_cli_acp_agent_new_with_retries   (const char 
 MendAcpAgent     *mend_test_codex_acp_agent_new_with_retries        (const char *codex_acp,
                                                                      const char *base_url,
                                                                      guint       max_retries);
+
+/* Today's adapters, offline as REAL-AGENTS.md says, run by node 22:
+ * claude-agent-acp with claude-code-acp's environment and
+ * HOME/.claude/settings.json (default permission mode, no prompt
+ * suggestions); codex-acp with codex-acp's config.toml, the model
+ * gpt-5.5 and the features that look things up online off. Their own
+ * retries at most @max_retries. */
+MendAcpAgent     *mend_test_ac_claude_agent_acp_agent_new_with_retries (const char *script,
+                                                                        const char *base_url,
+                                                                        guint       max_retries);
+MendAcpAgent     *mend_test_ac_codex_acp_agent_new_with_retries        (const char *script,
+                                                                        const char *base_url,
+                                                                        guint       max_retries);
 #endif
 
 /* What an agent sender wrote on its stderr, or NULL (also for a sender

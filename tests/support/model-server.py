@@ -16,9 +16,10 @@
 # with each provider's own error bodies for faults. Anything else is a 404.
 #
 # Which answer a request gets is scripted: a list of rules, each
-#   {"match": TEXT or null, "times": N (0: forever), "answer": {...},
+#   {"match": TEXT, [TEXT, …] or null, "times": N (0: forever), "answer": {...},
 #    "api": "messages" | "gemini" | "responses" (optional: any)}
-# The first rule whose match occurs in the request's last user message (its
+# The first rule whose match (any one of a list) occurs in the request's
+# last user message (its
 # text and tool results; the agents put their own context in earlier
 # messages, so the user's words are looked for in the last) and that has
 # answers left is used; with no such rule the answer is a short text.
@@ -29,7 +30,7 @@
 # not answer it, unless a rule says "side": true; it is answered with an
 # object that fits the schema it sent, and counted apart. So are the title
 # requests of today's ACP adapters: claude-agent-acp's Messages request
-# with no tools (it quotes the prompt in <session> tags), and codex-acp's
+# with no tools that quotes the prompt in <session> tags, and codex-acp's
 # Responses request that begins "Your task is to generate a very short
 # title"; each is answered with a short title.
 #
@@ -347,7 +348,10 @@ def pick(text, api="messages", side=False, body=b""):
                 continue
             if rule["api"] is not None and rule["api"] != api:
                 continue
-            if rule["match"] is not None and rule["match"] not in text:
+            match = rule["match"]
+            if isinstance(match, str) and match not in text:
+                continue
+            if isinstance(match, list) and not any(m in text for m in match):
                 continue
             if rule["left"] > 0:
                 rule["left"] -= 1
@@ -474,8 +478,9 @@ def gemini_side_answer(request):
 TITLE_ASK = "Your task is to generate a very short title"
 
 
-def messages_is_side(request):
-    return isinstance(request, dict) and "messages" in request and not request.get("tools")
+def messages_is_side(request, text):
+    return (isinstance(request, dict) and not request.get("tools") and
+            text.lstrip().startswith("<session>"))
 
 
 def responses_is_side(text):
@@ -636,8 +641,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/v1/messages/count_tokens":
             self.reply(200, b'{"input_tokens":12}')
         elif path == "/v1/messages":
-            side = messages_is_side(parse(body))
-            answer = pick(last_user_text(body), side=side, body=body)
+            text = last_user_text(body)
+            answer = pick(text, side=messages_is_side(parse(body), text), body=body)
             self.answer(answer or {"kind": "text", "text": "Fixing the build"}, body)
         elif gemini is not None:
             request = parse(body)
