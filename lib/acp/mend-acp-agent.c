@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "mend-acp-agent-private.h"
+#include "mend-acp-attempt-private.h"
 #include "mend-acp-profile-private.h"
 #include "mend-acp-connection-private.h"
 #include "mend-acp-failure-private.h"
@@ -107,14 +108,11 @@ struct _MendAcpAgent
   guint              n_cancels;
 
   guint              prompt;     /* the attempt's prompt, once sent */
-  gboolean           output;     /* the model's output was seen since */
+  MendAcpAttempt    *attempt;    /* what the prompt in flight brought */
   gboolean           failed;     /* the run's last prompt answered was an error */
   char              *sent;       /* the text of the attempt's prompt, once sent */
   char              *dropped;    /* a failed prompt the agent did not keep */
   char              *kept_turn;  /* the turn whose failed prompt the agent kept */
-  GString           *held;       /* message chunks that may be the agent's error */
-  char              *held_id;    /* their messageId */
-  gboolean           system_error; /* the agent said its thread failed */
   MendFailure       *lost;       /* a lost session no attempt was told of */
 
   MendAcpProfile    *profile;    /* the app's, or the agent's from initialize */
@@ -199,26 +197,32 @@ finish_with_stop_reason (MendAcpAgent *self,
     {
       /* A prompt that ended with nothing from the model was not answered:
        * the Gemini CLI ends an empty answer so. */
-      if (!self->output)
+      if (!mend_acp_attempt_get_output (self->attempt))
+        failure = mend_failure_new_empty_response ();
+      /* A restreaming agent's text counts once its answer is whole. The
+       * prompt was answered: nothing failed to continue. */
+      else
         {
-          failure = mend_failure_new_empty_response ();
-          keep_failed_prompt (self);
+          g_clear_pointer (&self->kept_turn, g_free);
+          if (turn != NULL)
+            mend_turn_note_output (turn);
         }
-      /* A restreaming agent's text counts once its answer is whole. */
-      else if (turn != NULL)
-        mend_turn_note_output (turn);
       /* Right after a failed prompt it may be worse: claude-agent-acp
        * 0.23.1 ends the next prompt at once, before any model request,
        * on the failed one's late end; that prompt's answer then streams
        * into the prompt after, and every answer after comes one prompt
        * late. Its run is ended, so that the retry goes to a fresh one
        * that loads the session. */
-      if (!self->output && self->failed)
+      if (!mend_acp_attempt_get_output (self->attempt) && self->failed)
         {
           mend_debug ("The agent ended a prompt after a failed one with no output: starting it again");
           end_run (self, failure);
           return;
         }
+      /* An empty answer stays in the agent's history as a failed prompt
+       * does. Not the false end above: that prompt never reached it. */
+      if (failure != NULL)
+        keep_failed_prompt (self);
       finish_task (self, failure, NULL);
       return;
     }
@@ -269,10 +273,7 @@ maybe_prompt (MendAcpAgent *self)
       !mend_acp_connection_can_prompt (self->conn))
     return;
 
-  self->output = FALSE;
-  self->system_error = FALSE;
-  g_string_truncate (self->held, 0);
-  g_clear_pointer (&self->held_id, g_free);
+  mend_acp_attempt_reset (self->attempt);
   g_free (self->sent);
   self->sent = g_strdup (mend_turn_get_prompt (turn));
   /* The chat's "Continue the current turn" after a give-up, to an agent
@@ -429,159 +430,6 @@ on_ready (gpointer user_data,
   maybe_prompt (self);
 }
 
-static gboolean
-is_text (JsonObject *update)
-{
-  const char *kind = mend_json_get_string (update, "sessionUpdate");
-
-  return g_strcmp0 (kind, "agent_message_chunk") == 0 || g_strcmp0 (kind, "agent_thought_chunk") == 0;
-}
-
-static void
-add_text (MendTurn   *turn,
-          JsonObject *update)
-{
-  JsonObject *content = mend_json_get_object (update, "content");
-  const char *text = content != NULL ? mend_json_get_string (content, "text") : NULL;
-
-  if (text != NULL && g_strcmp0 (mend_json_get_string (content, "type"), "text") == 0)
-    mend_turn_add_text (turn, text);
-}
-
-/* A message chunk that is the agent's own notice (its profile says), not
- * the model's output. */
-static gboolean
-is_notice (MendAcpAgent *self,
-           JsonObject   *update)
-{
-  JsonObject *content = mend_json_get_object (update, "content");
-  const char *text = content ? mend_json_get_string (content, "text") : NULL;
-
-  return self->profile != NULL && text != NULL &&
-         g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "agent_message_chunk") == 0 &&
-         mend_acp_profile_is_notice (self->profile, text);
-}
-
-/* Chunks that are the agent's error, not the model's output: those after
- * the agent said its thread failed (codex-acp's threadStatus
- * "systemError"), those that begin as its errors do (its profile says),
- * and those that go on the same message. They are held: an error answer
- * or a failure drops them; the prompt's plain end makes them its failure
- * (codex-acp ends a failed prompt so) where nothing else came or the
- * thread failed, and drops them after an answer (claude-agent-acp's error
- * of a background turn of its own, after the answer); output after them
- * lets them go as output after all. */
-static gboolean
-is_error_chunk (MendAcpAgent *self,
-                JsonObject   *update)
-{
-  JsonObject *content = mend_json_get_object (update, "content");
-  const char *text = content ? mend_json_get_string (content, "text") : NULL;
-  const char *id = mend_json_get_string (update, "messageId");
-
-  if (text == NULL || g_strcmp0 (mend_json_get_string (update, "sessionUpdate"), "agent_message_chunk") != 0)
-    return FALSE;
-  if (self->system_error)
-    return TRUE;
-  if (self->held->len > 0)
-    return id != NULL && g_strcmp0 (id, self->held_id) == 0;
-  return self->profile != NULL && mend_acp_profile_is_error (self->profile, text);
-}
-
-static void
-hold (MendAcpAgent *self,
-      JsonObject   *update)
-{
-  JsonObject *content = mend_json_get_object (update, "content");
-
-  if (self->held->len == 0)
-    {
-      g_free (self->held_id);
-      self->held_id = g_strdup (mend_json_get_string (update, "messageId"));
-    }
-  /* Bounded as a failure's text is: the rest is not read. */
-  if (self->held->len < MEND_ACP_AGENT_MAX_HELD_BYTES)
-    g_string_append (self->held, mend_json_get_string (content, "text"));
-}
-
-static void note_output (MendAcpAgent *self,
-                         MendTurn     *turn,
-                         JsonObject   *update);
-
-/* Held chunks were output after all: more output came. */
-static void
-release_held (MendAcpAgent *self,
-              MendTurn     *turn)
-{
-  g_autofree char *text = NULL;
-
-  if (self->held->len == 0)
-    return;
-  text = g_strdup (self->held->str);
-  g_string_truncate (self->held, 0);
-  g_clear_pointer (&self->held_id, g_free);
-  self->output = TRUE;
-  if (self->profile == NULL || !mend_acp_profile_get_restreams_partial (self->profile))
-    mend_turn_note_output (turn);
-  mend_turn_add_text (turn, text);
-}
-
-static void
-note_output (MendAcpAgent *self,
-             MendTurn     *turn,
-             JsonObject   *update)
-{
-  const char *kind = mend_json_get_string (update, "sessionUpdate");
-
-  release_held (self, turn);
-  self->output = TRUE;
-  /* An agent that answers each attempt from the start: its text alone
-   * does not make a failure partial. */
-  if (!is_text (update) || self->profile == NULL ||
-      !mend_acp_profile_get_restreams_partial (self->profile))
-    mend_turn_note_output (turn);
-  /* The answer's text (not the agent's thoughts), to the turn's stream
-   * that every sender feeds. */
-  if (g_strcmp0 (kind, "agent_message_chunk") == 0)
-    add_text (turn, update);
-}
-
-/* What an update says of the prompt's state: codex-acp's thread status
- * "systemError", and the agent's own retries (a typed failure's warning,
- * codex-acp's "Reconnecting… n/m" error that will be retried), which the
- * turn shows as its agent status. */
-static void
-note_state (MendAcpAgent *self,
-            MendTurn     *turn,
-            JsonObject   *update)
-{
-  JsonObject *meta = mend_json_get_object (update, "_meta");
-  JsonObject *codex = meta ? mend_json_get_object (meta, "codex") : NULL;
-  JsonObject *status = codex ? mend_json_get_object (codex, "threadStatus") : NULL;
-  JsonObject *error = codex ? mend_json_get_object (codex, "error") : NULL;
-  JsonObject *session_failure = mend_acp_session_failure_get (update);
-  const char *retrying = NULL;
-
-  if (status != NULL && g_strcmp0 (mend_json_get_string (status, "type"), "systemError") == 0)
-    self->system_error = TRUE;
-
-  if (session_failure != NULL && mend_acp_session_failure_is_warning (session_failure))
-    retrying = mend_json_get_string (session_failure, "title");
-  else if (error != NULL && json_object_has_member (error, "willRetry") &&
-           JSON_NODE_HOLDS_VALUE (json_object_get_member (error, "willRetry")) &&
-           json_object_get_boolean_member (error, "willRetry"))
-    retrying = mend_json_get_string (error, "message");
-  if (retrying != NULL)
-    {
-      g_autofree char *shown = mend_redact_head (retrying, -1, MEND_ACP_AGENT_MAX_STATUS_BYTES);
-      g_autofree char *text = NULL;
-
-      /* Translators: the agent retries on its own; %s is what it said. */
-      text = g_strdup_printf (_("The agent is retrying (%s)"), shown);
-      mend_turn_set_agent_status (turn, text);
-    }
-}
-
 static void
 on_update (gpointer    user_data,
            JsonObject *params)
@@ -608,15 +456,7 @@ on_update (gpointer    user_data,
   g_object_ref (self);
 
   if (turn != NULL && self->prompt != 0)
-    note_state (self, turn, update);
-  if (turn != NULL && self->prompt != 0 && mend_acp_update_is_output (update) && !is_notice (self, update) &&
-      !mend_acp_update_is_subagents (update))
-    {
-      if (is_error_chunk (self, update))
-        hold (self, update);
-      else
-        note_output (self, turn, update);
-    }
+    mend_acp_attempt_feed (self->attempt, self->profile, turn, update);
 
   /* The chat is held while it is fed: a handler of its subagents may drop
    * it, and one update may start and fail a subagent. */
@@ -680,18 +520,12 @@ on_answered (gpointer     user_data,
   if (prompt == self->cancelled)
     clear_grace (self);
 
-  /* Error text the prompt's plain end leaves standing is its failure,
-   * unless the model answered and the agent's thread did not fail. */
-  if (ours && failure == NULL && self->held->len > 0 && (self->system_error || !self->output) &&
-      (g_strcmp0 (stop_reason, "end_turn") == 0 || g_strcmp0 (stop_reason, "max_tokens") == 0))
-    failure = held_failure = mend_failure_new_from_text (self->held->str);
-  else if (ours && self->held->len > 0)
-    mend_debug ("The agent's error text after its answer is not the answer's: %s", self->held->str);
+  /* Error text the prompt's plain end leaves standing may be its
+   * failure. */
   if (ours)
-    {
-      g_string_truncate (self->held, 0);
-      g_clear_pointer (&self->held_id, g_free);
-    }
+    held_failure = mend_acp_attempt_end (self->attempt, failure == NULL ? stop_reason : NULL);
+  if (failure == NULL)
+    failure = held_failure;
 
   if (failure != NULL)
     {
@@ -711,10 +545,7 @@ on_answered (gpointer     user_data,
       if (set_str (&self->stop_reason, stop_reason))
         g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STOP_REASON]);
       if (ours)
-        {
-          g_clear_pointer (&self->kept_turn, g_free);
-          finish_with_stop_reason (self, stop_reason);
-        }
+        finish_with_stop_reason (self, stop_reason);
       self->failed = FALSE;
     }
   /* A prompt held behind a cancelled one goes now. */
@@ -905,8 +736,7 @@ mend_acp_agent_finalize (GObject *object)
   g_free (self->sent);
   g_free (self->dropped);
   g_free (self->kept_turn);
-  g_string_free (self->held, TRUE);
-  g_free (self->held_id);
+  mend_acp_attempt_free (self->attempt);
   g_clear_object (&self->lost);
   g_clear_object (&self->profile);
   mend_acp_requests_free (self->requests);
@@ -1066,7 +896,7 @@ static void
 mend_acp_agent_init (MendAcpAgent *self)
 {
   self->requests = mend_acp_requests_new ();
-  self->held = g_string_new (NULL);
+  self->attempt = mend_acp_attempt_new ();
   self->subagents = mend_acp_subagents_new ();
   self->cancel_grace_ms = MEND_ACP_AGENT_CANCEL_GRACE_MS;
   mend_agent_set_waits_func (AGENT (self), waits_on_app);

@@ -13,6 +13,7 @@
 #include "mend-agent-common-private.h"
 #include "mend-agent-private.h"
 #include "mend-chat.h"
+#include "mend-chat-private.h"
 #include "mend-clock.h"
 #include "mend-failure.h"
 #include "mend-json-private.h"
@@ -303,6 +304,38 @@ static const MendAgentChildCallbacks raw_callbacks = {
   .ended = on_child_ended,
 };
 
+/* The agent ended and is started again, for the attempt in flight: the
+ * chat's record says so. */
+static void
+record_restart (MendAgent *self)
+{
+  MendChat *chat = mend_agent_get_chat (self);
+  MendTurn *turn = mend_agent_get_turn (self);
+  const char *session_id = mend_agent_get_session_id (self);
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autofree char *json = NULL;
+
+  if (chat == NULL)
+    return;
+
+  builder = json_builder_new_immutable ();
+  json_builder_begin_object (builder);
+  mend_json_add_string (builder, "kind", "agent_restart");
+  if (turn != NULL)
+    {
+      mend_json_add_string (builder, "turnId", mend_turn_get_id (turn));
+      json_builder_set_member_name (builder, "attempt");
+      json_builder_add_int_value (builder, mend_turn_get_attempt (turn));
+    }
+  json_builder_set_member_name (builder, "starts");
+  json_builder_add_int_value (builder, PRIV (self)->n_starts);
+  if (session_id != NULL)
+    mend_json_add_string (builder, "sessionId", session_id);
+  json_builder_end_object (builder);
+  json = mend_json_builder_finish (builder);
+  mend_chat_emit_record (chat, json);
+}
+
 gboolean
 mend_agent_spawn (MendAgent           *self,
                   const char * const  *extra_args,
@@ -337,6 +370,8 @@ mend_agent_spawn (MendAgent           *self,
     return FALSE;
 
   priv->n_starts++;
+  if (priv->n_starts > 1)
+    record_restart (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_STARTS]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
   return TRUE;

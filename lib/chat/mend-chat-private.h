@@ -46,6 +46,11 @@ void     mend_chat_restore_retry (MendChat      *self,
 /* The chat's thread, for the public functions of its other files. */
 const MendOwner *mend_chat_get_owner (MendChat *self);
 
+/* Emits @json, a record of a part of the chat's (its sender's), on
+ * MendChat::record. */
+void mend_chat_emit_record       (MendChat      *self,
+                                  const char    *json);
+
 /* While held, nothing starts: a submission queues, as during a restore. */
 void mend_chat_hold_starts       (MendChat      *self,
                                   gboolean       hold);

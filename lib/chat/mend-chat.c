@@ -855,13 +855,22 @@ submit_resume_prompt (const char      *text,
   return TRUE;
 }
 
+void
+mend_chat_emit_record (MendChat   *self,
+                       const char *json)
+{
+  g_return_if_fail (MEND_IS_CHAT (self));
+
+  g_signal_emit (self, signals[RECORD], 0, json);
+}
+
 /* The subagents' records are the chat's too. */
 static void
 on_subagent_record (MendSubagentRetry *subagents,
                     const char        *json,
                     MendChat          *self)
 {
-  g_signal_emit (self, signals[RECORD], 0, json);
+  mend_chat_emit_record (self, json);
 }
 
 static void
@@ -1296,7 +1305,10 @@ mend_chat_class_init (MendChatClass *klass)
    *
    * The records of the chat's subagents
    * ([signal@Mend.SubagentRetry::record], `"kind":"subagent_retry"`) come
-   * here too, so that an app logs one stream per chat.
+   * here too, so that an app logs one stream per chat, and those of its
+   * agent: `{"kind":"agent_restart","turnId","attempt","starts",
+   * "sessionId"?}` when an agent process that ended (it exited, died or
+   * was ended after a Stop) is started again for an attempt.
    *
    * All records name things one way: keys in lowerCamelCase, `kind`,
    * `outcome` and `skipped` values in snake_case, `reason` the

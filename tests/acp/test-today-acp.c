@@ -129,6 +129,23 @@ test_killed_mid_session_restarts (Fixture       *f,
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
   g_assert_cmpuint (mend_acp_agent_get_n_loads (MEND_ACP_AGENT (f->agent)), ==, 1);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
+
+  /* The chat's record says the agent was started again, for which turn. */
+  {
+    g_autofree char *want = g_strdup_printf ("\"turnId\":\"%s\",\"attempt\":2,\"starts\":2,\"sessionId\":\"%s\"",
+                                             mend_turn_get_id (turn), session);
+    guint n = 0;
+
+    for (guint i = 0; i < f->records->len; i++)
+      {
+        const char *record = g_ptr_array_index (f->records, i);
+
+        n += strstr (record, "\"kind\":\"agent_restart\"") != NULL;
+        if (strstr (record, "agent_restart") != NULL)
+          g_assert_nonnull (strstr (record, want));
+      }
+    g_assert_cmpuint (n, ==, 1);
+  }
 }
 
 /* A Stop while the model request hangs: the turn is stopped, never

@@ -26,6 +26,9 @@
 #define HELLO_ANSWER "Hello from the stub."
 #define FIRST "Fix the build"
 #define FIRST_ANSWER "Build fixed."
+/* The first prompt's rules also answer its retries, which ask an agent
+ * that kept the failed prompt to continue. */
+#define FIRST_OR_CONTINUE "[\"" FIRST "\", \"" MEND_CHAT_DEFAULT_CONTINUE_PROMPT "\"]"
 #define SECOND "Then update the changelog"
 #define SECOND_ANSWER "Changelog updated."
 
@@ -124,8 +127,8 @@ test_503_twice_then_success (MendTestAgentChat *f,
   MendTurn *turn;
 
   if (!start_chat (f, kind,
-                   "[{\"match\": \"" FIRST "\", \"times\": 2, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
-                   " {\"match\": \"" FIRST "\", \"times\": 0,"
+                   "[{\"match\": " FIRST_OR_CONTINUE ", \"times\": 2, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
+                   " {\"match\": " FIRST_OR_CONTINUE ", \"times\": 0,"
                    "  \"answer\": {\"kind\": \"text\", \"text\": \"" FIRST_ANSWER "\"}}]"))
     return;
 
@@ -189,8 +192,8 @@ test_follow_up_after_a_failure_gets_its_own_answer (MendTestAgentChat *f,
   MendTurn *first, *second;
 
   if (!start_chat (f, kind,
-                   "[{\"match\": \"" FIRST "\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
-                   " {\"match\": \"" FIRST "\", \"times\": 0,"
+                   "[{\"match\": " FIRST_OR_CONTINUE ", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 503}},"
+                   " {\"match\": " FIRST_OR_CONTINUE ", \"times\": 0,"
                    "  \"answer\": {\"kind\": \"text\", \"text\": \"" FIRST_ANSWER "\"}},"
                    " {\"match\": \"" SECOND "\", \"times\": 0,"
                    "  \"answer\": {\"kind\": \"text\", \"text\": \"" SECOND_ANSWER "\"}}]"))
