@@ -23,7 +23,6 @@
 #include "mend-redact-private.h"
 #include "mend-sender.h"
 #include "mend-turn.h"
-#include "mend-turn-private.h"
 
 /**
  * MendAcpAgent:
@@ -36,7 +35,8 @@
  *
  * - The agent starts with the first attempt: `initialize` (protocol
  *   version %MEND_ACP_AGENT_PROTOCOL_VERSION, no file system or terminal
- *   capabilities), then `session/new`, or `session/load` when
+ *   capabilities; subagents and typed failures asked for, see
+ *   docs/agents.md), then `session/new`, or `session/load` when
  *   [property@Mend.Agent:session-id] is known and the agent offers
  *   `loadSession`.
  * - Each attempt of a turn is one `session/prompt` with the turn's prompt
@@ -45,8 +45,11 @@
  *   was seen, and are an empty response (%MEND_REASON_EMPTY, retried)
  *   without it — right after a failed prompt, with the agent started
  *   again for the retry, as claude-agent-acp 0.23.1 then ends prompts
- *   falsely and answers each a prompt late; `cancelled` is a Stop;
- *   `refusal` fails the turn, never retried. A JSON-RPC error answer is
+ *   falsely and answers each a prompt late; `cancelled` (or `-32800`)
+ *   for a prompt libmend did not cancel is the agent's own cancellation,
+ *   a transient failure; `refusal` fails the turn, never retried. A typed
+ *   failure (`_meta.jetbrains.air.sessionFailure`) fails the attempt
+ *   whatever the stop reason, its category deciding the class. A JSON-RPC error answer is
  *   read by [class@Mend.Failure]'s classifier, from its message and data:
  *   Claude Code's "API Error: 529 …" is a transient capacity failure, its
  *   "API Error: 401 …" a permanent one. An error code from 400 to 599 is
@@ -59,7 +62,9 @@
  *   real message is dropped.
  * - `session/update` notifications are the attempt's output: the first
  *   message chunk, thought, tool call or plan marks the turn's output as
- *   seen ([method@Mend.Turn.note_output]), and every update is emitted as
+ *   seen ([method@Mend.Turn.note_output]) — but not the agent's own error
+ *   text in a chunk ([property@Mend.AcpProfile:error-prefixes]) or a
+ *   subagent's — and every update is emitted as
  *   [signal@Mend.AcpAgent::update] for the app to render. Background
  *   subagents reported in the updates feed the subagents of the chat
  *   whose sender the agent is; docs/overview.md lists the shapes read.
@@ -68,6 +73,9 @@
  *   for the cancelled one's answer — for [property@Mend.AcpAgent:cancel-grace-ms]
  *   at most: an agent that has not answered by then is ended and started
  *   again, and the next prompt goes to the session it loads.
+ * - An agent that kept a failed (or empty) prompt in its history (its
+ *   profile says) is asked, on the turn's next attempt, to continue: the
+ *   chat's continue prompt, so that the model sees the user's words once.
  * - An agent that exits during an attempt fails it as a dropped
  *   connection, a transient failure, with the end of its standard error in
  *   the failure's text — at its exit, even while a process it started
