@@ -8,7 +8,8 @@
  * anthropic-ratelimit-unified-status: rejected, its reset in Unix
  * seconds), in virtual time. Off by default: the turn gives up at once,
  * as before. On (MendErrorPolicy:continue-at-reset): one attempt at the
- * reset, the queue kept until then; still limited, the next reset; Stop
+ * reset, the queue kept until then; still limited, the next reset; a
+ * balance to pay (MEND_REASON_BILLING) never waits; Stop
  * during the wait; a wall clock that jumps past the reset (a machine that
  * slept); the wait saved and restored across the reset. The failure
  * words' reset times ("resets 9:23pm (UTC)", "try again at Dec 2nd, 2026
@@ -178,6 +179,38 @@ test_still_limited_waits_for_the_next_reset (Fixture       *f,
   g_assert_cmpuint (f->served, ==, 4);
   g_assert_cmpint (mend_failure_get_resets_at (mend_chat_get_last_failure (f->chat)), ==,
                    (WALL_S + 2400) * G_USEC_PER_SEC);
+}
+
+/* A balance to pay is not a window: with continue-at-reset on and a reset
+ * in the headers, a credit balance too low gives up at once and says so. */
+static void
+test_billing_never_waits (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autofree char *headers = g_strdup_printf ("anthropic-ratelimit-unified-reset: %" G_GINT64_FORMAT,
+                                              WALL_S + 600);
+  Reply script[] = {
+    { 400, "application/json",
+      "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+      "\"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
+      "to upgrade or purchase credits.\"}}", headers },
+  };
+  MendFailure *failure;
+
+  continue_at_reset (f);
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Then update the changelog", NULL, NULL));
+  run_until (f, MEND_TURN_FAILED, 1);
+  failure = mend_chat_get_last_failure (f->chat);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_BILLING);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
+  g_assert_cmpint (mend_failure_get_resets_at (failure), ==, (WALL_S + 600) * G_USEC_PER_SEC);
+  g_assert_null (mend_chat_get_wait (f->chat));
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==,
+                   "The account’s credit or spending limit is used up");
+  mend_manual_clock_advance (clock_of (f), 3600 * 1000);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 2);
 }
 
 /* Stop during the wait: the turn ends stopped, nothing in the queue moves,
@@ -389,6 +422,7 @@ main (int   argc,
   ADD ("default-off-gives-up", test_default_off_gives_up, NULL);
   ADD ("on-waits-for-the-reset", test_on_waits_for_the_reset, NULL);
   ADD ("still-limited-waits-for-the-next-reset", test_still_limited_waits_for_the_next_reset, NULL);
+  ADD ("billing-never-waits", test_billing_never_waits, NULL);
   ADD ("stop-during-the-wait", test_stop_during_the_wait, NULL);
   ADD ("wall-clock-jump-past-the-reset", test_wall_clock_jump_past_the_reset, NULL);
   ADD ("restored-before-the-reset", test_restored_across_the_reset, GINT_TO_POINTER (FALSE));
