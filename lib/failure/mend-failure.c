@@ -155,6 +155,19 @@ mend_failure_resolve_reset (MendFailure *self,
     read_reset_in_text (self, now_us);
 }
 
+void
+mend_failure_set_reset (MendFailure *self,
+                        gint64       resets_at_us)
+{
+  g_return_if_fail (MEND_IS_FAILURE (self));
+  g_return_if_fail (resets_at_us > 0);
+
+  if (self->reason != MEND_REASON_USAGE_LIMIT || self->kind != MEND_FAILURE_LIMIT)
+    return;
+  self->resets_at = resets_at_us;
+  self->reset_in_text = FALSE;
+}
+
 static MendFailure *
 failure_new (MendReason  reason,
              const char *message,
