@@ -88,13 +88,17 @@ last_finished (Fixture *f)
 }
 
 /* Off, the default: a spent window gives up at once, the queue kept with
- * Continue at its head, and the failure says when the limit resets. */
+ * Continue at its head, and the failure and the chat's sentence say when
+ * the limit resets. */
 static void
 test_default_off_gives_up (Fixture       *f,
                            gconstpointer  data)
 {
   g_autofree char *headers = limited_headers (WALL_S + 3600);
   Reply script[] = { { 429, "application/json", LIMITED_BODY, headers } };
+  g_autoptr(GDateTime) reset = g_date_time_new_from_unix_local (WALL_S + 3600);
+  g_autofree char *at = g_date_time_format (reset, "%H:%M");
+  g_autofree char *expected = g_strdup_printf ("The usage limit was reached — resets at %s", at);
   MendFailure *failure;
 
   mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
@@ -105,7 +109,7 @@ test_default_off_gives_up (Fixture       *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
   g_assert_cmpint (mend_failure_get_resets_at (failure), ==, (WALL_S + 3600) * G_USEC_PER_SEC);
   g_assert_cmpuint (f->served, ==, 1);
-  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "The usage limit was reached");
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, expected);
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 2);
   g_assert_true (mend_chat_get_can_retry (f->chat));
 }
