@@ -343,7 +343,10 @@ test_reset_times_in_words (void)
   g_autoptr(MendFailure) iso = NULL;
   g_autoptr(MendFailure) rate = NULL;
 
-  if (at_923 < now_us)
+  /* Within the minute the words name, its end; past it, tomorrow's. */
+  if (at_923 < now_us && now_us - at_923 < G_TIME_SPAN_MINUTE)
+    at_923 += G_TIME_SPAN_MINUTE;
+  else if (at_923 < now_us)
     at_923 += G_TIME_SPAN_DAY;
 
   /* The real CLI's words (tests/data/claude-code-2.1.332/subagent-session-limit.jsonl). */

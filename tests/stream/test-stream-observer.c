@@ -336,6 +336,34 @@ test_rate_limit_event_gives_the_reset (Fixture       *f,
   g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (last_finished (f))), ==, 0);
 }
 
+/* A reset in words names its minute: read within that minute (the
+ * clock's 10:53:20), "resets 10:53am" is at its end, 10:54, not a day
+ * later; a minute that has passed is tomorrow's. */
+static void
+test_reset_in_words_within_its_minute (Fixture       *f,
+                                       gconstpointer  data)
+{
+  gint64 minute_us = WALL_START - 20 * G_USEC_PER_SEC;   /* 10:53:00 UTC */
+  MendTurn *turn;
+
+  mend_error_policy_set_continue_at_reset (mend_chat_get_policy (f->chat), TRUE);
+  turn = submit (f);
+  g_assert_true (feed (f,
+    "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+    "\"result\":\"You've hit your session limit \xc2\xb7 resets 10:53am (UTC)\"}"));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==,
+                   minute_us + G_TIME_SPAN_MINUTE);
+  mend_chat_stop (f->chat);
+
+  turn = submit (f);
+  g_assert_true (feed (f,
+    "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+    "\"result\":\"You've hit your session limit \xc2\xb7 resets 10:52am (UTC)\"}"));
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==,
+                   minute_us - G_TIME_SPAN_MINUTE + G_TIME_SPAN_DAY);
+}
+
 static void
 test_error_text_falls_back_to_error_member (Fixture       *f,
                                             gconstpointer  data)
@@ -1188,6 +1216,7 @@ main (int   argc,
   ADD ("result-529-waits-to-retry", test_result_529_waits_to_retry);
   ADD ("result-400-gives-up", test_result_400_gives_up);
   ADD ("rate-limit-event-gives-the-reset", test_rate_limit_event_gives_the_reset);
+  ADD ("reset-in-words-within-its-minute", test_reset_in_words_within_its_minute);
   ADD ("result-usage-limit-is-a-limit", test_result_usage_limit_is_a_limit);
   ADD ("error-text-falls-back-to-error-member", test_error_text_falls_back_to_error_member);
   ADD ("subtype-alone-never-decides", test_subtype_alone_never_decides);
