@@ -328,15 +328,6 @@ subagent_failed_and_settled (Fixture       *f,
  * in virtual time, and the one attempt at it succeeds. */
 #define SESSION_RESETS_IN_S 5
 
-static gboolean
-waits_at_reset (Fixture       *f,
-                gconstpointer  data)
-{
-  MendRetryWait *wait = mend_chat_get_wait (f->chat);
-
-  return wait != NULL && mend_retry_wait_get_at_reset (wait);
-}
-
 static void
 test_session_limit_continues_at_the_reset (Fixture       *f,
                                            gconstpointer  data)
@@ -355,9 +346,7 @@ test_session_limit_continues_at_the_reset (Fixture       *f,
   if (g_test_failed ())
     return;
 
-  /* Signed in with a plan: how the CLI reads a plan's usage limit. */
-  mend_agent_unsetenv (f->agent, "ANTHROPIC_API_KEY");
-  mend_agent_setenv (f->agent, "CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-offline");
+  mend_test_claude_sign_in_with_plan (f->agent);
   mend_manual_clock_jump_real_time (MEND_MANUAL_CLOCK (f->clock), (start_us - MEND_TEST_WALL_START) / 1000);
   policy = mend_chat_get_policy (f->chat);
   mend_error_policy_set_continue_at_reset (policy, TRUE);
@@ -365,7 +354,7 @@ test_session_limit_continues_at_the_reset (Fixture       *f,
   f->auto_advance = FALSE;
 
   mend_test_agent_chat_submit (f, "Fix the build");
-  mend_test_agent_chat_run_until (f, waits_at_reset, NULL, "the wait for the reset");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_waits_at_reset, NULL, "the wait for the reset");
 
   turn = mend_chat_get_turn (f->chat);
   failure = mend_turn_get_last_failure (turn);
@@ -383,7 +372,7 @@ test_session_limit_continues_at_the_reset (Fixture       *f,
 
   /* A second before the reset nothing is sent; at it, one attempt. */
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), mend_retry_wait_get_remaining_ms (wait) - 1000);
-  g_assert_true (waits_at_reset (f, NULL));
+  g_assert_true (mend_test_agent_chat_waits_at_reset (f, NULL));
   mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1000);
   mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn");
 
