@@ -658,12 +658,17 @@ handle_rate_limit_event (MendStreamObserver  *self,
   self->limit_resets_at = resets_at * G_USEC_PER_SEC;
 }
 
-/* A usage limit the CLI has just announced a reset for resets then. */
+/* A usage limit the CLI has announced a reset for resets then; a reset
+ * that has passed on the chat's clock is another window's, and the
+ * failure's own words tell. */
 static void
 take_limit_reset (MendStreamObserver *self,
                   MendFailure        *failure)
 {
-  if (self->limit_resets_at > 0)
+  MendChat *chat = fed_chat (self);
+  MendClock *clock = chat != NULL ? mend_chat_get_clock (chat) : mend_clock_get_default ();
+
+  if (self->limit_resets_at > mend_clock_get_real_time (clock))
     mend_failure_set_reset (failure, self->limit_resets_at);
 }
 

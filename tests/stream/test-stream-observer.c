@@ -334,6 +334,16 @@ test_rate_limit_event_gives_the_reset (Fixture       *f,
   g_assert_true (feed (f, limited));
   g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_FAILED);
   g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (last_finished (f))), ==, 0);
+
+  /* An event whose reset has passed names no reset for a new limit. */
+  g_free (rejected);
+  rejected = g_strdup_printf (RATE_LIMIT_LINE ("{\"status\":\"rejected\",\"resetsAt\":%" G_GINT64_FORMAT "}"),
+                              reset_s - 60);
+  turn = submit (f);
+  g_assert_false (feed (f, rejected));
+  g_assert_true (feed (f, limited));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==, 0);
 }
 
 /* A reset in words names its minute: read within that minute (the
