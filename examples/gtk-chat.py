@@ -78,6 +78,7 @@ def reason_words(reason):
         Mend.Reason.PERMISSION: "Permission refused",
         Mend.Reason.BAD_REQUEST: "Request refused",
         Mend.Reason.USAGE_LIMIT: "Usage limit reached",
+        Mend.Reason.BILLING: "Credit used up",
         Mend.Reason.CANCELLED: _("Stopped"),
     }.get(reason, _("Unknown error"))
 

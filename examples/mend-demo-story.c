@@ -23,6 +23,7 @@ typedef struct
   guint       status;
   const char *body;
   const char *retry_after;
+  guint       resets_in_s;   /* a plan's window spent, resetting in so many s */
 } Reply;
 
 static const char SSE_OK[] =
@@ -37,8 +38,15 @@ static const char OVERLOADED[] =
 static const char NO_ACCOUNTS[] =
   "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"no non-exhausted claude accounts available\"}}";
 
+/* Anthropic's answer when a plan's window is spent: a 429 whose unified
+ * rate-limit headers say "rejected" and when the window resets. */
+static const char LIMITED[] =
+  "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\","
+  "\"message\":\"This request would exceed your account's rate limit. Please try again later.\"}}";
+
 static GQueue script = G_QUEUE_INIT;   /* const Reply* for the next requests */
 static guint requests;
+static MendClock *story_clock;         /* the chat's: its wall time names a reset */
 
 static void
 serve (SoupServer        *server,
@@ -58,6 +66,16 @@ serve (SoupServer        *server,
   if (reply->retry_after != NULL)
     soup_message_headers_append (soup_server_message_get_response_headers (msg),
                                  "Retry-After", reply->retry_after);
+  if (reply->resets_in_s > 0 && story_clock != NULL)
+    {
+      SoupMessageHeaders *headers = soup_server_message_get_response_headers (msg);
+      g_autofree char *reset = g_strdup_printf ("%" G_GINT64_FORMAT,
+                                                mend_clock_get_real_time (story_clock) / G_USEC_PER_SEC +
+                                                reply->resets_in_s);
+
+      soup_message_headers_append (headers, "anthropic-ratelimit-unified-status", "rejected");
+      soup_message_headers_append (headers, "anthropic-ratelimit-unified-reset", reset);
+    }
   soup_server_message_set_response (msg,
                                     reply->status == 200 ? "text/event-stream" : "application/json",
                                     SOUP_MEMORY_STATIC, reply->body, strlen (reply->body));
@@ -160,6 +178,34 @@ scenario_stop (Demo *demo)
   mend_chat_send_next (demo->chat);
   run_until_idle (demo);
   expect_turns (demo, "stop", planned, G_N_ELEMENTS (planned));
+}
+
+static void
+scenario_limit (Demo *demo)
+{
+  static const Reply replies[] = {
+    { 429, LIMITED, NULL, 6 },
+  };
+  static const MendTurnState planned[] = { MEND_TURN_SUCCEEDED, MEND_TURN_SUCCEEDED };
+  MendErrorPolicy *policy = mend_chat_get_policy (demo->chat);
+  gboolean was_on = mend_error_policy_get_continue_at_reset (policy);
+  MendJitter jitter = mend_error_policy_get_jitter (policy);
+
+  say ("\n# %s", _("limit: the plan’s usage limit resets in 6 s; with continue-at-reset on, the turn waits for it"));
+  begin_scenario (demo);
+  /* No minute of jitter after the reset: one chat, and a demo to watch. */
+  mend_error_policy_set_continue_at_reset (policy, TRUE);
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  story_clock = mend_chat_get_clock (demo->chat);
+  script_replies (replies, G_N_ELEMENTS (replies));
+  mend_chat_submit (demo->chat, "Refactor the parser", NULL, NULL);
+  mend_chat_submit (demo->chat, "Then run the tests", NULL, NULL);
+  say ("  %s", _("(queued meanwhile: “Then run the tests”; it waits for the reset too)"));
+  run_until_idle (demo);
+  story_clock = NULL;
+  mend_error_policy_set_continue_at_reset (policy, was_on);
+  mend_error_policy_set_jitter (policy, jitter);
+  expect_turns (demo, "limit", planned, G_N_ELEMENTS (planned));
 }
 
 /* The scripted agent: Claude Code's stream-json, fed to the observer. */
@@ -266,6 +312,7 @@ const Scenario story_scenarios[] = {
   { "retry", scenario_retry },
   { "give-up", scenario_give_up },
   { "stop", scenario_stop },
+  { "limit", scenario_limit },
   { "subagent", scenario_subagent },
 };
 const guint n_story_scenarios = G_N_ELEMENTS (story_scenarios);
@@ -277,6 +324,7 @@ story_summary (guint i)
     N_("a turn meets 529 twice, then answers; a queued follow-up runs after"),
     N_("five 503s: the turn gives up and Continue heads the queue; Retry runs it again"),
     N_("a Stop during a 429's wait: no retry, no Continue, queue kept"),
+    N_("a plan's usage limit: with continue-at-reset on, one attempt at its reset"),
     N_("a subagent a 503 failed is resumed in its chat"),
   };
 

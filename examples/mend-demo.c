@@ -135,7 +135,7 @@ reason_label (MendReason reason)
   static const char * const labels[] = {
     N_("capacity"), N_("rate limit"), N_("transport"), N_("timeout"), N_("empty answer"),
     N_("server error"), N_("authentication"), N_("permission"), N_("bad request"),
-    N_("usage limit"), N_("cancelled"), N_("unknown"),
+    N_("usage limit"), N_("billing"), N_("cancelled"), N_("unknown"),
   };
 
   return (guint) reason < G_N_ELEMENTS (labels) ? _(labels[reason]) : "";

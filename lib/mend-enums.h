@@ -51,7 +51,12 @@ typedef enum
  * @MEND_REASON_PERMISSION: permission was refused (HTTP 403)
  * @MEND_REASON_BAD_REQUEST: the request itself is wrong (HTTP 400, 404, 413,
  *   422, a prompt that is too long, a validation error)
- * @MEND_REASON_USAGE_LIMIT: a usage, quota, billing or spend limit was hit
+ * @MEND_REASON_USAGE_LIMIT: a plan's or quota's window is used up (a 5-hour,
+ *   weekly, daily or monthly allowance): it resets, see
+ *   [property@Mend.Failure:resets-at]
+ * @MEND_REASON_BILLING: the account must pay: its credit balance is too
+ *   low, its prepaid credits or spend cap are used up, a payment is due
+ *   (`insufficient_quota`, HTTP 402); nothing resets it by itself
  * @MEND_REASON_CANCELLED: the user cancelled the work
  * @MEND_REASON_UNKNOWN: nothing recognizable; treated as permanent
  *
@@ -70,6 +75,7 @@ typedef enum
   MEND_REASON_PERMISSION,
   MEND_REASON_BAD_REQUEST,
   MEND_REASON_USAGE_LIMIT,
+  MEND_REASON_BILLING,
   MEND_REASON_CANCELLED,
   MEND_REASON_UNKNOWN,
 } MendReason;

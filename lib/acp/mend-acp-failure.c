@@ -56,7 +56,8 @@ reason_in_class (MendReason   reason,
              reason == MEND_REASON_SERVER || reason == MEND_REASON_TIMEOUT ||
              reason == MEND_REASON_TRANSPORT || reason == MEND_REASON_EMPTY;
     case CLASS_LIMIT:
-      return reason == MEND_REASON_USAGE_LIMIT || reason == MEND_REASON_RATE_LIMIT;
+      return reason == MEND_REASON_USAGE_LIMIT || reason == MEND_REASON_BILLING ||
+             reason == MEND_REASON_RATE_LIMIT;
     case CLASS_ACCESS:
       return reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION;
     case CLASS_REQUEST:
@@ -97,7 +98,8 @@ is_settled_permanent (MendFailure *failure)
   MendReason reason = mend_failure_get_reason (failure);
 
   return reason == MEND_REASON_AUTH || reason == MEND_REASON_PERMISSION ||
-         reason == MEND_REASON_BAD_REQUEST || reason == MEND_REASON_USAGE_LIMIT;
+         reason == MEND_REASON_BAD_REQUEST || reason == MEND_REASON_USAGE_LIMIT ||
+         reason == MEND_REASON_BILLING;
 }
 
 /* @failure, read from words, within the class a typed report gave: kept

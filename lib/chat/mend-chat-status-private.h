@@ -20,6 +20,7 @@ typedef struct
   gboolean       gave_up;       /* no turn: the last one gave up */
   MendFailure   *failure;       /* what it gave up on */
   guint          retries;       /* the retries it made first */
+  gint64         now_us;        /* the chat's wall time */
 } MendChatStatusInput;
 
 /* The sentence for @input: a new string, or NULL to keep the one shown

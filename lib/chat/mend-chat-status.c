@@ -67,6 +67,18 @@ mend_chat_status_compose (const MendChatStatusInput *input)
     return g_strdup ("");
 
   what = mend_failure_describe (input->failure);
+  /* A usage limit whose reset is known says when it lifts. */
+  if (mend_failure_get_kind (input->failure) == MEND_FAILURE_LIMIT &&
+      mend_failure_get_reason (input->failure) == MEND_REASON_USAGE_LIMIT &&
+      mend_failure_get_resets_at (input->failure) > input->now_us)
+    {
+      g_autofree char *when = mend_retry_wait_describe_time (mend_failure_get_resets_at (input->failure),
+                                                             input->now_us);
+
+      /* Translators: the first %s says what failed (“The usage limit was
+       * reached”), the second is a time such as “21:23” or “Tue 09:00” */
+      return g_strdup_printf (_("%s — resets at %s"), what, when);
+    }
   if (input->retries > 0 && mend_failure_get_kind (input->failure) == MEND_FAILURE_TRANSIENT)
     /* Translators: %s says what failed (“The service is overloaded”);
      * then the number of retries made */

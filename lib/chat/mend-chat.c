@@ -194,6 +194,7 @@ update_status (MendChat *self)
     .gave_up = self->gave_up,
     .failure = self->last_failure,
     .retries = self->gave_up_retries,
+    .now_us = self->clock != NULL ? mend_clock_get_real_time (self->clock) : 0,
   };
   g_autofree char *text = mend_chat_status_compose (&input);
 

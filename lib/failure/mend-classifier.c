@@ -53,7 +53,8 @@ static gboolean
 is_request_wrong (MendReason reason)
 {
   return reason == MEND_REASON_BAD_REQUEST || reason == MEND_REASON_AUTH ||
-         reason == MEND_REASON_PERMISSION || reason == MEND_REASON_USAGE_LIMIT;
+         reason == MEND_REASON_PERMISSION || reason == MEND_REASON_USAGE_LIMIT ||
+         reason == MEND_REASON_BILLING;
 }
 
 static gboolean

@@ -39,6 +39,8 @@ describe_reason (MendReason reason)
       return _("The service could not accept the request");
     case MEND_REASON_USAGE_LIMIT:
       return _("The usage limit was reached");
+    case MEND_REASON_BILLING:
+      return _("The account’s credit or spending limit is used up");
     case MEND_REASON_CANCELLED:
       return _("The work was cancelled");
     case MEND_REASON_UNKNOWN:
@@ -72,8 +74,12 @@ mend_failure_describe (MendFailure *self)
 
   if (mend_failure_get_kind (self) == MEND_FAILURE_STOPPED)
     return g_strdup (_("Stopped"));
+  /* Any limit reads as the usage limit (a rate limit that resets beyond
+   * the horizon too), except a balance to pay: no wait lifts that one. */
   if (mend_failure_get_kind (self) == MEND_FAILURE_LIMIT)
-    return g_strdup (describe_reason (MEND_REASON_USAGE_LIMIT));
+    return g_strdup (describe_reason (mend_failure_get_reason (self) == MEND_REASON_BILLING
+                                      ? MEND_REASON_BILLING
+                                      : MEND_REASON_USAGE_LIMIT));
   if (mend_failure_get_partial (self))
     return g_strdup (_("The answer broke off midway"));
 

@@ -20,7 +20,7 @@ mend_failure_default_kind (MendReason reason,
 {
   if (reason == MEND_REASON_CANCELLED)
     return MEND_FAILURE_STOPPED;
-  if (reason == MEND_REASON_USAGE_LIMIT)
+  if (reason == MEND_REASON_USAGE_LIMIT || reason == MEND_REASON_BILLING)
     return MEND_FAILURE_LIMIT;
   /* A rate limit that resets beyond the horizon ("try again in 28m48s" on a
    * per-day limit) is a limit to show, not a wait to draw. */
@@ -48,6 +48,7 @@ mend_failure_default_kind (MendReason reason,
     case MEND_REASON_BAD_REQUEST:
     case MEND_REASON_UNKNOWN:
     case MEND_REASON_USAGE_LIMIT:
+    case MEND_REASON_BILLING:
     case MEND_REASON_CANCELLED:
     default:
       return MEND_FAILURE_PERMANENT;

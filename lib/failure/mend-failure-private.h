@@ -75,4 +75,11 @@ MendFailure *mend_failure_new_from_state (JsonObject  *object,
 void         mend_failure_resolve_reset    (MendFailure *self,
                                             gint64       now_us);
 
+/* A limit's reset that another source gave (the Claude Code CLI's
+ * rate_limit_event, in Unix time): it replaces the one the words or
+ * headers gave, and mend_failure_resolve_reset () keeps it. Only for a
+ * usage limit, and only on a failure not yet handed to anyone. */
+void         mend_failure_set_reset        (MendFailure *self,
+                                            gint64       resets_at_us);
+
 G_END_DECLS

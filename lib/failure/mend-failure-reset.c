@@ -126,7 +126,9 @@ month_of (const char *name)
 
 /* The first time at or after @after_us (wall µs) whose day is @month/@day
  * (0 for the next matching day) and whose time of day is @hour:@minute in
- * @zone. */
+ * @zone. Words name the minute, not the second: a time of day whose
+ * minute is the current one ("resets 7:38am", read at 7:38:24) is a reset
+ * within that minute, taken as its end, not tomorrow's. */
 static gint64
 next_time (gint64     after_us,
            GTimeZone *zone,
@@ -147,6 +149,9 @@ next_time (gint64     after_us,
     {
       then = g_date_time_new (zone, g_date_time_get_year (here), g_date_time_get_month (here),
                               g_date_time_get_day_of_month (here), hour, minute, 0);
+      if (then != NULL && g_date_time_to_unix (then) * G_USEC_PER_SEC < after_us &&
+          after_us - g_date_time_to_unix (then) * G_USEC_PER_SEC < G_TIME_SPAN_MINUTE)
+        return (g_date_time_to_unix (then) + 60) * G_USEC_PER_SEC;
       /* Not later today: tomorrow. */
       if (then != NULL && g_date_time_to_unix (then) * G_USEC_PER_SEC < after_us)
         {

@@ -155,6 +155,19 @@ mend_failure_resolve_reset (MendFailure *self,
     read_reset_in_text (self, now_us);
 }
 
+void
+mend_failure_set_reset (MendFailure *self,
+                        gint64       resets_at_us)
+{
+  g_return_if_fail (MEND_IS_FAILURE (self));
+  g_return_if_fail (resets_at_us > 0);
+
+  if (self->reason != MEND_REASON_USAGE_LIMIT || self->kind != MEND_FAILURE_LIMIT)
+    return;
+  self->resets_at = resets_at_us;
+  self->reset_in_text = FALSE;
+}
+
 static MendFailure *
 failure_new (MendReason  reason,
              const char *message,
@@ -221,7 +234,8 @@ mend_failure_new_from_text (const char *detail)
    * minute ("Quota exceeded for metric … Please retry in 25.4s") is a rate
    * limit; a limit's own words (a balance, a daily quota, a plan that
    * resets at a time) stay a limit. */
-  if (reason == MEND_REASON_USAGE_LIMIT && rank <= MEND_EVIDENCE_SPECIFIC &&
+  if ((reason == MEND_REASON_USAGE_LIMIT || reason == MEND_REASON_BILLING) &&
+      rank <= MEND_EVIDENCE_SPECIFIC &&
       self->retry_after_ms >= 0 && self->retry_after_ms <= MEND_FAILURE_DEFAULT_RETRY_AFTER_MAX_MS)
     {
       g_autofree char *seconds = g_strdup_printf ("%.1f", self->retry_after_ms / 1000.0);
@@ -292,8 +306,9 @@ mend_failure_new_from_error (const GError *error)
  *
  * Makes a failure from an HTTP response. The status decides the reason; an
  * Anthropic or OpenAI JSON error body refines it (a 429 whose body speaks of
- * a quota or billing is a %MEND_REASON_USAGE_LIMIT, a 500 that says it is
- * overloaded is %MEND_REASON_CAPACITY). `x-should-retry` wins over the
+ * a plan's quota is a %MEND_REASON_USAGE_LIMIT, of a spent balance
+ * %MEND_REASON_BILLING, a 500 that says it is overloaded is
+ * %MEND_REASON_CAPACITY). `x-should-retry` wins over the
  * status; `retry-after-ms`, then `Retry-After` (seconds or an HTTP-date),
  * give [property@Mend.Failure:retry-after-ms]. A 2xx response with an empty
  * body is %MEND_REASON_EMPTY.
@@ -400,7 +415,8 @@ mend_failure_new_from_http_within (guint               status,
    * with "Suggested retry after 2s" and a RetryInfo; a plan or a daily
    * quota names no such wait. A Retry-After header beside a limit's words
    * (OpenAI's insufficient_quota) does not make it one. */
-  if (self->reason == MEND_REASON_USAGE_LIMIT && status == 429 && !header_hint &&
+  if ((self->reason == MEND_REASON_USAGE_LIMIT || self->reason == MEND_REASON_BILLING) &&
+      status == 429 && !header_hint &&
       self->retry_after_ms >= 0 && self->retry_after_ms <= retry_after_max_ms)
     {
       g_autofree char *seconds = g_strdup_printf ("%.1f", self->retry_after_ms / 1000.0);

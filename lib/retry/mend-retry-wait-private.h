@@ -30,4 +30,9 @@ MendRetryWait *mend_retry_wait_new_for_verdict (MendVerdict *verdict,
 /* A duration as a countdown shows it, translated: “4 s”, “2 min 5 s”. */
 char *mend_retry_wait_describe_duration (gint64 ms);
 
+/* A wall-clock time @at_us as a person reads it, seen at @now_us: “21:23”
+ * today, “Tue 09:00” within a week, else with its date; local time. */
+char *mend_retry_wait_describe_time     (gint64 at_us,
+                                         gint64 now_us);
+
 G_END_DECLS

@@ -943,9 +943,9 @@ mend_retry_wait_cancel (MendRetryWait *self)
 
 /* A wall-clock time as a person reads it, in the machine's zone: "21:23"
  * within a day, "Tue 09:00" within a week, else with its date. */
-static char *
-describe_time (gint64 at_us,
-               gint64 now_us)
+char *
+mend_retry_wait_describe_time (gint64 at_us,
+                               gint64 now_us)
 {
   g_autoptr(GDateTime) utc = g_date_time_new_from_unix_utc (at_us / G_USEC_PER_SEC);
   g_autoptr(GDateTime) local = utc != NULL ? g_date_time_to_local (utc) : NULL;
@@ -1025,7 +1025,8 @@ mend_retry_wait_describe (MendRetryWait *self)
 
         if (self->at_reset)
           {
-            g_autofree char *when = describe_time (self->next_at, mend_clock_get_real_time (self->clock));
+            g_autofree char *when = mend_retry_wait_describe_time (self->next_at,
+                                                                   mend_clock_get_real_time (self->clock));
 
             /* Translators: %s is a time such as “21:23” or “Tue 09:00” */
             return g_strdup_printf (_("Usage limit reached — continues at %s"), when);

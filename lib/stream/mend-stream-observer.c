@@ -17,6 +17,7 @@
 #include "mend-owner-private.h"
 #include "mend-chat-private.h"
 #include "mend-failure.h"
+#include "mend-failure-private.h"
 #include "mend-sender-private.h"
 #include "mend-subagent-retry-private.h"
 #include "mend-json-private.h"
@@ -53,6 +54,11 @@
  * - `system`/`api_retry` lines, the agent retrying on its own before it
  *   gives up, set the running turn's [property@Mend.Turn:agent-status] and
  *   emit [signal@Mend.StreamObserver::agent-retry].
+ * - A `rate_limit_event` whose `status` is `rejected` says when the plan's
+ *   window resets (`resetsAt`, Unix seconds): the usage limit the turn or
+ *   a subagent then fails with resets at that time, to the second, rather
+ *   than at the time of day its words name ("resets 9:23pm"). A later
+ *   event that is not `rejected` forgets it.
  *
  * The lines are those of the Claude Code CLI as it really writes them
  * (recorded from version 2.1.328 in `tests/data`): a `result` whose keys
@@ -64,7 +70,8 @@
  *
  * Agents write a line per token while they answer, so the observer must
  * cost nothing there: a line is parsed only when it contains `"system"` or
- * `"result"` (with the quotes, which an escaped string never produces), and
+ * `"result"` (with the quotes, which an escaped string never produces) or
+ * is a `rate_limit_event` (one a request, not a token), and
  * every other line is rejected by a byte scan, without a parse or an
  * allocation — unless the app listens to the running turn's
  * [signal@Mend.Turn::text-delta] (or the chat's): then the lines that
@@ -126,6 +133,9 @@ struct _MendStreamObserver
 
   MendTurn                     *streamed_turn; /* weak: had text deltas… */
   guint                         streamed_attempt; /* …in this attempt */
+
+  gint64                        limit_resets_at; /* a rejected rate_limit_event's
+                                                  * resetsAt, wall-clock µs; 0 none */
 };
 
 #define MAX_OTHER_TASKS 256
@@ -469,8 +479,8 @@ add_text (MendStreamObserver *self,
   mend_turn_add_text (turn, text);
 }
 
-/* The byte scan of the hot path: only lines naming "system" or "result"
- * can matter. No parse, no allocation. */
+/* The byte scan of the hot path: only lines naming "system" or "result",
+ * and rate_limit_events, can matter. No parse, no allocation. */
 static inline gboolean
 might_matter (const char *line,
               gsize       length)
@@ -480,6 +490,8 @@ might_matter (const char *line,
 
   if (type_is (type, type_length, "stream_event"))
     return FALSE;
+  if (type_is (type, type_length, "rate_limit_event"))
+    return TRUE;
 
   return memmem (line, length, "\"system\"", 8) != NULL ||
          memmem (line, length, "\"result\"", 8) != NULL;
@@ -609,6 +621,57 @@ result_is_empty (JsonObject *object)
   return get_string (object, "result", &text) == MEMBER_OK && text[0] == '\0';
 }
 
+/* A rate_limit_event: a rejected one names the plan window's reset, any
+ * other status ("allowed", "allowed_warning") says the window is open. */
+static void
+handle_rate_limit_event (MendStreamObserver  *self,
+                         JsonObject          *object,
+                         const char         **bad)
+{
+  JsonNode *info = json_object_get_member (object, "rate_limit_info");
+  const char *status = NULL;
+  gint64 resets_at = 0;
+
+  if (info == NULL || !JSON_NODE_HOLDS_OBJECT (info))
+    {
+      *bad = "rate_limit_event without a rate_limit_info object";
+      return;
+    }
+  object = json_node_get_object (info);
+  if (get_string (object, "status", &status) != MEMBER_OK)
+    {
+      *bad = "rate_limit_info without a status string";
+      return;
+    }
+  if (!g_str_equal (status, "rejected"))
+    {
+      self->limit_resets_at = 0;
+      return;
+    }
+  /* Unix seconds, within what a wall clock in µs holds. */
+  if (get_int (object, "resetsAt", &resets_at) == MEMBER_BAD ||
+      resets_at < 0 || resets_at > G_MAXINT64 / G_USEC_PER_SEC / 4)
+    {
+      *bad = "resetsAt is not a time in seconds";
+      return;
+    }
+  self->limit_resets_at = resets_at * G_USEC_PER_SEC;
+}
+
+/* A usage limit the CLI has announced a reset for resets then; a reset
+ * that has passed on the chat's clock is another window's, and the
+ * failure's own words tell. */
+static void
+take_limit_reset (MendStreamObserver *self,
+                  MendFailure        *failure)
+{
+  MendChat *chat = fed_chat (self);
+  MendClock *clock = chat != NULL ? mend_chat_get_clock (chat) : mend_clock_get_default ();
+
+  if (self->limit_resets_at > mend_clock_get_real_time (clock))
+    mend_failure_set_reset (failure, self->limit_resets_at);
+}
+
 static gboolean
 handle_result (MendStreamObserver  *self,
                JsonObject          *object,
@@ -665,6 +728,7 @@ handle_result (MendStreamObserver  *self,
             }
           else
             failure = mend_failure_new_from_text (text);
+          take_limit_reset (self, failure);
         }
       /* A success with nothing in it: the Claude Code CLI ends so a turn
        * whose answers were empty, after asking again on its own
@@ -814,7 +878,10 @@ end_subagent (MendStreamObserver *self,
   MendSubagentRetry *retry;
 
   if (state == MEND_SUBAGENT_FAILED)
-    failure = mend_failure_new_from_text (failure_text);
+    {
+      failure = mend_failure_new_from_text (failure_text);
+      take_limit_reset (self, failure);
+    }
 
   retry = subagents (self);
   return retry != NULL && mend_subagent_retry_task_ended (retry, id, task_id, NULL, state, failure);
@@ -1011,6 +1078,8 @@ handle_line (MendStreamObserver *self,
 
   if (g_str_equal (type, "result"))
     changed = handle_result (self, object, &bad);
+  else if (g_str_equal (type, "rate_limit_event"))
+    handle_rate_limit_event (self, object, &bad);
   else if (g_str_equal (type, "system"))
     {
       if (get_string (object, "subtype", &subtype) != MEMBER_OK)

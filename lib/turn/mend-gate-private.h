@@ -40,6 +40,11 @@ void   mend_gate_join     (MendGate        *self,
 void   mend_gate_leave    (MendGate        *self,
                            const char      *key);
 
+/* The usage limit a member met whose reset is after @now_us (wall µs):
+ * the account's, which holds the members that continue at a reset; NULL
+ * when none is known, or its reset has passed. A success forgets it. */
+MendFailure *mend_gate_get_limit (MendGate        *self,
+                                  gint64           now_us);
 /* The probe @probe has output: the upstream answers. */
 void   mend_gate_answered (MendGate        *self,
                            guint            probe);
@@ -74,6 +79,9 @@ void           mend_gate_link_report    (MendGateLink       *self,
                                          MendFailure        *failure,
                                          MendFailureKind     kind);
 
+/* mend_gate_get_limit () of the link's gate; NULL without a gate. */
+MendFailure   *mend_gate_link_get_limit (MendGateLink       *self,
+                                         gint64              now_us);
 /* The admitted attempt has output: a probe's is the upstream's answer. */
 void           mend_gate_link_note_output (MendGateLink     *self);
 

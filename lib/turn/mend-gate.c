@@ -36,7 +36,15 @@
  *   gone and more than one member failing, the gate opens;
  * - follows a [iface@Gio.NetworkMonitor]: while the network is unavailable
  *   no attempt starts and none is spent; on reconnect the waiting members
- *   go out staggered.
+ *   go out staggered;
+ * - shares the account's usage limit: once a member meets one whose reset
+ *   is known ([property@Mend.Failure:resets-at]), the next attempt of any
+ *   member whose policy continues at a reset
+ *   ([property@Mend.ErrorPolicy:continue-at-reset]) is not sent but waits
+ *   for that reset, as the member's own limit would make it wait, each
+ *   with its own jitter; a later reset a member meets replaces it, a
+ *   success forgets it. A member whose policy does not continue at a
+ *   reset asks the upstream itself, as it would without the gate.
  *
  * A release is fair: the members go out in the order they began waiting,
  * the longest waiting first, and a member that asks while others still
@@ -120,6 +128,7 @@ struct _MendGate
   gint64           probe_until_us;   /* HALF_OPEN: when the next member probes */
   guint            probe_timeout_ms;
   gint64           hint_until_us;
+  MendFailure     *limit;            /* a usage limit with its reset, or NULL */
   GHashTable      *members;          /* key → Member* */
   guint64          n_joined;
   guint            release;          /* the release in progress, by number; 0: none yet */
@@ -490,6 +499,19 @@ mend_gate_admit (MendGate   *self,
 }
 
 /* See mend-gate-private.h. */
+MendFailure *
+mend_gate_get_limit (MendGate *self,
+                     gint64    now_us)
+{
+  g_return_val_if_fail (MEND_IS_GATE (self), NULL);
+  mend_return_val_if_not_owner (&self->owner, self, NULL);
+
+  if (self->limit != NULL && mend_failure_get_resets_at (self->limit) <= now_us)
+    g_clear_object (&self->limit);
+  return self->limit;
+}
+
+/* See mend-gate-private.h. */
 void
 mend_gate_report (MendGate        *self,
                   const char      *key,
@@ -513,6 +535,14 @@ mend_gate_report (MendGate        *self,
     probe = 0;
 
   g_object_ref (self);
+
+  /* The account's usage limit, until its reset or a success. */
+  if (failure == NULL)
+    g_clear_object (&self->limit);
+  else if (kind == MEND_FAILURE_LIMIT && mend_failure_get_reason (failure) == MEND_REASON_USAGE_LIMIT &&
+           mend_failure_get_resets_at (failure) > 0 &&
+           (self->limit == NULL || mend_failure_get_resets_at (failure) >= mend_failure_get_resets_at (self->limit)))
+    g_set_object (&self->limit, failure);
 
   if (failure == NULL)
     {
@@ -640,6 +670,7 @@ mend_gate_finalize (GObject *object)
 
   g_queue_clear_full (&self->strikes, strike_free);
   g_clear_pointer (&self->members, g_hash_table_unref);
+  g_clear_object (&self->limit);
   g_clear_object (&self->clock);
 
   mend_owner_clear (&self->owner);
@@ -1278,6 +1309,13 @@ mend_gate_link_report (MendGateLink    *self,
   self->admitted = FALSE;
   mend_gate_report (self->gate, self->key, failure, kind, self->probing);
   self->probing = 0;
+}
+
+MendFailure *
+mend_gate_link_get_limit (MendGateLink *self,
+                          gint64        now_us)
+{
+  return self->gate != NULL ? mend_gate_get_limit (self->gate, now_us) : NULL;
 }
 
 void

@@ -421,6 +421,8 @@ on_sent (MendTurn    *self,
 
 static void hold_for_gate (MendTurn *self,
                            gint64    hold_ms);
+static void hold_for_limit (MendTurn    *self,
+                            MendFailure *limit);
 
 /* Starts the attempt, unless the turn's gate holds it. */
 static void
@@ -430,6 +432,19 @@ begin_attempt (MendTurn *self)
 
   g_assert (self->state == MEND_TURN_RUNNING);
   g_assert (self->wait == NULL);
+
+  /* Another chat on the gate met the account's usage limit: with
+   * continue-at-reset, this attempt waits for its reset unsent. */
+  if (mend_error_policy_get_continue_at_reset (self->policy))
+    {
+      MendFailure *limit = mend_gate_link_get_limit (&self->gate, mend_clock_get_real_time (self->clock));
+
+      if (limit != NULL)
+        {
+          hold_for_limit (self, limit);
+          return;
+        }
+    }
 
   hold = mend_gate_link_admit (&self->gate, self->attempt > 1);
   if (hold != MEND_GATE_GO)
@@ -1455,6 +1470,26 @@ hold_for_gate (MendTurn *self,
   self->held = TRUE;
   enter_wait (self, mend_gate_link_new_hold (&self->gate, self->clock, hold_ms, self->attempt - 1,
                                              self->max_retries, self->last_failure));
+}
+
+/* The account's usage limit, met by another member of the gate: the
+ * attempt about to run waits for its reset on the wall clock, with the
+ * turn's own jitter, and spends nothing. */
+static void
+hold_for_limit (MendTurn    *self,
+                MendFailure *limit)
+{
+  g_autoptr(MendVerdict) verdict = NULL;
+  gint64 until_ms;
+
+  g_assert (!self->held);
+  g_assert (self->attempt >= 1);
+
+  until_ms = MAX (0, mend_failure_get_resets_at (limit) - mend_clock_get_real_time (self->clock)) / 1000;
+  verdict = mend_verdict_new (limit, MEND_FAILURE_LIMIT, self->attempt, until_ms + mend_error_policy_reset_jitter (self->policy),
+                              FALSE);
+  self->held = TRUE;
+  enter_wait (self, mend_retry_wait_new_for_verdict (verdict, self->clock, self->attempt - 1, self->max_retries, TRUE));
 }
 
 /* A saved wait that was for a usage limit's reset. */

@@ -379,10 +379,12 @@ static const RpcErrorCase rpc_error_cases[] = {
     "{\"code\": -32603, \"message\": \"Internal error\", \"data\": {\"message\": \"unexpected status 400 Bad Request: "
     "{\\\"error\\\": {\\\"message\\\": \\\"Invalid value: 'input_text'.\\\", \\\"type\\\": \\\"invalid_request_error\\\"}}\"}}",
     MEND_REASON_BAD_REQUEST, MEND_FAILURE_PERMANENT, 0, -1, "invalid_request_error" },
+  /* codex-acp's words for a response.failed insufficient_quota: billing,
+   * whatever codex_error_info calls it. */
   { "codex-quota-in-data",
     "{\"code\": -32603, \"message\": \"Internal error\", \"data\": {\"message\": \"Quota exceeded. Check your plan "
     "and billing details.\", \"codex_error_info\": \"usage_limit_exceeded\"}}",
-    MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT, 0, -1, "Quota exceeded" },
+    MEND_REASON_BILLING, MEND_FAILURE_LIMIT, 0, -1, "Quota exceeded" },
   { "codex-503-in-data",
     "{\"code\": -32603, \"message\": \"Internal error\", \"data\": {\"message\": \"unexpected status 503 Service "
     "Unavailable: upstream connect error\", \"codex_error_info\": {\"http_connection_failed\": {\"http_status_code\": 503}}}}",

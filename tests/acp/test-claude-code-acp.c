@@ -160,6 +160,67 @@ test_401_is_one_attempt (Fixture       *f,
   g_assert_cmpstr (head, ==, "Continue the current turn");
 }
 
+/* A plan's five-hour limit over ACP, with continue-at-reset on: the CLI
+ * under the adapter, signed in with a plan, meets the model server's 429
+ * whose unified rate-limit headers say "rejected" until a reset 5 s away
+ * on a wall clock started at the real time. The adapter passes the CLI's
+ * words on ("You've hit your session limit · resets 7:38am (UTC)"), which
+ * name the reset's minute: the chat waits for that minute's end in virtual
+ * time, and its one attempt then succeeds in the same process. */
+#define SESSION_RESETS_IN_S 5
+
+static void
+test_session_limit_continues_at_the_reset (Fixture       *f,
+                                           gconstpointer  data)
+{
+  MendErrorPolicy *policy;
+  MendRetryWait *wait;
+  MendFailure *failure;
+  MendTurn *turn;
+  gint64 start_us = g_get_real_time ();
+  gint64 next_at;
+
+  start_chat (f,
+    "[{\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 429,"
+    "  \"limit\": \"session\", \"resets_in\": " G_STRINGIFY (SESSION_RESETS_IN_S) "}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  mend_test_claude_sign_in_with_plan (f->agent);
+  mend_manual_clock_jump_real_time (MEND_MANUAL_CLOCK (f->clock), (start_us - MEND_TEST_WALL_START) / 1000);
+  policy = mend_chat_get_policy (f->chat);
+  mend_error_policy_set_continue_at_reset (policy, TRUE);
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  f->auto_advance = FALSE;
+
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_waits_at_reset, NULL, "the wait for the reset");
+
+  turn = mend_chat_get_turn (f->chat);
+  failure = mend_turn_get_last_failure (turn);
+  g_test_message ("the limit over ACP: %s", mend_failure_get_message (failure));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_USAGE_LIMIT);
+  wait = mend_chat_get_wait (f->chat);
+  next_at = mend_retry_wait_get_next_at (wait);
+  /* The words name the minute: the wait is for its end, never a day
+   * later. */
+  g_assert_cmpint (next_at, >=, start_us + SESSION_RESETS_IN_S * G_USEC_PER_SEC - G_TIME_SPAN_MINUTE);
+  g_assert_cmpint (next_at, <=, g_get_real_time () + SESSION_RESETS_IN_S * G_USEC_PER_SEC + G_TIME_SPAN_MINUTE);
+  g_test_message ("model requests: %u (limited: %u)", mend_test_model_server_n_requests (&f->server),
+                  mend_test_model_server_n_answered (&f->server, 0));
+  g_assert_cmpuint (mend_test_model_server_n_answered (&f->server, 1), ==, 0);
+
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), mend_retry_wait_get_remaining_ms (wait));
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn");
+
+  turn = mend_test_agent_chat_finished (f, 0);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_test_model_server_n_answered (&f->server, 1), >=, 1);
+  g_assert_cmpuint (mend_agent_get_n_starts (f->agent), ==, 1);
+}
+
 /* A 401 gives up with nothing queued; the user's Retry runs the turn
  * again: the adapter kept the failed prompt, so it is asked to continue,
  * and the model's request carries the user's words once. The answer
@@ -428,6 +489,7 @@ main (int   argc,
 
   ADD ("529-is-retried-in-the-same-session", test_529_retried_in_the_same_session);
   ADD ("401-is-one-attempt", test_401_is_one_attempt);
+  ADD ("session-limit-continues-at-the-reset", test_session_limit_continues_at_the_reset);
   ADD ("retry-after-a-give-up-sends-the-prompt-once", test_retry_after_a_give_up);
   ADD ("stop-sends-session-cancel-and-keeps-the-session", test_stop_sends_session_cancel);
   ADD ("killed-mid-turn-restarts-and-loads-the-session", test_killed_mid_turn_loads_the_session);

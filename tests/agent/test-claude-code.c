@@ -319,6 +319,69 @@ subagent_failed_and_settled (Fixture       *f,
          f->finished->len >= 1 && idle_chat (f, NULL);
 }
 
+/* A plan's five-hour limit reached at the top level, with continue-at-reset
+ * on: the CLI signed in with a plan (a dummy OAuth token, as
+ * tests/support/record-claude-code.py records it) meets the model server's
+ * 429 whose unified rate-limit headers say "rejected" until a reset 5 s
+ * away. The chat's wall clock starts at the real time, so that the
+ * reset the server names is 5 s ahead of it; the wait for the reset runs
+ * in virtual time, and the one attempt at it succeeds. */
+#define SESSION_RESETS_IN_S 5
+
+static void
+test_session_limit_continues_at_the_reset (Fixture       *f,
+                                           gconstpointer  data)
+{
+  MendErrorPolicy *policy;
+  MendRetryWait *wait;
+  MendFailure *failure;
+  MendTurn *turn;
+  gint64 start_us = g_get_real_time ();
+  gint64 next_at;
+
+  start_chat (f, 0,
+    "[{\"match\": \"Fix the build\", \"times\": 1, \"answer\": {\"kind\": \"status\", \"status\": 429,"
+    "  \"limit\": \"session\", \"resets_in\": " G_STRINGIFY (SESSION_RESETS_IN_S) "}},"
+    " {\"match\": \"Fix the build\", \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"Build fixed.\"}}]");
+  if (g_test_failed ())
+    return;
+
+  mend_test_claude_sign_in_with_plan (f->agent);
+  mend_manual_clock_jump_real_time (MEND_MANUAL_CLOCK (f->clock), (start_us - MEND_TEST_WALL_START) / 1000);
+  policy = mend_chat_get_policy (f->chat);
+  mend_error_policy_set_continue_at_reset (policy, TRUE);
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  f->auto_advance = FALSE;
+
+  mend_test_agent_chat_submit (f, "Fix the build");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_waits_at_reset, NULL, "the wait for the reset");
+
+  turn = mend_chat_get_turn (f->chat);
+  failure = mend_turn_get_last_failure (turn);
+  g_test_message ("the CLI said: %s", mend_failure_get_message (failure));
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_USAGE_LIMIT);
+  wait = mend_chat_get_wait (f->chat);
+  next_at = mend_retry_wait_get_next_at (wait);
+  /* The server's reset: 5 s after its clock read the request, to the
+   * second, from the CLI's rate_limit_event. */
+  g_assert_cmpint (next_at % G_USEC_PER_SEC, ==, 0);
+  g_assert_cmpint (next_at, >=, start_us - G_USEC_PER_SEC + SESSION_RESETS_IN_S * G_USEC_PER_SEC);
+  g_assert_cmpint (next_at, <=, g_get_real_time () + SESSION_RESETS_IN_S * G_USEC_PER_SEC);
+  g_assert_nonnull (strstr (mend_chat_get_status_text (f->chat), "Usage limit reached"));
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 1);
+
+  /* A second before the reset nothing is sent; at it, one attempt. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), mend_retry_wait_get_remaining_ms (wait) - 1000);
+  g_assert_true (mend_test_agent_chat_waits_at_reset (f, NULL));
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1000);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn");
+
+  turn = mend_test_agent_chat_finished (f, 0);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_cmpuint (mend_test_model_server_n_requests (&f->server), ==, 2);
+}
+
 static void
 test_subagent_503_is_resumed (Fixture       *f,
                               gconstpointer  data)
@@ -392,6 +455,7 @@ main (int   argc,
   ADD ("401-is-one-attempt", test_401_one_attempt);
   ADD ("stop-during-the-cli-retries-keeps-the-cli", test_stop_during_the_cli_retries);
   ADD ("killed-mid-turn-resumes-the-session", test_killed_mid_turn_resumes_the_session);
+  ADD ("session-limit-continues-at-the-reset", test_session_limit_continues_at_the_reset);
   ADD ("subagent-503-is-resumed-with-send-message", test_subagent_503_is_resumed);
   ADD ("subagent-401-is-not-resumed", test_subagent_401_is_not_resumed);
 

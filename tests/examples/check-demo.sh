@@ -9,6 +9,7 @@ for expected in \
   "queue [“Then update the changelog”]" \
   "queue [“Continue the current turn”, “Post the release notes”]" \
   "■ Stop" \
+  "Usage limit reached — continues at" \
   "runs again" \
   "every queued item was kept"
 do

@@ -145,7 +145,7 @@ test_order_is_the_built_in_files (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(MendRuleSet) with_order = NULL;
   g_autoptr(MendRuleSet) without = NULL;
-  const char *order = "order usage-limit cancelled auth permission bad-request unknown "
+  const char *order = "order billing usage-limit cancelled auth permission bad-request unknown "
                       "capacity rate-limit timeout transport empty server\n";
 
   /* An app's rules take the built-in order. */
@@ -163,6 +163,9 @@ test_order_is_the_built_in_files (void)
   g_assert_no_error (error);
   g_assert_cmpint (mend_rule_set_safety (with_order, MEND_REASON_USAGE_LIMIT), <,
                    mend_rule_set_safety (with_order, MEND_REASON_CAPACITY));
+  /* A doubt between the limits is settled by the one that never waits. */
+  g_assert_cmpint (mend_rule_set_safety (with_order, MEND_REASON_BILLING), <,
+                   mend_rule_set_safety (with_order, MEND_REASON_USAGE_LIMIT));
 
   /* Text with a NUL in it, or that is not UTF-8, is not rules. */
   g_assert_null (mend_rule_set_parse ("words specific capacity \"a\0b\" src", 33, FALSE, &error));

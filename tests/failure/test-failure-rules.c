@@ -77,7 +77,7 @@ test_provider_code_outranks_wrapper_status (void)
     { "ChatGPT error 429: {\n\"error\": {\n\"message\": \"You exceeded your current "
       "quota, please check your plan and billing details.\",\n\"type\": "
       "\"insufficient_quota\",\n\"param\": null,\n\"code\": \"insufficient_quota\"\n}\n}",
-      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+      MEND_REASON_BILLING, MEND_FAILURE_LIMIT },
   };
   g_autoptr(MendFailure) failed_event = NULL;
 
@@ -119,11 +119,11 @@ test_catch_all_code_yields_to_its_message (void)
     { "Error: 400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
       "\"message\":\"Your credit balance is too low to access the Anthropic API. "
       "Please go to Plans & Billing to upgrade or purchase credits.\"}}",
-      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+      MEND_REASON_BILLING, MEND_FAILURE_LIMIT },
     { "litellm.BadRequestError: DeepseekException - {\"error\":{\"message\":"
       "\"Insufficient Balance\",\"type\":\"unknown_error\",\"param\":null,"
       "\"code\":\"invalid_request_error\"}}",
-      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+      MEND_REASON_BILLING, MEND_FAILURE_LIMIT },
     { "litellm.APIConnectionError: BedrockException - {\"message\":\"Model access "
       "is denied due to IAM user or service role is not authorized to perform "
       "the required AWS Marketplace actions. If you recently fixed this issue, "
@@ -170,14 +170,14 @@ test_decisive_facts_outrank_status_and_wrappers (void)
     /* zhipu-g001: arrears, sent with a 429. */
     { "Error code: 429, with error text {\"error\":{\"code\":\"1113\",\"message\":"
       "\"您的账户已欠费，请充值后重试。\"}}",
-      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+      MEND_REASON_BILLING, MEND_FAILURE_LIMIT },
     /* dashscope-g001: Alibaba's Arrearage words over "Access denied" and a 400. */
     { "com.alibaba.dashscope.exception.ApiException: {\"statusCode\":400,\"message\":"
       "\"Access denied, please make sure your account is in good standing.\",\"code\":\"Arrearage\"}",
-      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+      MEND_REASON_BILLING, MEND_FAILURE_LIMIT },
     /* litellm-g013 */
     { "400 Budget has been exceeded! Team=99c74652-6e33-4dbd-93f3-5b545da15ade",
-      MEND_REASON_USAGE_LIMIT, MEND_FAILURE_LIMIT },
+      MEND_REASON_BILLING, MEND_FAILURE_LIMIT },
     /* gemini-g001: a region refusal is permission, over FAILED_PRECONDITION. */
     { "400 FAILED_PRECONDITION. {'error': {'code': 400, 'message': 'User location is not "
       "supported for the API use.', 'status': 'FAILED_PRECONDITION'}}",

@@ -289,9 +289,9 @@ static const TextVector usage_text_vectors[] = {
   { "5-hour limit reached ∙ resets 3pm",
     E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
   { ANTHROPIC_CREDIT,
-    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+    E (BILLING, LIMIT, 0, -1, NULL) },
   { "API Error: 400 " ANTHROPIC ("invalid_request_error", ANTHROPIC_CREDIT),
-    E (USAGE_LIMIT, LIMIT, 400, -1, "invalid_request_error") },
+    E (BILLING, LIMIT, 400, -1, "invalid_request_error") },
   /* Anthropic's spend limit arrives as a 429 rate_limit_error. */
   { "API Error: 429 " ANTHROPIC ("rate_limit_error", ANTHROPIC_SPEND),
     E (USAGE_LIMIT, LIMIT, 429, -1, "rate_limit_error") },
@@ -299,9 +299,9 @@ static const TextVector usage_text_vectors[] = {
     E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
   { "429 You exceeded your current quota, please check your plan and billing "
     "details.",
-    E (USAGE_LIMIT, LIMIT, 429, -1, NULL) },
+    E (BILLING, LIMIT, 429, -1, NULL) },
   { OPENAI_QUOTA,
-    E (USAGE_LIMIT, LIMIT, 0, -1, "insufficient_quota") },
+    E (BILLING, LIMIT, 0, -1, "insufficient_quota") },
   /* OpenRouter: a per-day allowance worded as a rate limit. */
   { "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 "
     "free model requests per day",
@@ -318,9 +318,9 @@ static const TextVector usage_text_vectors[] = {
 /* Classes, not phrases: a word of a family with its evidence close by. */
 static const TextVector family_text_vectors[] = {
   { "Your prepaid credits are depleted.",
-    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+    E (BILLING, LIMIT, 0, -1, NULL) },
   { "You ran out of credits for this billing period",
-    E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
+    E (BILLING, LIMIT, 0, -1, NULL) },
   { "You have 0 messages left on the free plan",
     E (USAGE_LIMIT, LIMIT, 0, -1, NULL) },
   { "Error 429: the monthly token allowance of your team is used up",
@@ -468,7 +468,7 @@ static const HttpVector http_vectors[] = {
   { "402 OpenRouter insufficient credits", 402, { NULL },
     "{\"error\":{\"message\":\"Insufficient credits. Add more using "
     "https://openrouter.ai/credits\",\"code\":402}}",
-    E (USAGE_LIMIT, LIMIT, 402, -1, NULL), "Insufficient credits" },
+    E (BILLING, LIMIT, 402, -1, NULL), "Insufficient credits" },
   { "499", 499, { NULL }, NULL,
     E (CANCELLED, STOPPED, 499, -1, NULL), NULL },
   { "409 conflict is retried as the SDKs do", 409, { NULL }, NULL,
@@ -525,24 +525,24 @@ static const HttpVector http_vectors[] = {
 
 static const HttpVector http_usage_vectors[] = {
   { "429 OpenAI insufficient_quota", 429, { NULL }, OPENAI_QUOTA,
-    E (USAGE_LIMIT, LIMIT, 429, -1, "insufficient_quota"), "current quota" },
+    E (BILLING, LIMIT, 429, -1, "insufficient_quota"), "current quota" },
   { "429 OpenAI insufficient_quota with x-should-retry true", 429,
     { "x-should-retry", "true", "Retry-After", "20", NULL }, OPENAI_QUOTA,
-    E (USAGE_LIMIT, LIMIT, 429, 20000, "insufficient_quota"), NULL },
+    E (BILLING, LIMIT, 429, 20000, "insufficient_quota"), NULL },
   { "429 Anthropic spend limit as rate_limit_error", 429, { NULL },
     ANTHROPIC ("rate_limit_error", ANTHROPIC_SPEND),
     E (USAGE_LIMIT, LIMIT, 429, -1, "rate_limit_error"), "usage limits" },
   { "429 quota as plain text", 429, { NULL },
     "You exceeded your current quota, please check your plan and billing details.",
-    E (USAGE_LIMIT, LIMIT, 429, -1, NULL), "current quota" },
+    E (BILLING, LIMIT, 429, -1, NULL), "current quota" },
   { "400 credit balance too low", 400, { NULL },
     ANTHROPIC ("invalid_request_error", ANTHROPIC_CREDIT),
-    E (USAGE_LIMIT, LIMIT, 400, -1, "invalid_request_error"), "credit balance" },
+    E (BILLING, LIMIT, 400, -1, "invalid_request_error"), "credit balance" },
   { "402 billing_error", 402, { NULL },
     ANTHROPIC ("billing_error", "Your organization has an unpaid invoice."),
-    E (USAGE_LIMIT, LIMIT, 402, -1, "billing_error"), NULL },
+    E (BILLING, LIMIT, 402, -1, "billing_error"), NULL },
   { "402, no body", 402, { NULL }, NULL,
-    E (USAGE_LIMIT, LIMIT, 402, -1, NULL), NULL },
+    E (BILLING, LIMIT, 402, -1, NULL), NULL },
 };
 
 static const HttpVector http_header_vectors[] = {
@@ -1427,7 +1427,7 @@ test_nicks (void)
 {
   static const char *reasons[] = {
     "capacity", "rate-limit", "transport", "timeout", "empty", "server", "auth",
-    "permission", "bad-request", "usage-limit", "cancelled", "unknown",
+    "permission", "bad-request", "usage-limit", "billing", "cancelled", "unknown",
   };
   static const char *kinds[] = { "transient", "permanent", "limit", "stopped" };
 

@@ -8,7 +8,8 @@
  * anthropic-ratelimit-unified-status: rejected, its reset in Unix
  * seconds), in virtual time. Off by default: the turn gives up at once,
  * as before. On (MendErrorPolicy:continue-at-reset): one attempt at the
- * reset, the queue kept until then; still limited, the next reset; Stop
+ * reset, the queue kept until then; still limited, the next reset; a
+ * balance to pay (MEND_REASON_BILLING) never waits; Stop
  * during the wait; a wall clock that jumps past the reset (a machine that
  * slept); the wait saved and restored across the reset. The failure
  * words' reset times ("resets 9:23pm (UTC)", "try again at Dec 2nd, 2026
@@ -87,13 +88,17 @@ last_finished (Fixture *f)
 }
 
 /* Off, the default: a spent window gives up at once, the queue kept with
- * Continue at its head, and the failure says when the limit resets. */
+ * Continue at its head, and the failure and the chat's sentence say when
+ * the limit resets. */
 static void
 test_default_off_gives_up (Fixture       *f,
                            gconstpointer  data)
 {
   g_autofree char *headers = limited_headers (WALL_S + 3600);
   Reply script[] = { { 429, "application/json", LIMITED_BODY, headers } };
+  g_autoptr(GDateTime) reset = g_date_time_new_from_unix_local (WALL_S + 3600);
+  g_autofree char *at = g_date_time_format (reset, "%H:%M");
+  g_autofree char *expected = g_strdup_printf ("The usage limit was reached — resets at %s", at);
   MendFailure *failure;
 
   mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
@@ -104,7 +109,7 @@ test_default_off_gives_up (Fixture       *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
   g_assert_cmpint (mend_failure_get_resets_at (failure), ==, (WALL_S + 3600) * G_USEC_PER_SEC);
   g_assert_cmpuint (f->served, ==, 1);
-  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, "The usage limit was reached");
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==, expected);
   g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 2);
   g_assert_true (mend_chat_get_can_retry (f->chat));
 }
@@ -178,6 +183,38 @@ test_still_limited_waits_for_the_next_reset (Fixture       *f,
   g_assert_cmpuint (f->served, ==, 4);
   g_assert_cmpint (mend_failure_get_resets_at (mend_chat_get_last_failure (f->chat)), ==,
                    (WALL_S + 2400) * G_USEC_PER_SEC);
+}
+
+/* A balance to pay is not a window: with continue-at-reset on and a reset
+ * in the headers, a credit balance too low gives up at once and says so. */
+static void
+test_billing_never_waits (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autofree char *headers = g_strdup_printf ("anthropic-ratelimit-unified-reset: %" G_GINT64_FORMAT,
+                                              WALL_S + 600);
+  Reply script[] = {
+    { 400, "application/json",
+      "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+      "\"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
+      "to upgrade or purchase credits.\"}}", headers },
+  };
+  MendFailure *failure;
+
+  continue_at_reset (f);
+  mend_test_http_chat_start (f, script, G_N_ELEMENTS (script));
+  g_assert_true (mend_chat_submit (f->chat, "Then update the changelog", NULL, NULL));
+  run_until (f, MEND_TURN_FAILED, 1);
+  failure = mend_chat_get_last_failure (f->chat);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_BILLING);
+  g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
+  g_assert_cmpint (mend_failure_get_resets_at (failure), ==, (WALL_S + 600) * G_USEC_PER_SEC);
+  g_assert_null (mend_chat_get_wait (f->chat));
+  g_assert_cmpstr (mend_chat_get_status_text (f->chat), ==,
+                   "The account’s credit or spending limit is used up");
+  mend_manual_clock_advance (clock_of (f), 3600 * 1000);
+  g_assert_cmpuint (f->served, ==, 1);
+  g_assert_cmpuint (mend_queue_get_length (mend_chat_get_queue (f->chat)), ==, 2);
 }
 
 /* Stop during the wait: the turn ends stopped, nothing in the queue moves,
@@ -306,7 +343,10 @@ test_reset_times_in_words (void)
   g_autoptr(MendFailure) iso = NULL;
   g_autoptr(MendFailure) rate = NULL;
 
-  if (at_923 < now_us)
+  /* Within the minute the words name, its end; past it, tomorrow's. */
+  if (at_923 < now_us && now_us - at_923 < G_TIME_SPAN_MINUTE)
+    at_923 += G_TIME_SPAN_MINUTE;
+  else if (at_923 < now_us)
     at_923 += G_TIME_SPAN_DAY;
 
   /* The real CLI's words (tests/data/claude-code-2.1.332/subagent-session-limit.jsonl). */
@@ -389,6 +429,7 @@ main (int   argc,
   ADD ("default-off-gives-up", test_default_off_gives_up, NULL);
   ADD ("on-waits-for-the-reset", test_on_waits_for_the_reset, NULL);
   ADD ("still-limited-waits-for-the-next-reset", test_still_limited_waits_for_the_next_reset, NULL);
+  ADD ("billing-never-waits", test_billing_never_waits, NULL);
   ADD ("stop-during-the-wait", test_stop_during_the_wait, NULL);
   ADD ("wall-clock-jump-past-the-reset", test_wall_clock_jump_past_the_reset, NULL);
   ADD ("restored-before-the-reset", test_restored_across_the_reset, GINT_TO_POINTER (FALSE));

@@ -126,7 +126,7 @@ static const Row rows[] = {
   { "chat-completions/openai-400-context-length", CHAT, "chat-completions/openai-400-context-length.json", NULL, 400, JSON, NULL,
     GIVES_UP, .kind = MEND_FAILURE_PERMANENT, .reason = MEND_REASON_BAD_REQUEST, .hint = -1 },
   { "chat-completions/openai-429-insufficient-quota", CHAT, "chat-completions/openai-429-insufficient-quota.json", NULL, 429, JSON, NULL,
-    GIVES_UP, .kind = MEND_FAILURE_LIMIT, .reason = MEND_REASON_USAGE_LIMIT, .hint = -1 },
+    GIVES_UP, .kind = MEND_FAILURE_LIMIT, .reason = MEND_REASON_BILLING, .hint = -1 },
   { "chat-completions/openai-429-rate-limit-exceeded", CHAT, "chat-completions/openai-429-rate-limit-exceeded.json", NULL, 429, JSON, NULL,
     RETRIED, .kind = MEND_FAILURE_TRANSIENT, .reason = MEND_REASON_RATE_LIMIT, .hint = 26604 },
 

@@ -212,7 +212,7 @@ class FailureCorpusTests(unittest.TestCase):
 
     def test_refusals_and_limits_are_never_retried(self):
         for r in self.results:
-            if r["reason"] in ("auth", "permission", "usage-limit"):
+            if r["reason"] in ("auth", "permission", "usage-limit", "billing"):
                 self.assertNotEqual(r["kind"], "transient")
 
     def test_check_half_meets_the_bars(self):

@@ -189,29 +189,31 @@ test_subagent_session_limit_is_not_resumed (Fixture       *f,
   g_assert_null (mend_chat_get_turn (f->chat));
 }
 
-/* The same recording with continue-at-reset on the resume policy: the
- * subagent that met its 5-hour limit ("resets 9:23pm (UTC)") waits for
- * that reset on the wall clock, and is resumed at it. */
+/* The recording's times: the subagent failed at 18:23:37 UTC on
+ * 2026-12-01 (its task's end_time), and the rate_limit_event just before
+ * it says the window resets at 21:23:37 (resetsAt). */
+#define RECORDED_AT_S    G_GINT64_CONSTANT (1796149417)
+#define RECORDED_RESET_S G_GINT64_CONSTANT (1796160217)
+
+/* The same recording with continue-at-reset on the resume policy, the
+ * wall clock at the time it was recorded: the subagent that met its
+ * 5-hour limit waits for the reset its rate_limit_event named, to the
+ * second (its words say only "resets 9:23pm (UTC)"), on the wall clock,
+ * and is resumed at it. */
 static void
 test_subagent_session_limit_resumed_at_the_reset (Fixture       *f,
                                                   gconstpointer  data)
 {
   guint *waits = count_waits (f);
   MendErrorPolicy *resume = mend_chat_get_resume_policy (f->chat);
-  g_autoptr(GDateTime) start = g_date_time_new_from_unix_utc (MEND_TEST_WALL_START / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) reset = NULL;
+  MendManualClock *clock = MEND_MANUAL_CLOCK (f->clock);
+  gint64 reset_us = RECORDED_RESET_S * G_USEC_PER_SEC;
   MendRetryWait *wait;
   MendSubagent *s;
-  gint64 reset_us;
 
   mend_error_policy_set_continue_at_reset (resume, TRUE);
   mend_error_policy_set_jitter (resume, MEND_JITTER_NONE);
-  /* The next 21:23 UTC after the clock's start. */
-  reset = g_date_time_new_utc (g_date_time_get_year (start), g_date_time_get_month (start),
-                               g_date_time_get_day_of_month (start), 21, 23, 0);
-  reset_us = g_date_time_to_unix (reset) * G_USEC_PER_SEC;
-  if (reset_us < MEND_TEST_WALL_START)
-    reset_us += G_TIME_SPAN_DAY;
+  mend_manual_clock_jump_real_time (clock, (RECORDED_AT_S * G_USEC_PER_SEC - MEND_TEST_WALL_START) / 1000);
 
   mend_test_recording_submit (f, "Start the survey in the background");
   load (f, "subagent-session-limit");
@@ -226,11 +228,47 @@ test_subagent_session_limit_resumed_at_the_reset (Fixture       *f,
   g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, reset_us);
   g_assert_cmpuint (*waits, ==, 1);
   g_assert_true (mend_test_recording_feed_until (f, NULL));
+  g_assert_cmpuint (mend_stream_observer_get_n_ignored (f->observer), ==, 0);
 
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), (reset_us - MEND_TEST_WALL_START) / 1000 - 1000);
+  mend_manual_clock_advance (clock, (reset_us - RECORDED_AT_S * G_USEC_PER_SEC) / 1000 - 1000);
   g_assert_false (mend_test_recording_has_record (f, "subagent_retry", "fired"));
-  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 1000);
+  mend_manual_clock_advance (clock, 1000);
   g_assert_true (mend_test_recording_has_record (f, "subagent_retry", "fired"));
+}
+
+/* Without its rate_limit_event the same failure's words give the reset:
+ * the next 21:23 UTC after the clock, read at the chat's time. */
+static void
+test_subagent_session_limit_reset_in_words (Fixture       *f,
+                                            gconstpointer  data)
+{
+  MendErrorPolicy *resume = mend_chat_get_resume_policy (f->chat);
+  g_autoptr(GDateTime) start = g_date_time_new_from_unix_utc (MEND_TEST_WALL_START / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) reset = NULL;
+  MendSubagent *s;
+  gint64 reset_us;
+
+  mend_error_policy_set_continue_at_reset (resume, TRUE);
+  mend_error_policy_set_jitter (resume, MEND_JITTER_NONE);
+  reset = g_date_time_new_utc (g_date_time_get_year (start), g_date_time_get_month (start),
+                               g_date_time_get_day_of_month (start), 21, 23, 0);
+  reset_us = g_date_time_to_unix (reset) * G_USEC_PER_SEC;
+  if (reset_us < MEND_TEST_WALL_START)
+    reset_us += G_TIME_SPAN_DAY;
+
+  mend_test_recording_submit (f, "Start the survey in the background");
+  load (f, "subagent-session-limit");
+  while (f->lines[f->next] != NULL && strstr (f->lines[f->next], "\"task_notification\"") == NULL)
+    {
+      const char *line = f->lines[f->next++];
+
+      if (strstr (line, "\"rate_limit_event\"") == NULL)
+        mend_stream_observer_feed_line (f->observer, line, -1);
+    }
+  s = mend_subagent_retry_lookup (mend_chat_get_subagents (f->chat), "toolu_scripted0001");
+  g_assert_nonnull (s);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_subagent_get_failure (s)), ==, reset_us);
+  g_assert_cmpint (mend_retry_wait_get_next_at (mend_subagent_get_retry (s)), ==, reset_us);
 }
 
 /* Feeds the first turn of the recording without the lines that started
@@ -421,6 +459,7 @@ main (int   argc,
   ADD ("background-bash-failed-is-not-a-subagent", test_background_bash_failed_is_not_a_subagent);
   ADD ("subagent-session-limit-is-not-resumed", test_subagent_session_limit_is_not_resumed);
   ADD ("subagent-session-limit-resumed-at-the-reset", test_subagent_session_limit_resumed_at_the_reset);
+  ADD ("subagent-session-limit-reset-in-words", test_subagent_session_limit_reset_in_words);
   ADD ("limit-without-its-start-is-failed-not-resumed", test_limit_without_its_start_is_failed_not_resumed);
   ADD ("503-without-its-start-is-resumed", test_503_without_its_start_is_resumed);
   ADD ("shell-failure-without-its-start-is-not-a-subagent",

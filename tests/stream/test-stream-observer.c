@@ -282,6 +282,98 @@ test_result_usage_limit_is_a_limit (Fixture       *f,
   g_assert_cmpint (mend_failure_get_kind (failure), ==, MEND_FAILURE_LIMIT);
 }
 
+#define RATE_LIMIT_LINE(info) \
+  "{\"type\":\"rate_limit_event\",\"rate_limit_info\":" info ",\"session_id\":\"s-1\"}"
+
+/* The CLI's rate_limit_event says when the window resets (the lines of
+ * Claude Code 2.1.332): a usage limit whose words name no time then
+ * waits for it with continue-at-reset on; an event that is not rejected
+ * forgets it, and the turn's next limit knows no reset. */
+static void
+test_rate_limit_event_gives_the_reset (Fixture       *f,
+                                       gconstpointer  data)
+{
+  MendErrorPolicy *policy = mend_chat_get_policy (f->chat);
+  gint64 reset_s = WALL_START / G_USEC_PER_SEC + 7200;
+  g_autofree char *rejected = g_strdup_printf (
+    RATE_LIMIT_LINE ("{\"status\":\"rejected\",\"resetsAt\":%" G_GINT64_FORMAT ","
+                     "\"rateLimitType\":\"five_hour\",\"isUsingOverage\":false}"), reset_s);
+  const char *limited =
+    "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,"
+    "\"result\":\"Claude AI usage limit reached\",\"session_id\":\"s-1\"}";
+  MendTurn *turn;
+  MendRetryWait *wait;
+  guint64 parsed;
+
+  mend_error_policy_set_continue_at_reset (policy, TRUE);
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  turn = submit (f);
+
+  /* Parsed, though no "system" or "result" is in it; it changes nothing
+   * by itself. */
+  parsed = mend_stream_observer_get_n_parsed (f->observer);
+  g_assert_false (feed (f, rejected));
+  g_assert_cmpuint (mend_stream_observer_get_n_parsed (f->observer), ==, parsed + 1);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
+
+  g_assert_true (feed (f, limited));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==,
+                   reset_s * G_USEC_PER_SEC);
+  wait = mend_turn_get_wait (turn);
+  g_assert_true (mend_retry_wait_get_at_reset (wait));
+  g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, reset_s * G_USEC_PER_SEC);
+
+  /* At the reset, one attempt; the window open again, the event says so. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (f->clock), 7200 * 1000);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_RUNNING);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
+  g_assert_false (feed (f, RATE_LIMIT_LINE ("{\"status\":\"allowed\",\"isUsingOverage\":false}")));
+
+  /* Limited again without an event: no reset known, the turn gives up. */
+  g_assert_true (feed (f, limited));
+  g_assert_cmpint (mend_turn_get_state (last_finished (f)), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (last_finished (f))), ==, 0);
+
+  /* An event whose reset has passed names no reset for a new limit. */
+  g_free (rejected);
+  rejected = g_strdup_printf (RATE_LIMIT_LINE ("{\"status\":\"rejected\",\"resetsAt\":%" G_GINT64_FORMAT "}"),
+                              reset_s - 60);
+  turn = submit (f);
+  g_assert_false (feed (f, rejected));
+  g_assert_true (feed (f, limited));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_FAILED);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==, 0);
+}
+
+/* A reset in words names its minute: read within that minute (the
+ * clock's 10:53:20), "resets 10:53am" is at its end, 10:54, not a day
+ * later; a minute that has passed is tomorrow's. */
+static void
+test_reset_in_words_within_its_minute (Fixture       *f,
+                                       gconstpointer  data)
+{
+  gint64 minute_us = WALL_START - 20 * G_USEC_PER_SEC;   /* 10:53:00 UTC */
+  MendTurn *turn;
+
+  mend_error_policy_set_continue_at_reset (mend_chat_get_policy (f->chat), TRUE);
+  turn = submit (f);
+  g_assert_true (feed (f,
+    "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+    "\"result\":\"You've hit your session limit \xc2\xb7 resets 10:53am (UTC)\"}"));
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_WAITING);
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==,
+                   minute_us + G_TIME_SPAN_MINUTE);
+  mend_chat_stop (f->chat);
+
+  turn = submit (f);
+  g_assert_true (feed (f,
+    "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+    "\"result\":\"You've hit your session limit \xc2\xb7 resets 10:52am (UTC)\"}"));
+  g_assert_cmpint (mend_failure_get_resets_at (mend_turn_get_last_failure (turn)), ==,
+                   minute_us - G_TIME_SPAN_MINUTE + G_TIME_SPAN_DAY);
+}
+
 static void
 test_error_text_falls_back_to_error_member (Fixture       *f,
                                             gconstpointer  data)
@@ -691,6 +783,12 @@ test_bad_input_is_ignored (Fixture       *f,
     "{\"type\":\"result\",\"is_error\":true,\"api_error_status\":5290}",
     "{\"type\":\"result\",\"is_error\":true,\"api_error_status\":52.9}",
     "{\"type\":\"result\",\"subtype\":[],\"is_error\":false}",
+    "{\"type\":\"rate_limit_event\"}",
+    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":\"rejected\"}",
+    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"resetsAt\":1796160217}}",
+    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\",\"resetsAt\":\"9:23pm\"}}",
+    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\",\"resetsAt\":-5}}",
+    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\",\"resetsAt\":1e300}}",
   };
   /* Parsed, not counted: unknown types, subtypes and fields. */
   const char *silent[] = {
@@ -1127,6 +1225,8 @@ main (int   argc,
   ADD ("failure-after-output-is-not-replayed", test_failure_after_output_is_not_replayed);
   ADD ("result-529-waits-to-retry", test_result_529_waits_to_retry);
   ADD ("result-400-gives-up", test_result_400_gives_up);
+  ADD ("rate-limit-event-gives-the-reset", test_rate_limit_event_gives_the_reset);
+  ADD ("reset-in-words-within-its-minute", test_reset_in_words_within_its_minute);
   ADD ("result-usage-limit-is-a-limit", test_result_usage_limit_is_a_limit);
   ADD ("error-text-falls-back-to-error-member", test_error_text_falls_back_to_error_member);
   ADD ("subtype-alone-never-decides", test_subtype_alone_never_decides);

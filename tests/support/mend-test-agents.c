@@ -366,6 +366,13 @@ offline_claude (MendAgent  *agent,
   mend_agent_setenv (agent, "IS_SANDBOX", "1");
 }
 
+void
+mend_test_claude_sign_in_with_plan (MendAgent *agent)
+{
+  mend_agent_unsetenv (agent, "ANTHROPIC_API_KEY");
+  mend_agent_setenv (agent, "CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-offline");
+}
+
 MendAgentProcess *
 mend_test_claude_code_process_new (const char *cli,
                                    const char *base_url,
@@ -885,6 +892,15 @@ mend_test_agent_chat_turn_is_waiting (MendTestAgentChat *f,
 
   return turn != NULL && mend_turn_get_state (turn) == MEND_TURN_WAITING &&
          g_get_monotonic_time () - f->waiting_since_us >= MEND_TEST_AGENT_MIN_WAIT_MS * 1000;
+}
+
+gboolean
+mend_test_agent_chat_waits_at_reset (MendTestAgentChat *f,
+                                     gconstpointer      data)
+{
+  MendRetryWait *wait = mend_chat_get_wait (f->chat);
+
+  return wait != NULL && mend_retry_wait_get_at_reset (wait);
 }
 
 MendTurn *

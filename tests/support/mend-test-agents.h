@@ -75,6 +75,10 @@ char     *mend_test_ac_codex_acp_find         (void);
 MendAgentProcess *mend_test_claude_code_process_new   (const char *cli,
                                                        const char *base_url,
                                                        guint       max_retries);
+/* Claude Code (the CLI, or an adapter that runs it) signed in with a
+ * plan, a dummy OAuth token instead of the API key: how it reads a plan's
+ * usage limit (tests/support/record-claude-code.py records so). */
+void              mend_test_claude_sign_in_with_plan (MendAgent  *agent);
 #if MEND_HAS_ACP
 MendAcpAgent     *mend_test_claude_code_acp_agent_new (const char *adapter,
                                                        const char *base_url);
@@ -222,6 +226,9 @@ gboolean  mend_test_agent_chat_n_finished_is   (MendTestAgentChat *f,
                                                 gconstpointer      data);
 /* A check: the chat's turn waits, and has for MEND_TEST_AGENT_MIN_WAIT_MS
  * of real time. */
+/* A check: the chat waits for a usage limit's reset. */
+gboolean  mend_test_agent_chat_waits_at_reset  (MendTestAgentChat *f,
+                                                gconstpointer      data);
 gboolean  mend_test_agent_chat_turn_is_waiting (MendTestAgentChat *f,
                                                 gconstpointer      data);
 MendTurn *mend_test_agent_chat_finished  (MendTestAgentChat *f,

@@ -7,6 +7,8 @@
  * attempt signal, and a fake network monitor.
  */
 
+#include <string.h>
+
 #include "mend-test-gate.h"
 
 /* Records of one chat, outcome and nextAt, for comparing two runs. */
@@ -302,6 +304,132 @@ test_a_flapping_upstream_serves_every_chat_in_every_up_window (void)
   mend_test_gate_sim_clear (&sim);
 }
 
+/* The account's usage limit: an upstream that answers every request
+ * with a spent plan window (429, anthropic-ratelimit-unified-status
+ * "rejected") until its reset, then answers. */
+#define LIMIT_RESET_S (MEND_TEST_WALL_START / G_USEC_PER_SEC + 600)
+
+typedef struct
+{
+  MendClock *clock;
+  guint      attempts[3];   /* per chat */
+} LimitedUpstream;
+
+static void
+on_limited_attempt (MendTurn        *turn,
+                    guint            n,
+                    GCancellable    *cancellable,
+                    LimitedUpstream *up)
+{
+  guint index = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (turn), "chat-index"));
+  g_autofree char *reset = g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) LIMIT_RESET_S);
+  SoupMessageHeaders *headers;
+  g_autoptr(MendFailure) failure = NULL;
+
+  up->attempts[index]++;
+  if (mend_clock_get_real_time (up->clock) >= LIMIT_RESET_S * G_USEC_PER_SEC)
+    {
+      mend_turn_succeed (turn);
+      return;
+    }
+  headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  soup_message_headers_append (headers, "anthropic-ratelimit-unified-status", "rejected");
+  soup_message_headers_append (headers, "anthropic-ratelimit-unified-reset", reset);
+  failure = mend_failure_new_from_http (429, headers, NULL);
+  soup_message_headers_unref (headers);
+  mend_turn_fail (turn, failure);
+}
+
+static void
+on_limited_turn_started (MendChat        *chat,
+                         MendTurn        *turn,
+                         LimitedUpstream *up)
+{
+  g_object_set_data (G_OBJECT (turn), "chat-index", g_object_get_data (G_OBJECT (chat), "chat-index"));
+  g_signal_connect (turn, "attempt", G_CALLBACK (on_limited_attempt), up);
+}
+
+static MendChat *
+limited_chat (LimitedUpstream *up,
+              MendGate        *gate,
+              guint            index,
+              gboolean         continue_at_reset)
+{
+  g_autofree char *id = g_strdup_printf ("chat-%u", index);
+  g_autoptr(MendErrorPolicy) policy = mend_error_policy_new ();
+  MendChat *chat;
+
+  mend_error_policy_set_jitter (policy, MEND_JITTER_NONE);
+  mend_error_policy_set_continue_at_reset (policy, continue_at_reset);
+  chat = g_object_new (MEND_TYPE_CHAT, "id", id, "clock", up->clock, "policy", policy, "gate", gate, NULL);
+  g_object_set_data (G_OBJECT (chat), "chat-index", GUINT_TO_POINTER (index));
+  g_signal_connect (chat, "turn-started", G_CALLBACK (on_limited_turn_started), up);
+  return chat;
+}
+
+/* Chats on one gate share the account's usage limit: once chat 0 met it,
+ * chat 1 (continue-at-reset on) sends nothing and waits for the same
+ * reset, spending no attempt; chat 2 (off, the default) asks the upstream
+ * itself and gives up, as without the gate. At the reset both waiting
+ * chats go, once each. */
+static void
+test_a_usage_limit_holds_every_chat_until_its_reset (void)
+{
+  LimitedUpstream up = { 0 };
+  MendGate *gate;
+  MendChat *chats[3];
+  MendRetryWait *wait;
+
+  up.clock = mend_manual_clock_new (MEND_TEST_WALL_START);
+  gate = mend_gate_new (up.clock);
+  for (guint i = 0; i < G_N_ELEMENTS (chats); i++)
+    chats[i] = limited_chat (&up, gate, i, i < 2);
+
+  g_assert_true (mend_chat_submit (chats[0], "Fix the build", NULL, NULL));
+  wait = mend_chat_get_wait (chats[0]);
+  g_assert_nonnull (wait);
+  g_assert_true (mend_retry_wait_get_at_reset (wait));
+  g_assert_cmpuint (up.attempts[0], ==, 1);
+
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (up.clock), 60 * 1000);
+  g_assert_true (mend_chat_submit (chats[1], "Update the changelog", NULL, NULL));
+  wait = mend_chat_get_wait (chats[1]);
+  g_assert_nonnull (wait);
+  g_assert_true (mend_retry_wait_get_at_reset (wait));
+  g_assert_cmpint (mend_retry_wait_get_reason (wait), ==, MEND_REASON_USAGE_LIMIT);
+  g_assert_cmpint (mend_retry_wait_get_next_at (wait), ==, LIMIT_RESET_S * G_USEC_PER_SEC);
+  g_assert_nonnull (strstr (mend_chat_get_status_text (chats[1]), "Usage limit reached — continues at"));
+  g_assert_cmpuint (up.attempts[1], ==, 0);
+  g_assert_cmpuint (mend_turn_get_attempt (mend_chat_get_turn (chats[1])), ==, 1);
+
+  g_assert_true (mend_chat_submit (chats[2], "Post the notes", NULL, NULL));
+  g_assert_null (mend_chat_get_turn (chats[2]));
+  g_assert_cmpint (mend_chat_get_lifecycle (chats[2]), ==, MEND_LIFECYCLE_ERROR);
+  g_assert_cmpuint (up.attempts[2], ==, 1);
+
+  /* A second before the reset nothing goes; at it, one attempt each. */
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (up.clock), (600 - 60 - 1) * 1000);
+  g_assert_cmpuint (up.attempts[0] + up.attempts[1], ==, 1);
+  mend_manual_clock_advance (MEND_MANUAL_CLOCK (up.clock), 1000);
+  g_assert_cmpuint (up.attempts[0], ==, 2);
+  g_assert_cmpuint (up.attempts[1], ==, 1);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_null (mend_chat_get_turn (chats[i]));
+      g_assert_cmpint (mend_chat_get_lifecycle (chats[i]), ==, MEND_LIFECYCLE_READY);
+    }
+
+  /* The reset passed: a new turn is sent at once. */
+  g_assert_true (mend_chat_submit (chats[1], "And the release notes", NULL, NULL));
+  g_assert_cmpuint (up.attempts[1], ==, 2);
+  g_assert_null (mend_chat_get_turn (chats[1]));
+
+  for (guint i = 0; i < G_N_ELEMENTS (chats); i++)
+    g_assert_finalize_object (chats[i]);
+  g_assert_finalize_object (gate);
+  g_assert_finalize_object (up.clock);
+}
+
 static void
 test_stop_while_held_ends_the_turn (void)
 {
@@ -405,6 +533,8 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/offline-spends-no-attempt-and-resumes-staggered", test_offline_spends_no_attempt_and_resumes_staggered);
   g_test_add_func ("/Mend/Gate/members-that-left-keep-no-place-in-the-release", test_members_that_left_keep_no_place_in_the_release);
   g_test_add_func ("/Mend/Gate/a-flapping-upstream-serves-every-chat-in-every-up-window", test_a_flapping_upstream_serves_every_chat_in_every_up_window);
+  g_test_add_func ("/Mend/Gate/a-usage-limit-holds-every-chat-until-its-reset",
+                   test_a_usage_limit_holds_every_chat_until_its_reset);
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
   g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
   g_test_add_func ("/Mend/Gate/gate-for-uri-is-per-main-context", test_gate_for_uri_is_per_main_context);
