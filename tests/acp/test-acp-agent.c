@@ -785,17 +785,7 @@ log_has_prompt (Fixture    *f,
                 guint       n,
                 const char *text)
 {
-  g_autofree char *contents = NULL;
-  g_auto(GStrv) lines = NULL;
-  guint seen = 0;
-
-  if (!g_file_get_contents (f->log, &contents, NULL, NULL))
-    return FALSE;
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], "\"session/prompt\"") != NULL && ++seen == n)
-      return strstr (lines[i], text) != NULL;
-  return FALSE;
+  return mend_test_file_nth_line_has (f->log, "\"session/prompt\"", n, text);
 }
 
 /* The Gemini CLI drops a failed prompt from its history: the chat's

@@ -83,16 +83,21 @@ prompt_has (Fixture    *f,
             guint       n,
             const char *text)
 {
-  g_autofree char *contents = NULL;
-  g_auto(GStrv) lines = NULL;
-  guint seen = 0;
+  return mend_test_file_nth_line_has (f->log, "\"session/prompt\"", n, text);
+}
 
-  g_assert_true (g_file_get_contents (f->log, &contents, NULL, NULL));
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], "\"session/prompt\"") != NULL && ++seen == n)
-      return strstr (lines[i], text) != NULL;
-  return FALSE;
+/* The agent playing @script, the chat's text stream into @texts, and one
+ * turn, "Fix the build", played to its end. */
+static MendTurn *
+play_first (Fixture    *f,
+            const char *script,
+            GString    *texts)
+{
+  mend_test_hostile_acp_start_chat (f, script);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  return mend_test_hostile_acp_finished (f, 0);
 }
 
 /* The client asks for typed failures and subagents in initialize. */
@@ -120,13 +125,9 @@ test_typed_service_failure_is_retried_with_continue (Fixture       *f,
   MendTurn *turn;
   MendFailure *failure;
 
-  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CLAUDE_INFO "],"
+  turn = play_first (f, "{'runs': [{'initialize': [" CLAUDE_INFO "],"
                                        " 'session/prompt': [[" SESSION_FAILURE ("service", CLAUDE_503, "['retry']") "],"
-                                       "                    [" MEND_TEST_ACP_END_TURN "]]}]}");
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
-  mend_test_hostile_acp_submit (f, "Fix the build");
-  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
-  turn = mend_test_hostile_acp_finished (f, 0);
+                                       "                    [" MEND_TEST_ACP_END_TURN "]]}]}", texts);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
@@ -232,15 +233,11 @@ test_claude_error_chunk_is_not_output (Fixture       *f,
   MendTurn *turn;
   MendFailure *failure;
 
-  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CLAUDE_INFO "],"
+  turn = play_first (f, "{'runs': [{'initialize': [" CLAUDE_INFO "],"
                                        " 'session/prompt': [[" MEND_TEST_ACP_CHUNK (CLAUDE_503) ","
                                        "  {'error': {'code': -32603, 'message': 'Internal error: " CLAUDE_503 "',"
                                        "             'data': {'errorKind': 'server_error'}}}],"
-                                       "  [" MEND_TEST_ACP_END_TURN "]]}]}");
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
-  mend_test_hostile_acp_submit (f, "Fix the build");
-  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
-  turn = mend_test_hostile_acp_finished (f, 0);
+                                       "  [" MEND_TEST_ACP_END_TURN "]]}]}", texts);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);
@@ -272,11 +269,7 @@ test_codex_error_then_end_turn_fails (Fixture       *f,
                             "  [" MEND_TEST_ACP_END_TURN "]]}]}",
                             status ? "{'update': {'sessionUpdate': 'session_info_update', "
                                      "'_meta': {'codex': {'threadStatus': {'type': 'systemError'}}}}}, " : "");
-  mend_test_hostile_acp_start_chat (f, script);
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
-  mend_test_hostile_acp_submit (f, "Fix the build");
-  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
-  turn = mend_test_hostile_acp_finished (f, 0);
+  turn = play_first (f, script, texts);
 
   g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
   g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 2);

@@ -384,19 +384,6 @@ test_killed_mid_turn_loads_the_session (Fixture       *f,
 
 /* Seed 003 over ACP */
 
-static MendSubagent *
-the_subagent (Fixture *f)
-{
-  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
-  g_autoptr(MendSubagent) s = NULL;
-
-  if (g_list_model_get_n_items (model) == 0)
-    return NULL;
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 1);
-  s = g_list_model_get_item (model, 0);
-  return s;
-}
-
 /* A background Task is a running subagent with its agent id. Its later
  * failure is not forwarded by claude-code-acp 0.16.2: the subagent stays
  * RUNNING as far as ACP can tell (a gap of the adapter, pinned here). */
@@ -418,23 +405,13 @@ test_background_task_is_a_subagent (Fixture       *f,
   mend_test_agent_chat_run_until (f, mend_test_agent_chat_n_finished_is, GUINT_TO_POINTER (1), "the turn");
   g_assert_cmpint (mend_turn_get_state (mend_test_agent_chat_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
 
-  s = the_subagent (f);
+  s = mend_test_agent_chat_the_subagent (f);
   g_assert_nonnull (s);
   g_assert_cmpstr (mend_subagent_get_name (s), ==, "Survey the tree");
   g_assert_nonnull (mend_subagent_get_agent_id (s));
   g_assert_cmpstr (mend_subagent_get_id (s), !=, mend_subagent_get_agent_id (s));
   g_assert_cmpint (mend_subagent_get_state (s), ==, MEND_SUBAGENT_RUNNING);
   g_assert_cmpuint (count_updates (f, "tool_call"), >=, 1);
-}
-
-static gboolean
-subagent_in_state (Fixture       *f,
-                   gconstpointer  data)
-{
-  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
-
-  return g_list_model_get_n_items (model) > 0 &&
-         mend_subagent_get_state (the_subagent (f)) == (MendSubagentState) GPOINTER_TO_INT (data);
 }
 
 /* A foreground Task whose subagent dies on a 503: the adapter reports the
@@ -461,14 +438,14 @@ test_foreground_task_503_is_resumed (Fixture       *f,
     return;
 
   mend_test_agent_chat_submit (f, "Run the survey now");
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
-  s = the_subagent (f);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  s = mend_test_agent_chat_the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
   g_assert_nonnull (mend_subagent_get_agent_id (s));
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
-  g_assert_true (the_subagent (f) == s);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  g_assert_true (mend_test_agent_chat_the_subagent (f) == s);
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);

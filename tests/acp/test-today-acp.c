@@ -193,28 +193,6 @@ test_stop_keeps_the_follow_up (Fixture       *f,
   g_assert_true (group_is_gone (pid));
 }
 
-static MendSubagent *
-the_subagent (Fixture *f)
-{
-  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
-  g_autoptr(MendSubagent) s = NULL;
-
-  if (g_list_model_get_n_items (model) == 0)
-    return NULL;
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 1);
-  s = g_list_model_get_item (model, 0);
-  return s;
-}
-
-static gboolean
-subagent_in_state (Fixture       *f,
-                   gconstpointer  data)
-{
-  MendSubagent *s = the_subagent (f);
-
-  return s != NULL && mend_subagent_get_state (s) == (MendSubagentState) GPOINTER_TO_INT (data);
-}
-
 /* claude-agent-acp reports a background subagent to a client that asks
  * (subagent_update, or subagent_spawned and subagent_state_update with
  * typed failures): one that died on a 503 is a failed subagent, resumed
@@ -239,8 +217,8 @@ test_background_subagent_503_is_resumed (Fixture       *f,
     return;
 
   mend_test_agent_chat_submit (f, "Start the survey in the background");
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
-  s = the_subagent (f);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  s = mend_test_agent_chat_the_subagent (f);
   g_assert_cmpstr (mend_subagent_get_name (s), ==, "Survey the tree");
   g_assert_nonnull (mend_subagent_get_agent_id (s));
   g_assert_nonnull (mend_subagent_get_failure (s));
@@ -250,8 +228,8 @@ test_background_subagent_503_is_resumed (Fixture       *f,
   g_assert_null (strstr (f->text->str, "API Error"));
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
-  g_assert_true (the_subagent (f) == s);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  g_assert_true (mend_test_agent_chat_the_subagent (f) == s);
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);

@@ -289,33 +289,11 @@ test_killed_mid_turn_resumes_the_session (Fixture       *f,
   " {\"match\": \"" TASK_PROMPT "\", \"times\": 0, \"answer\": {\"kind\": \"status\", \"status\": " status "}}," \
   " {\"match\": null, \"times\": 0, \"answer\": {\"kind\": \"text\", \"text\": \"The survey runs in the background.\"}}]"
 
-static MendSubagent *
-the_subagent (Fixture *f)
-{
-  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
-  g_autoptr(MendSubagent) s = NULL;
-
-  if (g_list_model_get_n_items (model) == 0)
-    return NULL;
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 1);
-  s = g_list_model_get_item (model, 0);
-  return s;
-}
-
-static gboolean
-subagent_in_state (Fixture       *f,
-                   gconstpointer  data)
-{
-  MendSubagent *s = the_subagent (f);
-
-  return s != NULL && mend_subagent_get_state (s) == (MendSubagentState) GPOINTER_TO_INT (data);
-}
-
 static gboolean
 subagent_failed_and_settled (Fixture       *f,
                              gconstpointer  data)
 {
-  return subagent_in_state (f, GINT_TO_POINTER (MEND_SUBAGENT_FAILED)) &&
+  return mend_test_agent_chat_subagent_in_state (f, GINT_TO_POINTER (MEND_SUBAGENT_FAILED)) &&
          f->finished->len >= 1 && idle_chat (f, NULL);
 }
 
@@ -397,19 +375,19 @@ test_subagent_503_is_resumed (Fixture       *f,
 
   /* Fails on 503, waits the resume delay (virtual), sends the resume
    * prompt; the CLI calls SendMessage and the agent runs again. */
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
-  s = the_subagent (f);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_FAILED), "the subagent to fail");
+  s = mend_test_agent_chat_the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_CAPACITY);
   session = g_strdup (mend_agent_get_session_id (MEND_AGENT (f->agent)));
 
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
-  g_assert_true (the_subagent (f) == s);
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_RUNNING), "the subagent to run again");
+  g_assert_true (mend_test_agent_chat_the_subagent (f) == s);
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 1);
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "fired"), ==, 1);
   g_assert_false (mend_subagent_get_retryable (s));
 
   /* It completes, in the same session, with the same CLI. */
-  mend_test_agent_chat_run_until (f, subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_COMPLETED), "the subagent to complete");
+  mend_test_agent_chat_run_until (f, mend_test_agent_chat_subagent_in_state, GINT_TO_POINTER (MEND_SUBAGENT_COMPLETED), "the subagent to complete");
   mend_test_agent_chat_run_until (f, idle_chat, NULL, "the chat to settle");
   g_assert_cmpstr (mend_agent_get_session_id (MEND_AGENT (f->agent)), ==, session);
   g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 1);
@@ -430,7 +408,7 @@ test_subagent_401_is_not_resumed (Fixture       *f,
   mend_test_agent_chat_submit (f, "Start the survey in the background");
   mend_test_agent_chat_run_until (f, subagent_failed_and_settled, NULL, "the subagent to fail");
 
-  s = the_subagent (f);
+  s = mend_test_agent_chat_the_subagent (f);
   g_assert_cmpint (mend_failure_get_reason (mend_subagent_get_failure (s)), ==, MEND_REASON_AUTH);
   g_assert_null (mend_subagent_get_retry (s));
   g_assert_cmpuint (mend_test_count_records (f->records, "subagent_retry", "scheduled"), ==, 0);

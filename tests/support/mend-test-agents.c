@@ -224,14 +224,15 @@ mend_test_claude_code_acp_find (void)
 /* An agent at @path (from @env_name, else @default_path), or NULL with
  * the test skipped or failed. */
 static char *
-agent_find (const char *env_name,
-            const char *default_path,
-            const char *name,
-            const char *version)
+file_find (const char *env_name,
+           const char *default_path,
+           const char *name,
+           const char *version,
+           GFileTest   test)
 {
   g_autofree char *path = agent_path (env_name, default_path);
 
-  if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE))
+  if (!g_file_test (path, test))
     {
       g_autofree char *what = g_strdup_printf ("%s %s is not at %s: run tools/setup.sh (or set %s)",
                                                name, version, path, env_name);
@@ -241,6 +242,15 @@ agent_find (const char *env_name,
     }
 
   return g_steal_pointer (&path);
+}
+
+static char *
+agent_find (const char *env_name,
+            const char *default_path,
+            const char *name,
+            const char *version)
+{
+  return file_find (env_name, default_path, name, version, G_FILE_TEST_IS_EXECUTABLE);
 }
 
 char *
@@ -304,20 +314,10 @@ node22_script_find (const char *env_name,
                     const char *version)
 {
   g_autofree char *node = agent_find ("MEND_NODE22", DEFAULT_NODE22, "node", NODE22_VERSION);
-  g_autofree char *path = NULL;
 
   if (node == NULL)
     return NULL;
-  path = agent_path (env_name, default_path);
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
-    {
-      g_autofree char *what = g_strdup_printf ("%s %s is not at %s: run tools/setup.sh (or set %s)",
-                                               name, version, path, env_name);
-
-      agent_missing (what);
-      return NULL;
-    }
-  return g_steal_pointer (&path);
+  return file_find (env_name, default_path, name, version, G_FILE_TEST_IS_REGULAR);
 }
 
 char *
@@ -915,4 +915,26 @@ mend_test_agent_chat_submit (MendTestAgentChat *f,
                              const char        *text)
 {
   mend_test_submit (f->chat, text);
+}
+
+MendSubagent *
+mend_test_agent_chat_the_subagent (MendTestAgentChat *f)
+{
+  GListModel *model = G_LIST_MODEL (mend_chat_get_subagents (f->chat));
+  g_autoptr(MendSubagent) s = NULL;
+
+  if (g_list_model_get_n_items (model) == 0)
+    return NULL;
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 1);
+  s = g_list_model_get_item (model, 0);
+  return s;
+}
+
+gboolean
+mend_test_agent_chat_subagent_in_state (MendTestAgentChat *f,
+                                        gconstpointer      data)
+{
+  MendSubagent *s = mend_test_agent_chat_the_subagent (f);
+
+  return s != NULL && mend_subagent_get_state (s) == (MendSubagentState) GPOINTER_TO_INT (data);
 }

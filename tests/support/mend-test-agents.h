@@ -238,4 +238,11 @@ void      mend_test_agent_chat_submit    (MendTestAgentChat *f,
 
 #endif /* MEND_HAS_AGENTS */
 
+/* The chat's one subagent (the test fails when there are more), or NULL
+ * before any; the list holds it. */
+MendSubagent *mend_test_agent_chat_the_subagent      (MendTestAgentChat *f);
+/* A check: the chat's one subagent is in state GPOINTER_TO_INT (@data). */
+gboolean      mend_test_agent_chat_subagent_in_state (MendTestAgentChat *f,
+                                                      gconstpointer      data);
+
 G_END_DECLS

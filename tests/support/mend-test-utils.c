@@ -58,6 +58,25 @@ mend_test_watchdog (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+gboolean
+mend_test_file_nth_line_has (const char *path,
+                             const char *marker,
+                             guint       n,
+                             const char *text)
+{
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint seen = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return FALSE;
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], marker) != NULL && ++seen == n)
+      return strstr (lines[i], text) != NULL;
+  return FALSE;
+}
+
 guint
 mend_test_real_time (guint n)
 {

@@ -78,6 +78,12 @@ MendChat *mend_test_new_chat_by_hand        (MendClock     *clock);
 /* A GSourceFunc that ends the test: @data, a string, did not reach its
  * state in time. */
 gboolean  mend_test_watchdog                (gpointer       data);
+/* Whether the @n-th line of the file at @path (from 1) that has @marker
+ * in it also has @text: the Nth request a scripted agent logged, say. */
+gboolean  mend_test_file_nth_line_has       (const char    *path,
+                                             const char    *marker,
+                                             guint          n,
+                                             const char    *text);
 /* @n units of real time (a watchdog, a process's grace), five times as many
  * under valgrind, where this side of a pipe runs far slower than a child. */
 guint     mend_test_real_time               (guint          n);
