@@ -59,6 +59,57 @@ mend_json_scan_end (MendJsonScan *scan)
   return scan->p == scan->end;
 }
 
+/* The end of a run of a string's plain bytes: the first quote, backslash
+ * or control byte from @p (or @end), eight bytes at a time where it can;
+ * *@high is set when the run has a byte beyond ASCII. */
+#define ONES  G_GUINT64_CONSTANT (0x0101010101010101)
+#define HIGHS G_GUINT64_CONSTANT (0x8080808080808080)
+
+static inline const char *
+plain_run (const char *p,
+           const char *end,
+           gboolean   *high)
+{
+  guint64 seen = 0;
+
+  while (end - p >= 8)
+    {
+      guint64 v, quote, slash;
+      guint64 stops;
+
+      memcpy (&v, p, 8);
+      quote = v ^ (ONES * '"');
+      slash = v ^ (ONES * '\\');
+      /* A byte that is 0 in quote or slash, or below 0x20 in v: the
+       * lowest such byte is flagged exactly (those above it may be
+       * flagged wrongly); the bytes are in memory order in a
+       * little-endian word. */
+      stops = (((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) | ((v - ONES * 0x20) & ~v)) & HIGHS;
+      if (stops != 0)
+        {
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+          guint at = (guint) __builtin_ctzll (stops) / 8;
+
+          if (at > 0)
+            seen |= v & (G_MAXUINT64 >> (64 - 8 * at));
+          p += at;
+          if (seen & HIGHS)
+            *high = TRUE;
+          return p;
+#else
+          break;
+#endif
+        }
+      seen |= v;
+      p += 8;
+    }
+  while (p < end && *p != '"' && *p != '\\' && (guchar) *p >= 0x20)
+    seen |= (guchar) *p++;
+  if (seen & HIGHS)
+    *high = TRUE;
+  return p;
+}
+
 /* A string's bytes up to its closing quote, with no escape: the rest of
  * a key, or of a string compared as it is. */
 static gboolean
@@ -71,15 +122,8 @@ plain_string (MendJsonScan  *scan,
 
   if (!mend_json_scan_char (scan, '"'))
     return FALSE;
-  for (p = scan->p; p < scan->end && *p != '"'; p++)
-    {
-      guchar c = *p;
-
-      if (c == '\\' || c < 0x20)
-        return FALSE;
-      high |= c >= 0x80;
-    }
-  if (p == scan->end || (high && !g_utf8_validate_len (scan->p, p - scan->p, NULL)))
+  p = plain_run (scan->p, scan->end, &high);
+  if (p == scan->end || *p != '"' || (high && !g_utf8_validate_len (scan->p, p - scan->p, NULL)))
     return FALSE;
   *start = scan->p;
   *length = p - scan->p;
@@ -188,11 +232,7 @@ read_string (MendJsonScan *scan,
       char c;
       gunichar u;
 
-      while (p < scan->end && *p != '"' && *p != '\\' && (guchar) *p >= 0x20)
-        {
-          high |= (guchar) *p >= 0x80;
-          p++;
-        }
+      p = plain_run (p, scan->end, &high);
       if (high && !g_utf8_validate_len (run, p - run, NULL))
         goto odd;
       if (out != NULL)

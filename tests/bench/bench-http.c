@@ -44,7 +44,8 @@
  *
  * usage: bench-http [DELTAS [ROUNDS]]
  *        bench-http --serve                      (the server; prints its port)
- *        bench-http --only mend|naive FORMAT DELTAS PORT [paced]
+ *        bench-http --only mend|naive FORMAT DELTAS PORT [whole|events|paced]
+ *        bench-http --only floor|none FORMAT DELTAS (a memchr split of the stream's bytes, or not)
  *        bench-http --only body FORMAT MESSAGES  (1 000 bodies, for callgrind)
  *
  * --only runs one turn of one client once, for instruction counts under
@@ -120,7 +121,7 @@ typedef struct
 {
   Format       format;
   guint        port;
-  gboolean     paced;
+  const char  *chunks;      /* "whole", "events" or "paced" */
   GString     *text;        /* what the app was given */
 
   /* libmend */
@@ -143,8 +144,8 @@ static char *
 stream_uri (Client *c,
             guint   deltas)
 {
-  return g_strdup_printf ("http://127.0.0.1:%u%sdeltas=%u%s", c->port, format_paths[c->format], deltas,
-                          c->paced ? "&chunks=paced" : "");
+  return g_strdup_printf ("http://127.0.0.1:%u%sdeltas=%u&chunks=%s", c->port, format_paths[c->format], deltas,
+                          c->chunks);
 }
 
 static void
@@ -463,10 +464,13 @@ run_streams (const char *argv0,
   GPid pid;
   guint port = start_server (argv0, &to_server, &pid);
 
-  for (int paced = 0; paced < 2; paced++)
+  static const char *const ways[] = { "events", "whole", "paced" };
+
+  for (guint way = 0; way < G_N_ELEMENTS (ways); way++)
     for (Format format = 0; format < N_FORMATS; format++)
       {
-        Client c = { .format = format, .port = port, .paced = paced, .text = g_string_new (NULL) };
+        gboolean paced = g_str_equal (ways[way], "paced");
+        Client c = { .format = format, .port = port, .chunks = ways[way], .text = g_string_new (NULL) };
         /* A millisecond a delta: fewer of them. */
         guint deltas = paced ? MAX (n / 20, 50) : n;
         guint tries = paced ? MIN (rounds, 3) : rounds;
@@ -481,13 +485,13 @@ run_streams (const char *argv0,
 
         measure_turns (&c, mend_turn, deltas, tries, &mend_ns, &mend_allocs);
         measure_turns (&c, naive_turn, deltas, tries, &naive_ns, &naive_allocs);
-        printf ("http %s%s: %u deltas, best of %u: libmend %.0f ns and %.1f mallocs per delta, "
+        printf ("http %s (%s): %u deltas, best of %u: libmend %.0f ns and %.1f mallocs per delta, "
                 "naive %.0f ns and %.1f mallocs (libmend %.2fx the naive CPU)\n",
-                format_names[format], paced ? " (paced)" : "", deltas, tries, mend_ns, mend_allocs,
+                format_names[format], ways[way], deltas, tries, mend_ns, mend_allocs,
                 naive_ns, naive_allocs, mend_ns / naive_ns);
         printf ("RESULT http_stream format=%s chunks=%s deltas=%u mend_ns=%.0f naive_ns=%.0f "
                 "mend_allocs=%.2f naive_allocs=%.2f\n",
-                format_names[format], paced ? "paced" : "whole", deltas, mend_ns, naive_ns, mend_allocs,
+                format_names[format], ways[way], deltas, mend_ns, naive_ns, mend_allocs,
                 naive_allocs);
         fflush (stdout);
         g_string_free (c.text, TRUE);
@@ -741,9 +745,9 @@ run_only (const char *argv0,
           const char *format,
           guint       deltas,
           guint       port,
-          gboolean    paced)
+          const char *chunks)
 {
-  Client c = { .format = format_from_name (format), .port = port, .paced = paced,
+  Client c = { .format = format_from_name (format), .port = port, .chunks = chunks,
                .text = g_string_new (NULL) };
 
   if (g_str_equal (who, "mend"))
@@ -752,6 +756,27 @@ run_only (const char *argv0,
     naive_turn (&c, deltas);
   g_string_free (c.text, TRUE);
   return 0;
+}
+
+/* The floor, for callgrind: the stream's bytes split into lines by
+ * memchr (), nothing else; "none" makes the same stream and does not
+ * split it, so that the difference is the split alone. */
+static int
+run_floor (gboolean    split,
+           const char *format,
+           guint       deltas)
+{
+  g_autoptr(GPtrArray) events = make_stream (format_from_name (format), deltas);
+  g_autoptr(GString) whole = g_string_new (NULL);
+  volatile guint lines = 0;
+
+  for (guint i = 0; i < events->len; i++)
+    g_string_append (whole, events->pdata[i]);
+  if (split)
+    for (const char *p = whole->str, *end = p + whole->len, *nl; (nl = memchr (p, '\n', end - p)) != NULL;
+         p = nl + 1)
+      lines++;
+  return lines == 0 && split;
 }
 
 int
@@ -775,9 +800,11 @@ main (int   argc,
     return run_server ();
   if (argc == 5 && g_str_equal (argv[1], "--only") && g_str_equal (argv[2], "body"))
     return run_body_only (format_from_name (argv[3]), (guint) g_ascii_strtoull (argv[4], NULL, 10));
+  if (argc == 5 && g_str_equal (argv[1], "--only") && (g_str_equal (argv[2], "floor") || g_str_equal (argv[2], "none")))
+    return run_floor (g_str_equal (argv[2], "floor"), argv[3], (guint) g_ascii_strtoull (argv[4], NULL, 10));
   if ((argc == 6 || argc == 7) && g_str_equal (argv[1], "--only"))
     return run_only (argv[0], argv[2], argv[3], (guint) g_ascii_strtoull (argv[4], NULL, 10),
-                     (guint) g_ascii_strtoull (argv[5], NULL, 10), argc == 7);
+                     (guint) g_ascii_strtoull (argv[5], NULL, 10), argc == 7 ? argv[6] : "whole");
 
   n = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 20000;
   rounds = argc > 2 ? (guint) g_ascii_strtoull (argv[2], NULL, 10) : 5;
