@@ -81,7 +81,7 @@ typedef struct
   guint       stagger_ms;
   gboolean    retry_partial;
   gboolean    continue_at_reset;
-  GRand      *rand;
+  GRand      *rand;               /* made at its first draw: 2.5 kB */
   MendRuleSet *rules;              /* the app's, or NULL */
 } MendErrorPolicyPrivate;
 
@@ -674,7 +674,17 @@ mend_error_policy_init (MendErrorPolicy *self)
   priv->s.jitter_ms = 250;
   priv->retry_after_max_ms = MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS;
   priv->by_reason[MEND_REASON_RATE_LIMIT] = default_rate_limit_schedule ();
-  priv->rand = g_rand_new ();
+}
+
+/* The random source, made when a delay is first drawn: a chat that never
+ * waits keeps none (a Mersenne Twister's state is 2.5 kB, and it reads
+ * /dev/urandom when made). */
+static GRand *
+get_rand (MendErrorPolicyPrivate *priv)
+{
+  if (priv->rand == NULL)
+    priv->rand = g_rand_new ();
+  return priv->rand;
 }
 
 /**
@@ -784,7 +794,7 @@ random_between (MendErrorPolicyPrivate *priv,
 {
   if (high <= low)
     return low;
-  return g_rand_double_range (priv->rand, low, high);
+  return g_rand_double_range (get_rand (priv), low, high);
 }
 
 static gint64
@@ -799,7 +809,7 @@ scheduled_delay (MendErrorPolicyPrivate *priv,
   switch (sched->jitter)
     {
     case MEND_JITTER_ADDITIVE:
-      delay = raw + (double) g_rand_int_range (priv->rand, 0, sched->jitter_ms + 1);
+      delay = raw + (double) g_rand_int_range (get_rand (priv), 0, sched->jitter_ms + 1);
       delay = MIN (cap, delay);
       break;
     case MEND_JITTER_FULL:
@@ -888,7 +898,7 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
         }
 
       if (schedule->jitter != MEND_JITTER_NONE)
-        jitter = g_rand_int_range (priv->rand, 0, schedule->jitter_ms + 1);
+        jitter = g_rand_int_range (get_rand (priv), 0, schedule->jitter_ms + 1);
 
       if (hint + jitter >= delay)
         {
@@ -908,7 +918,7 @@ mend_error_policy_reset_jitter (MendErrorPolicy *self)
 
   if (priv->s.jitter == MEND_JITTER_NONE)
     return 0;
-  return (guint) g_rand_int_range (priv->rand, 0, 60001);
+  return (guint) g_rand_int_range (get_rand (priv), 0, 60001);
 }
 
 /* The per-chat offset, in milliseconds. */
@@ -944,7 +954,10 @@ mend_error_policy_set_seed (MendErrorPolicy *self,
   g_return_if_fail (MEND_IS_ERROR_POLICY (self));
 
   priv = mend_error_policy_get_instance_private (self);
-  g_rand_set_seed (priv->rand, seed);
+  if (priv->rand == NULL)
+    priv->rand = g_rand_new_with_seed (seed);
+  else
+    g_rand_set_seed (priv->rand, seed);
 }
 
 /* Setters: each notifies only on change. */
