@@ -42,6 +42,7 @@ typedef struct
   MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
   JsonParser       *parser;       /* for the events the scan leaves, reused */
   GString          *scratch;      /* the text of the event the scan read */
+  MendJsonTemplate  memo;         /* the last text delta the scan read */
   char             *buffer;       /* a chunk read from a pollable stream */
   GSource          *readable;     /* waits for the next chunk of one */
   guint             empty_wakeups;  /* in a row, that read nothing */

@@ -40,6 +40,7 @@ mend_http_attempt_free (MendHttpAttempt *attempt)
     }
   g_clear_object (&attempt->body_stream);
   mend_sse_reader_clear (&attempt->events);
+  mend_json_template_clear (&attempt->memo);
   g_clear_object (&attempt->parser);
   if (attempt->scratch != NULL)
     g_string_free (attempt->scratch, TRUE);
@@ -209,9 +210,11 @@ on_event (const char *name,
       return FALSE;
     }
 
-  /* A text delta costs a byte scan; anything else, a parse (with one
-   * parser for the attempt). */
-  if (!wire->scan_event (attempt->answer, name, data, length, attempt->scratch, &event, &text))
+  /* A text delta costs a byte scan, or less: a comparison with the last
+   * one and a scan of its text; anything else, a parse (with one parser
+   * for the attempt). */
+  if (!mend_http_dialect_scan (wire, attempt->answer, &attempt->memo, name, data, length, attempt->scratch,
+                               &event, &text))
     {
       if (attempt->parser == NULL)
         attempt->parser = json_parser_new_immutable ();

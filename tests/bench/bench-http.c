@@ -44,7 +44,8 @@
  *
  * usage: bench-http [DELTAS [ROUNDS]]
  *        bench-http --serve                      (the server; prints its port)
- *        bench-http --only mend|naive FORMAT DELTAS PORT [whole|events|paced]
+ *        bench-http --only mend|naive|soup FORMAT DELTAS PORT [whole|events|paced]
+ *                                                (soup: libsoup's reads and a memchr split)
  *        bench-http --only floor|none FORMAT DELTAS (a memchr split of the stream's bytes, or not)
  *        bench-http --only body FORMAT MESSAGES  (1 000 bodies, for callgrind)
  *
@@ -383,6 +384,74 @@ naive_turn (Client *c,
   g_clear_object (&c->session);
   g_string_free (c->buffer, TRUE);
   g_string_free (c->data, TRUE);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* The floor of a libsoup client: the same stream read as the sender
+ * reads it (non-blocking reads of what is at hand, a source waiting for
+ * the rest), its lines found by memchr () and nothing else done. */
+static gboolean
+on_floor_readable (GObject *stream,
+                   gpointer user_data)
+{
+  Client *c = user_data;
+  char buffer[16384];
+  static volatile guint lines;
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      gssize n = g_pollable_input_stream_read_nonblocking (G_POLLABLE_INPUT_STREAM (stream), buffer,
+                                                           sizeof buffer, NULL, &error);
+
+      if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        return G_SOURCE_CONTINUE;
+      if (n <= 0)
+        {
+          c->done = TRUE;
+          return G_SOURCE_REMOVE;
+        }
+      for (const char *p = buffer, *end = buffer + n, *nl; (nl = memchr (p, '\n', end - p)) != NULL; p = nl + 1)
+        lines++;
+    }
+}
+
+static void
+on_floor_sent (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Client *c = user_data;
+  g_autoptr(GError) error = NULL;
+  GSource *source;
+
+  c->stream = soup_session_send_finish (SOUP_SESSION (object), result, &error);
+  if (c->stream == NULL)
+    {
+      g_printerr ("bench-http: %s\n", error->message);
+      exit (1);
+    }
+  source = g_pollable_input_stream_create_source (G_POLLABLE_INPUT_STREAM (c->stream), NULL);
+  g_source_set_callback (source, G_SOURCE_FUNC (on_floor_readable), c, NULL);
+  g_source_attach (source, NULL);
+  g_source_unref (source);
+}
+
+static void
+floor_turn (Client *c,
+            guint   deltas)
+{
+  g_autofree char *uri = stream_uri (c, deltas);
+  g_autoptr(SoupMessage) message = soup_message_new ("POST", uri);
+
+  c->session = soup_session_new ();
+  c->done = FALSE;
+  soup_session_send_async (c->session, message, G_PRIORITY_DEFAULT, NULL, on_floor_sent, c);
+  while (!c->done)
+    g_main_context_iteration (NULL, TRUE);
+  g_clear_object (&c->stream);
+  g_clear_object (&c->session);
   while (g_main_context_iteration (NULL, FALSE))
     ;
 }
@@ -752,6 +821,8 @@ run_only (const char *argv0,
 
   if (g_str_equal (who, "mend"))
     mend_turn (&c, deltas);
+  else if (g_str_equal (who, "soup"))
+    floor_turn (&c, deltas);
   else
     naive_turn (&c, deltas);
   g_string_free (c.text, TRUE);

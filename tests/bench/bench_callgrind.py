@@ -8,8 +8,10 @@
 # "stream": per streamed text delta, every wire format, the server sending
 # each event as an HTTP chunk of its own, all at once (as model servers do):
 # a turn of N + 1 deltas minus a turn of 1, for libmend (a MendHttpSender
-# under a MendChat), the naive client (libsoup + a JsonParser per event)
-# and the floor (memchr () over the stream's bytes, no I/O).
+# under a MendChat), the naive client (libsoup + a JsonParser per event),
+# the floor (memchr () over the stream's bytes, no I/O) and libsoup's floor
+# (the same chunks read as the sender reads them, then memchr (): what any
+# libsoup client pays).
 #
 # Prints RESULT lines as the benchmarks do (tools/bench reads them).
 
@@ -53,15 +55,16 @@ def run_stream(builddir, n, chunks, failures):
         port = m.group(1)
         for fmt in FORMATS:
             ir = {}
-            for who in ("mend", "naive"):
+            for who in ("mend", "naive", "soup"):
                 ir[who] = per_delta(lambda k: [exe, "--only", who, fmt, str(k), port, chunks], n)
             floor = per_delta(lambda k: [exe, "--only", "floor", fmt, str(k)], n) - \
                 per_delta(lambda k: [exe, "--only", "none", fmt, str(k)], n)
             over_naive = ir["mend"] / ir["naive"]
             over_floor = ir["mend"] / floor
             print("RESULT stream_callgrind format=%s chunks=%s deltas=%d mend_ir=%.1f naive_ir=%.1f "
-                  "floor_ir=%.1f over_naive=%.3f over_floor=%.1f"
-                  % (fmt, chunks, n, ir["mend"], ir["naive"], floor, over_naive, over_floor), flush=True)
+                  "floor_ir=%.1f soup_ir=%.1f over_naive=%.3f over_floor=%.1f over_soup=%.2f"
+                  % (fmt, chunks, n, ir["mend"], ir["naive"], floor, ir["soup"], over_naive, over_floor,
+                     ir["mend"] / ir["soup"]), flush=True)
             if chunks == "events":
                 if over_naive > STREAM_NAIVE_MAX:
                     failures.append("stream %s: %.3f× naive > %.2f×" % (fmt, over_naive, STREAM_NAIVE_MAX))
