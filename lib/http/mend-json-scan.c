@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
 /* Skipped values: nesting and count, far below what the parser takes. */
@@ -95,54 +96,20 @@ mend_json_scan_end (MendJsonScan *scan)
 }
 
 /* The end of a run of a string's plain bytes: the first quote, backslash
- * or control byte from @p (or @end), eight bytes at a time where it can;
- * *@high is set when the run has a byte beyond ASCII. */
-#define ONES  G_GUINT64_CONSTANT (0x0101010101010101)
-#define HIGHS G_GUINT64_CONSTANT (0x8080808080808080)
-
+ * or control byte from @p (or @end); *@high is set when the run has a
+ * byte beyond ASCII. */
 static inline const char *
 plain_run (const char *p,
            const char *end,
            gboolean   *high)
 {
-  guint64 seen = 0;
-
-  while (end - p >= 8)
+  for (;;)
     {
-      guint64 v, quote, slash;
-      guint64 stops;
-
-      memcpy (&v, p, 8);
-      quote = v ^ (ONES * '"');
-      slash = v ^ (ONES * '\\');
-      /* A byte that is 0 in quote or slash, or below 0x20 in v: the
-       * lowest such byte is flagged exactly (those above it may be
-       * flagged wrongly); the bytes are in memory order in a
-       * little-endian word. */
-      stops = (((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) | ((v - ONES * 0x20) & ~v)) & HIGHS;
-      if (stops != 0)
-        {
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-          guint at = (guint) __builtin_ctzll (stops) / 8;
-
-          if (at > 0)
-            seen |= v & (G_MAXUINT64 >> (64 - 8 * at));
-          p += at;
-          if (seen & HIGHS)
-            *high = TRUE;
-          return p;
-#else
-          break;
-#endif
-        }
-      seen |= v;
-      p += 8;
+      p = mend_json_next_special (p, end, high);
+      if (p == end || (guchar) *p != 0x7f)
+        return p;
+      p++;   /* DEL: a plain byte in a JSON string */
     }
-  while (p < end && *p != '"' && *p != '\\' && (guchar) *p >= 0x20)
-    seen |= (guchar) *p++;
-  if (seen & HIGHS)
-    *high = TRUE;
-  return p;
 }
 
 /* A string's bytes up to its closing quote, with no escape: the rest of

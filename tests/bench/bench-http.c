@@ -48,6 +48,8 @@
  *                                                (soup: libsoup's reads and a memchr split)
  *        bench-http --only floor|none FORMAT DELTAS (a memchr split of the stream's bytes, or not)
  *        bench-http --only body FORMAT MESSAGES  (1 000 bodies, for callgrind)
+ *        bench-http --only first-body cold|load|generate|parse FORMAT MESSAGES
+ *                                                (the first body after a load, for callgrind)
  *
  * --only runs one turn of one client once, for instruction counts under
  * callgrind against a server started with --serve.
@@ -749,6 +751,43 @@ run_body_only (Format format,
   return 0;
 }
 
+/* The first body after a load, for callgrind: "cold" loads a transcript
+ * of @k messages and builds one body; "load" only loads it; "generate"
+ * also parses the body it built and writes it with a JsonGenerator (the
+ * naive way: one generator pass over the request's tree); "parse" stops
+ * before the generator. */
+static int
+run_cold_body (const char *what,
+               Format      format,
+               guint       k)
+{
+  g_autoptr(MendHttpSender) sender = body_sender (format, k);
+  g_autoptr(MendTurn) turn = mend_turn_new ("Why does the build still fail after that?", NULL);
+  g_autofree char *body = NULL;
+  g_autoptr(JsonNode) tree = NULL;
+
+  if (g_str_equal (what, "load"))
+    return 0;
+  g_main_context_acquire (NULL);
+  body = mend_http_sender_build_body (sender, turn);
+  g_main_context_release (NULL);
+  if (g_str_equal (what, "cold"))
+    return 0;
+  tree = json_from_string (body, NULL);
+  if (tree == NULL)
+    return 1;
+  if (g_str_equal (what, "generate"))
+    {
+      g_autoptr(JsonGenerator) generator = json_generator_new ();
+      g_autofree char *written = NULL;
+
+      json_generator_set_root (generator, tree);
+      written = json_generator_to_data (generator, NULL);
+      return written == NULL;
+    }
+  return 0;
+}
+
 /* Trimming */
 
 static char *
@@ -880,6 +919,8 @@ main (int   argc,
 
   if (argc == 2 && g_str_equal (argv[1], "--serve"))
     return run_server ();
+  if (argc == 6 && g_str_equal (argv[1], "--only") && g_str_equal (argv[2], "first-body"))
+    return run_cold_body (argv[3], format_from_name (argv[4]), (guint) g_ascii_strtoull (argv[5], NULL, 10));
   if (argc == 5 && g_str_equal (argv[1], "--only") && g_str_equal (argv[2], "body"))
     return run_body_only (format_from_name (argv[3]), (guint) g_ascii_strtoull (argv[4], NULL, 10));
   if (argc == 5 && g_str_equal (argv[1], "--only") && (g_str_equal (argv[2], "floor") || g_str_equal (argv[2], "none")))

@@ -437,6 +437,46 @@ test_strings (void)
     }
 }
 
+/* Strings written as json-glib's generator writes them, and read back by
+ * the scan, with each byte that matters at each place of an eight-byte
+ * word. */
+static void
+test_written_strings (void)
+{
+  static const char *const specials[] = { "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\t" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (specials); i++)
+    for (guint at = 0; at < 17; at++)
+      {
+        g_autoptr(GString) value = g_string_new (NULL);
+        g_autoptr(GString) written = g_string_new ("x");
+        g_autoptr(GString) read = g_string_new (NULL);
+        g_autoptr(JsonNode) node = json_node_new (JSON_NODE_VALUE);
+        g_autoptr(JsonGenerator) generator = json_generator_new ();
+        g_autofree char *expected = NULL;
+        MendJsonScan scan;
+
+        for (guint j = 0; j < at; j++)
+          g_string_append_c (value, 'a' + j);
+        g_string_append (value, specials[i]);
+        g_string_append (value, "tail of the string, past a word");
+        json_node_set_string (node, value->str);
+        json_generator_set_root (generator, node);
+        expected = json_generator_to_data (generator, NULL);
+
+        mend_json_write_string (written, value->str);
+        g_assert_cmpstr (written->str + 1, ==, expected);
+        g_assert_cmpuint (mend_json_string_length (value->str), ==, strlen (expected));
+
+        /* The generator writes 0x1f as it is, which strict JSON does not
+         * allow: the scan leaves that to the parser. */
+        mend_json_scan_init (&scan, expected, strlen (expected));
+        g_assert_cmpint (mend_json_scan_string (&scan, read), ==, !g_str_equal (specials[i], "\x1f"));
+        if (!g_str_equal (specials[i], "\x1f"))
+          g_assert_cmpstr (read->str, ==, value->str);
+      }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -444,6 +484,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/Mend/HttpScan/strings", test_strings);
+  g_test_add_func ("/Mend/HttpScan/written-strings", test_written_strings);
   g_test_add_func ("/Mend/HttpScan/messages", test_messages);
   g_test_add_func ("/Mend/HttpScan/chat-completions", test_chat_completions);
   g_test_add_func ("/Mend/HttpScan/responses", test_responses);
