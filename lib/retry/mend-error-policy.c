@@ -227,10 +227,14 @@ schedule_copy (const MendSchedule *from)
   return copy;
 }
 
+static MendSchedule *default_rate_limit_schedule (void);
+
 static void
 schedule_free (MendSchedule *sched)
 {
-  if (sched == NULL)
+  /* The default is shared by every policy, and lives as long as the
+   * process. */
+  if (sched == NULL || sched == default_rate_limit_schedule ())
     return;
   g_clear_pointer (&sched->delays, g_array_unref);
   g_free (sched);
@@ -251,16 +255,25 @@ static MendSchedule *
 default_rate_limit_schedule (void)
 {
   static const guint delays[] = { 5000, 10000, 20000, 30000 };
-  /* Its delays only: the number of retries stays the policy's, so
-   * that max-retries 0 still means no retry. */
-  MendSchedule sched = {
-    .given = MEND_SCHEDULE_DELAYS,
-  };
-  MendSchedule *copy = schedule_copy (&sched);
+  static gsize made;
+  static MendSchedule *shared;
 
-  copy->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), G_N_ELEMENTS (delays));
-  g_array_append_vals (copy->delays, delays, G_N_ELEMENTS (delays));
-  return copy;
+  /* One for all policies, never changed: a policy that sets a rate
+   * limit's schedule replaces it by its own. */
+  if (g_once_init_enter (&made))
+    {
+      /* Its delays only: the number of retries stays the policy's, so
+       * that max-retries 0 still means no retry. */
+      MendSchedule sched = {
+        .given = MEND_SCHEDULE_DELAYS,
+      };
+
+      shared = schedule_copy (&sched);
+      shared->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), G_N_ELEMENTS (delays));
+      g_array_append_vals (shared->delays, delays, G_N_ELEMENTS (delays));
+      g_once_init_leave (&made, 1);
+    }
+  return shared;
 }
 
 /* @own over @top: the keys @own sets, the rest @top's. @out borrows the

@@ -242,11 +242,17 @@ run (const char *part,
   return f;
 }
 
+#define MIN_SLOPE_TURNS 40000
+#define MAX_SLOPE_KB    1.0    /* per 1000 turns */
+
 static gboolean
 report (Figures f)
 {
+  /* The slope over 40 000 turns at least (after the warm-up's), and
+   * memory that does not grow with them. */
   gboolean ok = f.fds_after <= f.fds_before && f.sources_after <= f.sources_before &&
-                f.least_served > 0 && f.missed == 0;
+                f.least_served > 0 && f.missed == 0 &&
+                f.turns >= 2000 + MIN_SLOPE_TURNS && f.slope <= MAX_SLOPE_KB;
 
   /* For tools/bench; the same in words on stderr. */
   g_print ("RESULT soak part=%s chats=%u real_s=%.0f virtual_s=%.0f turns=%u "
