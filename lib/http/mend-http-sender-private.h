@@ -33,6 +33,7 @@ typedef struct
   gboolean          interim_flood;
   GInputStream     *body_stream;
   gboolean          streaming;    /* the answer is text/event-stream */
+  gboolean          success;      /* its status is 2xx */
   MendSseReader     events;
   GByteArray       *body;
   guint64           received;     /* bytes of the answer, decoded */

@@ -332,7 +332,7 @@ take_chunk (GTask      *task,
             gsize       size)
 {
   MendHttpAttempt *attempt = g_task_get_task_data (task);
-  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
+  gboolean success = attempt->success;
 
   /* The bytes as decoded: a small compressed answer counts as what it
    * becomes. */
@@ -455,6 +455,7 @@ static gboolean
 read_at_hand (GTask *task)
 {
   MendHttpAttempt *attempt = g_task_get_task_data (task);
+  GPollableInputStream *pollable = (GPollableInputStream *) attempt->body_stream;   /* checked by read_body () */
   GSource *woke = attempt->readable;
   gsize got = 0;
 
@@ -470,8 +471,7 @@ read_at_hand (GTask *task)
           mend_http_attempt_finish (task, failure_from_error (attempt, error));
           return G_SOURCE_REMOVE;
         }
-      n = g_pollable_input_stream_read_nonblocking (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
-                                                    attempt->buffer, MEND_HTTP_READ_SIZE, NULL, &error);
+      n = g_pollable_input_stream_read_nonblocking (pollable, attempt->buffer, MEND_HTTP_READ_SIZE, NULL, &error);
       if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         break;
       if (n < 0)
@@ -561,8 +561,8 @@ mend_http_attempt_on_sent (GObject      *object,
 
   attempt->body_stream = g_steal_pointer (&stream);
   attempt->body = g_byte_array_new ();
-  attempt->streaming = SOUP_STATUS_IS_SUCCESSFUL (status) &&
-                       g_strcmp0 (content_type, "text/event-stream") == 0;
+  attempt->success = SOUP_STATUS_IS_SUCCESSFUL (status);
+  attempt->streaming = attempt->success && g_strcmp0 (content_type, "text/event-stream") == 0;
   if (attempt->streaming)
     {
       mend_sse_reader_init (&attempt->events, attempt->max_line_bytes,
