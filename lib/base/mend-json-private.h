@@ -32,6 +32,12 @@ JsonNode   *mend_json_parse_with     (JsonParser    *parser,
                                       GError       **error);
 char       *mend_json_to_string      (JsonNode      *node);
 char       *mend_json_builder_finish (JsonBuilder   *builder);
+/* The first byte from @from before @end that is '"', '\\', below 0x20 or
+ * 0x7f (@end if none), eight bytes at a time; sets *@high (unless NULL)
+ * when a byte before it is beyond ASCII. */
+const char *mend_json_next_special  (const char    *from,
+                                     const char    *end,
+                                     gboolean      *high);
 /* Appends @value as a JSON string, escaped byte for byte as json-glib's
  * generator escapes it. */
 void        mend_json_write_string   (GString       *out,

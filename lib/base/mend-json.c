@@ -230,6 +230,70 @@ static const guint8 escaped[256] = {
   ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
 };
 
+#define ONES  G_GUINT64_CONSTANT (0x0101010101010101)
+#define HIGHS G_GUINT64_CONSTANT (0x8080808080808080)
+
+const char *
+mend_json_next_special (const char *from,
+                        const char *end,
+                        gboolean   *high)
+{
+  const guchar *p = (const guchar *) from;
+  guint64 seen = 0;
+
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  while (end - (const char *) p >= 8)
+    {
+      guint64 v, quote, slash, del, stops;
+
+      memcpy (&v, p, 8);
+      quote = v ^ (ONES * '"');
+      slash = v ^ (ONES * '\\');
+      del = v ^ (ONES * 0x7f);
+      /* A byte that is 0 in quote, slash or del, or below 0x20 in v: the
+       * lowest such byte is flagged exactly (those above it may not be),
+       * and the bytes are in memory order in a little-endian word. */
+      stops = (((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) | ((del - ONES) & ~del) |
+               ((v - ONES * 0x20) & ~v)) & HIGHS;
+      if (stops != 0)
+        {
+          guint at = (guint) __builtin_ctzll (stops) / 8;
+
+          if (at > 0)
+            seen |= v & (G_MAXUINT64 >> (64 - 8 * at));
+          p += at;
+          goto done;
+        }
+      seen |= v;
+      p += 8;
+    }
+#endif
+  while ((const char *) p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p != 0x7f)
+    seen |= *p++;
+
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+done:
+#endif
+  if (high != NULL && (seen & HIGHS) != 0)
+    *high = TRUE;
+  return (const char *) p;
+}
+
+/* The first byte json-glib's generator escapes from @p before @end, or
+ * @end. */
+static inline const guchar *
+next_escaped (const guchar *p,
+              const guchar *end)
+{
+  for (;;)
+    {
+      p = (const guchar *) mend_json_next_special ((const char *) p, (const char *) end, NULL);
+      if (p == end || escaped[*p])
+        return p;
+      p++;   /* 0x1f: written as it is */
+    }
+}
+
 /* The escape of byte @c, in @escape (at least 7 bytes); its length. */
 static gsize
 escape_byte (guchar  c,
@@ -253,11 +317,13 @@ escape_byte (guchar  c,
 gsize
 mend_json_string_length (const char *value)
 {
-  gsize length = 2;
+  const guchar *p = (const guchar *) value;
+  const guchar *end = p + strlen (value);
+  gsize length = 2 + (end - p);
   char escape[8];
 
-  for (const guchar *p = (const guchar *) value; *p != '\0'; p++)
-    length += escaped[*p] ? escape_byte (*p, escape) : 1;
+  while ((p = next_escaped (p, end)) < end)
+    length += escape_byte (*p++, escape) - 1;
   return length;
 }
 
@@ -267,15 +333,15 @@ mend_json_string_copy (char       *out,
 {
   const guchar *run = (const guchar *) value;
   const guchar *p = run;
+  const guchar *end = p + strlen (value);
 
   *out++ = '"';
   for (;;)
     {
-      while (*p != '\0' && !escaped[*p])
-        p++;
+      p = next_escaped (p, end);
       memcpy (out, run, p - run);
       out += p - run;
-      if (*p == '\0')
+      if (p == end)
         break;
       {
         char escape[8];
@@ -294,36 +360,12 @@ void
 mend_json_write_string (GString    *out,
                         const char *value)
 {
-  const guchar *run = (const guchar *) value;
-  const guchar *p = run;
+  gsize at = out->len;
+  gsize length = mend_json_string_length (value);
 
-  g_string_append_c (out, '"');
-  for (;;)
-    {
-      char escape[8];
-
-      while (*p != '\0' && !escaped[*p])
-        p++;
-      g_string_append_len (out, (const char *) run, p - run);
-      if (*p == '\0')
-        break;
-      switch (*p)
-        {
-        case '"': g_string_append (out, "\\\""); break;
-        case '\\': g_string_append (out, "\\\\"); break;
-        case '\b': g_string_append (out, "\\b"); break;
-        case '\f': g_string_append (out, "\\f"); break;
-        case '\n': g_string_append (out, "\\n"); break;
-        case '\r': g_string_append (out, "\\r"); break;
-        case '\t': g_string_append (out, "\\t"); break;
-        default:
-          g_snprintf (escape, sizeof escape, "\\u%04x", *p);
-          g_string_append (out, escape);
-          break;
-        }
-      run = ++p;
-    }
-  g_string_append_c (out, '"');
+  /* Measured, grown once, written in place. */
+  g_string_set_size (out, at + length);
+  mend_json_string_copy (out->str + at, value);
 }
 
 char *

@@ -45,8 +45,9 @@ typedef struct
 } Boards;
 
 /* Up to this many waits, the main loop's look goes over all of them each
- * time it runs; beyond, over all of them once a second at most, and over
- * those added since each time. */
+ * time it runs; beyond, over all of them once a second at most, when the
+ * loop runs anyway (it is never woken for a look), and over those added
+ * or read since each time. */
 #define LOOK_ALL_MAX 64
 #define LOOK_ALL_US  G_USEC_PER_SEC
 
@@ -228,9 +229,11 @@ board_poll (gpointer data)
 }
 
 /* Looks for new watchers each time the main loop runs, and never wakes
- * it: ready at once only when a tick is to be armed. The new waits each
- * time, all of them once a second at most, so that a loop with a hundred
- * thousand waits pending does not pay for each at every turn. */
+ * it: ready at once only when a tick is to be armed. The new waits (and
+ * those read since: who shows a countdown reads it) each time, all of
+ * them once a second at most, so that a loop with a hundred thousand
+ * waits pending does not pay for each at every turn, and a loop whose
+ * waits nobody watches sleeps until their deadlines. */
 static gboolean
 look_prepare (GSource *source,
               int     *timeout)
@@ -250,10 +253,6 @@ look_prepare (GSource *source,
       all = now - board->looked_all_us >= LOOK_ALL_US;
       if (all)
         board->looked_all_us = now;
-      else
-        /* Once more when the second is over, so that a watcher connected
-         * meanwhile is not missed; nothing after, if the loop sleeps. */
-        *timeout = (int) ((board->looked_all_us + LOOK_ALL_US - now + 999) / 1000);
     }
   return any_watched (board, all);
 }
@@ -448,4 +447,16 @@ mend_countdown_remove (MendCountdownEntry *entry)
   take_off (entry);
   /* The timer's notify frees the entry. */
   mend_clock_remove_timeout (clock, timer_id);
+}
+
+void
+mend_countdown_read (MendCountdownEntry *entry)
+{
+  Board *board = entry->board;
+
+  if (entry->queue != &board->waits)
+    return;
+  g_queue_unlink (&board->waits, &entry->link);
+  g_queue_push_tail_link (&board->fresh, &entry->link);
+  entry->queue = &board->fresh;
 }

@@ -33,6 +33,7 @@ typedef struct
   gboolean          interim_flood;
   GInputStream     *body_stream;
   gboolean          streaming;    /* the answer is text/event-stream */
+  gboolean          success;      /* its status is 2xx */
   MendSseReader     events;
   GByteArray       *body;
   guint64           received;     /* bytes of the answer, decoded */
@@ -42,6 +43,7 @@ typedef struct
   MendHttpAnswer   *answer;       /* the assistant's message, as it arrives */
   JsonParser       *parser;       /* for the events the scan leaves, reused */
   GString          *scratch;      /* the text of the event the scan read */
+  MendJsonTemplate  memo;         /* the last text delta the scan read */
   char             *buffer;       /* a chunk read from a pollable stream */
   GSource          *readable;     /* waits for the next chunk of one */
   guint             empty_wakeups;  /* in a row, that read nothing */

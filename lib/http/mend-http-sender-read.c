@@ -40,6 +40,7 @@ mend_http_attempt_free (MendHttpAttempt *attempt)
     }
   g_clear_object (&attempt->body_stream);
   mend_sse_reader_clear (&attempt->events);
+  mend_json_template_clear (&attempt->memo);
   g_clear_object (&attempt->parser);
   if (attempt->scratch != NULL)
     g_string_free (attempt->scratch, TRUE);
@@ -209,9 +210,11 @@ on_event (const char *name,
       return FALSE;
     }
 
-  /* A text delta costs a byte scan; anything else, a parse (with one
-   * parser for the attempt). */
-  if (!wire->scan_event (attempt->answer, name, data, length, attempt->scratch, &event, &text))
+  /* A text delta costs a byte scan, or less: a comparison with the last
+   * one and a scan of its text; anything else, a parse (with one parser
+   * for the attempt). */
+  if (!mend_http_dialect_scan (wire, attempt->answer, &attempt->memo, name, data, length, attempt->scratch,
+                               &event, &text))
     {
       if (attempt->parser == NULL)
         attempt->parser = json_parser_new_immutable ();
@@ -329,7 +332,7 @@ take_chunk (GTask      *task,
             gsize       size)
 {
   MendHttpAttempt *attempt = g_task_get_task_data (task);
-  gboolean success = SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (attempt->message));
+  gboolean success = attempt->success;
 
   /* The bytes as decoded: a small compressed answer counts as what it
    * becomes. */
@@ -452,6 +455,7 @@ static gboolean
 read_at_hand (GTask *task)
 {
   MendHttpAttempt *attempt = g_task_get_task_data (task);
+  GPollableInputStream *pollable = (GPollableInputStream *) attempt->body_stream;   /* checked by read_body () */
   GSource *woke = attempt->readable;
   gsize got = 0;
 
@@ -467,8 +471,7 @@ read_at_hand (GTask *task)
           mend_http_attempt_finish (task, failure_from_error (attempt, error));
           return G_SOURCE_REMOVE;
         }
-      n = g_pollable_input_stream_read_nonblocking (G_POLLABLE_INPUT_STREAM (attempt->body_stream),
-                                                    attempt->buffer, MEND_HTTP_READ_SIZE, NULL, &error);
+      n = g_pollable_input_stream_read_nonblocking (pollable, attempt->buffer, MEND_HTTP_READ_SIZE, NULL, &error);
       if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         break;
       if (n < 0)
@@ -558,8 +561,8 @@ mend_http_attempt_on_sent (GObject      *object,
 
   attempt->body_stream = g_steal_pointer (&stream);
   attempt->body = g_byte_array_new ();
-  attempt->streaming = SOUP_STATUS_IS_SUCCESSFUL (status) &&
-                       g_strcmp0 (content_type, "text/event-stream") == 0;
+  attempt->success = SOUP_STATUS_IS_SUCCESSFUL (status);
+  attempt->streaming = attempt->success && g_strcmp0 (content_type, "text/event-stream") == 0;
   if (attempt->streaming)
     {
       mend_sse_reader_init (&attempt->events, attempt->max_line_bytes,

@@ -214,6 +214,19 @@ on_outer_cancelled (GCancellable *outer,
   g_cancellable_cancel (inner);
 }
 
+/* The session: the app's, or one of the sender's own, made when it is
+ * first needed (an idle chat that never sent keeps none: a SoupSession
+ * and its features are 1.6 kB). */
+static SoupSession *
+ensure_session (MendHttpSender *self)
+{
+  if (self->session == NULL)
+    self->session = soup_session_new_with_options ("user-agent", "libmend/" PACKAGE_VERSION,
+                                                   "timeout", 0,
+                                                   NULL);
+  return self->session;
+}
+
 /* The body of @request: the frame (made again when the model or
  * max_tokens changed), and each message as written for the last request,
  * or written now. */
@@ -225,6 +238,12 @@ write_body (MendHttpSender        *self,
   if (self->frame_model == NULL || !g_str_equal (self->frame_model, self->model) ||
       self->frame_max_tokens != self->max_tokens)
     {
+      /* Made with the first body: a chat that never sends keeps none. */
+      if (self->frame_head == NULL)
+        {
+          self->frame_head = g_string_new (NULL);
+          self->frame_tail = g_string_new (NULL);
+        }
       g_free (self->frame_model);
       self->frame_model = g_strdup (self->model);
       self->frame_max_tokens = self->max_tokens;
@@ -370,7 +389,7 @@ mend_http_sender_send_async (MendSender          *sender,
   attempt->started_us = g_get_monotonic_time ();
   g_signal_connect (attempt->message, "got-informational", G_CALLBACK (on_informational), attempt);
 
-  soup_session_send_async (self->session, attempt->message, attempt->io_priority,
+  soup_session_send_async (ensure_session (self), attempt->message, attempt->io_priority,
                            attempt->cancellable, mend_http_attempt_on_sent, task);
 }
 
@@ -429,8 +448,10 @@ mend_http_sender_finalize (GObject *object)
   g_clear_pointer (&self->model, g_free);
   g_clear_pointer (&self->answer, g_free);
   g_clear_object (&self->transcript);
-  g_string_free (self->frame_head, TRUE);
-  g_string_free (self->frame_tail, TRUE);
+  if (self->frame_head != NULL)
+    g_string_free (self->frame_head, TRUE);
+  if (self->frame_tail != NULL)
+    g_string_free (self->frame_tail, TRUE);
   g_free (self->frame_model);
   g_clear_pointer (&self->headers, g_ptr_array_unref);
   g_clear_pointer (&self->secrets, mend_secret_set_free);
@@ -453,11 +474,8 @@ mend_http_sender_constructed (GObject *object)
   if (self->transcript == NULL)
     self->transcript = mend_transcript_new ();
 
-  if (self->session == NULL)
-    self->session = soup_session_new_with_options ("user-agent", "libmend/" PACKAGE_VERSION,
-                                                   "timeout", 0,
-                                                   NULL);
 }
+
 
 static void
 mend_http_sender_get_property (GObject    *object,
@@ -473,7 +491,7 @@ mend_http_sender_get_property (GObject    *object,
       g_value_set_string (value, self->uri);
       break;
     case PROP_SESSION:
-      g_value_set_object (value, self->session);
+      g_value_set_object (value, ensure_session (self));
       break;
     case PROP_TIMEOUT_MS:
       g_value_set_uint (value, self->timeout_ms);
@@ -764,8 +782,6 @@ mend_http_sender_init (MendHttpSender *self)
   self->max_body_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_BODY_BYTES;
   self->max_line_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_LINE_BYTES;
   self->max_event_bytes = MEND_HTTP_SENDER_DEFAULT_MAX_EVENT_BYTES;
-  self->frame_head = g_string_new (NULL);
-  self->frame_tail = g_string_new (NULL);
 }
 
 /**
@@ -832,7 +848,7 @@ mend_http_sender_get_session (MendHttpSender *self)
   g_return_val_if_fail (MEND_IS_HTTP_SENDER (self), NULL);
   mend_return_val_if_not_owner (&self->owner, self, NULL);
 
-  return self->session;
+  return ensure_session (self);
 }
 
 /**

@@ -15,11 +15,27 @@ G_BEGIN_DECLS
  * a key with an escape, a lone surrogate, a \u0000, bytes that are not
  * UTF-8, deep nesting, many values — so that what it reads, it reads as
  * json-glib would, and the caller can leave the rest to the parser. */
+/* A token of a scanned text that may differ from one text to the next of
+ * the same shape: the string read into an out string, or a number
+ * skipped. */
+#define MEND_JSON_SCAN_MAX_HOLES 8
+
 typedef struct
 {
-  const char *p;
-  const char *end;
-  guint       skipped;    /* values skipped so far */
+  gsize    at;          /* from the start of the text */
+  gsize    length;
+  gboolean text;        /* the string read, or else a number skipped */
+} MendJsonHole;
+
+typedef struct
+{
+  const char   *p;
+  const char   *end;
+  guint         skipped;    /* values skipped so far */
+  /* The holes met, for a template (mend_json_template_keep ()). */
+  const char   *start;
+  MendJsonHole  holes[MEND_JSON_SCAN_MAX_HOLES];
+  guint         n_holes;    /* may pass MEND_JSON_SCAN_MAX_HOLES: then too many */
 } MendJsonScan;
 
 typedef enum
@@ -63,6 +79,43 @@ gboolean         mend_json_scan_index   (MendJsonScan *scan,
 gboolean         mend_json_scan_skip    (MendJsonScan *scan);
 /* Nothing but whitespace is left. */
 gboolean         mend_json_scan_end     (MendJsonScan *scan);
+
+/* A template of the texts of one shape, for the bulk of a stream whose
+ * events differ only in their text and in numbers no one reads: a text
+ * a scan read with certainty, kept with its holes. A text that has the
+ * template's bytes outside its holes, a string in its text hole and a
+ * number in each other, is read as the scan read the template's (the
+ * same tokens, the same keys, the same values but for the holes'): only
+ * its holes are scanned. */
+typedef struct
+{
+  GString      *bytes;       /* the text it was made from */
+  char         *name;        /* its event's name, or NULL */
+  MendJsonHole  holes[MEND_JSON_SCAN_MAX_HOLES];
+  guint         n_holes;
+  guint         tag;         /* the caller's (a content block's index…) */
+  guint         misses;      /* texts kept again since the last match */
+  gboolean      valid;
+} MendJsonTemplate;
+
+void     mend_json_template_init  (MendJsonTemplate   *tmpl);
+void     mend_json_template_clear (MendJsonTemplate   *tmpl);
+/* Keeps the text @scan read (all of it, with certainty) as the template,
+ * with @name and @tag, when it has one text hole. */
+void     mend_json_template_keep  (MendJsonTemplate   *tmpl,
+                                   const MendJsonScan *scan,
+                                   const char         *name,
+                                   guint               tag);
+/* Whether @data is the template's text but for its holes: then its
+ * string, unescaped, is in @out, and the template's tag in *@tag. */
+gboolean mend_json_template_match (MendJsonTemplate   *tmpl,
+                                   const char         *name,
+                                   const char         *data,
+                                   gsize               length,
+                                   GString            *out,
+                                   guint              *tag);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (MendJsonTemplate, mend_json_template_clear)
 
 /* Whether the key just read is @name. */
 #define MEND_JSON_SCAN_KEY_IS(key, length, name) \

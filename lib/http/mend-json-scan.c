@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
 /* Skipped values: nesting and count, far below what the parser takes. */
@@ -25,31 +26,66 @@ mend_json_scan_init (MendJsonScan *scan,
   scan->p = data;
   scan->end = data + length;
   scan->skipped = 0;
+  scan->start = data;
+  scan->n_holes = 0;
+}
+
+static inline void
+add_hole (MendJsonScan *scan,
+          const char   *from,
+          gboolean      text)
+{
+  if (scan->n_holes < MEND_JSON_SCAN_MAX_HOLES)
+    {
+      MendJsonHole *hole = &scan->holes[scan->n_holes];
+
+      hole->at = from - scan->start;
+      hole->length = scan->p - from;
+      hole->text = text;
+    }
+  scan->n_holes++;
 }
 
 static inline void
 skip_space (MendJsonScan *scan)
 {
+  if (G_LIKELY (scan->p < scan->end && (guchar) *scan->p > ' '))
+    return;
   while (scan->p < scan->end &&
          (*scan->p == ' ' || *scan->p == '\n' || *scan->p == '\r' || *scan->p == '\t'))
     scan->p++;
 }
 
-char
-mend_json_scan_peek (MendJsonScan *scan)
+/* The next byte that is not whitespace, and taking it: inline, as every
+ * token starts with them. */
+static inline char
+peek (MendJsonScan *scan)
 {
   skip_space (scan);
   return scan->p < scan->end ? *scan->p : '\0';
+}
+
+static inline gboolean
+take (MendJsonScan *scan,
+      char          c)
+{
+  if (peek (scan) != c || c == '\0')
+    return FALSE;
+  scan->p++;
+  return TRUE;
+}
+
+char
+mend_json_scan_peek (MendJsonScan *scan)
+{
+  return peek (scan);
 }
 
 gboolean
 mend_json_scan_char (MendJsonScan *scan,
                      char          c)
 {
-  if (mend_json_scan_peek (scan) != c || c == '\0')
-    return FALSE;
-  scan->p++;
-  return TRUE;
+  return take (scan, c);
 }
 
 gboolean
@@ -57,6 +93,23 @@ mend_json_scan_end (MendJsonScan *scan)
 {
   skip_space (scan);
   return scan->p == scan->end;
+}
+
+/* The end of a run of a string's plain bytes: the first quote, backslash
+ * or control byte from @p (or @end); *@high is set when the run has a
+ * byte beyond ASCII. */
+static inline const char *
+plain_run (const char *p,
+           const char *end,
+           gboolean   *high)
+{
+  for (;;)
+    {
+      p = mend_json_next_special (p, end, high);
+      if (p == end || (guchar) *p != 0x7f)
+        return p;
+      p++;   /* DEL: a plain byte in a JSON string */
+    }
 }
 
 /* A string's bytes up to its closing quote, with no escape: the rest of
@@ -69,17 +122,10 @@ plain_string (MendJsonScan  *scan,
   const char *p;
   gboolean high = FALSE;
 
-  if (!mend_json_scan_char (scan, '"'))
+  if (!take (scan, '"'))
     return FALSE;
-  for (p = scan->p; p < scan->end && *p != '"'; p++)
-    {
-      guchar c = *p;
-
-      if (c == '\\' || c < 0x20)
-        return FALSE;
-      high |= c >= 0x80;
-    }
-  if (p == scan->end || (high && !g_utf8_validate_len (scan->p, p - scan->p, NULL)))
+  p = plain_run (scan->p, scan->end, &high);
+  if (p == scan->end || *p != '"' || (high && !g_utf8_validate_len (scan->p, p - scan->p, NULL)))
     return FALSE;
   *start = scan->p;
   *length = p - scan->p;
@@ -93,7 +139,7 @@ mend_json_scan_member (MendJsonScan *scan,
                        const char  **key,
                        gsize        *key_length)
 {
-  char c = mend_json_scan_peek (scan);
+  char c = peek (scan);
 
   if (c == '}')
     {
@@ -107,7 +153,7 @@ mend_json_scan_member (MendJsonScan *scan,
       scan->p++;
     }
   *first = FALSE;
-  if (!plain_string (scan, key, key_length) || !mend_json_scan_char (scan, ':'))
+  if (!plain_string (scan, key, key_length) || !take (scan, ':'))
     return MEND_JSON_SCAN_ODD;
   return MEND_JSON_SCAN_NEXT;
 }
@@ -116,7 +162,7 @@ MendJsonScanStep
 mend_json_scan_element (MendJsonScan *scan,
                         gboolean     *first)
 {
-  char c = mend_json_scan_peek (scan);
+  char c = peek (scan);
 
   if (c == ']')
     {
@@ -177,7 +223,7 @@ read_string (MendJsonScan *scan,
   gsize start = out != NULL ? out->len : 0;
   const char *p;
 
-  if (!mend_json_scan_char (scan, '"'))
+  if (!take (scan, '"'))
     return FALSE;
 
   p = scan->p;
@@ -188,11 +234,7 @@ read_string (MendJsonScan *scan,
       char c;
       gunichar u;
 
-      while (p < scan->end && *p != '"' && *p != '\\' && (guchar) *p >= 0x20)
-        {
-          high |= (guchar) *p >= 0x80;
-          p++;
-        }
+      p = plain_run (p, scan->end, &high);
       if (high && !g_utf8_validate_len (run, p - run, NULL))
         goto odd;
       if (out != NULL)
@@ -262,7 +304,14 @@ gboolean
 mend_json_scan_string (MendJsonScan *scan,
                        GString      *out)
 {
-  return read_string (scan, out);
+  const char *from;
+
+  skip_space (scan);
+  from = scan->p;
+  if (!read_string (scan, out))
+    return FALSE;
+  add_hole (scan, from, TRUE);
+  return TRUE;
 }
 
 gboolean
@@ -374,7 +423,7 @@ skip_value (MendJsonScan *scan,
   if (++scan->skipped > MAX_SKIPPED)
     return FALSE;
 
-  switch (mend_json_scan_peek (scan))
+  switch (peek (scan))
     {
     case '"':
       /* Checked as the parser would read it, and dropped. */
@@ -402,7 +451,14 @@ skip_value (MendJsonScan *scan,
     case 'n':
       return literal (scan, "null", 4);
     default:
-      return skip_number (scan);
+      {
+        const char *from = scan->p;
+
+        if (!skip_number (scan))
+          return FALSE;
+        add_hole (scan, from, FALSE);
+        return TRUE;
+      }
     }
 }
 
@@ -410,4 +466,103 @@ gboolean
 mend_json_scan_skip (MendJsonScan *scan)
 {
   return skip_value (scan, 0);
+}
+
+/* Templates */
+
+/* Texts kept again, none matching, before the template gives up for the
+ * stream: its events differ in more than their holes. */
+#define MAX_MISSES 16
+
+void
+mend_json_template_init (MendJsonTemplate *tmpl)
+{
+  memset (tmpl, 0, sizeof *tmpl);
+}
+
+void
+mend_json_template_clear (MendJsonTemplate *tmpl)
+{
+  if (tmpl->bytes != NULL)
+    g_string_free (tmpl->bytes, TRUE);
+  g_free (tmpl->name);
+  memset (tmpl, 0, sizeof *tmpl);
+}
+
+void
+mend_json_template_keep (MendJsonTemplate   *tmpl,
+                         const MendJsonScan *scan,
+                         const char         *name,
+                         guint               tag)
+{
+  guint texts = 0;
+
+  if (tmpl->misses >= MAX_MISSES || scan->n_holes > MEND_JSON_SCAN_MAX_HOLES)
+    return;
+  for (guint i = 0; i < scan->n_holes; i++)
+    texts += scan->holes[i].text;
+  if (texts != 1)
+    return;
+
+  if (tmpl->valid)
+    tmpl->misses++;
+  if (tmpl->bytes == NULL)
+    tmpl->bytes = g_string_new (NULL);
+  g_string_truncate (tmpl->bytes, 0);
+  g_string_append_len (tmpl->bytes, scan->start, scan->end - scan->start);
+  if (g_strcmp0 (tmpl->name, name) != 0)
+    {
+      g_free (tmpl->name);
+      tmpl->name = g_strdup (name);
+    }
+  memcpy (tmpl->holes, scan->holes, scan->n_holes * sizeof scan->holes[0]);
+  tmpl->n_holes = scan->n_holes;
+  tmpl->tag = tag;
+  tmpl->valid = TRUE;
+}
+
+gboolean
+mend_json_template_match (MendJsonTemplate *tmpl,
+                          const char       *name,
+                          const char       *data,
+                          gsize             length,
+                          GString          *out,
+                          guint            *tag)
+{
+  MendJsonScan scan;
+  gsize from = 0;
+
+  if (!tmpl->valid || g_strcmp0 (tmpl->name, name) != 0)
+    return FALSE;
+
+  mend_json_scan_init (&scan, data, length);
+  g_string_truncate (out, 0);
+  for (guint i = 0; i <= tmpl->n_holes; i++)
+    {
+      const MendJsonHole *hole = i < tmpl->n_holes ? &tmpl->holes[i] : NULL;
+      gsize fixed = (hole != NULL ? hole->at : tmpl->bytes->len) - from;
+
+      /* The bytes up to the hole, as they were; then a token of the
+       * hole's kind, right there (no space before it: that would be a
+       * fixed byte). */
+      if ((gsize) (scan.end - scan.p) < fixed || memcmp (scan.p, tmpl->bytes->str + from, fixed) != 0)
+        goto miss;
+      scan.p += fixed;
+      if (hole == NULL)
+        break;
+      if (scan.p == scan.end || (hole->text && *scan.p != '"') ||
+          !(hole->text ? read_string (&scan, out) : skip_number (&scan)))
+        goto miss;
+      from = hole->at + hole->length;
+    }
+  if (scan.p != scan.end)
+    goto miss;
+
+  tmpl->misses = 0;
+  *tag = tmpl->tag;
+  return TRUE;
+
+miss:
+  g_string_truncate (out, 0);
+  return FALSE;
 }

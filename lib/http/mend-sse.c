@@ -40,6 +40,30 @@ mend_sse_reader_clear (MendSseReader *reader)
   reader->line = reader->data = reader->name = NULL;
 }
 
+/* g_string_append_len () and g_string_truncate (s, 0) without their
+ * calls when the string has the room: a few bytes per line, every line. */
+static inline void
+append (GString    *s,
+        const char *bytes,
+        gsize       n)
+{
+  if (s->len + n < s->allocated_len)
+    {
+      memcpy (s->str + s->len, bytes, n);
+      s->len += n;
+      s->str[s->len] = '\0';
+    }
+  else
+    g_string_append_len (s, bytes, n);
+}
+
+static inline void
+empty (GString *s)
+{
+  s->len = 0;
+  s->str[0] = '\0';
+}
+
 static MendSseStatus
 dispatch (MendSseReader *reader)
 {
@@ -49,7 +73,7 @@ dispatch (MendSseReader *reader)
     go_on = reader->func (reader->has_name ? reader->name->str : NULL,
                           reader->data->str, reader->data->len, reader->user_data);
 
-  g_string_truncate (reader->data, 0);
+  empty (reader->data);
   reader->has_name = FALSE;
   return go_on ? MEND_SSE_MORE : MEND_SSE_STOPPED;
 }
@@ -76,8 +100,8 @@ take_line (MendSseReader *reader,
         name++;
       while (end > name && g_ascii_isspace (end[-1]))
         end--;
-      g_string_truncate (reader->name, 0);
-      g_string_append_len (reader->name, name, end - name);
+      empty (reader->name);
+      append (reader->name, name, end - name);
       reader->has_name = TRUE;
     }
   else if (length >= strlen ("data:") && memcmp (line, "data:", strlen ("data:")) == 0)
@@ -93,8 +117,8 @@ take_line (MendSseReader *reader,
       if (reader->data->len + 1 + n > reader->max_event_bytes)
         return MEND_SSE_EVENT_TOO_LARGE;
       if (reader->data->len > 0)
-        g_string_append_c (reader->data, '\n');
-      g_string_append_len (reader->data, data, n);
+        append (reader->data, "\n", 1);
+      append (reader->data, data, n);
     }
   /* Comments (":…"), "id:", "retry:" and unknown fields are not used. */
 
@@ -112,6 +136,7 @@ mend_sse_reader_feed (MendSseReader *reader,
   while (p < end)
     {
       const char *stop;
+      const char *cr;
       MendSseStatus status;
 
       /* A line ends at CRLF, LF or CR; the LF of a CRLF split between two
@@ -124,9 +149,13 @@ mend_sse_reader_feed (MendSseReader *reader,
         }
       reader->after_cr = FALSE;
 
-      stop = p;
-      while (stop < end && *stop != '\n' && *stop != '\r')
-        stop++;
+      /* The line's end: the first LF, unless a CR comes before it. */
+      stop = memchr (p, '\n', end - p);
+      if (stop == NULL)
+        stop = end;
+      cr = memchr (p, '\r', stop - p);
+      if (cr != NULL)
+        stop = cr;
 
       if ((gsize) (stop - p) > reader->max_line_bytes - MIN (reader->line->len, reader->max_line_bytes))
         return MEND_SSE_LINE_TOO_LONG;
@@ -134,7 +163,7 @@ mend_sse_reader_feed (MendSseReader *reader,
       if (stop == end)
         {
           /* The rest of a line, until the next chunk. */
-          g_string_append_len (reader->line, p, stop - p);
+          append (reader->line, p, stop - p);
           break;
         }
 
@@ -143,9 +172,9 @@ mend_sse_reader_feed (MendSseReader *reader,
         status = take_line (reader, p, stop - p);
       else
         {
-          g_string_append_len (reader->line, p, stop - p);
+          append (reader->line, p, stop - p);
           status = take_line (reader, reader->line->str, reader->line->len);
-          g_string_truncate (reader->line, 0);
+          empty (reader->line);
         }
       p = stop + 1;
       if (status != MEND_SSE_MORE)

@@ -508,7 +508,8 @@ mend_transcript_request_for (MendTranscript *self,
   return request;
 }
 
-static gboolean content_is_valid (JsonNode *content);
+static gboolean content_is_valid (JsonNode  *content,
+                                  char     **text);
 
 void
 mend_transcript_answered (MendTranscript *self,
@@ -516,6 +517,7 @@ mend_transcript_answered (MendTranscript *self,
                           JsonNode       *content)
 {
   g_autoptr(MendTurn) followed = NULL;
+  g_autofree char *text = NULL;
 
   g_return_if_fail (MEND_IS_TRANSCRIPT (self));
   mend_return_if_not_owner (&self->owner, self);
@@ -525,10 +527,8 @@ mend_transcript_answered (MendTranscript *self,
     return;
 
   g_clear_pointer (&self->answer, json_node_unref);
-  if (content != NULL && content_is_valid (content))
+  if (content != NULL && content_is_valid (content, &text))
     {
-      g_autofree char *text = mend_json_to_string (content);
-
       /* An answer larger than the whole transcript may be is not kept. */
       if (strlen (text) <= self->max_bytes)
         self->answer = json_node_ref (content);
@@ -574,20 +574,72 @@ check_block (JsonNode  *node,
  * bytes that are not UTF-8). Kept, either would make a saved state that
  * never loads again: what is kept must write out as JSON that reads back. */
 static gboolean
-writes_back (JsonNode *node)
+holds_double (JsonNode *node)
 {
-  g_autofree char *text = mend_json_to_string (node);
-  g_autoptr(JsonNode) again = NULL;
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_VALUE:
+      return json_node_get_value_type (node) == G_TYPE_DOUBLE;
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
 
-  if (!g_utf8_validate (text, -1, NULL))
-    return FALSE;
-  again = mend_json_parse (text, -1, NULL);
-  return again != NULL;
+        for (guint i = 0; i < json_array_get_length (array); i++)
+          if (holds_double (json_array_get_element (array, i)))
+            return TRUE;
+        return FALSE;
+      }
+    case JSON_NODE_OBJECT:
+      {
+        JsonObjectIter iter;
+        JsonNode *member;
+
+        json_object_iter_init (&iter, json_node_get_object (node));
+        while (json_object_iter_next (&iter, NULL, &member))
+          if (holds_double (member))
+            return TRUE;
+        return FALSE;
+      }
+    case JSON_NODE_NULL:
+    default:
+      return FALSE;
+    }
 }
 
-/* Blocks load_json() would take back: what is kept must restore. */
+/* The text @node writes out as, when it reads back; else NULL. Valid
+ * UTF-8 with no number that is a double reads back as it is (strings,
+ * integers, booleans and nulls write as JSON): only then is it not read
+ * again. */
+static char *
+written_back (JsonNode *node)
+{
+  g_autofree char *text = mend_json_to_string (node);
+
+  if (!g_utf8_validate (text, -1, NULL))
+    return NULL;
+  if (holds_double (node))
+    {
+      g_autoptr(JsonNode) again = mend_json_parse (text, -1, NULL);
+
+      if (again == NULL)
+        return NULL;
+    }
+  return g_steal_pointer (&text);
+}
+
 static gboolean
-content_is_valid (JsonNode *content)
+writes_back (JsonNode *node)
+{
+  g_autofree char *text = written_back (node);
+
+  return text != NULL;
+}
+
+/* Blocks load_json() would take back: what is kept must restore. Its
+ * text, written out, in *@text. */
+static gboolean
+content_is_valid (JsonNode  *content,
+                  char     **text)
 {
   JsonArray *blocks;
   guint values = 0;
@@ -604,7 +656,7 @@ content_is_valid (JsonNode *content)
   /* The message holds the content one level down; a turn must fit in
    * what a saved state may hold, with room to spare. */
   return count_values (content, MAX_MESSAGE_DEPTH - 1, &values) && values <= MAX_VALUES / 2 &&
-         writes_back (content);
+         (*text = written_back (content)) != NULL;
 }
 
 static gboolean

@@ -81,7 +81,7 @@ typedef struct
   guint       stagger_ms;
   gboolean    retry_partial;
   gboolean    continue_at_reset;
-  GRand      *rand;
+  GRand      *rand;               /* made at its first draw: 2.5 kB */
   MendRuleSet *rules;              /* the app's, or NULL */
 } MendErrorPolicyPrivate;
 
@@ -227,10 +227,14 @@ schedule_copy (const MendSchedule *from)
   return copy;
 }
 
+static MendSchedule *default_rate_limit_schedule (void);
+
 static void
 schedule_free (MendSchedule *sched)
 {
-  if (sched == NULL)
+  /* The default is shared by every policy, and lives as long as the
+   * process. */
+  if (sched == NULL || sched == default_rate_limit_schedule ())
     return;
   g_clear_pointer (&sched->delays, g_array_unref);
   g_free (sched);
@@ -251,16 +255,25 @@ static MendSchedule *
 default_rate_limit_schedule (void)
 {
   static const guint delays[] = { 5000, 10000, 20000, 30000 };
-  /* Its delays only: the number of retries stays the policy's, so
-   * that max-retries 0 still means no retry. */
-  MendSchedule sched = {
-    .given = MEND_SCHEDULE_DELAYS,
-  };
-  MendSchedule *copy = schedule_copy (&sched);
+  static gsize made;
+  static MendSchedule *shared;
 
-  copy->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), G_N_ELEMENTS (delays));
-  g_array_append_vals (copy->delays, delays, G_N_ELEMENTS (delays));
-  return copy;
+  /* One for all policies, never changed: a policy that sets a rate
+   * limit's schedule replaces it by its own. */
+  if (g_once_init_enter (&made))
+    {
+      /* Its delays only: the number of retries stays the policy's, so
+       * that max-retries 0 still means no retry. */
+      MendSchedule sched = {
+        .given = MEND_SCHEDULE_DELAYS,
+      };
+
+      shared = schedule_copy (&sched);
+      shared->delays = g_array_sized_new (FALSE, FALSE, sizeof (guint), G_N_ELEMENTS (delays));
+      g_array_append_vals (shared->delays, delays, G_N_ELEMENTS (delays));
+      g_once_init_leave (&made, 1);
+    }
+  return shared;
 }
 
 /* @own over @top: the keys @own sets, the rest @top's. @out borrows the
@@ -674,7 +687,17 @@ mend_error_policy_init (MendErrorPolicy *self)
   priv->s.jitter_ms = 250;
   priv->retry_after_max_ms = MEND_ERROR_POLICY_DEFAULT_RETRY_AFTER_MAX_MS;
   priv->by_reason[MEND_REASON_RATE_LIMIT] = default_rate_limit_schedule ();
-  priv->rand = g_rand_new ();
+}
+
+/* The random source, made when a delay is first drawn: a chat that never
+ * waits keeps none (a Mersenne Twister's state is 2.5 kB, and it reads
+ * /dev/urandom when made). */
+static GRand *
+get_rand (MendErrorPolicyPrivate *priv)
+{
+  if (priv->rand == NULL)
+    priv->rand = g_rand_new ();
+  return priv->rand;
 }
 
 /**
@@ -784,7 +807,7 @@ random_between (MendErrorPolicyPrivate *priv,
 {
   if (high <= low)
     return low;
-  return g_rand_double_range (priv->rand, low, high);
+  return g_rand_double_range (get_rand (priv), low, high);
 }
 
 static gint64
@@ -799,7 +822,7 @@ scheduled_delay (MendErrorPolicyPrivate *priv,
   switch (sched->jitter)
     {
     case MEND_JITTER_ADDITIVE:
-      delay = raw + (double) g_rand_int_range (priv->rand, 0, sched->jitter_ms + 1);
+      delay = raw + (double) g_rand_int_range (get_rand (priv), 0, sched->jitter_ms + 1);
       delay = MIN (cap, delay);
       break;
     case MEND_JITTER_FULL:
@@ -888,7 +911,7 @@ mend_error_policy_delay_for (MendErrorPolicy *self,
         }
 
       if (schedule->jitter != MEND_JITTER_NONE)
-        jitter = g_rand_int_range (priv->rand, 0, schedule->jitter_ms + 1);
+        jitter = g_rand_int_range (get_rand (priv), 0, schedule->jitter_ms + 1);
 
       if (hint + jitter >= delay)
         {
@@ -908,7 +931,7 @@ mend_error_policy_reset_jitter (MendErrorPolicy *self)
 
   if (priv->s.jitter == MEND_JITTER_NONE)
     return 0;
-  return (guint) g_rand_int_range (priv->rand, 0, 60001);
+  return (guint) g_rand_int_range (get_rand (priv), 0, 60001);
 }
 
 /* The per-chat offset, in milliseconds. */
@@ -944,7 +967,10 @@ mend_error_policy_set_seed (MendErrorPolicy *self,
   g_return_if_fail (MEND_IS_ERROR_POLICY (self));
 
   priv = mend_error_policy_get_instance_private (self);
-  g_rand_set_seed (priv->rand, seed);
+  if (priv->rand == NULL)
+    priv->rand = g_rand_new_with_seed (seed);
+  else
+    g_rand_set_seed (priv->rand, seed);
 }
 
 /* Setters: each notifies only on change. */

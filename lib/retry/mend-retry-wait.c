@@ -126,6 +126,21 @@ whole_seconds (gint64 ms)
 
 static void stop_counting (MendRetryWait *self);
 
+static gint64
+remaining_ms (MendRetryWait *self)
+{
+  gint64 left;
+
+  if (self->state != MEND_RETRY_WAIT_PENDING)
+    return 0;
+
+  if (self->at_reset)
+    left = self->next_at - mend_clock_get_real_time (self->clock);
+  else
+    left = self->deadline_us - mend_clock_get_monotonic_time (self->clock);
+  return left <= 0 ? 0 : (left + 999) / 1000;
+}
+
 static void
 finish (MendRetryWait      *self,
         MendRetryWaitState  state)
@@ -220,13 +235,15 @@ stop_counting (MendRetryWait *self)
     mend_countdown_remove (g_steal_pointer (&self->countdown));
 }
 
-static void
-mend_retry_wait_constructed (GObject *object)
-{
-  MendRetryWait *self = (MendRetryWait *) object;
-  gint64 delay_us;
+/* Set on a thread while make () makes a wait: its constructed () leaves
+ * the counting to make (), which sets the fields first. */
+static GPrivate making;
 
-  G_OBJECT_CLASS (mend_retry_wait_parent_class)->constructed (object);
+static void
+start_counting (MendRetryWait *self)
+{
+  GObject *object = G_OBJECT (self);
+  gint64 delay_us;
 
   if (self->clock == NULL)
     self->clock = g_object_ref (mend_clock_get_default ());
@@ -240,7 +257,43 @@ mend_retry_wait_constructed (GObject *object)
   self->started_at = mend_clock_get_real_time (self->clock);
   self->next_at = self->started_at + delay_us;
   self->deadline_us = mend_clock_get_monotonic_time (self->clock) + delay_us;
-  self->shown_seconds = whole_seconds (mend_retry_wait_get_remaining_ms (self));
+  self->shown_seconds = whole_seconds (remaining_ms (self));
+}
+
+static void
+mend_retry_wait_constructed (GObject *object)
+{
+  G_OBJECT_CLASS (mend_retry_wait_parent_class)->constructed (object);
+
+  if (g_private_get (&making) == NULL)
+    start_counting (MEND_RETRY_WAIT (object));
+}
+
+/* A wait made the quick way: waits are made by the thousand, and the
+ * property machinery (names looked up, values boxed, each set by a call)
+ * would cost more than the rest of the wait. Nothing can watch it yet;
+ * its fields are set, then it counts. */
+static MendRetryWait *
+make (MendClock   *clock,
+      guint64      delay_ms,
+      guint        attempt,
+      guint        max_retries,
+      MendReason   reason,
+      MendFailure *failure)
+{
+  MendRetryWait *self;
+
+  g_private_set (&making, GINT_TO_POINTER (1));
+  self = g_object_new (MEND_TYPE_RETRY_WAIT, NULL);
+  g_private_set (&making, NULL);
+
+  self->clock = clock != NULL ? g_object_ref (clock) : NULL;
+  self->delay_ms = delay_ms;
+  self->attempt = attempt;
+  self->max_retries = max_retries;
+  self->reason = reason;
+  self->failure = failure != NULL ? g_object_ref (failure) : NULL;
+  return self;
 }
 
 static void
@@ -628,16 +681,8 @@ mend_retry_wait_new (MendClock  *clock,
 
   g_return_val_if_fail (clock == NULL || MEND_IS_CLOCK (clock), NULL);
 
-  /* Only what the timer needs goes through the property machinery; waits
-   * are made by the thousand, and nothing can watch the rest yet. */
-  if (clock != NULL)
-    self = g_object_new (MEND_TYPE_RETRY_WAIT, "clock", clock, "delay-ms", delay_ms, NULL);
-  else
-    self = g_object_new (MEND_TYPE_RETRY_WAIT, "delay-ms", delay_ms, NULL);
-
-  self->attempt = attempt;
-  self->max_retries = max_retries;
-  self->reason = reason;
+  self = make (clock, delay_ms, attempt, max_retries, reason, NULL);
+  start_counting (self);
 
   return self;
 }
@@ -825,19 +870,10 @@ mend_retry_wait_get_state (MendRetryWait *self)
 gint64
 mend_retry_wait_get_remaining_ms (MendRetryWait *self)
 {
-  gint64 left;
-
   g_return_val_if_fail (MEND_IS_RETRY_WAIT (self), 0);
   mend_return_val_if_not_owner (&self->owner, self, 0);
 
-  if (self->state != MEND_RETRY_WAIT_PENDING)
-    return 0;
-
-  if (self->at_reset)
-    left = self->next_at - mend_clock_get_real_time (self->clock);
-  else
-    left = self->deadline_us - mend_clock_get_monotonic_time (self->clock);
-  return left <= 0 ? 0 : (left + 999) / 1000;
+  return remaining_ms (self);
 }
 
 /**
@@ -894,6 +930,9 @@ mend_retry_wait_get_remaining_seconds (MendRetryWait *self)
   if (self->state != MEND_RETRY_WAIT_PENDING)
     return 0;
 
+  /* Read to be shown: a watcher is seen at the loop's next run. */
+  if (self->countdown != NULL)
+    mend_countdown_read (self->countdown);
   return whole_seconds (mend_retry_wait_get_remaining_ms (self));
 }
 
@@ -1023,6 +1062,8 @@ mend_retry_wait_describe (MendRetryWait *self)
       {
         g_autofree char *duration = mend_retry_wait_describe_duration (mend_retry_wait_get_remaining_ms (self));
 
+        if (self->countdown != NULL)
+          mend_countdown_read (self->countdown);
         if (self->at_reset)
           {
             g_autofree char *when = mend_retry_wait_describe_time (self->next_at,
@@ -1244,17 +1285,14 @@ mend_retry_wait_new_for_verdict (MendVerdict *verdict,
                                  gboolean     at_reset)
 {
   MendFailure *failure = mend_verdict_get_failure (verdict);
+  MendRetryWait *self;
 
   g_assert (mend_verdict_get_delay_ms (verdict) >= 0);
 
-  return g_object_new (MEND_TYPE_RETRY_WAIT,
-                       "clock", clock,
-                       "delay-ms", (guint64) mend_verdict_get_delay_ms (verdict),
-                       "attempt", attempt,
-                       "max-retries", max_retries,
-                       "reason", failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN,
-                       "failure", failure,
-                       "server-hint", mend_verdict_get_server_hint (verdict),
-                       "at-reset", at_reset,
-                       NULL);
+  self = make (clock, (guint64) mend_verdict_get_delay_ms (verdict), attempt, max_retries,
+               failure ? mend_failure_get_reason (failure) : MEND_REASON_UNKNOWN, failure);
+  self->server_hint = mend_verdict_get_server_hint (verdict);
+  self->at_reset = at_reset;
+  start_counting (self);
+  return self;
 }

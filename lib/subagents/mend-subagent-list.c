@@ -57,8 +57,7 @@ mend_subagent_list_init (MendSubagentList *list,
 {
   list->model = model;
   list->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_release);
-  list->by_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  list->by_agent_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  /* The indexes are made with the first subagent: most chats have none. */
 }
 
 void
@@ -146,6 +145,11 @@ mend_subagent_list_add (MendSubagentList *list,
   entry->list = list;
   entry->subagent = mend_subagent_new (id, agent_id, name);
   g_ptr_array_add (list->entries, mend_subagent_entry_ref (entry));
+  if (list->by_id == NULL)
+    {
+      list->by_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      list->by_agent_id = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    }
   index_entry (list->by_id, id, entry);
   index_entry (list->by_agent_id, agent_id, entry);
 
@@ -177,14 +181,14 @@ MendSubagentEntry *
 mend_subagent_list_find_by_id (MendSubagentList *list,
                                const char       *id)
 {
-  return id != NULL ? g_hash_table_lookup (list->by_id, id) : NULL;
+  return id != NULL && list->by_id != NULL ? g_hash_table_lookup (list->by_id, id) : NULL;
 }
 
 MendSubagentEntry *
 mend_subagent_list_find_by_agent_id (MendSubagentList *list,
                                      const char       *agent_id)
 {
-  return agent_id != NULL ? g_hash_table_lookup (list->by_agent_id, agent_id) : NULL;
+  return agent_id != NULL && list->by_agent_id != NULL ? g_hash_table_lookup (list->by_agent_id, agent_id) : NULL;
 }
 
 MendSubagentEntry *

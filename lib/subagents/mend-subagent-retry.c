@@ -328,7 +328,7 @@ mend_subagent_retry_was_taken_back (MendSubagentRetry *self,
 {
   g_autofree char *prompt_id = mend_subagent_retry_state_prompt_id (provenance);
 
-  return prompt_id != NULL && g_hash_table_contains (self->sched.taken_back, prompt_id);
+  return prompt_id != NULL && mend_subagent_scheduler_was_taken_back (&self->sched, prompt_id);
 }
 
 void

@@ -57,6 +57,9 @@ void     mend_subagent_scheduler_init    (MendSubagentScheduler *self,
 void     mend_subagent_scheduler_clear   (MendSubagentScheduler *self);
 
 gboolean mend_subagent_scheduler_is_open (MendSubagentScheduler *self);
+/* Whether the prompt @prompt_id was taken back from the queue. */
+gboolean mend_subagent_scheduler_was_taken_back (MendSubagentScheduler *self,
+                                                 const char            *prompt_id);
 /* Something of this subagent's retry is under way: a wait, a prompt held
  * for the agent's own turn, or a prompt out. */
 gboolean mend_subagent_scheduler_in_flight (MendSubagentEntry   *entry);

@@ -36,7 +36,6 @@ mend_subagent_scheduler_init (MendSubagentScheduler *self,
   self->object = object;
   self->signals = signals;
   mend_subagent_list_init (&self->list, object);
-  self->taken_back = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->max_failed = MEND_SUBAGENT_RETRY_DEFAULT_MAX_FAILED;
 }
 
@@ -50,6 +49,13 @@ mend_subagent_scheduler_clear (MendSubagentScheduler *self)
   g_clear_object (&self->queue);
   g_clear_object (&self->clock);
   g_clear_object (&self->policy);
+}
+
+gboolean
+mend_subagent_scheduler_was_taken_back (MendSubagentScheduler *self,
+                                        const char            *prompt_id)
+{
+  return self->taken_back != NULL && g_hash_table_contains (self->taken_back, prompt_id);
 }
 
 gboolean
@@ -171,6 +177,9 @@ take_back_prompt (MendSubagentScheduler *self,
   if (entry->prompt_id == NULL)
     return;
 
+  /* Made with the first prompt taken back: most chats never take one. */
+  if (self->taken_back == NULL)
+    self->taken_back = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_add (self->taken_back, g_strdup (entry->prompt_id));
   if (item == NULL)
     return;
@@ -513,7 +522,7 @@ mend_subagent_scheduler_send_prompt (MendSubagentScheduler *self,
    * ended, Stop, close), or replaced or forgotten the subagent. */
   if (entry->gone || g_strcmp0 (entry->prompt_id, prompt_id) != 0 ||
       !mend_subagent_scheduler_is_open (self) ||
-      g_hash_table_contains (self->taken_back, prompt_id))
+      mend_subagent_scheduler_was_taken_back (self, prompt_id))
     return;
   /* Queued behind a running turn, never steered into it. The prompt is
    * followed by its item: the chat says which turn starts from it. */

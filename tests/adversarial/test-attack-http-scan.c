@@ -176,6 +176,7 @@ check_same (const MendHttpDialectClass *wire,
   g_autoptr(MendHttpAnswer) quick = mend_http_answer_new ();
   g_autoptr(MendHttpAnswer) slow = mend_http_answer_new ();
   g_autoptr(GString) scratch = g_string_new (NULL);
+  g_auto(MendJsonTemplate) memo = { NULL };
   g_autofree char *quick_text = NULL;
   g_autofree char *quick_state = NULL;
   g_autofree char *slow_state = NULL;
@@ -193,7 +194,7 @@ check_same (const MendHttpDialectClass *wire,
       wire->read_event (slow, NULL, setup, strlen (setup), json_node_get_object (root), &ignored);
     }
 
-  if (wire->scan_event (quick, NULL, data, length, scratch, &quick_event, &text))
+  if (mend_http_dialect_scan (wire, quick, &memo, NULL, data, length, scratch, &quick_event, &text))
     quick_text = g_strdup (text);
   else
     {
@@ -331,11 +332,12 @@ test_scan_deep_and_large (void)
   {
     g_autoptr(MendHttpAnswer) answer = mend_http_answer_new ();
     g_autoptr(GString) scratch = g_string_new (NULL);
+    g_auto(MendJsonTemplate) memo = { NULL };
     MendHttpEvent event;
     const char *text;
 
-    g_assert_false (mend_http_dialect_chat_completions.scan_event (answer, NULL, deep->str, deep->len,
-                                                                   scratch, &event, &text));
+    g_assert_false (mend_http_dialect_scan (&mend_http_dialect_chat_completions, answer, &memo, NULL,
+                                            deep->str, deep->len, scratch, &event, &text));
   }
 
   while (large->len < 10 * 1024 * 1024)

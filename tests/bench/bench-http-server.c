@@ -254,6 +254,17 @@ serve (SoupServer        *server,
       g_signal_connect (msg, "finished", G_CALLBACK (on_paced_finished), NULL);
       soup_message_headers_set_encoding (soup_server_message_get_response_headers (msg), SOUP_ENCODING_CHUNKED);
     }
+  else if (g_strcmp0 (chunks, "events") == 0)
+    {
+      /* As model servers send a stream: each event an HTTP chunk of its
+       * own, all written at once (a client that keeps up reads one chunk
+       * a read). */
+      soup_message_headers_set_encoding (soup_server_message_get_response_headers (msg), SOUP_ENCODING_CHUNKED);
+      for (guint i = 0; i < events->len; i++)
+        soup_message_body_append (body, SOUP_MEMORY_COPY, events->pdata[i], strlen (events->pdata[i]));
+      soup_message_body_complete (body);
+      g_ptr_array_unref (events);
+    }
   else
     {
       GString *whole = g_string_new (NULL);

@@ -4,11 +4,15 @@
  *
  * One MendRetryWait of S seconds on the real default clock, and a GMainLoop
  * that runs until it fires; against the naive countdown, a 100 ms periodic
- * g_timeout_add() that counts the same S seconds down. A poll function that
+ * g_timeout_add() that counts the same S seconds down. Beside it, U more
+ * waits that nobody watches, due a minute later (the naive way: U more
+ * g_timeout_add () sources), and SPREAD = 10 that nobody watches either,
+ * due one after the other over the S seconds: the loop wakes at their
+ * deadlines and at the wait's, never for the U waits. A poll function that
  * counts and forwards to g_poll() shows every time the loop went to sleep
  * and woke up. Each way runs in a child process of its own.
  *
- * usage: bench-idle [--seconds S]
+ * usage: bench-idle [--seconds S] [--unwatched U]
  *
  * Prints the counts, then one machine-readable line:
  *   RESULT idle seconds=… mend_wakeups=… naive_wakeups=… ratio=…
@@ -95,11 +99,22 @@ warm_up (void)
     ;
 }
 
+static guint n_unwatched = 2000;
+
+#define SPREAD 10
+
+static gboolean
+on_never (gpointer data)
+{
+  return G_SOURCE_REMOVE;
+}
+
 static void
 run_job (Impl     impl,
          guint    delay_ms,
          Outcome *out)
 {
+  g_autoptr(GPtrArray) others = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   g_autoptr(MendRetryWait) wait = NULL;
   Countdown countdown = { loop, MAX (delay_ms / TICK_MS, 1) };
@@ -113,6 +128,23 @@ run_job (Impl     impl,
   getrusage (RUSAGE_SELF, &before);
   wall_start = g_get_monotonic_time ();
   n_polls = n_wakeups = 0;
+
+  for (guint i = 0; i < SPREAD; i++)
+    {
+      guint due = delay_ms * (i + 1) / (SPREAD + 1);
+
+      if (impl == IMPL_MEND)
+        g_ptr_array_add (others, mend_retry_wait_new (NULL, due, 1, 4, MEND_REASON_CAPACITY));
+      else
+        g_timeout_add (due, on_never, NULL);
+    }
+  for (guint i = 0; i < n_unwatched; i++)
+    {
+      if (impl == IMPL_MEND)
+        g_ptr_array_add (others, mend_retry_wait_new (NULL, delay_ms + 60000 + i, 1, 4, MEND_REASON_CAPACITY));
+      else
+        g_timeout_add (delay_ms + 60000 + i, on_never, NULL);
+    }
 
   if (impl == IMPL_MEND)
     {
@@ -199,6 +231,7 @@ main (int    argc,
   Outcome naive;
   const GOptionEntry entries[] = {
     { "seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Length of the wait (default 5)", "S" },
+    { "unwatched", 'u', 0, G_OPTION_ARG_INT, &n_unwatched, "Waits nobody watches beside it (default 2000)", "U" },
     { NULL }
   };
 
@@ -237,12 +270,19 @@ main (int    argc,
            mend.wakeups, mend.polls, mend.nvcsw, mend.cpu_us, mend.wall_us / 1000.0);
   g_print ("%-22s %8u %8u %10ld %8" G_GINT64_FORMAT " %9.1f\n", "100 ms tick countdown",
            naive.wakeups, naive.polls, naive.nvcsw, naive.cpu_us, naive.wall_us / 1000.0);
-  g_print ("\nRESULT idle seconds=%g mend_wakeups=%u naive_wakeups=%u ratio=%.1f"
+  g_print ("\nRESULT idle seconds=%g unwatched=%u mend_wakeups=%u naive_wakeups=%u ratio=%.1f"
            " mend_polls=%u naive_polls=%u mend_ctxsw=%ld naive_ctxsw=%ld"
            " mend_cpu_us=%" G_GINT64_FORMAT " naive_cpu_us=%" G_GINT64_FORMAT "\n",
-           seconds, mend.wakeups, naive.wakeups,
+           seconds, n_unwatched, mend.wakeups, naive.wakeups,
            (gdouble) naive.wakeups / MAX (mend.wakeups, 1),
            mend.polls, naive.polls, mend.nvcsw, naive.nvcsw, mend.cpu_us, naive.cpu_us);
 
+  /* Unwatched waits wake the loop at their deadlines only. */
+  if (mend.wakeups > SPREAD + 2)
+    {
+      g_printerr ("bench-idle: target not met: %u wakeups for %d deadlines, %u unwatched waits pending\n",
+                  mend.wakeups, SPREAD + 1, n_unwatched);
+      return 1;
+    }
   return 0;
 }

@@ -40,6 +40,7 @@ typedef struct
   MendHttpAnswer *answer;
   MendHttpAnswer *scanned;   /* fed the sender's way */
   GString        *scratch;
+  MendJsonTemplate memo;      /* the quick way's last text delta */
   GString        *pieces;
   guint           events;
 } Reading;
@@ -75,7 +76,8 @@ on_event (const char *name,
   MendHttpEvent quick = MEND_HTTP_EVENT_OTHER;
   MendHttpEvent event;
 
-  if (reading->wire->scan_event (reading->scanned, name, data, length, reading->scratch, &quick, &text))
+  if (mend_http_dialect_scan (reading->wire, reading->scanned, &reading->memo, name, data, length,
+                              reading->scratch, &quick, &text))
     quick_text = g_strdup (text);
   else
     {
@@ -205,6 +207,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   reading.answer = mend_http_answer_new ();
   reading.scanned = mend_http_answer_new ();
   reading.scratch = g_string_new (NULL);
+  mend_json_template_init (&reading.memo);
   reading.pieces = g_string_new (NULL);
   mend_sse_reader_init (&reader, MAX_LINE, MAX_EVENT, on_event, &reading);
   for (gsize at = 0; at < size && status == MEND_SSE_MORE; at += chunk)
@@ -225,6 +228,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   mend_http_answer_free (reading.answer);
   mend_http_answer_free (reading.scanned);
   g_string_free (reading.scratch, TRUE);
+  mend_json_template_clear (&reading.memo);
   g_string_free (reading.pieces, TRUE);
 
   /* Whole. */

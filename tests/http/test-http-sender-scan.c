@@ -72,6 +72,9 @@ check_cases (const MendHttpDialectClass *wire,
              const Case                 *cases,
              guint                       n_cases)
 {
+  MendJsonTemplate memo;
+
+  mend_json_template_init (&memo);
   for (guint i = 0; i < n_cases; i++)
     {
       g_autoptr(MendHttpAnswer) quick = mend_http_answer_new ();
@@ -102,8 +105,10 @@ check_cases (const MendHttpDialectClass *wire,
         g_test_message ("case %u: %s", i, shown);
       }
       before = answer_state (quick);
-      scanned = wire->scan_event (quick, cases[i].name, cases[i].data, strlen (cases[i].data),
-                                  scratch, &quick_event, &text);
+      /* As the sender reads them: each case after the one before, so
+       * that a case like the last text delta is read by its template. */
+      scanned = mend_http_dialect_scan (wire, quick, &memo, cases[i].name, cases[i].data, strlen (cases[i].data),
+                                        scratch, &quick_event, &text);
       if (cases[i].way == SCANNED)
         g_assert_true (scanned);
       else
@@ -126,6 +131,7 @@ check_cases (const MendHttpDialectClass *wire,
       slow_state = answer_state (slow);
       g_assert_cmpstr (quick_state, ==, slow_state);
     }
+  mend_json_template_clear (&memo);
 }
 
 /* Messages */
@@ -317,6 +323,96 @@ test_gemini (void)
   check_cases (&mend_http_dialect_gemini, NULL, cases, G_N_ELEMENTS (cases));
 }
 
+/* Templates: an event like the last text delta but for its text and the
+ * numbers no one reads is read by comparison; any other is not. */
+typedef struct
+{
+  const char *data;
+  const char *text;   /* the text it is read with, or NULL: not matched */
+} Follow;
+
+static void
+check_template (const MendHttpDialectClass *wire,
+                const char                 *name,
+                const char                 *first,
+                const Follow               *follows,
+                guint                       n_follows)
+{
+  g_autoptr(MendHttpAnswer) answer = mend_http_answer_new ();
+  g_autoptr(GString) scratch = g_string_new (NULL);
+  g_auto(MendJsonTemplate) memo = { NULL };
+  MendHttpEvent event;
+  const char *text;
+
+  g_assert_true (wire->scan_event (answer, name, first, strlen (first), scratch, &memo, &event, &text));
+  for (guint i = 0; i < n_follows; i++)
+    {
+      guint tag;
+      gboolean matched = mend_json_template_match (&memo, name, follows[i].data, strlen (follows[i].data),
+                                                   scratch, &tag);
+
+      g_test_message ("follow %u: %s", i, follows[i].data);
+      g_assert_cmpint (matched, ==, follows[i].text != NULL);
+      if (matched)
+        g_assert_cmpstr (scratch->str, ==, follows[i].text);
+    }
+  /* An event of another name is another shape. */
+  g_assert_false (mend_json_template_match (&memo, "other", first, strlen (first), scratch, &(guint) { 0 }));
+}
+
+#define RESPONSES(seq, delta) \
+  "{\"type\":\"response.output_text.delta\",\"sequence_number\":" seq ",\"item_id\":\"msg_1\"," \
+  "\"output_index\":0,\"content_index\":0,\"delta\":" delta ",\"logprobs\":[]}"
+#define GEMINI(text, count) \
+  "{\"candidates\": [{\"content\": {\"parts\": [{\"text\": " text "}],\"role\": \"model\"},\"index\": 0}]," \
+  "\"usageMetadata\": {\"promptTokenCount\": 9,\"candidatesTokenCount\": " count "}}"
+
+static void
+test_templates (void)
+{
+  static const Follow messages[] = {
+    { DELTA ("\"World\""), "World" },
+    { DELTA ("\"a\\nb \\u00e9 \\ud83d\\ude00\""), "a\nb \xc3\xa9 \xf0\x9f\x98\x80" },
+    { DELTA ("\"\""), "" },
+    { DELTA ("\"nul \\u0000\""), NULL },
+    { DELTA ("\"\\ud83d alone\""), NULL },
+    { DELTA ("\"not UTF-8 \xff\""), NULL },
+    { DELTA ("\"raw\ttab\""), NULL },
+    { DELTA ("5"), NULL },
+    { DELTA ("\"a\"") " ", NULL },
+    { DELTA ("\"a\"") "x", NULL },
+    { "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"t\"}}", NULL },
+    { "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a\",\"text\":\"b\"}}", NULL },
+  };
+  static const Follow responses[] = {
+    { RESPONSES ("5", "\" there\""), " there" },
+    { RESPONSES ("123456789012", "\"x\""), "x" },
+    { RESPONSES ("-1.5e3", "\"y\""), "y" },
+    { RESPONSES ("\"5\"", "\"z\""), NULL },
+    { RESPONSES ("1e400", "\"z\""), NULL },
+    { RESPONSES ("01", "\"z\""), NULL },
+    { RESPONSES (" 5", "\"z\""), NULL },
+    { RESPONSES ("5", "7"), NULL },
+  };
+  static const Follow gemini[] = {
+    { GEMINI ("\"cat\"", "10"), "cat" },
+    { GEMINI ("\"\"", "11"), "" },
+    { GEMINI ("\"dog\"", "null"), NULL },
+  };
+  static const Follow none[] = {
+    { GEMINI ("\"a\"}, {\"text\": \"b\"", "9"), NULL },
+  };
+
+  check_template (&mend_http_dialect_messages, "content_block_delta", DELTA ("\"Hello\""), messages,
+                  G_N_ELEMENTS (messages));
+  check_template (&mend_http_dialect_responses, "response.output_text.delta", RESPONSES ("4", "\"Hi\""),
+                  responses, G_N_ELEMENTS (responses));
+  check_template (&mend_http_dialect_gemini, NULL, GEMINI ("\"The\"", "9"), gemini, G_N_ELEMENTS (gemini));
+  /* Two parts' texts are not one string: no template. */
+  check_template (&mend_http_dialect_gemini, NULL, GEMINI ("\"a\"}, {\"text\": \"b\"", "9"), none,
+                  G_N_ELEMENTS (none));
+}
+
 /* The scan's strings against json-glib's, one by one. */
 static void
 test_strings (void)
@@ -341,6 +437,46 @@ test_strings (void)
     }
 }
 
+/* Strings written as json-glib's generator writes them, and read back by
+ * the scan, with each byte that matters at each place of an eight-byte
+ * word. */
+static void
+test_written_strings (void)
+{
+  static const char *const specials[] = { "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\t" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (specials); i++)
+    for (guint at = 0; at < 17; at++)
+      {
+        g_autoptr(GString) value = g_string_new (NULL);
+        g_autoptr(GString) written = g_string_new ("x");
+        g_autoptr(GString) read = g_string_new (NULL);
+        g_autoptr(JsonNode) node = json_node_new (JSON_NODE_VALUE);
+        g_autoptr(JsonGenerator) generator = json_generator_new ();
+        g_autofree char *expected = NULL;
+        MendJsonScan scan;
+
+        for (guint j = 0; j < at; j++)
+          g_string_append_c (value, 'a' + j);
+        g_string_append (value, specials[i]);
+        g_string_append (value, "tail of the string, past a word");
+        json_node_set_string (node, value->str);
+        json_generator_set_root (generator, node);
+        expected = json_generator_to_data (generator, NULL);
+
+        mend_json_write_string (written, value->str);
+        g_assert_cmpstr (written->str + 1, ==, expected);
+        g_assert_cmpuint (mend_json_string_length (value->str), ==, strlen (expected));
+
+        /* The generator writes 0x1f as it is, which strict JSON does not
+         * allow: the scan leaves that to the parser. */
+        mend_json_scan_init (&scan, expected, strlen (expected));
+        g_assert_cmpint (mend_json_scan_string (&scan, read), ==, !g_str_equal (specials[i], "\x1f"));
+        if (!g_str_equal (specials[i], "\x1f"))
+          g_assert_cmpstr (read->str, ==, value->str);
+      }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -348,10 +484,12 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/Mend/HttpScan/strings", test_strings);
+  g_test_add_func ("/Mend/HttpScan/written-strings", test_written_strings);
   g_test_add_func ("/Mend/HttpScan/messages", test_messages);
   g_test_add_func ("/Mend/HttpScan/chat-completions", test_chat_completions);
   g_test_add_func ("/Mend/HttpScan/responses", test_responses);
   g_test_add_func ("/Mend/HttpScan/gemini", test_gemini);
+  g_test_add_func ("/Mend/HttpScan/templates", test_templates);
 
   return g_test_run ();
 }

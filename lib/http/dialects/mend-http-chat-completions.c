@@ -357,13 +357,14 @@ scan_choice (MendJsonScan *scan,
  * the members servers add (id, model, created, usage:null, error:null…),
  * in any order. */
 static gboolean
-chat_scan_event (MendHttpAnswer *answer,
-                 const char     *name,
-                 const char     *data,
-                 gsize           length,
-                 GString        *scratch,
-                 MendHttpEvent  *event,
-                 const char    **text)
+chat_scan_event (MendHttpAnswer   *answer,
+                 const char       *name,
+                 const char       *data,
+                 gsize             length,
+                 GString          *scratch,
+                 MendJsonTemplate *memo,
+                 MendHttpEvent    *event,
+                 const char      **text)
 {
   gboolean first = TRUE, choices = FALSE, error = FALSE, has_text = FALSE;
   MendJsonScanStep step;
@@ -410,7 +411,19 @@ chat_scan_event (MendHttpAnswer *answer,
 
   *text = has_text ? mend_http_answer_add_text_after (answer, scratch->str, NULL) : NULL;
   *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  if (has_text)
+    mend_json_template_keep (memo, &scan, name, 0);
   return TRUE;
+}
+
+static MendHttpEvent
+chat_replay_text (MendHttpAnswer *answer,
+                  guint           tag,
+                  const char     *scratch,
+                  const char    **text)
+{
+  *text = mend_http_answer_add_text_after (answer, scratch, NULL);
+  return *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
 static MendHttpEvent
@@ -446,5 +459,6 @@ const MendHttpDialectClass mend_http_dialect_chat_completions = {
   .write_prompt = { "{\"role\":\"user\",\"content\":", "}" },
   .read_event = chat_read_event,
   .scan_event = chat_scan_event,
+  .replay_text = chat_replay_text,
   .read_whole = chat_read_whole,
 };

@@ -9,6 +9,7 @@
 
 #include "mend-enums.h"
 #include "mend-http-answer-private.h"
+#include "mend-json-scan-private.h"
 #include "mend-transcript-entry-private.h"
 
 G_BEGIN_DECLS
@@ -55,14 +56,22 @@ typedef struct
    * of @data, no parse. TRUE when it read the event with certainty, with
    * the same effect on @answer as read_event () (*@text, if any, in
    * @scratch); FALSE, having changed nothing, for anything else, which
-   * read_event () then reads. */
-  gboolean        (*scan_event) (MendHttpAnswer *answer,
-                                 const char     *name,
-                                 const char     *data,
-                                 gsize           length,
-                                 GString        *scratch,
-                                 MendHttpEvent  *event,
-                                 const char    **text);
+   * read_event () then reads. A text delta read so is kept in @memo,
+   * with what replay_text () needs, when its text is one string. */
+  gboolean        (*scan_event) (MendHttpAnswer   *answer,
+                                 const char       *name,
+                                 const char       *data,
+                                 gsize             length,
+                                 GString          *scratch,
+                                 MendJsonTemplate *memo,
+                                 MendHttpEvent    *event,
+                                 const char      **text);
+  /* An event that matched @memo: the same as the text delta kept there,
+   * with @scratch its text and @tag the memo's. */
+  MendHttpEvent   (*replay_text) (MendHttpAnswer *answer,
+                                  guint           tag,
+                                  const char     *scratch,
+                                  const char    **text);
 
   /* A whole answer in one JSON body: END when it is one (read into
    * @answer, maybe with no content), ERROR when it reports an error (the
@@ -109,6 +118,18 @@ typedef void (*MendHttpAddMessage) (JsonBuilder *builder,
 void  mend_http_write_role_message   (GString            *out,
                                       JsonObject         *message,
                                       MendHttpAddMessage  add);
+
+/* The quick way to read an event: as the last text delta kept in @memo
+ * if it matches, else by @wire's scan. FALSE when neither read it. */
+gboolean mend_http_dialect_scan      (const MendHttpDialectClass *wire,
+                                      MendHttpAnswer             *answer,
+                                      MendJsonTemplate           *memo,
+                                      const char                 *name,
+                                      const char                 *data,
+                                      gsize                       length,
+                                      GString                    *scratch,
+                                      MendHttpEvent              *event,
+                                      const char                **text);
 
 /* The body of @request, in @wire's shape, in the frame of @head and @tail. */
 char *mend_http_dialect_write_body   (const MendHttpDialectClass *wire,

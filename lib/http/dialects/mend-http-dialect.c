@@ -238,3 +238,24 @@ mend_http_content_text (JsonNode *content)
 
   return g_string_free (text, FALSE);
 }
+
+gboolean
+mend_http_dialect_scan (const MendHttpDialectClass *wire,
+                        MendHttpAnswer             *answer,
+                        MendJsonTemplate           *memo,
+                        const char                 *name,
+                        const char                 *data,
+                        gsize                       length,
+                        GString                    *scratch,
+                        MendHttpEvent              *event,
+                        const char                **text)
+{
+  guint tag;
+
+  if (mend_json_template_match (memo, name, data, length, scratch, &tag))
+    {
+      *event = wire->replay_text (answer, tag, scratch->str, text);
+      return TRUE;
+    }
+  return wire->scan_event (answer, name, data, length, scratch, memo, event, text);
+}

@@ -330,16 +330,30 @@ scan_candidate (MendJsonScan *scan,
   return step == MEND_JSON_SCAN_DONE;
 }
 
+static MendHttpEvent
+gemini_replay_text (MendHttpAnswer *answer,
+                    guint           tag,
+                    const char     *scratch,
+                    const char    **text)
+{
+  *text = NULL;
+  if (scratch[0] == '\0')
+    return MEND_HTTP_EVENT_OTHER;
+  *text = mend_http_answer_add_text (answer, 0, scratch, NULL);
+  return MEND_HTTP_EVENT_CONTENT;
+}
+
 /* A chunk of text: {"candidates":[{"content":{"parts":[{"text":"…"}]}}]}
  * with usageMetadata, modelVersion and the like, in any order. */
 static gboolean
-gemini_scan_event (MendHttpAnswer *answer,
-                   const char     *name,
-                   const char     *data,
-                   gsize           length,
-                   GString        *scratch,
-                   MendHttpEvent  *event,
-                   const char    **text)
+gemini_scan_event (MendHttpAnswer   *answer,
+                   const char       *name,
+                   const char       *data,
+                   gsize             length,
+                   GString          *scratch,
+                   MendJsonTemplate *memo,
+                   MendHttpEvent    *event,
+                   const char      **text)
 {
   gboolean first = TRUE, candidates = FALSE, error = FALSE;
   MendJsonScanStep step;
@@ -382,13 +396,10 @@ gemini_scan_event (MendHttpAnswer *answer,
     return FALSE;
 
   /* The parts of one chunk are one delta, as read_candidate () makes it. */
-  *text = NULL;
-  *event = MEND_HTTP_EVENT_OTHER;
-  if (scratch->len > 0)
-    {
-      *text = mend_http_answer_add_text (answer, 0, scratch->str, NULL);
-      *event = MEND_HTTP_EVENT_CONTENT;
-    }
+  *event = gemini_replay_text (answer, 0, scratch->str, text);
+  /* One part's text: a template (of several, the parts' texts are not
+   * one string). */
+  mend_json_template_keep (memo, &scan, name, 0);
   return TRUE;
 }
 
@@ -420,5 +431,6 @@ const MendHttpDialectClass mend_http_dialect_gemini = {
   .write_prompt = { "{\"role\":\"user\",\"parts\":[{\"text\":", "}]}" },
   .read_event = gemini_read_event,
   .scan_event = gemini_scan_event,
+  .replay_text = gemini_replay_text,
   .read_whole = gemini_read_whole,
 };

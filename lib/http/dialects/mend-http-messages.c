@@ -95,9 +95,10 @@ messages_scan_event (MendHttpAnswer *answer,
                      const char     *name,
                      const char     *data,
                      gsize           length,
-                     GString        *scratch,
-                     MendHttpEvent  *event,
-                     const char    **text)
+                     GString          *scratch,
+                     MendJsonTemplate *memo,
+                     MendHttpEvent    *event,
+                     const char      **text)
 {
   gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE, kept;
   MendJsonScanStep step;
@@ -138,7 +139,20 @@ messages_scan_event (MendHttpAnswer *answer,
 
   *text = mend_http_answer_add_text (answer, index, scratch->str, &kept);
   *event = kept ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  mend_json_template_keep (memo, &scan, name, index);
   return TRUE;
+}
+
+static MendHttpEvent
+messages_replay_text (MendHttpAnswer *answer,
+                      guint           index,
+                      const char     *scratch,
+                      const char    **text)
+{
+  gboolean kept;
+
+  *text = mend_http_answer_add_text (answer, index, scratch, &kept);
+  return kept ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
 static MendHttpEvent
@@ -159,5 +173,6 @@ const MendHttpDialectClass mend_http_dialect_messages = {
   .write_frame = messages_write_frame,
   .read_event = messages_read_event,
   .scan_event = messages_scan_event,
+  .replay_text = messages_replay_text,
   .read_whole = messages_read_whole,
 };

@@ -216,13 +216,14 @@ responses_read_event (MendHttpAnswer *answer,
 /* {"type":"response.output_text.delta","output_index":N,"delta":"…"},
  * in any order, other members skipped. */
 static gboolean
-responses_scan_event (MendHttpAnswer *answer,
-                      const char     *name,
-                      const char     *data,
-                      gsize           length,
-                      GString        *scratch,
-                      MendHttpEvent  *event,
-                      const char    **text)
+responses_scan_event (MendHttpAnswer   *answer,
+                      const char       *name,
+                      const char       *data,
+                      gsize             length,
+                      GString          *scratch,
+                      MendJsonTemplate *memo,
+                      MendHttpEvent    *event,
+                      const char      **text)
 {
   gboolean first = TRUE, type = FALSE, has_index = FALSE, delta = FALSE;
   MendJsonScanStep step;
@@ -263,7 +264,18 @@ responses_scan_event (MendHttpAnswer *answer,
 
   *text = mend_http_answer_add_text (answer, index, scratch->str, NULL);
   *event = *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
+  mend_json_template_keep (memo, &scan, name, index);
   return TRUE;
+}
+
+static MendHttpEvent
+responses_replay_text (MendHttpAnswer *answer,
+                       guint           index,
+                       const char     *scratch,
+                       const char    **text)
+{
+  *text = mend_http_answer_add_text (answer, index, scratch, NULL);
+  return *text != NULL ? MEND_HTTP_EVENT_CONTENT : MEND_HTTP_EVENT_OTHER;
 }
 
 static MendHttpEvent
@@ -303,5 +315,6 @@ const MendHttpDialectClass mend_http_dialect_responses = {
   .write_prompt = { "{\"role\":\"user\",\"content\":", "}" },
   .read_event = responses_read_event,
   .scan_event = responses_scan_event,
+  .replay_text = responses_replay_text,
   .read_whole = responses_read_whole,
 };
