@@ -467,6 +467,21 @@ mend_redact_tail (const char *text,
   return g_strdup (start);
 }
 
+char *
+mend_redact_cut_end (const char *text,
+                     gsize       length)
+{
+  gsize most = MIN (length, CUT_KEY_MAX_BYTES);
+  const char *end = text + length;
+  const char *word = end;
+
+  /* Its last word goes, or, in a text without a space near its end, as
+   * much as the longest key. */
+  while (word > end - most && !g_ascii_isspace (word[-1]))
+    word--;
+  return mend_redact_secrets (text, word - text);
+}
+
 void
 mend_redact_error (GError *error)
 {

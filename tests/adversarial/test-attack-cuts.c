@@ -1,0 +1,175 @@
+/* test-attack-cuts.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Credentials an app gives a sender, echoed back where libmend cuts the
+ * text before it shows it: an HTTP error body past the bytes read of it,
+ * cut at every byte of the key; an agent's standard error past the tail
+ * kept; an error event's data split over lines at every byte of the key;
+ * the agent-status an api_retry line composes. No piece of the key may
+ * reach a failure, a status or a signal.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <libmend.h>
+
+#include "mend-test-hostile-server.h"
+
+/* A long bearer token (an OAuth access token, a JWT), registered by the
+ * sender that sends it. Its pieces are distinct: any 8 bytes of it are
+ * found nowhere else. */
+#define TOKEN_BYTES 600
+
+static char *
+make_token (void)
+{
+  GString *token = g_string_new ("Tk");
+
+  for (guint i = 0; token->len < TOKEN_BYTES; i++)
+    g_string_append_printf (token, "%03uq", i);
+  g_string_truncate (token, TOKEN_BYTES);
+  return g_string_free (token, FALSE);
+}
+
+/* Whether @text holds 8 bytes in a row of @token. */
+static gboolean
+holds_a_piece (const char *text,
+               const char *token)
+{
+  gsize n = strlen (token);
+
+  for (gsize i = 0; i + 8 <= n; i++)
+    {
+      g_autofree char *piece = g_strndup (token + i, 8);
+
+      if (strstr (text, piece) != NULL)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* An error body of echoes of the token, one of them across @cut: the
+ * redacted echoes are short, so that what is shown reaches the cut. */
+static GString *
+echoes_across (const char *token,
+               gsize       cut,
+               gsize       offset)
+{
+  GString *body = g_string_new ("{\"detail\": \"");
+  gsize echo = strlen ("bad token ") + strlen (token) + 1;
+
+  while (body->len + echo < cut - offset)
+    g_string_append_printf (body, "bad token %s ", token);
+  while (body->len < cut - offset)
+    g_string_append_c (body, '.');
+  g_string_append (body, token);
+  g_string_append (body, " is refused\"}");
+  g_assert_cmpuint (body->len, >, cut);
+  return body;
+}
+
+/* An error body past the bytes the classifier reads (its first 64 kB),
+ * cut inside the token at each of its bytes: no piece shows. */
+static void
+test_error_body_cut_at_every_byte_of_a_key (void)
+{
+  g_autofree char *token = make_token ();
+  g_autofree char *header = g_strdup_printf ("Bearer %s", token);
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+
+  g_assert_true (mend_http_sender_set_header (sender, "Authorization", header, NULL));
+  for (gsize offset = 1; offset < TOKEN_BYTES; offset++)
+    {
+      g_autoptr(GString) body = echoes_across (token, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES, offset);
+      g_autoptr(GBytes) bytes = g_bytes_new (body->str, body->len);
+      g_autoptr(MendFailure) failure = mend_failure_new_from_http (401, NULL, bytes);
+      const char *message = mend_failure_get_message (failure);
+
+      if (holds_a_piece (message, token))
+        g_error ("cut %" G_GSIZE_FORMAT " bytes into the key, the message shows a piece of it: …%s",
+                 offset, message + MAX (strlen (message), 80) - 80);
+    }
+  g_assert_finalize_object (sender);
+}
+
+/* The same through the sender, which reads no more than
+ * MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES of an error. */
+static void
+echo_past_the_error_cap (MendTestHostileServer *server,
+                         GSocket               *connection,
+                         const char            *request)
+{
+  const GString *body = server->data;
+  g_autofree char *head = g_strdup_printf ("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+                                           "Content-Length: %" G_GSIZE_FORMAT "\r\nConnection: close\r\n\r\n",
+                                           body->len);
+
+  if (mend_test_hostile_write_str (server, connection, head) &&
+      mend_test_hostile_write (server, connection, body->str, body->len))
+    mend_test_hostile_wait_for_close (server, connection);
+}
+
+static void
+on_turn_finished (MendChat  *chat,
+                  MendTurn  *turn,
+                  MendTurn **finished)
+{
+  g_set_object (finished, turn);
+}
+
+static void
+test_error_body_read_cut_inside_a_key (void)
+{
+  g_autofree char *token = make_token ();
+  g_autofree char *header = g_strdup_printf ("Bearer %s", token);
+  g_autoptr(GString) body = echoes_across (token, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES, TOKEN_BYTES / 2);
+  MendTestHostileServer *server = mend_test_hostile_server_new (echo_past_the_error_cap, body, 2);
+  g_autofree char *uri = mend_test_hostile_server_uri (server);
+  MendClock *clock = mend_manual_clock_new (0);
+  MendHttpSender *sender = mend_http_sender_new (uri);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", sender, NULL);
+  guint id = g_timeout_add_seconds (mend_test_real_time (20), mend_test_watchdog, (gpointer) g_test_get_path ());
+  MendTurn *finished = NULL;
+  MendFailure *failure;
+
+  g_assert_true (mend_http_sender_set_header (sender, "Authorization", header, NULL));
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+  mend_test_submit (chat, "Summarize the build logs");
+  while (finished == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (id);
+
+  failure = mend_turn_get_last_failure (finished);
+  g_assert_nonnull (failure);
+  g_test_message ("…%s", mend_failure_get_message (failure) + MAX (strlen (mend_failure_get_message (failure)), 80) - 80);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_AUTH);
+  g_assert_false (holds_a_piece (mend_failure_get_message (failure), token));
+
+  g_clear_object (&finished);
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  mend_test_hostile_server_free (server);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/Mend/AttackCuts/error-body-cut-at-every-byte-of-a-key",
+                   test_error_body_cut_at_every_byte_of_a_key);
+  g_test_add_func ("/Mend/AttackCuts/error-body-read-cut-inside-a-key",
+                   test_error_body_read_cut_inside_a_key);
+
+  return g_test_run ();
+}
