@@ -158,6 +158,94 @@ test_error_body_read_cut_inside_a_key (void)
   mend_test_hostile_server_free (server);
 }
 
+/* An error event whose data: lines split the key the sender sends, at
+ * @offset bytes into it: inside a JSON string, in plain text, with
+ * CRLF line ends, and over three lines. The request's prompt names the
+ * shape and the offset. */
+#define SPLIT_KEY "Vb7Nm3Qw9Er1Ty5Ui2Op8SPLITkey0123456789"
+
+static void
+split_key_event (MendTestHostileServer *server,
+                 GSocket               *connection,
+                 const char            *request)
+{
+  const char *cut = strstr (request, "cut-");
+  g_autofree char *head = NULL;
+  g_autofree char *tail = NULL;
+  g_autofree char *answer = NULL;
+  const char *eol;
+  char shape;
+  guint64 offset;
+
+  g_assert_nonnull (cut);
+  shape = cut[4];
+  offset = g_ascii_strtoull (cut + 6, NULL, 10);
+  head = g_strndup (SPLIT_KEY, offset);
+  tail = g_strdup (SPLIT_KEY + offset);
+  eol = shape == 'r' ? "\r\n" : "\n";
+
+  if (shape == 't')
+    answer = g_strdup_printf ("event: error%sdata: invalid key %s%sdata: %s given%s%s", eol, head, eol, tail, eol, eol);
+  else if (shape == '3')
+    answer = g_strdup_printf ("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                              "\"message\":\"invalid key %.*s\ndata: %s\ndata: %s given\"}}\n\n",
+                              (int) offset / 2, head, head + offset / 2, tail);
+  else
+    answer = g_strdup_printf ("event: error%sdata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                              "\"message\":\"invalid key %s%sdata: %s given\"}}%s%s", eol, head, eol, tail, eol, eol);
+  if (mend_test_hostile_write_str (server, connection,
+                                   "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n") &&
+      mend_test_hostile_write_str (server, connection, answer))
+    mend_test_hostile_wait_for_close (server, connection);
+}
+
+static void
+test_event_data_split_at_every_byte_of_a_key (gconstpointer data)
+{
+  const char *shape = data;
+  MendTestHostileServer *server = mend_test_hostile_server_new (split_key_event, NULL, strlen (SPLIT_KEY));
+  g_autofree char *uri = mend_test_hostile_server_uri (server);
+  MendClock *clock = mend_manual_clock_new (0);
+  MendHttpSender *sender = mend_http_sender_new (uri);
+  MendErrorPolicy *policy = mend_error_policy_new ();
+  MendChat *chat;
+  MendTurn *finished = NULL;
+
+  mend_error_policy_set_max_retries (policy, 0);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", sender, "policy", policy, NULL);
+  g_object_unref (policy);
+  g_assert_true (mend_http_sender_set_header (sender, "x-api-key", SPLIT_KEY, NULL));
+  g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
+
+  for (guint offset = 1; offset < strlen (SPLIT_KEY); offset++)
+    {
+      g_autofree char *prompt = g_strdup_printf ("cut-%s-%u", shape, offset);
+      guint id = g_timeout_add_seconds (mend_test_real_time (20), mend_test_watchdog, (gpointer) g_test_get_path ());
+      const char *message;
+
+      mend_test_submit (chat, prompt);
+      while (finished == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      g_source_remove (id);
+
+      g_assert_cmpint (mend_turn_get_state (finished), ==, MEND_TURN_FAILED);
+      message = mend_failure_get_message (mend_turn_get_last_failure (finished));
+      if (offset == 1)
+        g_test_message ("%s", message);
+      if (holds_a_piece (message, SPLIT_KEY) || strstr (message, "given") == NULL)
+        g_error ("split %u bytes into the key: %s", offset, message);
+      g_clear_object (&finished);
+    }
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (chat);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+  mend_test_hostile_server_free (server);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -170,6 +258,15 @@ main (int   argc,
                    test_error_body_cut_at_every_byte_of_a_key);
   g_test_add_func ("/Mend/AttackCuts/error-body-read-cut-inside-a-key",
                    test_error_body_read_cut_inside_a_key);
+
+  g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/json-string", "j",
+                        test_event_data_split_at_every_byte_of_a_key);
+  g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/text", "t",
+                        test_event_data_split_at_every_byte_of_a_key);
+  g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/crlf", "r",
+                        test_event_data_split_at_every_byte_of_a_key);
+  g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/three-lines", "3",
+                        test_event_data_split_at_every_byte_of_a_key);
 
   return g_test_run ();
 }
