@@ -479,6 +479,9 @@ mend_redact_cut_end (const char *text,
    * much as the longest key. */
   while (word > end - most && !g_ascii_isspace (word[-1]))
     word--;
+  /* With no space, the cut is where a character begins. */
+  while (word < end && word > text && ((guchar) *word & 0xc0) == 0x80)
+    word--;
   return mend_redact_secrets (text, word - text);
 }
 

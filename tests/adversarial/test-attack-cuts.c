@@ -95,6 +95,37 @@ test_error_body_cut_at_every_byte_of_a_key (void)
   g_assert_finalize_object (sender);
 }
 
+/* A body with no space near the cut, whose drop before the cut falls
+ * inside a character: the text shown still ends where a character does,
+ * so that the message is the body's, redacted. */
+static void
+test_error_body_cut_inside_a_character (void)
+{
+  g_autofree char *token = make_token ();
+  g_autofree char *header = g_strdup_printf ("Bearer %s", token);
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  g_autoptr(GString) body = g_string_new (NULL);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(MendFailure) failure = NULL;
+  gsize unit = strlen ("\u20ac") + TOKEN_BYTES;
+  gsize drop_at = MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES - 1024;
+
+  g_assert_true (mend_http_sender_set_header (sender, "Authorization", header, NULL));
+  /* The drop lands one byte into a "€". */
+  while ((drop_at - body->len) % unit != 1)
+    g_string_append_c (body, 'x');
+  while (body->len < MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES + unit)
+    g_string_append_printf (body, "\u20ac%s", token);
+  bytes = g_bytes_new (body->str, body->len);
+
+  failure = mend_failure_new_from_http (401, NULL, bytes);
+  g_test_message ("%.80s…", mend_failure_get_message (failure));
+  g_assert_true (g_str_has_prefix (mend_failure_get_message (failure), "HTTP 401: xx"));
+  g_assert_nonnull (strstr (mend_failure_get_message (failure), "\u20ac[redacted]\u20ac"));
+  g_assert_false (holds_a_piece (mend_failure_get_message (failure), token));
+  g_assert_finalize_object (sender);
+}
+
 /* The same through the sender, which reads no more than
  * MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES of an error. */
 static void
@@ -182,7 +213,7 @@ split_key_event (MendTestHostileServer *server,
   offset = g_ascii_strtoull (cut + 6, NULL, 10);
   head = g_strndup (SPLIT_KEY, offset);
   tail = g_strdup (SPLIT_KEY + offset);
-  eol = shape == 'r' ? "\r\n" : "\n";
+  eol = shape == 'r' ? "\r\n" : shape == 'c' ? "\r" : "\n";
 
   if (shape == 't')
     answer = g_strdup_printf ("event: error%sdata: invalid key %s%sdata: %s given%s%s", eol, head, eol, tail, eol, eol);
@@ -246,6 +277,60 @@ test_event_data_split_at_every_byte_of_a_key (gconstpointer data)
   mend_test_hostile_server_free (server);
 }
 
+/* An api_retry line whose error holds the key the agent was given, the
+ * status's cut (its 200 bytes) at every byte of the key: neither the
+ * turn's agent-status nor the agent-retry signal shows a piece of it. */
+#define STATUS_MAX_ERROR_BYTES 200
+
+static void
+on_agent_retry (MendStreamObserver *observer,
+                MendTurn           *turn,
+                guint               attempt,
+                guint               max_retries,
+                guint               status,
+                const char         *error,
+                guint               delay_ms,
+                char              **out)
+{
+  g_free (*out);
+  *out = g_strdup (error);
+}
+
+static void
+test_retry_status_cut_at_every_byte_of_a_key (void)
+{
+  MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  MendClock *clock = mend_manual_clock_new (0);
+  MendChat *chat = mend_test_new_chat_by_hand (clock);
+  MendStreamObserver *observer = mend_stream_observer_new (chat);
+  g_autofree char *signalled = NULL;
+
+  g_assert_true (mend_http_sender_set_header (sender, "x-api-key", SPLIT_KEY, NULL));
+  g_signal_connect (observer, "agent-retry", G_CALLBACK (on_agent_retry), &signalled);
+  mend_test_submit (chat, "Fix the build");
+  for (guint offset = 0; offset <= strlen (SPLIT_KEY); offset++)
+    {
+      g_autofree char *before = g_strnfill (STATUS_MAX_ERROR_BYTES - offset, 'e');
+      g_autofree char *line = g_strdup_printf ("{\"type\": \"system\", \"subtype\": \"api_retry\", \"attempt\": %u, "
+                                               "\"max_retries\": 100, \"retry_delay_ms\": 500, \"error_status\": null, "
+                                               "\"error\": \"%s%s refused\"}", offset + 1, before, SPLIT_KEY);
+      const char *status;
+
+      mend_stream_observer_feed_line (observer, line, -1);
+      status = mend_turn_get_agent_status (mend_chat_get_turn (chat));
+      g_assert_nonnull (status);
+      g_assert_nonnull (signalled);
+      if (holds_a_piece (status, SPLIT_KEY) || holds_a_piece (signalled, SPLIT_KEY))
+        g_error ("cut %u bytes into the key: %s / %s", offset, status, signalled);
+    }
+
+  mend_chat_close (chat);
+  g_assert_finalize_object (observer);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (sender);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -256,6 +341,7 @@ main (int   argc,
 
   g_test_add_func ("/Mend/AttackCuts/error-body-cut-at-every-byte-of-a-key",
                    test_error_body_cut_at_every_byte_of_a_key);
+  g_test_add_func ("/Mend/AttackCuts/error-body-cut-inside-a-character", test_error_body_cut_inside_a_character);
   g_test_add_func ("/Mend/AttackCuts/error-body-read-cut-inside-a-key",
                    test_error_body_read_cut_inside_a_key);
 
@@ -265,8 +351,12 @@ main (int   argc,
                         test_event_data_split_at_every_byte_of_a_key);
   g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/crlf", "r",
                         test_event_data_split_at_every_byte_of_a_key);
+  g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/cr", "c",
+                        test_event_data_split_at_every_byte_of_a_key);
   g_test_add_data_func ("/Mend/AttackCuts/event-data-split-at-every-byte-of-a-key/three-lines", "3",
                         test_event_data_split_at_every_byte_of_a_key);
+
+  g_test_add_func ("/Mend/AttackCuts/retry-status-cut-at-every-byte-of-a-key", test_retry_status_cut_at_every_byte_of_a_key);
 
   return g_test_run ();
 }
