@@ -453,6 +453,15 @@ mend_redact_tail (const char *text,
 
       while (word < start + most && !g_ascii_isspace (*word))
         word++;
+      /* Without a space, that cut may fall inside another key: on to the
+       * end of the run of a key's characters there, at most as far again. */
+      if (line == NULL && word == start + most)
+        {
+          const char *limit = MIN (end, word + CUT_KEY_MAX_BYTES);
+
+          while (word < limit && *word != '\0' && (g_ascii_isalnum (*word) || strchr ("-_.+/=~", *word) != NULL))
+            word++;
+        }
       start = line != NULL ? line + 1 : word;
     }
 

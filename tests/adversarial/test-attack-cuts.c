@@ -331,6 +331,53 @@ test_retry_status_cut_at_every_byte_of_a_key (void)
   g_assert_finalize_object (clock);
 }
 
+#if MEND_HAS_AGENTS
+/* An agent's standard error past the tail kept of it (its last 16 kB),
+ * written without a space or a line end: the key the agent was given,
+ * again and again, the kept tail's start then each byte of a key. The
+ * tail shown, and the exit's failure, hold no piece of it. */
+static void
+test_stderr_without_spaces_cut_at_every_byte_of_a_key (void)
+{
+  for (guint shift = 0; shift <= strlen (SPLIT_KEY); shift++)
+    {
+      g_autofree char *script = g_strdup_printf ("read line; i=0; while [ $i -lt 800 ]; do printf '%%s,' \"$KEY\"; "
+                                                 "i=$((i+1)); done >&2; head -c %u /dev/zero | tr '\\0' , >&2; exit 1",
+                                                 shift);
+      const char *argv[] = { "/bin/sh", "-c", script, NULL };
+      MendAgentProcess *agent = mend_agent_process_new (argv);
+      MendClock *clock = mend_manual_clock_new (0);
+      MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, NULL);
+      guint id = g_timeout_add_seconds (mend_test_real_time (20), mend_test_watchdog, (gpointer) g_test_get_path ());
+      g_autofree char *tail = NULL;
+      MendTurn *turn;
+      const char *message;
+
+      mend_agent_setenv (MEND_AGENT (agent), "KEY", SPLIT_KEY);
+      mend_test_submit (chat, "Fix the build");
+      turn = g_object_ref (mend_chat_get_turn (chat));
+      while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+        g_main_context_iteration (NULL, TRUE);
+      g_source_remove (id);
+
+      message = mend_failure_get_message (mend_turn_get_last_failure (turn));
+      tail = mend_agent_dup_stderr (MEND_AGENT (agent));
+      g_assert_nonnull (tail);
+      if (holds_a_piece (message, SPLIT_KEY) || holds_a_piece (tail, SPLIT_KEY))
+        g_error ("shifted by %u: %.120s", shift, tail);
+
+      mend_chat_close (chat);
+      mend_agent_terminate (MEND_AGENT (agent));
+      g_object_unref (turn);
+      g_assert_finalize_object (chat);
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+      mend_test_finalize_eventually (agent);
+      g_assert_finalize_object (clock);
+    }
+}
+#endif
+
 int
 main (int   argc,
       char *argv[])
@@ -357,6 +404,10 @@ main (int   argc,
                         test_event_data_split_at_every_byte_of_a_key);
 
   g_test_add_func ("/Mend/AttackCuts/retry-status-cut-at-every-byte-of-a-key", test_retry_status_cut_at_every_byte_of_a_key);
+#if MEND_HAS_AGENTS
+  g_test_add_func ("/Mend/AttackCuts/stderr-without-spaces-cut-at-every-byte-of-a-key",
+                   test_stderr_without_spaces_cut_at_every_byte_of_a_key);
+#endif
 
   return g_test_run ();
 }
