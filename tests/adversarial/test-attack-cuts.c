@@ -16,7 +16,14 @@
 
 #include <libmend.h>
 
+#include "mend-test-bounds.h"
 #include "mend-test-hostile-server.h"
+
+#ifdef MEND_TEST_ASAN
+#define SLOW_BUILD 1
+#else
+#define SLOW_BUILD (RUNNING_ON_VALGRIND ? 1 : 0)
+#endif
 
 /* A long bearer token (an OAuth access token, a JWT), registered by the
  * sender that sends it. Its pieces are distinct: any 8 bytes of it are
@@ -79,11 +86,14 @@ test_error_body_cut_at_every_byte_of_a_key (void)
   g_autofree char *token = make_token ();
   g_autofree char *header = g_strdup_printf ("Bearer %s", token);
   MendHttpSender *sender = mend_http_sender_new ("http://127.0.0.1:9/v1/messages");
+  /* Each of the first and last bytes of the token, and every seventh
+   * between: the classifier reads each 64 kB body whole, some 50 ms
+   * (ten times as long under the sanitizers, fifty under valgrind, where
+   * the ends and the middle are enough). */
+  gsize step = SLOW_BUILD ? TOKEN_BYTES / 2 - 8 : 7;
 
   g_assert_true (mend_http_sender_set_header (sender, "Authorization", header, NULL));
-  /* Each of the first and last bytes of the token, and every seventh
-   * between: the classifier reads each 64 kB body whole. */
-  for (gsize offset = 1; offset < TOKEN_BYTES; offset += offset < 16 || offset >= TOKEN_BYTES - 16 ? 1 : 7)
+  for (gsize offset = 8; offset < TOKEN_BYTES; offset += offset < 16 || offset >= TOKEN_BYTES - 16 ? 1 + SLOW_BUILD * 7 : step)
     {
       g_autoptr(GString) body = echoes_across (token, MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES, offset);
       g_autoptr(GBytes) bytes = g_bytes_new (body->str, body->len);
@@ -250,7 +260,8 @@ test_event_data_split_at_every_byte_of_a_key (gconstpointer data)
   g_assert_true (mend_http_sender_set_header (sender, "x-api-key", SPLIT_KEY, NULL));
   g_signal_connect (chat, "turn-finished", G_CALLBACK (on_turn_finished), &finished);
 
-  for (guint offset = 1; offset < strlen (SPLIT_KEY); offset++)
+  /* Every byte; every third under the sanitizers and valgrind. */
+  for (guint offset = 1; offset < strlen (SPLIT_KEY); offset += 1 + 2 * SLOW_BUILD)
     {
       g_autofree char *prompt = g_strdup_printf ("cut-%s-%u", shape, offset);
       guint id = g_timeout_add_seconds (mend_test_real_time (20), mend_test_watchdog, (gpointer) g_test_get_path ());
@@ -341,7 +352,7 @@ test_retry_status_cut_at_every_byte_of_a_key (void)
 static void
 test_stderr_without_spaces_cut_at_every_byte_of_a_key (void)
 {
-  for (guint shift = 0; shift <= strlen (SPLIT_KEY); shift++)
+  for (guint shift = 0; shift <= strlen (SPLIT_KEY); shift += 1 + 2 * SLOW_BUILD)
     {
       g_autofree char *script = g_strdup_printf ("read line; i=0; while [ $i -lt 800 ]; do printf '%%s,' \"$KEY\"; "
                                                  "i=$((i+1)); done >&2; head -c %u /dev/zero | tr '\\0' , >&2; exit 1",

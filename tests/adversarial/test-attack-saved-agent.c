@@ -159,6 +159,7 @@ test_session_like_an_option_is_not_one (Fixture       *f,
   g_autofree char *argv = NULL;
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) args = NULL;
 
@@ -166,7 +167,8 @@ test_session_like_an_option_is_not_one (Fixture       *f,
   json_builder_set_member_name (builder, "sessionId");
   json_builder_add_string_value (builder, session);
   json_builder_end_object (builder);
-  json_generator_set_root (generator, json_builder_get_root (builder));
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
   sender_state = json_generator_to_data (generator, NULL);
   state = state_with (f, sender_state, NULL);
 
