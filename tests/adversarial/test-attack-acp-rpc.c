@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #include <libmend.h>
 
@@ -86,18 +85,6 @@ test_request_ids_of_every_type (Fixture       *f,
 #endif
 #define HUGE_ID_BYTES (256 * 1024)
 
-static gsize
-resident_bytes (void)
-{
-  g_autofree char *statm = NULL;
-  g_auto(GStrv) fields = NULL;
-
-  if (!g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL))
-    return 0;
-  fields = g_strsplit (statm, " ", -1);
-  return (gsize) g_ascii_strtoull (fields[1], NULL, 10) * (gsize) sysconf (_SC_PAGESIZE);
-}
-
 static gboolean
 on_request_taken (MendAcpAgent *agent,
                   const char   *method,
@@ -128,10 +115,10 @@ test_huge_ids_stay_bounded (Fixture       *f,
   mend_test_hostile_acp_start_chat (f, script);
   if (g_str_equal (method, "fs/read_text_file"))
     g_signal_connect (f->agent, "request", G_CALLBACK (on_request_taken), f);
-  before = resident_bytes ();
+  before = mend_test_resident_bytes ();
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
-  after = resident_bytes ();
+  after = mend_test_resident_bytes ();
 
   g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_SUCCEEDED);
   mend_acp_agent_get_request_backlog (f->agent, &backlog);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "mend-test-utils.h"
 
@@ -56,6 +57,18 @@ mend_test_watchdog (gpointer data)
 {
   g_error ("%s did not reach its state in time", (const char *) data);
   return G_SOURCE_REMOVE;
+}
+
+gsize
+mend_test_resident_bytes (void)
+{
+  g_autofree char *statm = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  if (!g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL))
+    return 0;
+  fields = g_strsplit (statm, " ", -1);
+  return (gsize) g_ascii_strtoull (fields[1], NULL, 10) * (gsize) sysconf (_SC_PAGESIZE);
 }
 
 guint
