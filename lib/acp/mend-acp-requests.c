@@ -40,6 +40,7 @@ typedef struct
 {
   MendAcpRpc    *rpc;
   JsonNode      *id;
+  gsize          id_bytes;      /* of its JSON, which each answer repeats */
   char          *method;
   char          *params;        /* JSON */
   gsize          bytes;
@@ -96,14 +97,25 @@ count_answer (MendAcpRequests *requests,
   return written;
 }
 
+/* The bytes of @id's JSON: an id is the agent's to choose, and as long
+ * as a line may be. */
+static gsize
+id_bytes (JsonNode *id)
+{
+  g_autofree char *json = mend_json_to_string (id);
+
+  return strlen (json);
+}
+
 static void
 reply_error (MendAcpRequests *requests,
              MendAcpRpc      *rpc,
              JsonNode        *id,
+             gsize            id_size,
              const char      *message)
 {
   mend_acp_rpc_reply_error (rpc, id, RPC_INTERNAL_ERROR, message,
-                            on_answer_written, count_answer (requests, strlen (message)));
+                            on_answer_written, count_answer (requests, strlen (message) + id_size));
 }
 
 static void
@@ -154,7 +166,8 @@ mend_acp_requests_add (MendAcpRequests *requests,
                        const char      *method,
                        const char      *params)
 {
-  gsize bytes = strlen (method) + strlen (params) + MESSAGE_OVERHEAD;
+  gsize id_size = id_bytes (id);
+  gsize bytes = strlen (method) + strlen (params) + id_size + MESSAGE_OVERHEAD;
   guint n_in_flight = g_hash_table_size (requests->table) + requests->unwritten->n;
   gsize bytes_in_flight = requests->kept_bytes + requests->unwritten->bytes;
   Request *request;
@@ -163,13 +176,16 @@ mend_acp_requests_add (MendAcpRequests *requests,
   if (n_in_flight >= MEND_ACP_AGENT_MAX_REQUESTS ||
       bytes_in_flight + bytes > MEND_ACP_AGENT_MAX_REQUEST_BYTES)
     {
-      /* Refused at once; and once as many refusals again wait to be
-       * read, the agent reads nothing: what it asks goes unanswered. */
-      if (requests->unwritten->n < 2 * MEND_ACP_AGENT_MAX_REQUESTS)
+      const char *refusal = _("The agent has too many requests waiting for an answer");
+
+      /* Refused at once; and once as many refusals again, or as many
+       * bytes, wait to be read, the agent reads nothing: what it asks goes
+       * unanswered. */
+      if (requests->unwritten->n < 2 * MEND_ACP_AGENT_MAX_REQUESTS &&
+          requests->unwritten->bytes + strlen (refusal) + id_size + MESSAGE_OVERHEAD <= MEND_ACP_AGENT_MAX_REQUEST_BYTES)
         {
           requests->n_refused++;
-          reply_error (requests, rpc, id,
-                       _("The agent has too many requests waiting for an answer"));
+          reply_error (requests, rpc, id, id_size, refusal);
         }
       else
         {
@@ -184,6 +200,7 @@ mend_acp_requests_add (MendAcpRequests *requests,
   request = g_new0 (Request, 1);
   request->rpc = mend_acp_rpc_ref (rpc);
   request->id = json_node_copy (id);
+  request->id_bytes = id_size;
   request->method = g_strdup (method);
   request->params = g_strdup (params);
   request->bytes = bytes;
@@ -212,7 +229,7 @@ send_reply (MendAcpRequests *requests,
       return FALSE;
     }
   mend_acp_rpc_reply (request->rpc, request->id, node,
-                      on_answer_written, count_answer (requests, strlen (json)));
+                      on_answer_written, count_answer (requests, strlen (json) + request->id_bytes));
   return TRUE;
 }
 
@@ -293,7 +310,7 @@ mend_acp_requests_deny (MendAcpRequests *requests,
       send_reply (requests, request, json);
     }
   else
-    reply_error (requests, request->rpc, request->id,
+    reply_error (requests, request->rpc, request->id, request->id_bytes,
                  _("The client does not allow this request"));
 
   remove_request (requests, serial);

@@ -249,7 +249,12 @@ mend_agent_process_start (MendAgent  *agent,
   const char *session_id = mend_agent_get_session_id (agent);
   const char *resume[] = { self->resume_option, session_id, NULL };
 
-  self->child_resumed = session_id != NULL && self->resume_option != NULL;
+  /* A session id that reads as an option (from saved state, or an app)
+   * would be one of the CLI's options after the resume option: the agent
+   * starts a session of its own instead. */
+  self->child_resumed = session_id != NULL && self->resume_option != NULL && session_id[0] != '-';
+  if (session_id != NULL && session_id[0] == '-')
+    mend_debug ("Session %s is not resumed: it reads as an option", session_id);
   return mend_agent_spawn (agent, self->child_resumed ? resume : NULL, error);
 }
 

@@ -36,6 +36,12 @@ char *mend_redact_tail          (const char *text,
                                  gsize       max_bytes,
                                  gboolean    cut_before);
 
+/* @text, @length bytes of a longer text cut there, redacted: the cut
+ * may fall inside a key, whose start no rule knows as a key, so its last
+ * word goes first. */
+char *mend_redact_cut_end       (const char *text,
+                                 gsize       length);
+
 /* Values redacted wherever they appear, whatever their shape, while they
  * are registered: a sender registers the credentials it sends. Counted, so
  * that two senders holding the same key each add and remove it. */

@@ -453,6 +453,15 @@ mend_redact_tail (const char *text,
 
       while (word < start + most && !g_ascii_isspace (*word))
         word++;
+      /* Without a space, that cut may fall inside another key: on to the
+       * end of the run of a key's characters there, at most as far again. */
+      if (line == NULL && word == start + most)
+        {
+          const char *limit = MIN (end, word + CUT_KEY_MAX_BYTES);
+
+          while (word < limit && *word != '\0' && (g_ascii_isalnum (*word) || strchr ("-_.+/=~", *word) != NULL))
+            word++;
+        }
       start = line != NULL ? line + 1 : word;
     }
 
@@ -465,6 +474,24 @@ mend_redact_tail (const char *text,
   while (*start != '\0' && (*start & 0xc0) == 0x80)
     start++;
   return g_strdup (start);
+}
+
+char *
+mend_redact_cut_end (const char *text,
+                     gsize       length)
+{
+  gsize most = MIN (length, CUT_KEY_MAX_BYTES);
+  const char *end = text + length;
+  const char *word = end;
+
+  /* Its last word goes, or, in a text without a space near its end, as
+   * much as the longest key. */
+  while (word > end - most && !g_ascii_isspace (word[-1]))
+    word--;
+  /* With no space, the cut is where a character begins. */
+  while (word < end && word > text && ((guchar) *word & 0xc0) == 0x80)
+    word--;
+  return mend_redact_secrets (text, word - text);
 }
 
 void

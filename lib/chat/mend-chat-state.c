@@ -448,6 +448,11 @@ mend_chat_restore_state (MendChat    *self,
     }
   mend_queue_announce_restored (live_queue, first, restored->len);
 
+  /* The subagents are checked before the sender takes its state: a
+   * sender that kept nothing before cannot be given nothing back. */
+  if (subagents != NULL && !mend_subagent_retry_check (subagents, error))
+    goto undo;
+
   if (sender != NULL && sender_state != NULL)
     {
       g_autoptr(GError) sender_error = NULL;

@@ -477,7 +477,11 @@ mend_reason_from_http (guint          status,
           /* Redacted whole before the cut: a cut inside a key leaves a
            * piece of it no rule knows. Then cut where a character ends:
            * a long text cut inside one is still the text it was. */
-          redacted = mend_redact_secrets (data, MIN (size, MEND_REASON_MAX_BODY_BYTES));
+          if (size >= MEND_REASON_MAX_BODY_BYTES)
+            /* A body at the most read of it may be cut inside a key. */
+            redacted = mend_redact_cut_end (data, MEND_REASON_MAX_BODY_BYTES);
+          else
+            redacted = mend_redact_secrets (data, size);
           *body_text = g_strndup (redacted, MEND_FAILURE_MAX_MESSAGE_BYTES * 2);
           if (strlen (redacted) > MEND_FAILURE_MAX_MESSAGE_BYTES * 2 && !g_utf8_validate (*body_text, -1, &end) &&
               strlen (end) < 4)

@@ -16,6 +16,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "mend-clock-private.h"
+#include "mend-failure-parse-private.h"
 #include "mend-failure-private.h"
 #include "mend-http-failures-private.h"
 #include "mend-http-sender-private.h"
@@ -131,6 +132,10 @@ failure_from_response (MendHttpAttempt    *attempt,
   return mend_http_failure_from_response (attempt->message, data, size, attempt->clock,
                                           mend_turn_get_policy (attempt->turn));
 }
+
+/* An error body cut at the most read of it is one the failure knows
+ * may be cut inside a key. */
+G_STATIC_ASSERT (MEND_HTTP_SENDER_MAX_ERROR_BODY_BYTES >= MEND_REASON_MAX_BODY_BYTES);
 
 /* Whether a line end of @data falls inside a JSON string of it. */
 static gboolean

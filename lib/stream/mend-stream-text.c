@@ -15,18 +15,11 @@
 #include "mend-json-private.h"
 #include "mend-stream-text-private.h"
 
-#define STREAM_EVENT "{\"type\":\"stream_event\""
-#define ASSISTANT "{\"type\":\"assistant\""
-
-static gboolean
-starts_with (const char *line,
-             gsize       length,
-             const char *prefix)
-{
-  gsize n = strlen (prefix);
-
-  return length >= n && memcmp (line, prefix, n) == 0;
-}
+/* What a line that carries text names, in quotes: a delta's type, or
+ * the message's. Its type is read from the parse, whatever the line's
+ * spacing and the order of its members. */
+#define TEXT_DELTA "\"text_delta\""
+#define ASSISTANT "\"assistant\""
 
 static JsonArray *
 get_array (JsonObject *object,
@@ -99,18 +92,21 @@ mend_stream_text_from_line (const char *line,
                             gboolean   *is_delta)
 {
   g_autoptr(JsonNode) root = NULL;
+  const char *type;
   gboolean delta;
 
   *is_delta = FALSE;
-  delta = starts_with (line, length, STREAM_EVENT);
-  if (!delta && !starts_with (line, length, ASSISTANT))
-    return NULL;
   /* Only deltas that carry text are parsed: not the other events. */
-  if (delta && memmem (line, length, "\"text_delta\"", 12) == NULL)
+  if (memmem (line, length, TEXT_DELTA, strlen (TEXT_DELTA)) == NULL &&
+      memmem (line, length, ASSISTANT, strlen (ASSISTANT)) == NULL)
     return NULL;
 
   root = mend_json_parse (line, length, NULL);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  type = mend_json_get_string (json_node_get_object (root), "type");
+  delta = g_strcmp0 (type, "stream_event") == 0;
+  if (!delta && g_strcmp0 (type, "assistant") != 0)
     return NULL;
   /* A subagent's text is its own, not the answer. */
   if (mend_json_get_string (json_node_get_object (root), "parent_tool_use_id") != NULL)

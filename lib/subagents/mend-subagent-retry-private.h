@@ -92,6 +92,10 @@ void     mend_subagent_retry_save    (MendSubagentRetry *self,
 gboolean mend_subagent_retry_restore (MendSubagentRetry *self,
                                       JsonArray         *array,
                                       GError           **error);
+/* What restoring @array checks before it changes anything, changing
+ * nothing. */
+gboolean mend_subagent_retry_check   (JsonArray         *array,
+                                      GError           **error);
 void     mend_subagent_retry_find_restored_prompts (MendSubagentRetry *self);
 
 /* The resume prompt, from a translatable template (mend-subagent-scheduler.c).

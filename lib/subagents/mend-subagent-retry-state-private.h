@@ -19,6 +19,10 @@ void     mend_subagent_retry_state_save         (MendSubagentScheduler  *self,
 gboolean mend_subagent_retry_state_restore      (MendSubagentScheduler  *self,
                                                  JsonArray              *array,
                                                  GError                **error);
+/* Whether @array would be restored, if the list were empty: what
+ * restoring checks before it changes anything, changing nothing. */
+gboolean mend_subagent_retry_state_check        (JsonArray              *array,
+                                                 GError                **error);
 /* Once the queue is restored too: each subagent's queued resume prompt is
  * followed by its item again. */
 void     mend_subagent_retry_state_find_prompts (MendSubagentScheduler  *self);

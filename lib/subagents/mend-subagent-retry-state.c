@@ -202,16 +202,60 @@ saved_entries_free (SavedEntry *saved,
   g_free (saved);
 }
 
+/* Every entry of @array read and checked, or %NULL. */
+static SavedEntry *
+read_saved_entries (JsonArray  *array,
+                    GError    **error)
+{
+  guint n = json_array_get_length (array);
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) seen_agents = g_hash_table_new (g_str_hash, g_str_equal);
+  SavedEntry *saved;
+
+  if (n > 100000)
+    {
+      g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
+                   _("The saved state has %u subagents, more than can be right"), n);
+      return NULL;
+    }
+
+  saved = g_new0 (SavedEntry, MAX (n, 1));
+  for (guint i = 0; i < n; i++)
+    {
+      gboolean ok = read_saved_entry (json_array_get_element (array, i), i, &saved[i], error);
+
+      if (ok && !g_hash_table_add (seen, (gpointer) saved[i].id))
+        ok = bad_entry (error, i, _("an id given twice"));
+      else if (ok && saved[i].agent_id != NULL && !g_hash_table_add (seen_agents, (gpointer) saved[i].agent_id))
+        ok = bad_entry (error, i, _("an agent id given twice"));
+      if (!ok)
+        {
+          saved_entries_free (saved, n);
+          return NULL;
+        }
+    }
+  return saved;
+}
+
+gboolean
+mend_subagent_retry_state_check (JsonArray  *array,
+                                 GError    **error)
+{
+  SavedEntry *saved = read_saved_entries (array, error);
+
+  if (saved == NULL)
+    return FALSE;
+  saved_entries_free (saved, json_array_get_length (array));
+  return TRUE;
+}
+
 gboolean
 mend_subagent_retry_state_restore (MendSubagentScheduler  *self,
                                    JsonArray              *array,
                                    GError                **error)
 {
   guint n = json_array_get_length (array);
-  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autoptr(GHashTable) seen_agents = g_hash_table_new (g_str_hash, g_str_equal);
   SavedEntry *saved = NULL;
-  gboolean ok = FALSE;
 
   if (self->list.entries->len > 0)
     {
@@ -219,29 +263,9 @@ mend_subagent_retry_state_restore (MendSubagentScheduler  *self,
                            _("The chat already has subagents"));
       return FALSE;
     }
-  if (n > 100000)
-    {
-      g_set_error (error, MEND_STATE_ERROR, MEND_STATE_ERROR_INVALID,
-                   _("The saved state has %u subagents, more than can be right"), n);
-      return FALSE;
-    }
-
-  saved = g_new0 (SavedEntry, MAX (n, 1));
-  for (guint i = 0; i < n; i++)
-    {
-      if (!read_saved_entry (json_array_get_element (array, i), i, &saved[i], error))
-        goto out;
-      if (!g_hash_table_add (seen, (gpointer) saved[i].id))
-        {
-          bad_entry (error, i, _("an id given twice"));
-          goto out;
-        }
-      if (saved[i].agent_id != NULL && !g_hash_table_add (seen_agents, (gpointer) saved[i].agent_id))
-        {
-          bad_entry (error, i, _("an agent id given twice"));
-          goto out;
-        }
-    }
+  saved = read_saved_entries (array, error);
+  if (saved == NULL)
+    return FALSE;
 
   g_object_ref (self->object);
   for (guint i = 0; i < n; i++)
@@ -299,11 +323,9 @@ mend_subagent_retry_state_restore (MendSubagentScheduler  *self,
    * hold for a restored list too. */
   mend_subagent_scheduler_enforce_cap (self);
   g_object_unref (self->object);
-  ok = TRUE;
 
-out:
   saved_entries_free (saved, n);
-  return ok;
+  return TRUE;
 }
 
 char *

@@ -346,6 +346,13 @@ mend_subagent_retry_restore (MendSubagentRetry  *self,
   return mend_subagent_retry_state_restore (&self->sched, array, error);
 }
 
+gboolean
+mend_subagent_retry_check (JsonArray  *array,
+                           GError    **error)
+{
+  return mend_subagent_retry_state_check (array, error);
+}
+
 void
 mend_subagent_retry_find_restored_prompts (MendSubagentRetry *self)
 {

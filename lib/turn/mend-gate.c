@@ -977,11 +977,16 @@ mend_gate_get_for_uri (const char *uri)
 
   g_return_val_if_fail (uri != NULL, NULL);
 
-  parsed = g_uri_parse (uri, G_URI_FLAGS_NONE, NULL);
+  /* One origin however it is written: its default port or none, the
+   * scheme and the host in any case. */
+  parsed = g_uri_parse (uri, G_URI_FLAGS_SCHEME_NORMALIZE, NULL);
   if (parsed != NULL)
-    origin = g_strdup_printf ("%s://%s:%d", g_uri_get_scheme (parsed),
-                              g_uri_get_host (parsed) ? g_uri_get_host (parsed) : "",
-                              g_uri_get_port (parsed));
+    {
+      g_autofree char *host = g_ascii_strdown (g_uri_get_host (parsed) ? g_uri_get_host (parsed) : "", -1);
+      g_autofree char *scheme = g_ascii_strdown (g_uri_get_scheme (parsed), -1);
+
+      origin = g_strdup_printf ("%s://%s:%d", scheme, host, g_uri_get_port (parsed));
+    }
   else
     origin = g_strdup (uri);
 

@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #include <libmend.h>
 
@@ -52,18 +51,6 @@ assert_run_ended_and_retried (Fixture    *f,
 #define N_FLOOD 20000
 #endif
 
-static gsize
-resident_bytes (void)
-{
-  g_autofree char *statm = NULL;
-  g_auto(GStrv) fields = NULL;
-
-  if (!g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL))
-    return 0;
-  fields = g_strsplit (statm, " ", -1);
-  return (gsize) g_ascii_strtoull (fields[1], NULL, 10) * (gsize) sysconf (_SC_PAGESIZE);
-}
-
 static gboolean
 on_request_taken (MendAcpAgent *agent,
                   const char   *method,
@@ -96,10 +83,10 @@ test_request_flood (Fixture       *f,
   mend_test_hostile_acp_start_chat (f, script);
   if (take)
     g_signal_connect (f->agent, "request", G_CALLBACK (on_request_taken), f);
-  before = resident_bytes ();
+  before = mend_test_resident_bytes ();
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
-  after = resident_bytes ();
+  after = mend_test_resident_bytes ();
   turn = mend_test_hostile_acp_finished (f, 0);
 
   g_test_message ("%u requests of %s: resident %" G_GSIZE_FORMAT " kB before, %" G_GSIZE_FORMAT " kB after",

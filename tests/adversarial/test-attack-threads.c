@@ -288,6 +288,154 @@ test_queue_failing_at_once_does_not_recurse (void)
   pthread_attr_destroy (&attr);
 }
 
+/* Gates of an origin asked for from many threads at once */
+
+#define N_GATE_WORKERS 8
+#define N_GATE_ORIGINS 4
+
+typedef struct
+{
+  GMutex    lock;
+  GCond     cond;
+  guint     waiting;
+  MendGate *gates[N_GATE_WORKERS][N_GATE_ORIGINS];
+} GateRace;
+
+static char *
+gate_uri (guint origin,
+          guint variant)
+{
+  /* The same origin behind other paths and queries. */
+  return g_strdup_printf ("https://gate-race-%u.example/v%u/messages?try=%u", origin, variant % 3, variant);
+}
+
+typedef struct
+{
+  GateRace *race;
+  guint     index;
+} GateWorker;
+
+static gpointer
+worker_races_for_gates (gpointer data)
+{
+  GateWorker *w = data;
+  GMainContext *context = g_main_context_new ();
+
+  g_main_context_push_thread_default (context);
+  /* All ask at once. */
+  g_mutex_lock (&w->race->lock);
+  if (++w->race->waiting == N_GATE_WORKERS)
+    g_cond_broadcast (&w->race->cond);
+  while (w->race->waiting < N_GATE_WORKERS)
+    g_cond_wait (&w->race->cond, &w->race->lock);
+  g_mutex_unlock (&w->race->lock);
+
+  for (guint i = 0; i < 500; i++)
+    for (guint o = 0; o < N_GATE_ORIGINS; o++)
+      {
+        g_autofree char *uri = gate_uri (o, i);
+        MendGate *gate = mend_gate_get_for_uri (uri);
+
+        if (w->race->gates[w->index][o] == NULL)
+          w->race->gates[w->index][o] = gate;
+        g_assert_true (gate == w->race->gates[w->index][o]);
+      }
+  /* Each is this thread's: used here without a critical. */
+  for (guint o = 0; o < N_GATE_ORIGINS; o++)
+    {
+      g_assert_cmpint (mend_gate_get_state (w->race->gates[w->index][o]), ==, MEND_GATE_CLOSED);
+      mend_gate_set_failure_threshold (w->race->gates[w->index][o], 3 + w->index);
+    }
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return NULL;
+}
+
+static void
+test_gates_for_uri_from_many_threads (void)
+{
+  GateRace race = { 0 };
+  GateWorker workers[N_GATE_WORKERS];
+  GThread *threads[N_GATE_WORKERS];
+
+  g_mutex_init (&race.lock);
+  g_cond_init (&race.cond);
+  for (guint t = 0; t < N_GATE_WORKERS; t++)
+    {
+      workers[t] = (GateWorker) { &race, t };
+      threads[t] = g_thread_new ("gate-race", worker_races_for_gates, &workers[t]);
+    }
+  for (guint t = 0; t < N_GATE_WORKERS; t++)
+    g_thread_join (threads[t]);
+
+  /* One gate per origin and thread, none shared, none the main thread's. */
+  for (guint o = 0; o < N_GATE_ORIGINS; o++)
+    {
+      g_autofree char *uri = gate_uri (o, 0);
+      MendGate *ours = mend_gate_get_for_uri (uri);
+
+      g_assert_cmpint (mend_gate_get_state (ours), ==, MEND_GATE_CLOSED);
+      g_assert_cmpuint (mend_gate_get_failure_threshold (ours), ==, 5);
+      for (guint t = 0; t < N_GATE_WORKERS; t++)
+        {
+          g_assert_true (race.gates[t][o] != ours);
+          for (guint u = t + 1; u < N_GATE_WORKERS; u++)
+            g_assert_true (race.gates[t][o] != race.gates[u][o]);
+          for (guint p = o + 1; p < N_GATE_ORIGINS; p++)
+            g_assert_true (race.gates[t][o] != race.gates[t][p]);
+        }
+    }
+  g_mutex_clear (&race.lock);
+  g_cond_clear (&race.cond);
+}
+
+/* A context another thread runs after the one that asked: the gate of
+ * that context is the same, and now that thread's to use. A thread with
+ * no context of its own gets the default context's gate, the main
+ * thread's. */
+typedef struct
+{
+  GMainContext *context;
+  const char   *uri;
+  MendGate     *gate;
+} GateHandOver;
+
+static gpointer
+worker_asks_in_context (gpointer data)
+{
+  GateHandOver *h = data;
+
+  g_main_context_push_thread_default (h->context);
+  h->gate = mend_gate_get_for_uri (h->uri);
+  g_assert_cmpint (mend_gate_get_state (h->gate), ==, MEND_GATE_CLOSED);
+  g_main_context_pop_thread_default (h->context);
+  return NULL;
+}
+
+static gpointer
+worker_asks_without_context (gpointer data)
+{
+  return mend_gate_get_for_uri (data);
+}
+
+static void
+test_gate_follows_its_context (void)
+{
+  const char *uri = "https://gate-hand-over.example/v1/messages";
+  GateHandOver first = { g_main_context_new (), uri, NULL };
+  GateHandOver second = { first.context, uri, NULL };
+
+  g_thread_join (g_thread_new ("gate-first", worker_asks_in_context, &first));
+  g_thread_join (g_thread_new ("gate-second", worker_asks_in_context, &second));
+  g_assert_nonnull (first.gate);
+  g_assert_true (second.gate == first.gate);
+  g_assert_true (mend_gate_get_for_uri (uri) != first.gate);
+  g_main_context_unref (first.context);
+
+  g_assert_true (g_thread_join (g_thread_new ("gate-none", worker_asks_without_context, (gpointer) uri)) ==
+                 mend_gate_get_for_uri (uri));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -302,6 +450,9 @@ main (int   argc,
                    test_two_threads_admitted);
   g_test_add_func ("/Mend/AttackThreads/queue-failing-at-once-does-not-recurse",
                    test_queue_failing_at_once_does_not_recurse);
+  g_test_add_func ("/Mend/AttackThreads/gates-for-uri-from-many-threads-at-once",
+                   test_gates_for_uri_from_many_threads);
+  g_test_add_func ("/Mend/AttackThreads/gate-follows-its-context", test_gate_follows_its_context);
 
   return g_test_run ();
 }

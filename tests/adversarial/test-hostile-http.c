@@ -513,6 +513,62 @@ test_interim_flood_fails_the_attempt (Fixture       *f,
   g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
 }
 
+/* 1xx answers that come slowly, each alone: the main loop runs between
+ * them, but the attempt's timer is on the chat's clock, which no one
+ * advances here. The timeout counts while they come, in real time: the
+ * attempt times out at the first 1xx past timeout-ms. The server answers
+ * 200 after them, so that an attempt that did not count would succeed. */
+#define SLOW_INTERIM_N 25
+#define SLOW_INTERIM_GAP_MS 100
+#define SLOW_INTERIM_TIMEOUT_MS 1000
+
+static void
+slow_interim (HostileServer *server,
+              GSocket       *connection,
+              const char    *request)
+{
+  char buffer[256];
+
+  for (guint i = 0; i < SLOW_INTERIM_N; i++)
+    {
+      if (!mend_test_hostile_write_str (server, connection, "HTTP/1.1 102 Processing\r\n\r\n"))
+        return;
+      /* The pause; a client that closed the connection ends it. */
+      if (g_socket_condition_timed_wait (connection, G_IO_IN, SLOW_INTERIM_GAP_MS * 1000, NULL, NULL) &&
+          g_socket_receive (connection, buffer, sizeof buffer, NULL, NULL) <= 0)
+        return;
+    }
+  if (mend_test_hostile_write_str (server, connection, SSE_OK))
+    mend_test_hostile_wait_for_close (server, connection);
+}
+
+static void
+test_slow_interim_answers_time_out (Fixture       *f,
+                                    gconstpointer  data)
+{
+  gint64 start = g_get_monotonic_time ();
+  gint64 clock_start;
+  MendFailure *failure;
+  gint64 elapsed_ms;
+
+  fixture_start (f, slow_interim, NULL);
+  clock_start = mend_clock_get_monotonic_time (f->clock);
+  mend_http_sender_set_timeout_ms (f->sender, SLOW_INTERIM_TIMEOUT_MS);
+  failure = run_first_attempt (f);
+  elapsed_ms = (g_get_monotonic_time () - start) / 1000;
+
+  g_assert_nonnull (failure);
+  g_test_message ("%s after %" G_GINT64_FORMAT " ms", mend_failure_get_message (failure), elapsed_ms);
+  g_assert_cmpint (mend_failure_get_reason (failure), ==, MEND_REASON_TIMEOUT);
+  g_assert_null (strstr (mend_failure_get_message (failure), "interim"));
+  /* Not the clock's timer: the chat's clock stood still. */
+  g_assert_cmpint (mend_clock_get_monotonic_time (f->clock), ==, clock_start);
+  g_assert_cmpint (elapsed_ms, >=, SLOW_INTERIM_TIMEOUT_MS);
+  /* Ended before the server ran out of 1xx answers. */
+  g_assert_cmpint (elapsed_ms, <, (gint64) mend_test_real_time (SLOW_INTERIM_N * SLOW_INTERIM_GAP_MS));
+  g_assert_cmpuint (mend_test_hostile_server_n_requests (f->server), ==, 1);
+}
+
 /* Retry-After */
 
 static void
@@ -720,6 +776,7 @@ main (int   argc,
   ADD ("/Mend/Hostile/Http/bad-chunking/huge-size-never-ends", test_bad_chunking_fails_the_attempt, "huge");
   ADD ("/Mend/Hostile/Http/headers-that-never-end-time-out", test_headers_that_never_end_time_out, NULL);
   ADD ("/Mend/Hostile/Http/interim-flood-fails-the-attempt", test_interim_flood_fails_the_attempt, NULL);
+  ADD ("/Mend/Hostile/Http/slow-interim-answers-time-out", test_slow_interim_answers_time_out, NULL);
   ADD ("/Mend/Hostile/Http/absurd-retry-after/huge-seconds", test_absurd_retry_after_never_waits_past_the_policy,
        "Retry-After: 99999999999999999999999999");
   ADD ("/Mend/Hostile/Http/absurd-retry-after/negative-ms", test_absurd_retry_after_never_waits_past_the_policy,

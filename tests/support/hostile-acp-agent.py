@@ -21,6 +21,8 @@
 #   {"send": MESSAGE}    writes MESSAGE
 #   {"update": UPDATE}   a session/update of the session
 #   {"raw": TEXT}        writes TEXT and a line end, as they are
+#   {"bytes": TEXT}      writes TEXT as Latin-1 (one byte a character,
+#                        \u00ff is the byte 0xff) and a line end
 #   {"big": N}           a session/update line of at least N bytes
 #   {"stderr": TEXT}     writes TEXT on standard error
 #   {"stderr_forever": true}  writes on standard error without end, from
@@ -29,7 +31,8 @@
 #   {"wait_reply": ID}   reads until the answer to its own request ID
 #   {"hang": true}       reads until standard input ends, answers nothing
 #   {"flood": N, "method": M}  writes N requests of method M (ids
-#                        "flood-0"…), reading none of their answers
+#                        "flood-0"…), reading none of their answers; with
+#                        "id_bytes": K, each id is K bytes longer
 #   {"deaf": true}       reads nothing more, answers nothing, until killed
 #   {"sleep": MS}        waits MS milliseconds, reading nothing
 #   {"exit": CODE}       exits at once
@@ -108,6 +111,10 @@ def act(actions, request_id):
                 "sessionId": SESSION, "update": fill(action["update"], request_id)}}))
         elif "raw" in action:
             write(action["raw"])
+        elif "bytes" in action:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(action["bytes"].encode("latin-1") + b"\n")
+            sys.stdout.buffer.flush()
         elif "big" in action:
             write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {
                 "sessionId": SESSION, "update": {
@@ -133,8 +140,9 @@ def act(actions, request_id):
             params = {"sessionId": SESSION, "path": "/etc/hostname",
                       "toolCall": {"toolCallId": "toolu_flood", "title": "read"},
                       "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}]}
+            padding = "x" * action.get("id_bytes", 0)
             for i in range(action["flood"]):
-                write(json.dumps({"jsonrpc": "2.0", "id": "flood-%d" % i,
+                write(json.dumps({"jsonrpc": "2.0", "id": "flood-%d-%s" % (i, padding) if padding else "flood-%d" % i,
                                   "method": action["method"], "params": params}))
         elif "deaf" in action:
             while True:

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "mend-test-utils.h"
 
@@ -75,6 +76,18 @@ mend_test_file_nth_line_has (const char *path,
     if (strstr (lines[i], marker) != NULL && ++seen == n)
       return strstr (lines[i], text) != NULL;
   return FALSE;
+}
+
+gsize
+mend_test_resident_bytes (void)
+{
+  g_autofree char *statm = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  if (!g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL))
+    return 0;
+  fields = g_strsplit (statm, " ", -1);
+  return (gsize) g_ascii_strtoull (fields[1], NULL, 10) * (gsize) sysconf (_SC_PAGESIZE);
 }
 
 guint

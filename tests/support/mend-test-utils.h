@@ -87,6 +87,8 @@ gboolean  mend_test_file_nth_line_has       (const char    *path,
 /* @n units of real time (a watchdog, a process's grace), five times as many
  * under valgrind, where this side of a pipe runs far slower than a child. */
 guint     mend_test_real_time               (guint          n);
+/* The process's resident memory, in bytes (0 without /proc). */
+gsize     mend_test_resident_bytes          (void);
 
 /* Runs the loop until *@served reaches @requests and the chat's turn is in
  * @state (SUCCEEDED or FAILED: no turn left); real time only for loopback

@@ -519,6 +519,22 @@ test_gate_for_uri_is_per_main_context (void)
   g_assert_cmpint (mend_gate_get_state (ours), ==, MEND_GATE_CLOSED);
 }
 
+/* An origin is its scheme, host and port however the address writes
+ * them: the default port written out or not, the scheme and the host in
+ * capitals or not. */
+static void
+test_gate_for_uri_of_an_origin_however_written (void)
+{
+  MendGate *gate = mend_gate_get_for_uri ("https://gate-origin.example/v1/messages");
+
+  g_assert_true (mend_gate_get_for_uri ("https://gate-origin.example:443/v1/messages") == gate);
+  g_assert_true (mend_gate_get_for_uri ("HTTPS://Gate-Origin.EXAMPLE/v1/chat/completions") == gate);
+  g_assert_true (mend_gate_get_for_uri ("https://gate-origin.example:8443/v1/messages") != gate);
+  g_assert_true (mend_gate_get_for_uri ("http://gate-origin.example/v1/messages") != gate);
+  g_assert_true (mend_gate_get_for_uri ("http://gate-origin.example:80/") ==
+                 mend_gate_get_for_uri ("http://gate-origin.example/v1/messages"));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -538,6 +554,7 @@ main (int   argc,
   g_test_add_func ("/Mend/Gate/stop-while-held-ends-the-turn", test_stop_while_held_ends_the_turn);
   g_test_add_func ("/Mend/Gate/a-held-turn-is-saved-and-restored-unspent", test_a_held_turn_is_saved_and_restored_unspent);
   g_test_add_func ("/Mend/Gate/gate-for-uri-is-per-main-context", test_gate_for_uri_is_per_main_context);
+  g_test_add_func ("/Mend/Gate/gate-for-uri-of-an-origin-however-written", test_gate_for_uri_of_an_origin_however_written);
 
   return g_test_run ();
 }
