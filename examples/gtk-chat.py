@@ -196,6 +196,7 @@ class FlakyServer:
         self.url = self.base_url + "/v1/messages"
         self.turns = {}        # the turn's key → the replies left for that turn
         self.n_turns = 0
+        self.last_prompt = None
 
     def serve(self, server, msg, path, query):
         if path.endswith("/count_tokens"):         # Claude Code asks now and then
@@ -204,6 +205,11 @@ class FlakyServer:
             return
         body = json.loads(msg.get_request_body().flatten().get_data() or b"{}")
         prompt = user_words(body)
+        # An agent that kept a failed prompt is asked to continue it on a
+        # retry: the same turn.
+        if prompt == Mend.CHAT_DEFAULT_CONTINUE_PROMPT and self.last_prompt is not None:
+            prompt = self.last_prompt
+        self.last_prompt = prompt
         # Every attempt of a turn carries the same Idempotency-Key (or, from
         # Claude Code, the same prompt), so the script follows turns, not
         # requests.
