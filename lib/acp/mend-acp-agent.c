@@ -432,6 +432,9 @@ on_ready (gpointer user_data,
   mend_agent_note_heard (AGENT (self));
   if (loaded)
     self->n_loads++;
+  /* A new session has no history: nothing kept to continue. */
+  else
+    g_clear_pointer (&self->kept_turn, g_free);
   /* The session opened within the grace period a Stop gave it. */
   if (self->grace != NULL && self->cancelled == 0)
     clear_grace (self);

@@ -496,6 +496,44 @@ test_stop_then_late_typed_answer (Fixture       *f,
   g_signal_handlers_disconnect_by_data (f->chat, texts);
 }
 
+/* The agent kept the failed prompt, then exited at the retry; started again, it
+ * cannot load the session and opens a new one, which has no history:
+ * the retry sends the user's words, not a continue that would have
+ * nothing to continue. One that loads it is asked to continue. */
+static void
+test_kept_prompt_across_a_new_session (Fixture       *f,
+                                       gconstpointer  data)
+{
+  gboolean loads = data != NULL;
+  g_autofree char *script = NULL;
+  MendTurn *turn;
+
+  script = g_strdup_printf ("{'runs': [{'initialize': [%s], 'session/prompt': [["
+                            "{'answer': {'stopReason': 'end_turn', '_meta': {'jetbrains': {'air': {'sessionFailure': {"
+                            " 'category': 'service', 'severity': 'error', 'title': 'API Error: 503 overloaded'}}}}}}"
+                            "], [{'exit': 1}]]},"
+                            " {'initialize': [%s], 'session/load': [{'answer': {}}],"
+                            "  'session/prompt': [[" MEND_TEST_ACP_END_TURN "]]}]}",
+                            loads ? "{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true},"
+                                    " 'agentInfo': {'name': '@agentclientprotocol/claude-agent-acp'}}}" : CLAUDE_INFO,
+                            loads ? "{'answer': {'protocolVersion': 1, 'agentCapabilities': {'loadSession': true},"
+                                    " 'agentInfo': {'name': '@agentclientprotocol/claude-agent-acp'}}}" : CLAUDE_INFO);
+  mend_test_hostile_acp_start_chat (f, script);
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_turn_get_attempt (turn), ==, 3);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_cmpuint (mend_test_hostile_acp_log_count (f, "\"session/load\""), ==, loads ? 1 : 0);
+  g_assert_true (mend_test_file_nth_line_has (f->log, "\"session/prompt\"", 1, "Fix the build"));
+  if (loads)
+    g_assert_true (mend_test_file_nth_line_has (f->log, "\"session/prompt\"", 3, mend_chat_get_continue_prompt (f->chat)));
+  else
+    g_assert_true (mend_test_file_nth_line_has (f->log, "\"session/prompt\"", 3, "Fix the build"));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -526,6 +564,8 @@ main (int   argc,
   ADD ("held/flood-fails-bounded", test_held_flood_fails_bounded, NULL);
   ADD ("subagents/words-cut-in-a-character", test_subagent_words_cut_in_a_character, NULL);
   ADD ("subagents/odd-ids-and-flood", test_subagent_odd_ids_and_flood, NULL);
+  ADD ("kept/new-session-gets-the-prompt", test_kept_prompt_across_a_new_session, NULL);
+  ADD ("kept/loaded-session-is-asked-to-continue", test_kept_prompt_across_a_new_session, "loads");
   ADD ("stop/late-typed-answer-is-not-the-next-turns", test_stop_then_late_typed_answer, NULL);
   ADD_ACTIONS ("reentrant/agent-status-handler", test_status_handler_reentrant);
   ADD_ACTIONS ("reentrant/restart-record-handler", test_restart_record_reentrant);
