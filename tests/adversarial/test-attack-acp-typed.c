@@ -19,6 +19,7 @@
 
 #include "mend-test-utils.h"
 #include "mend-test-acp.h"
+#include "mend-test-bounds.h"
 
 typedef MendTestHostileAcp Fixture;
 typedef MendTestAct Action;
@@ -343,6 +344,62 @@ test_subagent_odd_ids_and_flood (Fixture       *f,
   g_signal_handlers_disconnect_by_data (f->chat, texts);
 }
 
+/* The resident memory of this process, in kB. */
+static gsize
+resident_kb (void)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  line = strstr (status, "VmRSS:");
+  g_assert_nonnull (line);
+  return g_ascii_strtoull (line + strlen ("VmRSS:"), NULL, 10);
+}
+
+/* Subagent sessions with ids of a megabyte each, each with words: no
+ * subagent has such an id, and nothing of them is kept. */
+static void
+test_subagent_huge_session_ids (Fixture       *f,
+                                gconstpointer  data)
+{
+  g_autoptr(GString) script = g_string_new ("{'runs': [{'initialize': [" CLAUDE_INFO "], 'session/prompt': [[");
+  g_autofree char *id = g_strnfill (1024 * 1024, 'i');
+  gsize before;
+  MendTurn *turn;
+
+#ifdef MEND_TEST_ASAN
+  g_test_skip ("resident memory is the sanitizer's own");
+  return;
+#endif
+  if (RUNNING_ON_VALGRIND)
+    {
+      g_test_skip ("resident memory is valgrind's own");
+      return;
+    }
+  for (guint i = 0; i < 64; i++)
+    g_string_append_printf (script,
+      "{'update': {'sessionUpdate': 'subagent_spawned', 'subagentSessionId': '%s%u', 'name': 'Wide'}},"
+      "{'send': {'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': '%s%u', 'update': {"
+      "  'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': 'API Error: 503'}}}}},",
+      id, i, id, i);
+  g_string_append (script, MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_start_chat (f, script->str);
+  g_string_free (g_steal_pointer (&script), TRUE);
+  before = resident_kb ();
+
+  mend_test_hostile_acp_submit (f, "Start the surveys");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  turn = mend_test_hostile_acp_finished (f, 0);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (mend_chat_get_subagents (f->chat))), ==, 0);
+  /* 64 MB of ids, were they kept; the fixture's copies of the updates
+   * go first. */
+  g_ptr_array_set_size (f->updates, 0);
+  g_assert_cmpuint (resident_kb (), <, before + 32 * 1024);
+}
+
 /* Re-entrant handlers */
 
 static gboolean
@@ -563,6 +620,7 @@ main (int   argc,
   ADD ("held/past-its-bound-is-output", test_held_past_its_bound_is_output, NULL);
   ADD ("held/flood-fails-bounded", test_held_flood_fails_bounded, NULL);
   ADD ("subagents/words-cut-in-a-character", test_subagent_words_cut_in_a_character, NULL);
+  ADD ("subagents/huge-session-ids-are-not-kept", test_subagent_huge_session_ids, NULL);
   ADD ("subagents/odd-ids-and-flood", test_subagent_odd_ids_and_flood, NULL);
   ADD ("kept/new-session-gets-the-prompt", test_kept_prompt_across_a_new_session, NULL);
   ADD ("kept/loaded-session-is-asked-to-continue", test_kept_prompt_across_a_new_session, "loads");
