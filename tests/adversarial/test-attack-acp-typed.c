@@ -591,6 +591,34 @@ test_kept_prompt_across_a_new_session (Fixture       *f,
     g_assert_true (mend_test_file_nth_line_has (f->log, "\"session/prompt\"", 3, "Fix the build"));
 }
 
+/* The user's Retry of a turn whose prompt the agent kept, after the agent
+ * exited: started again without its session (no loadSession), it has no
+ * history to continue, and gets the prompt. */
+static void
+test_retry_into_a_new_session_gets_the_prompt (Fixture       *f,
+                                               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  MendTurn *turn;
+
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CLAUDE_INFO "], 'session/prompt': [["
+                                       "{'error': {'code': -32603, 'message': 'API Error: 400 invalid_request_error'}},"
+                                       "{'exit': 1}]]},"
+                                       " {'initialize': [" CLAUDE_INFO "], 'session/prompt': [[" MEND_TEST_ACP_END_TURN "]]}]}");
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
+  g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 0)), ==, MEND_TURN_FAILED);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_not_running, NULL);
+
+  g_assert_true (mend_chat_retry (f->chat, &error));
+  g_assert_no_error (error);
+  mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+  turn = mend_test_hostile_acp_finished (f, 1);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, 2);
+  g_assert_true (mend_test_file_nth_line_has (f->log, "\"session/prompt\"", 2, "Fix the build"));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -624,6 +652,7 @@ main (int   argc,
   ADD ("subagents/odd-ids-and-flood", test_subagent_odd_ids_and_flood, NULL);
   ADD ("kept/new-session-gets-the-prompt", test_kept_prompt_across_a_new_session, NULL);
   ADD ("kept/loaded-session-is-asked-to-continue", test_kept_prompt_across_a_new_session, "loads");
+  ADD ("kept/retry-into-a-new-session-gets-the-prompt", test_retry_into_a_new_session_gets_the_prompt, NULL);
   ADD ("stop/late-typed-answer-is-not-the-next-turns", test_stop_then_late_typed_answer, NULL);
   ADD_ACTIONS ("reentrant/agent-status-handler", test_status_handler_reentrant);
   ADD_ACTIONS ("reentrant/restart-record-handler", test_restart_record_reentrant);
