@@ -432,7 +432,9 @@ feed_subagent_sessions (MendAcpSubagents  *self,
 
   if (id == NULL || state == NULL)
     return;
-  subagent = subagent_of_session (id);
+  /* A running subagent_update named it above already. */
+  if (subagent == NULL)
+    subagent = subagent_of_session (id);
 
   if (g_strcmp0 (state, "failed") == 0 || g_strcmp0 (stop_reason, "error") == 0)
     {
