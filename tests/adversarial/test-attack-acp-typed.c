@@ -7,7 +7,8 @@
  * extension (sessionFailure on a result and as a warning), codex-acp's
  * _meta, the held error chunks, the subagents' own sessions; handlers
  * that stop, close, end, drop or submit from a turn's agent status or the
- * chat's record of a restart; a Stop's late answer. Run them under
+ * chat's record of a restart; a Stop's late answer; a kept prompt and
+ * the user's Retry when the agent comes back in a new session. Run them under
  * AddressSanitizer and valgrind too.
  */
 
