@@ -521,6 +521,43 @@ test_restart_record_reentrant (Fixture       *f,
     }
 }
 
+static void
+on_subagent_waiting_act (MendSubagentRetry *retry,
+                         MendSubagent      *subagent,
+                         MendRetryWait     *wait,
+                         Fixture           *f)
+{
+  mend_test_hostile_acp_act (f);
+}
+
+/* A handler of the resume a subagent's failure schedules, the failure
+ * read from its own session's words, in the middle of the turn's
+ * updates. */
+static void
+test_subagent_failure_handler_reentrant (Fixture       *f,
+                                         gconstpointer  data)
+{
+  Action action = GPOINTER_TO_INT (data);
+
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CLAUDE_INFO "], 'session/prompt': [["
+    "{'update': {'sessionUpdate': 'subagent_spawned', 'subagentSessionId': 'sub-1', 'name': 'Survey'}},"
+    "{'send': {'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 'sub-1', 'update': {"
+    "  'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': 'API Error: 503 upstream'}}}}},"
+    "{'update': {'sessionUpdate': 'subagent_update', 'sessionId': 'sub-1', 'state': {'state': 'idle',"
+    "  'stopReason': 'error', 'error': {'message': 'API Error: 529 Overloaded'}}}},"
+    "{'update': {'sessionUpdate': 'subagent_state_update', 'subagentSessionId': 'sub-1', 'state': 'failed'}},"
+    MEND_TEST_ACP_END_TURN "]]}]}");
+  g_signal_connect (mend_chat_get_subagents (f->chat), "waiting", G_CALLBACK (on_subagent_waiting_act), f);
+  f->action = action;
+  mend_test_hostile_acp_submit (f, "Start the survey");
+  if (!run_settled (f))
+    return;
+
+  g_assert_cmpint (f->action, ==, MEND_TEST_ACT_NONE);
+  g_assert_true (is_finished (mend_test_hostile_acp_finished (f, 0)));
+  g_signal_handlers_disconnect_by_data (mend_chat_get_subagents (f->chat), f);
+}
+
 /* A Stop, and the cancelled prompt's late answer: held error text, and a
  * typed failure on the answer. Neither is the next turn's: its prompt
  * goes whole (no continue), its answer is its own. */
@@ -657,6 +694,7 @@ main (int   argc,
   ADD ("stop/late-typed-answer-is-not-the-next-turns", test_stop_then_late_typed_answer, NULL);
   ADD_ACTIONS ("reentrant/agent-status-handler", test_status_handler_reentrant);
   ADD_ACTIONS ("reentrant/restart-record-handler", test_restart_record_reentrant);
+  ADD_ACTIONS ("reentrant/subagent-failure-handler", test_subagent_failure_handler_reentrant);
 
 #undef ADD_ACTIONS
 #undef ADD
