@@ -76,6 +76,8 @@
  * - An agent that kept a failed (or empty) prompt in its history (its
  *   profile says) is asked, on the turn's next attempt, to continue: the
  *   chat's continue prompt, so that the model sees the user's words once.
+ *   So is the user's Retry of such a turn. A session opened new (the agent
+ *   started again cannot load its own) never had the prompt: it gets it.
  * - An agent that exits during an attempt fails it as a dropped
  *   connection, a transient failure, with the end of its standard error in
  *   the failure's text — at its exit, even while a process it started
