@@ -76,6 +76,8 @@
  * - An agent that kept a failed (or empty) prompt in its history (its
  *   profile says) is asked, on the turn's next attempt, to continue: the
  *   chat's continue prompt, so that the model sees the user's words once.
+ *   So is the user's Retry of such a turn. A session opened new (the agent
+ *   started again cannot load its own) never had the prompt: it gets it.
  * - An agent that exits during an attempt fails it as a dropped
  *   connection, a transient failure, with the end of its standard error in
  *   the failure's text — at its exit, even while a process it started
@@ -121,6 +123,7 @@ struct _MendAcpAgent
   char              *sent;       /* the text of the attempt's prompt, once sent */
   char              *dropped;    /* a failed prompt the agent did not keep */
   char              *kept_turn;  /* the turn whose failed prompt the agent kept */
+  gboolean           history;    /* the session has prompts of ours: loaded, or prompted */
   MendFailure       *lost;       /* a lost session no attempt was told of */
 
   MendAcpProfile    *profile;    /* the app's, or the agent's from initialize */
@@ -295,8 +298,9 @@ maybe_prompt (MendAcpAgent *self)
   /* The user's Retry of a turn whose prompt the agent kept, or the next
    * attempt of a turn whose prompt the agent answered with a failure and
    * kept: it is asked to continue, so that the model sees the user's words
-   * once. One that dropped it gets the prompt again. */
-  else if (self->dropped == NULL && keeps_prompt (self) &&
+   * once. One that dropped it, or a new session that never had it, gets
+   * the prompt again. */
+  else if (self->dropped == NULL && self->history && keeps_prompt (self) &&
            (mend_turn_get_retry_of (turn) != NULL ||
             g_strcmp0 (self->kept_turn, mend_turn_get_id (turn)) == 0))
     {
@@ -304,6 +308,7 @@ maybe_prompt (MendAcpAgent *self)
       self->sent = g_strdup (mend_chat_get_continue_prompt (mend_agent_get_chat (AGENT (self))));
     }
   g_clear_pointer (&self->dropped, g_free);
+  self->history = TRUE;
   self->prompt = mend_acp_connection_prompt (self->conn, mend_agent_get_session_id (AGENT (self)),
                                              self->sent);
 }
@@ -432,6 +437,11 @@ on_ready (gpointer user_data,
   mend_agent_note_heard (AGENT (self));
   if (loaded)
     self->n_loads++;
+  /* A new session has no history: nothing kept to continue, not even
+   * for the user's Retry. */
+  else
+    g_clear_pointer (&self->kept_turn, g_free);
+  self->history = loaded;
   /* The session opened within the grace period a Stop gave it. */
   if (self->grace != NULL && self->cancelled == 0)
     clear_grace (self);

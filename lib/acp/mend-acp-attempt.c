@@ -133,20 +133,36 @@ is_error_chunk (MendAcpAttempt *self,
   return profile != NULL && mend_acp_profile_is_error (profile, text);
 }
 
-static void
+/* Holds the chunk, or returns FALSE when it is no error after all: words
+ * that go on past the bound of an error's text are the model's (held,
+ * they would be lost), unless the agent said its thread failed, when the
+ * rest is not read. */
+static gboolean
 hold (MendAcpAttempt *self,
       JsonObject     *update)
 {
   JsonObject *content = mend_json_get_object (update, "content");
+  const char *text = mend_json_get_string (content, "text");
+  gsize n = strlen (text);
 
+  if (self->held->len + n > MEND_ACP_AGENT_MAX_HELD_BYTES)
+    {
+      const char *end = text + (MEND_ACP_AGENT_MAX_HELD_BYTES - MIN (self->held->len, MEND_ACP_AGENT_MAX_HELD_BYTES));
+
+      if (!self->system_error)
+        return FALSE;
+      /* Cut where a character ends. */
+      while (end > text && (*end & 0xc0) == 0x80)
+        end--;
+      n = end - text;
+    }
   if (self->held->len == 0)
     {
       g_free (self->held_id);
       self->held_id = g_strdup (mend_json_get_string (update, "messageId"));
     }
-  /* Bounded as a failure's text is: the rest is not read. */
-  if (self->held->len < MEND_ACP_AGENT_MAX_HELD_BYTES)
-    g_string_append (self->held, mend_json_get_string (content, "text"));
+  g_string_append_len (self->held, text, n);
+  return TRUE;
 }
 
 /* Held chunks were output after all: more output came. */
@@ -232,9 +248,7 @@ mend_acp_attempt_feed (MendAcpAttempt *self,
   note_state (self, turn, update);
   if (!mend_acp_update_is_output (update) || is_notice (profile, update) || mend_acp_update_is_subagents (update))
     return;
-  if (is_error_chunk (self, profile, update))
-    hold (self, update);
-  else
+  if (!is_error_chunk (self, profile, update) || !hold (self, update))
     note_output (self, profile, turn, update);
 }
 

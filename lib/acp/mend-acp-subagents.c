@@ -347,7 +347,9 @@ static void
 note_session (MendAcpSubagents *self,
               const char       *id)
 {
-  if (g_hash_table_contains (self->sessions, id))
+  /* No subagent has a longer id (MendSubagentRetry ignores it): nor is
+   * its session kept, whatever its size. */
+  if (strlen (id) > MEND_SUBAGENT_MAX_ID_BYTES || g_hash_table_contains (self->sessions, id))
     return;
   if (g_hash_table_size (self->sessions) >= MAX_TASK_CALLS)
     g_hash_table_remove_all (self->sessions);
@@ -430,6 +432,7 @@ feed_subagent_sessions (MendAcpSubagents  *self,
 
   if (id == NULL || state == NULL)
     return;
+  /* A running subagent_update named it above already. */
   if (subagent == NULL)
     subagent = subagent_of_session (id);
 
