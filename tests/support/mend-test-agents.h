@@ -224,11 +224,11 @@ void      mend_test_agent_chat_run_until (MendTestAgentChat      *f,
 /* A check: at least GPOINTER_TO_UINT (@data) turns finished. */
 gboolean  mend_test_agent_chat_n_finished_is   (MendTestAgentChat *f,
                                                 gconstpointer      data);
-/* A check: the chat's turn waits, and has for MEND_TEST_AGENT_MIN_WAIT_MS
- * of real time. */
 /* A check: the chat waits for a usage limit's reset. */
 gboolean  mend_test_agent_chat_waits_at_reset  (MendTestAgentChat *f,
                                                 gconstpointer      data);
+/* A check: the chat's turn waits, and has for MEND_TEST_AGENT_MIN_WAIT_MS
+ * of real time. */
 gboolean  mend_test_agent_chat_turn_is_waiting (MendTestAgentChat *f,
                                                 gconstpointer      data);
 MendTurn *mend_test_agent_chat_finished  (MendTestAgentChat *f,
@@ -236,13 +236,13 @@ MendTurn *mend_test_agent_chat_finished  (MendTestAgentChat *f,
 void      mend_test_agent_chat_submit    (MendTestAgentChat *f,
                                           const char        *text);
 
-#endif /* MEND_HAS_AGENTS */
-
 /* The chat's one subagent (the test fails when there are more), or NULL
  * before any; the list holds it. */
 MendSubagent *mend_test_agent_chat_the_subagent      (MendTestAgentChat *f);
 /* A check: the chat's one subagent is in state GPOINTER_TO_INT (@data). */
 gboolean      mend_test_agent_chat_subagent_in_state (MendTestAgentChat *f,
                                                       gconstpointer      data);
+
+#endif /* MEND_HAS_AGENTS */
 
 G_END_DECLS
