@@ -120,6 +120,7 @@ struct _MendAcpAgent
   guint              prompt;     /* the attempt's prompt, once sent */
   MendAcpAttempt    *attempt;    /* what the prompt in flight brought */
   gboolean           failed;     /* the run's last prompt answered was an error */
+  gboolean           after_cancel; /* a Stop cancelled the prompt before this one */
   char              *sent;       /* the text of the attempt's prompt, once sent */
   char              *dropped;    /* a failed prompt the agent did not keep */
   char              *kept_turn;  /* the turn whose failed prompt the agent kept */
@@ -197,7 +198,8 @@ keep_failed_prompt (MendAcpAgent *self)
 
 static void
 finish_with_stop_reason (MendAcpAgent *self,
-                         const char   *stop_reason)
+                         const char   *stop_reason,
+                         gboolean      after_cancel)
 {
   g_autoptr(MendFailure) failure = NULL;
   MendTurn *turn = mend_agent_get_turn (AGENT (self));
@@ -231,8 +233,10 @@ finish_with_stop_reason (MendAcpAgent *self,
           return;
         }
       /* An empty answer stays in the agent's history as a failed prompt
-       * does. Not the false end above: that prompt never reached it. */
-      if (failure != NULL)
+       * does. Not the false end above, nor the one claude-agent-acp
+       * 0.23.1 gives the prompt after a cancelled one: that prompt never
+       * reached it. */
+      if (failure != NULL && !after_cancel)
         keep_failed_prompt (self);
       finish_task (self, failure, NULL);
       return;
@@ -379,6 +383,7 @@ mend_acp_agent_cancelled (MendAgent *agent)
   if (self->prompt != 0 && self->conn != NULL && session_id != NULL)
     {
       self->n_cancels++;
+      self->after_cancel = TRUE;
       mend_acp_connection_cancel (self->conn, session_id);
       arm_grace (self, self->prompt);
     }
@@ -530,7 +535,12 @@ on_answered (gpointer     user_data,
 {
   MendAcpAgent *self = user_data;
   gboolean ours = mend_agent_get_turn (AGENT (self)) != NULL && self->prompt == prompt;
+  gboolean after_cancel = ours && self->after_cancel;
   g_autoptr(MendFailure) held_failure = NULL;
+
+  /* The prompt after a cancelled one is answered: the next is not. */
+  if (ours)
+    self->after_cancel = FALSE;
 
   mend_agent_note_heard (AGENT (self));
   g_object_ref (self);
@@ -563,7 +573,7 @@ on_answered (gpointer     user_data,
       if (set_str (&self->stop_reason, stop_reason))
         g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STOP_REASON]);
       if (ours)
-        finish_with_stop_reason (self, stop_reason);
+        finish_with_stop_reason (self, stop_reason, after_cancel);
       self->failed = FALSE;
     }
   /* A prompt held behind a cancelled one goes now. */
