@@ -38,35 +38,7 @@ typedef MendTestHostileAcp Fixture;
 /* codex-acp 2.6.0's words for a 503. */
 #define CODEX_503 "unexpected status 503 Service Unavailable: That model is currently overloaded with other requests."
 
-static void
-on_text (MendChat   *chat,
-         MendTurn   *turn,
-         const char *text,
-         GString    *texts)
-{
-  g_string_append (texts, text);
-}
-
 /* The agent's status lines, as a turn showed them. */
-static void
-on_agent_status (MendTurn   *turn,
-                 GParamSpec *pspec,
-                 GPtrArray  *statuses)
-{
-  const char *status = mend_turn_get_agent_status (turn);
-
-  if (status != NULL)
-    g_ptr_array_add (statuses, g_strdup (status));
-}
-
-static void
-on_turn_started_watch_status (MendChat  *chat,
-                              MendTurn  *turn,
-                              GPtrArray *statuses)
-{
-  g_signal_connect (turn, "notify::agent-status", G_CALLBACK (on_agent_status), statuses);
-}
-
 static gboolean
 statuses_have (GPtrArray  *statuses,
                const char *text)
@@ -94,7 +66,7 @@ play_first (Fixture    *f,
             GString    *texts)
 {
   mend_test_hostile_acp_start_chat (f, script);
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   return mend_test_hostile_acp_finished (f, 0);
@@ -208,7 +180,7 @@ test_typed_warning_is_the_agents_retry (Fixture       *f,
                                        "   'severity': 'warning', 'title': 'Retrying Claude, attempt 1 of 2 (key sk-ant-api03-"
                                        "abcdefghijklmnopqrstuvwxyz0123456789)', 'actions': []}}}}}},"
                                        "  " MEND_TEST_ACP_END_TURN "]]}]}");
-  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_watch_status), statuses);
+  mend_test_acp_watch_agent_status (f->chat, statuses);
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -299,7 +271,7 @@ test_held_chunk_is_released_by_output (Fixture       *f,
                                        "  {'update': {'sessionUpdate': 'agent_message_chunk', 'messageId': 'm2',"
                                        "              'content': {'type': 'text', 'text': 'The gateway was down.'}}},"
                                        "  " MEND_TEST_ACP_ANSWER_END_TURN "]]}]}");
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_hostile_acp_submit (f, "Why did the build fail?");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -394,7 +366,7 @@ test_subagent_sessions (Fixture       *f,
       "            'stopReason': 'error', 'error': {'code': -32603, 'message': 'Agent terminated early due to an "
       "API error: " CLAUDE_503 "'}}}}");
   mend_test_hostile_acp_start_chat (f, script);
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_hostile_acp_submit (f, "Start the survey in the background");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
 

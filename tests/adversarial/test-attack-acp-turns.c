@@ -37,41 +37,6 @@ on_profile_act (MendAcpAgent *agent,
   mend_test_hostile_acp_act (f);
 }
 
-/* Done once the handler acted and the chat, when it was dropped, is
- * gone, or the turns asked for finished. */
-static gboolean
-settled (Fixture       *f,
-         gconstpointer  data)
-{
-  GObject * const *weak = data;
-
-  if (f->chat == NULL)
-    return weak[0] == NULL && weak[1] == NULL;
-  return f->action == MEND_TEST_ACT_NONE && f->finished->len >= 1 &&
-         mend_chat_get_turn (f->chat) == NULL;
-}
-
-/* Runs @f's chat, whose handler acts as @f->action says, until it
- * settles; returns FALSE when the handler dropped it. */
-static gboolean
-run_settled (Fixture *f)
-{
-  gpointer weak[2] = { f->chat, f->agent };
-
-  g_object_add_weak_pointer (weak[0], &weak[0]);
-  g_object_add_weak_pointer (weak[1], &weak[1]);
-  mend_test_hostile_acp_run_until (f, settled, weak);
-  if (f->chat == NULL)
-    {
-      g_assert_null (weak[0]);
-      g_assert_null (weak[1]);
-      return FALSE;
-    }
-  g_object_remove_weak_pointer (weak[0], &weak[0]);
-  g_object_remove_weak_pointer (weak[1], &weak[1]);
-  return TRUE;
-}
-
 static MendFailure *
 first_failure (Fixture *f)
 {
@@ -237,7 +202,7 @@ test_idle_timeout_reentrant (Fixture       *f,
     g_signal_connect (f->chat, "turn-started", G_CALLBACK (mend_test_hostile_acp_on_turn_started_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Fix the build");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -278,7 +243,7 @@ test_profile_reentrant (Fixture       *f,
   g_signal_connect (f->agent, "notify::profile", G_CALLBACK (on_profile_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Fix the build");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -350,7 +315,7 @@ test_false_end_turn_reentrant (Fixture       *f,
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_empty_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Fix the build");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -431,7 +396,7 @@ test_lost_reentrant (Fixture       *f,
   g_signal_connect (f->chat, "turn-finished", G_CALLBACK (mend_test_hostile_acp_on_turn_finished_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Fix the build");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   assert_session_lost (mend_test_hostile_acp_finished (f, 0));

@@ -36,34 +36,6 @@ static const char *action_names[] = { NULL, "stop", "close", "terminate", "unref
   "{'update': {'sessionUpdate': 'session_info_update', '_meta': {'jetbrains': {'air': {'version': 1," \
   " 'sessionFailure': {'id': 'w-1', 'category': 'service', 'severity': 'warning', 'title': " title "}}}}}}"
 
-static void
-on_text (MendChat   *chat,
-         MendTurn   *turn,
-         const char *text,
-         GString    *texts)
-{
-  g_string_append (texts, text);
-}
-
-static void
-on_agent_status (MendTurn   *turn,
-                 GParamSpec *pspec,
-                 GPtrArray  *statuses)
-{
-  const char *status = mend_turn_get_agent_status (turn);
-
-  if (status != NULL)
-    g_ptr_array_add (statuses, g_strdup (status));
-}
-
-static void
-on_turn_started_watch_status (MendChat  *chat,
-                              MendTurn  *turn,
-                              GPtrArray *statuses)
-{
-  g_signal_connect (turn, "notify::agent-status", G_CALLBACK (on_agent_status), statuses);
-}
-
 static gboolean
 is_finished (MendTurn *turn)
 {
@@ -107,7 +79,7 @@ test_hostile_retry_status (Fixture       *f,
   g_string_append (script, MEND_TEST_ACP_END_TURN "]]}]}");
 
   mend_test_hostile_acp_start_chat (f, script->str);
-  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_watch_status), statuses);
+  mend_test_acp_watch_agent_status (f->chat, statuses);
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -204,7 +176,7 @@ test_held_past_its_bound_is_output (Fixture       *f,
   g_string_append (expected, "The end.");
 
   mend_test_hostile_acp_start_chat (f, script->str);
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_hostile_acp_submit (f, "Why did the build fail?");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -325,7 +297,7 @@ test_subagent_odd_ids_and_flood (Fixture       *f,
   g_string_append (script, MEND_TEST_ACP_END_TURN "]]}]}");
 
   mend_test_hostile_acp_start_chat (f, script->str);
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_hostile_acp_submit (f, "Start the surveys");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (1));
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -403,36 +375,6 @@ test_subagent_huge_session_ids (Fixture       *f,
 
 /* Re-entrant handlers */
 
-static gboolean
-settled (Fixture       *f,
-         gconstpointer  data)
-{
-  GObject * const *weak = data;
-
-  if (f->chat == NULL)
-    return weak[0] == NULL && weak[1] == NULL;
-  return f->action == MEND_TEST_ACT_NONE && f->finished->len >= 1 &&
-         mend_chat_get_turn (f->chat) == NULL;
-}
-
-static gboolean
-run_settled (Fixture *f)
-{
-  gpointer weak[2] = { f->chat, f->agent };
-
-  g_object_add_weak_pointer (weak[0], &weak[0]);
-  g_object_add_weak_pointer (weak[1], &weak[1]);
-  mend_test_hostile_acp_run_until (f, settled, weak);
-  if (f->chat == NULL)
-    {
-      g_assert_null (weak[0]);
-      g_assert_null (weak[1]);
-      return FALSE;
-    }
-  g_object_remove_weak_pointer (weak[0], &weak[0]);
-  g_object_remove_weak_pointer (weak[1], &weak[1]);
-  return TRUE;
-}
 
 static void
 on_status_act (MendTurn   *turn,
@@ -471,7 +413,7 @@ test_status_handler_reentrant (Fixture       *f,
   g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_started_status_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Fix the build");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -506,7 +448,7 @@ test_restart_record_reentrant (Fixture       *f,
   g_signal_connect (f->chat, "record", G_CALLBACK (on_record_restart_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Fix the build");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   turn = mend_test_hostile_acp_finished (f, 0);
@@ -550,7 +492,7 @@ test_subagent_failure_handler_reentrant (Fixture       *f,
   g_signal_connect (mend_chat_get_subagents (f->chat), "waiting", G_CALLBACK (on_subagent_waiting_act), f);
   f->action = action;
   mend_test_hostile_acp_submit (f, "Start the survey");
-  if (!run_settled (f))
+  if (!mend_test_hostile_acp_run_settled (f))
     return;
 
   g_assert_cmpint (f->action, ==, MEND_TEST_ACT_NONE);
@@ -573,7 +515,7 @@ test_stop_then_late_typed_answer (Fixture       *f,
     "{'answer': {'stopReason': 'cancelled', '_meta': {'jetbrains': {'air': {'sessionFailure': {"
     " 'category': 'service', 'severity': 'error', 'title': 'API Error: 503 upstream'}}}}}}],"
     "[" MEND_TEST_ACP_END_TURN "]]}]}");
-  g_signal_connect (f->chat, "text-delta", G_CALLBACK (on_text), texts);
+  g_signal_connect (f->chat, "text-delta", G_CALLBACK (mend_test_append_chat_text), texts);
   mend_test_hostile_acp_submit (f, "Fix the build");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_log_has, "session/prompt");
   mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (0));

@@ -278,3 +278,60 @@ mend_test_hostile_acp_on_turn_finished_act (MendChat           *chat,
 {
   mend_test_hostile_acp_act (f);
 }
+
+static gboolean
+settled (MendTestHostileAcp *f,
+         gconstpointer       data)
+{
+  GObject * const *weak = data;
+
+  if (f->chat == NULL)
+    return weak[0] == NULL && weak[1] == NULL;
+  return f->action == MEND_TEST_ACT_NONE && f->finished->len >= 1 &&
+         mend_chat_get_turn (f->chat) == NULL;
+}
+
+gboolean
+mend_test_hostile_acp_run_settled (MendTestHostileAcp *f)
+{
+  gpointer weak[2] = { f->chat, f->agent };
+
+  g_object_add_weak_pointer (weak[0], &weak[0]);
+  g_object_add_weak_pointer (weak[1], &weak[1]);
+  mend_test_hostile_acp_run_until (f, settled, weak);
+  if (f->chat == NULL)
+    {
+      g_assert_null (weak[0]);
+      g_assert_null (weak[1]);
+      return FALSE;
+    }
+  g_object_remove_weak_pointer (weak[0], &weak[0]);
+  g_object_remove_weak_pointer (weak[1], &weak[1]);
+  return TRUE;
+}
+
+static void
+on_agent_status (MendTurn   *turn,
+                 GParamSpec *pspec,
+                 GPtrArray  *statuses)
+{
+  const char *status = mend_turn_get_agent_status (turn);
+
+  if (status != NULL)
+    g_ptr_array_add (statuses, g_strdup (status));
+}
+
+static void
+on_turn_started_watch_status (MendChat  *chat,
+                              MendTurn  *turn,
+                              GPtrArray *statuses)
+{
+  g_signal_connect (turn, "notify::agent-status", G_CALLBACK (on_agent_status), statuses);
+}
+
+void
+mend_test_acp_watch_agent_status (MendChat  *chat,
+                                  GPtrArray *statuses)
+{
+  g_signal_connect (chat, "turn-started", G_CALLBACK (on_turn_started_watch_status), statuses);
+}

@@ -109,6 +109,16 @@ void      mend_test_hostile_acp_on_turn_finished (MendChat           *chat,
                                                   MendTurn           *turn,
                                                   MendTestHostileAcp *f);
 
+/* Runs @f's chat, whose handler acts as @f->action says, until it
+ * settles: the handler acted and the chat's turns finished, or the chat
+ * and the agent it dropped are gone. FALSE when it dropped them. */
+gboolean  mend_test_hostile_acp_run_settled (MendTestHostileAcp *f);
+
+/* Keeps every agent status the chat's turns show in @statuses (strings,
+ * owned by it); the turns' handlers have @statuses as their data. */
+void      mend_test_acp_watch_agent_status  (MendChat           *chat,
+                                             GPtrArray          *statuses);
+
 /* Does the fixture's action, once; the handlers that do it from inside a
  * turn's waiting, a turn-started (connecting that) or a turn-finished. */
 void      mend_test_hostile_acp_act        (MendTestHostileAcp *f);
