@@ -360,12 +360,39 @@ void
 mend_json_write_string (GString    *out,
                         const char *value)
 {
+  const guchar *run = (const guchar *) value;
+  const guchar *p = run;
+  const guchar *end = p + strlen (value);
   gsize at = out->len;
-  gsize length = mend_json_string_length (value);
+  char *o;
 
-  /* Measured, grown once, written in place. */
-  g_string_set_size (out, at + length);
-  mend_json_string_copy (out->str + at, value);
+  /* One pass, written in place: room for the string as it is, grown by
+   * what each escape adds. */
+  g_string_set_size (out, at + (end - p) + 2);
+  o = out->str + at;
+  *o++ = '"';
+  for (;;)
+    {
+      char escape[8];
+      gsize n;
+      gsize used;
+
+      p = next_escaped (p, end);
+      memcpy (o, run, p - run);
+      o += p - run;
+      if (p == end)
+        break;
+      n = escape_byte (*p, escape);
+      used = o - out->str;
+      /* The escape, the rest as it is and the quote. */
+      g_string_set_size (out, used + n + (end - p - 1) + 1);
+      o = out->str + used;
+      memcpy (o, escape, n);
+      o += n;
+      run = ++p;
+    }
+  *o++ = '"';
+  g_assert ((gsize) (o - out->str) == out->len);
 }
 
 char *

@@ -48,7 +48,6 @@ TARGETS = {
 GUARDS = {
     "stream_naive": 0.17,
     "stream_floor": 115.0,
-    "body": 1.6,
     "waits": 8.5,
 }
 

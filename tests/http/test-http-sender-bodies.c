@@ -16,7 +16,9 @@
 #include <json-glib/json-glib.h>
 #include <libmend.h>
 
+#include "mend-http-dialect-private.h"
 #include "mend-http-sender-private.h"
+#include "mend-json-private.h"
 #include "mend-transcript-private.h"
 
 static const char *write_dir;
@@ -360,6 +362,207 @@ test_requests_of_other_starts_in_turn (void)
   g_string_free (b.bodies, TRUE);
 }
 
+/* Every byte json-glib escapes, a character past the BMP and one that
+ * ends a line in JavaScript; and, where no transcript goes, bytes that
+ * are not UTF-8. */
+static char *
+hostile (const char *what,
+         gboolean    not_utf8)
+{
+  GString *s = g_string_new (what);
+
+  g_string_append (s, " \" \\ / \\u0041 ");
+  for (int c = 1; c < 0x20; c++)
+    g_string_append_c (s, (char) c);
+  g_string_append (s, "\x7f caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80 </script>");
+  if (not_utf8)
+    g_string_append (s, " \xff\xfe \xc3( \xed\xa0\x80 \xf0\x9f\x98");
+  return g_string_free (s, FALSE);
+}
+
+static void
+add_string (JsonBuilder *builder,
+            const char  *member,
+            const char  *value)
+{
+  json_builder_set_member_name (builder, member);
+  json_builder_add_string_value (builder, value);
+}
+
+/* {"role":@role,"content":[…]}, its blocks between begin and end. */
+static void
+begin_message (JsonBuilder *builder,
+               const char  *role)
+{
+  json_builder_begin_object (builder);
+  add_string (builder, "role", role);
+  json_builder_set_member_name (builder, "content");
+  json_builder_begin_array (builder);
+}
+
+static void
+end_message (JsonBuilder *builder)
+{
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+}
+
+/* {"type":@type,@id_name:@id, then the members that follow. */
+static void
+begin_block (JsonBuilder *builder,
+             const char  *type,
+             const char  *id_name,
+             const char  *id)
+{
+  json_builder_begin_object (builder);
+  add_string (builder, "type", type);
+  add_string (builder, id_name, id);
+}
+
+static void
+add_text_block (JsonBuilder *builder,
+                const char  *text)
+{
+  begin_block (builder, "text", "text", text);
+  json_builder_end_object (builder);
+}
+
+/* Tool calls and results whose every string is hostile (@not_utf8: with
+ * bytes that are not UTF-8, and a role of no format's). */
+static JsonNode *
+hostile_messages (gboolean not_utf8)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autofree char *text = hostile ("text", not_utf8);
+  g_autofree char *id = hostile ("id", not_utf8);
+  g_autofree char *name = hostile ("name", not_utf8);
+  g_autofree char *key = hostile ("key", not_utf8);
+  g_autofree char *value = hostile ("value", not_utf8);
+  g_autofree char *raw = hostile ("{\"raw\": arguments", not_utf8);
+  g_autofree char *output = hostile ("output", not_utf8);
+
+  json_builder_begin_array (builder);
+
+  json_builder_begin_object (builder);
+  add_string (builder, "role", "user");
+  add_string (builder, "content", text);
+  json_builder_end_object (builder);
+
+  /* Calls: an object's input, a string's, none; text before and after. */
+  begin_message (builder, "assistant");
+  add_text_block (builder, text);
+  begin_block (builder, "tool_use", "id", id);
+  add_string (builder, "name", name);
+  json_builder_set_member_name (builder, "input");
+  json_builder_begin_object (builder);
+  add_string (builder, key, value);
+  json_builder_set_member_name (builder, "list");
+  json_builder_begin_array (builder);
+  json_builder_add_int_value (builder, -7);
+  json_builder_add_boolean_value (builder, TRUE);
+  json_builder_add_null_value (builder);
+  json_builder_begin_object (builder);
+  add_string (builder, "deep", value);
+  json_builder_end_object (builder);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+  begin_block (builder, "tool_use", "id", "call_2");
+  add_string (builder, "name", "run");
+  add_string (builder, "input", raw);
+  json_builder_end_object (builder);
+  begin_block (builder, "tool_use", "id", "call_3");
+  add_string (builder, "name", name);
+  json_builder_end_object (builder);
+  add_text_block (builder, "after");
+  end_message (builder);
+
+  /* Results: a string, blocks, one naming no call before it; words after. */
+  begin_message (builder, "user");
+  begin_block (builder, "tool_result", "tool_use_id", id);
+  add_string (builder, "content", output);
+  json_builder_end_object (builder);
+  begin_block (builder, "tool_result", "tool_use_id", "call_2");
+  json_builder_set_member_name (builder, "content");
+  json_builder_begin_array (builder);
+  add_text_block (builder, output);
+  add_text_block (builder, "");
+  add_text_block (builder, text);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  begin_block (builder, "tool_result", "tool_use_id", key);
+  add_string (builder, "content", "");
+  json_builder_end_object (builder);
+  add_text_block (builder, text);
+  end_message (builder);
+
+  begin_message (builder, "assistant");
+  begin_block (builder, "tool_use", "id", "call_4");
+  add_string (builder, "name", "alone");
+  json_builder_set_member_name (builder, "input");
+  json_builder_begin_object (builder);
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+  end_message (builder);
+
+  /* A result alone: no words of the user's. */
+  begin_message (builder, "user");
+  begin_block (builder, "tool_result", "tool_use_id", "call_4");
+  add_string (builder, "content", output);
+  json_builder_end_object (builder);
+  end_message (builder);
+
+  if (not_utf8)
+    {
+      /* A role no format has, its own text as the content. */
+      begin_message (builder, name);
+      add_text_block (builder, text);
+      end_message (builder);
+    }
+
+  json_builder_end_array (builder);
+  return json_builder_get_root (builder);
+}
+
+/* Tool calls and results of hostile strings, written as json-glib's
+ * JsonBuilder and JsonGenerator wrote them (the file), through a
+ * transcript and from messages given by hand; each body of UTF-8 reads
+ * back as JSON. */
+static void
+test_hostile_tools (void)
+{
+  static const MendHttpDialectClass *wires[] = {
+    &mend_http_dialect_messages,
+    &mend_http_dialect_chat_completions,
+    &mend_http_dialect_responses,
+    &mend_http_dialect_gemini,
+  };
+  g_autoptr(JsonNode) messages = hostile_messages (FALSE);
+  g_autoptr(JsonNode) not_utf8 = hostile_messages (TRUE);
+  g_autofree char *json = mend_json_to_string (messages);
+  g_autofree char *prompt = hostile ("prompt", FALSE);
+  Bodies b;
+
+  bodies_init (&b);
+  load (&b, json);
+  add_bodies (&b, "hostile", prompt);
+  mend_transcript_trim (b.transcript, 1);
+  add_bodies (&b, "hostile-trimmed", prompt);
+  for (guint i = 0; i < G_N_ELEMENTS (wires); i++)
+    {
+      g_autofree char *body = mend_http_dialect_build_body (wires[i], "model", 1024, messages);
+      g_autofree char *bytes = mend_http_dialect_build_body (wires[i], "model", 1024, not_utf8);
+      g_autoptr(JsonNode) again = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_string_append_printf (b.bodies, "== by-hand %u\n%s\n== not-utf8 %u\n%s\n", i, body, i, bytes);
+      again = mend_json_parse (body, -1, &error);
+      g_assert_no_error (error);
+      g_assert_true (JSON_NODE_HOLDS_OBJECT (again));
+    }
+  bodies_check (&b, "hostile-tools");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -375,6 +578,7 @@ main (int   argc,
   g_test_add_func ("/Mend/HttpBodies/pending-and-restore", test_pending_and_restore);
   g_test_add_func ("/Mend/HttpBodies/model-and-tokens", test_model_and_tokens);
   g_test_add_func ("/Mend/HttpBodies/turn-in-flight-keeps-its-body", test_turn_in_flight_keeps_its_body);
+  g_test_add_func ("/Mend/HttpBodies/hostile-tools", test_hostile_tools);
 
   return g_test_run ();
 }

@@ -24,104 +24,57 @@
 #include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
+/* An assistant's tool calls, as "tool_calls" after its content. */
 static void
-add_tool_calls (JsonBuilder *builder,
-                JsonArray   *blocks)
+write_tool_calls (GString   *out,
+                  JsonArray *blocks)
 {
   gboolean any = FALSE;
 
   for (guint i = 0; i < json_array_get_length (blocks); i++)
     {
       JsonObject *block = mend_http_block_at (blocks, i);
+      const char *id = mend_json_get_string (block, "id");
+      const char *name = mend_json_get_string (block, "name");
       g_autofree char *arguments = NULL;
 
-      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 ||
-          mend_json_get_string (block, "id") == NULL || mend_json_get_string (block, "name") == NULL)
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 || id == NULL || name == NULL)
         continue;
-      if (!any)
-        {
-          json_builder_set_member_name (builder, "tool_calls");
-          json_builder_begin_array (builder);
-          any = TRUE;
-        }
       arguments = mend_http_tool_arguments (block);
-      json_builder_begin_object (builder);
-      json_builder_set_member_name (builder, "id");
-      json_builder_add_string_value (builder, mend_json_get_string (block, "id"));
-      json_builder_set_member_name (builder, "type");
-      json_builder_add_string_value (builder, "function");
-      json_builder_set_member_name (builder, "function");
-      json_builder_begin_object (builder);
-      json_builder_set_member_name (builder, "name");
-      json_builder_add_string_value (builder, mend_json_get_string (block, "name"));
-      json_builder_set_member_name (builder, "arguments");
-      json_builder_add_string_value (builder, arguments);
-      json_builder_end_object (builder);
-      json_builder_end_object (builder);
+      g_string_append (out, any ? ",{\"id\":" : ",\"tool_calls\":[{\"id\":");
+      mend_json_write_string (out, id);
+      g_string_append (out, ",\"type\":\"function\",\"function\":{\"name\":");
+      mend_json_write_string (out, name);
+      g_string_append (out, ",\"arguments\":");
+      mend_json_write_string (out, arguments);
+      g_string_append (out, "}}");
+      any = TRUE;
     }
   if (any)
-    json_builder_end_array (builder);
+    g_string_append_c (out, ']');
 }
 
 /* The results of tool calls in a user message, each a message of role
- * "tool"; TRUE when there was one. */
-static gboolean
-add_tool_results (JsonBuilder *builder,
-                  JsonArray   *blocks)
+ * "tool", items after @start. */
+static void
+write_tool_results (GString   *out,
+                    gsize      start,
+                    JsonArray *blocks)
 {
-  gboolean any = FALSE;
-
   for (guint i = 0; i < json_array_get_length (blocks); i++)
     {
       JsonObject *block = mend_http_block_at (blocks, i);
-      g_autofree char *text = NULL;
+      const char *id = mend_json_get_string (block, "tool_use_id");
 
-      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_result") != 0 ||
-          mend_json_get_string (block, "tool_use_id") == NULL)
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_result") != 0 || id == NULL)
         continue;
-      text = mend_http_content_text (json_object_get_member (block, "content"));
-      json_builder_begin_object (builder);
-      json_builder_set_member_name (builder, "role");
-      json_builder_add_string_value (builder, "tool");
-      json_builder_set_member_name (builder, "tool_call_id");
-      json_builder_add_string_value (builder, mend_json_get_string (block, "tool_use_id"));
-      json_builder_set_member_name (builder, "content");
-      json_builder_add_string_value (builder, text);
-      json_builder_end_object (builder);
-      any = TRUE;
+      mend_http_begin_item (out, start);
+      g_string_append (out, "{\"role\":\"tool\",\"tool_call_id\":");
+      mend_json_write_string (out, id);
+      g_string_append (out, ",\"content\":");
+      mend_http_write_content_text (out, json_object_get_member (block, "content"), TRUE);
+      g_string_append_c (out, '}');
     }
-  return any;
-}
-
-static void
-add_message (JsonBuilder *builder,
-             JsonObject  *message)
-{
-  const char *role = mend_json_get_string (message, "role");
-  JsonNode *content = json_object_get_member (message, "content");
-  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
-  g_autofree char *text = NULL;
-
-  if (role == NULL)
-    return;
-  if (blocks != NULL && g_str_equal (role, "user") && add_tool_results (builder, blocks))
-    {
-      /* The user's own words after the results, if any. */
-      text = mend_http_content_text (content);
-      if (text[0] == '\0')
-        return;
-    }
-
-  if (text == NULL)
-    text = mend_http_content_text (content);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "role");
-  json_builder_add_string_value (builder, role);
-  json_builder_set_member_name (builder, "content");
-  json_builder_add_string_value (builder, text);
-  if (blocks != NULL && g_str_equal (role, "assistant"))
-    add_tool_calls (builder, blocks);
-  json_builder_end_object (builder);
 }
 
 static void
@@ -138,7 +91,31 @@ chat_write_message (GString              *out,
                     JsonObject           *message,
                     MendTranscriptLookup *lookup)
 {
-  mend_http_write_role_message (out, message, add_message);
+  const char *role = mend_json_get_string (message, "role");
+  JsonNode *content = json_object_get_member (message, "content");
+  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+  gsize start = out->len;
+  gsize results;
+
+  if (role == NULL)
+    return;
+  if (blocks != NULL && g_str_equal (role, "user"))
+    write_tool_results (out, start, blocks);
+
+  /* The user's own words after the results, if any. */
+  results = out->len;
+  mend_http_begin_item (out, start);
+  g_string_append (out, "{\"role\":");
+  mend_json_write_string (out, role);
+  g_string_append (out, ",\"content\":");
+  if (!mend_http_write_content_text (out, content, results == start))
+    {
+      g_string_truncate (out, results);
+      return;
+    }
+  if (blocks != NULL && g_str_equal (role, "assistant"))
+    write_tool_calls (out, blocks);
+  g_string_append_c (out, '}');
 }
 
 /* The first choice of a chunk or an answer, or NULL. */

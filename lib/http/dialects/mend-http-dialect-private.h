@@ -80,10 +80,6 @@ typedef struct
                                  JsonNode       *root);
 } MendHttpDialectClass;
 
-/* The text of a message's content as the transcript keeps it: a string,
- * or its text blocks (and the text of its tool results), a blank line
- * between each two, for the formats that take one string. */
-char       *mend_http_content_text (JsonNode  *content);
 /* Whether @object has an "error" member that is not null. */
 gboolean    mend_http_has_error    (JsonObject *object);
 /* Element @i of a content array as an object, or NULL. */
@@ -102,22 +98,20 @@ void  mend_http_write_streamed_frame (const char  *model,
                                       const char  *list_name,
                                       GString     *head,
                                       GString     *tail);
-/* Appends the items of @builder's array, without its brackets. */
-void  mend_http_append_items         (GString     *out,
-                                      JsonBuilder *builder);
-/* A user's or an assistant's message with no tool call and no tool
- * result: its role, and the text of its content (a string or blocks). */
-gboolean mend_http_plain_message     (JsonObject  *message,
-                                      const char **role,
-                                      char       **text);
-/* Writes @message as the OpenAI formats do, {"role","content"}: a plain
- * one straight, any other through @add, which adds its items to an
- * array. */
-typedef void (*MendHttpAddMessage) (JsonBuilder *builder,
-                                    JsonObject  *message);
-void  mend_http_write_role_message   (GString            *out,
-                                      JsonObject         *message,
-                                      MendHttpAddMessage  add);
+/* A message is written straight as the items it becomes, joined by
+ * commas, each as json-glib's JsonGenerator writes it (members in order,
+ * strings as mend_json_write_string () writes them): a comma before an
+ * item when @out holds items past @start. */
+void  mend_http_begin_item           (GString     *out,
+                                      gsize        start);
+/* Appends the text of a message's content as the transcript keeps it (a
+ * string, or its text blocks and the text of its tool results, a blank
+ * line between each two, for the formats that take one string) as a JSON
+ * string; FALSE, having appended nothing, when it is empty and
+ * @empty_too is FALSE. */
+gboolean mend_http_write_content_text (GString    *out,
+                                       JsonNode   *content,
+                                       gboolean    empty_too);
 
 /* The quick way to read an event: as the last text delta kept in @memo
  * if it matches, else by @wire's scan. FALSE when neither read it. */

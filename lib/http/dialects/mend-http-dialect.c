@@ -59,71 +59,11 @@ mend_http_write_streamed_frame (const char *model,
 }
 
 void
-mend_http_append_items (GString     *out,
-                        JsonBuilder *builder)
+mend_http_begin_item (GString *out,
+                      gsize    start)
 {
-  g_autofree char *text = mend_json_builder_finish (builder);
-  gsize length = strlen (text);
-
-  /* "[a,b]": the items, without their brackets. */
-  g_assert (length >= 2 && text[0] == '[' && text[length - 1] == ']');
-  g_string_append_len (out, text + 1, length - 2);
-}
-
-gboolean
-mend_http_plain_message (JsonObject  *message,
-                         const char **role,
-                         char       **text)
-{
-  JsonNode *content = json_object_get_member (message, "content");
-
-  *role = mend_json_get_string (message, "role");
-  if (g_strcmp0 (*role, "user") != 0 && g_strcmp0 (*role, "assistant") != 0)
-    return FALSE;
-  if (content == NULL ||
-      !(JSON_NODE_HOLDS_ARRAY (content) ||
-        (JSON_NODE_HOLDS_VALUE (content) && json_node_get_value_type (content) == G_TYPE_STRING)))
-    return FALSE;
-  if (JSON_NODE_HOLDS_ARRAY (content))
-    {
-      JsonArray *blocks = json_node_get_array (content);
-
-      for (guint i = 0; i < json_array_get_length (blocks); i++)
-        {
-          const char *type = mend_json_get_string (mend_http_block_at (blocks, i), "type");
-
-          if (g_strcmp0 (type, "tool_use") == 0 || g_strcmp0 (type, "tool_result") == 0)
-            return FALSE;
-        }
-    }
-  *text = mend_http_content_text (content);
-  return TRUE;
-}
-
-void
-mend_http_write_role_message (GString            *out,
-                              JsonObject         *message,
-                              MendHttpAddMessage  add)
-{
-  g_autoptr(JsonBuilder) builder = NULL;
-  g_autofree char *text = NULL;
-  const char *role;
-
-  /* Text alone, as @add writes it, without a builder. */
-  if (mend_http_plain_message (message, &role, &text))
-    {
-      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"content\":"
-                                                       : "{\"role\":\"assistant\",\"content\":");
-      mend_json_write_string (out, text);
-      g_string_append_c (out, '}');
-      return;
-    }
-
-  builder = json_builder_new_immutable ();
-  json_builder_begin_array (builder);
-  add (builder, message);
-  json_builder_end_array (builder);
-  mend_http_append_items (out, builder);
+  if (out->len > start)
+    g_string_append_c (out, ',');
 }
 
 char *
@@ -193,28 +133,20 @@ mend_http_tool_arguments (JsonObject *block)
   return input != NULL ? mend_json_to_string (input) : g_strdup ("{}");
 }
 
-/* Pieces of text a format takes as one string stay apart, a blank line
- * between them: two prompts (one that gave up, and the next) are never
- * glued into one sentence. */
+typedef void (*PieceFunc) (const char *piece,
+                           gpointer    data);
+
+/* Each piece of the text of @content, in order: a string, or its text
+ * blocks and the text of its tool results (the pieces of their content
+ * when they have no text). */
 static void
-append_piece (GString    *text,
-              const char *piece)
+content_pieces (JsonNode  *content,
+                PieceFunc  func,
+                gpointer   data)
 {
-  if (piece[0] == '\0')
-    return;
-  if (text->len > 0)
-    g_string_append (text, "\n\n");
-  g_string_append (text, piece);
-}
-
-char *
-mend_http_content_text (JsonNode *content)
-{
-  GString *text = g_string_new (NULL);
-
   if (content != NULL && JSON_NODE_HOLDS_VALUE (content) &&
       json_node_get_value_type (content) == G_TYPE_STRING)
-    g_string_append (text, json_node_get_string (content));
+    func (json_node_get_string (content), data);
   else if (content != NULL && JSON_NODE_HOLDS_ARRAY (content))
     {
       JsonArray *blocks = json_node_get_array (content);
@@ -226,17 +158,76 @@ mend_http_content_text (JsonNode *content)
           const char *value = mend_json_get_string (block, "text");
 
           if (value != NULL && (g_strcmp0 (type, "text") == 0 || g_strcmp0 (type, "tool_result") == 0))
-            append_piece (text, value);
+            func (value, data);
           else if (g_strcmp0 (type, "tool_result") == 0)
-            {
-              g_autofree char *inner = mend_http_content_text (json_object_get_member (block, "content"));
-
-              append_piece (text, inner);
-            }
+            content_pieces (json_object_get_member (block, "content"), func, data);
         }
     }
+}
 
+/* Pieces of text a format takes as one string stay apart, a blank line
+ * between them: two prompts (one that gave up, and the next) are never
+ * glued into one sentence. */
+static void
+append_piece (const char *piece,
+              gpointer    data)
+{
+  GString *text = data;
+
+  if (piece[0] == '\0')
+    return;
+  if (text->len > 0)
+    g_string_append (text, "\n\n");
+  g_string_append (text, piece);
+}
+
+static char *
+content_text (JsonNode *content)
+{
+  GString *text = g_string_new (NULL);
+
+  content_pieces (content, append_piece, text);
   return g_string_free (text, FALSE);
+}
+
+typedef struct
+{
+  const char *first;
+  guint       n;
+} Pieces;
+
+static void
+count_piece (const char *piece,
+             gpointer    data)
+{
+  Pieces *pieces = data;
+
+  if (piece[0] == '\0')
+    return;
+  if (pieces->n++ == 0)
+    pieces->first = piece;
+}
+
+gboolean
+mend_http_write_content_text (GString  *out,
+                              JsonNode *content,
+                              gboolean  empty_too)
+{
+  Pieces pieces = { "", 0 };
+  g_autofree char *text = NULL;
+
+  /* One piece, the common case, is written as it is, not copied first. */
+  content_pieces (content, count_piece, &pieces);
+  if (pieces.n == 0 && !empty_too)
+    return FALSE;
+  if (pieces.n <= 1)
+    mend_json_write_string (out, pieces.first);
+  else
+    {
+      text = content_text (content);
+      mend_json_write_string (out, text);
+    }
+  return TRUE;
 }
 
 gboolean

@@ -24,90 +24,69 @@
 #include "mend-json-scan-private.h"
 
 static void
-add_text_part (JsonBuilder *builder,
-               const char  *text)
-{
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "text");
-  json_builder_add_string_value (builder, text);
-  json_builder_end_object (builder);
-}
-
-static void
-add_message (JsonBuilder          *builder,
-             MendTranscriptLookup *lookup,
-             JsonObject           *message)
+gemini_write_message (GString              *out,
+                      JsonObject           *message,
+                      MendTranscriptLookup *lookup)
 {
   const char *role = mend_json_get_string (message, "role");
   JsonNode *content = json_object_get_member (message, "content");
   JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
   gboolean model = g_strcmp0 (role, "assistant") == 0;
-  g_autofree char *text = NULL;
-  guint n = 0;
+  gsize parts;
+  gsize text;
 
   if (role == NULL)
     return;
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "role");
-  json_builder_add_string_value (builder, model ? "model" : "user");
-  json_builder_set_member_name (builder, "parts");
-  json_builder_begin_array (builder);
+  g_string_append (out, model ? "{\"role\":\"model\",\"parts\":[" : "{\"role\":\"user\",\"parts\":[");
+  parts = out->len;
   for (guint i = 0; blocks != NULL && i < json_array_get_length (blocks); i++)
     {
       JsonObject *block = mend_http_block_at (blocks, i);
       const char *type = mend_json_get_string (block, "type");
       const char *id = mend_json_get_string (block, "tool_use_id");
+      const char *name = mend_json_get_string (block, "name");
 
       if (g_strcmp0 (type, "tool_result") == 0 && id != NULL)
         {
-          g_autofree char *output = mend_http_content_text (json_object_get_member (block, "content"));
-          const char *name;
-
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "functionResponse");
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "name");
           /* The name of its call, before it; else its id. */
           name = mend_transcript_lookup_tool_name (lookup, id);
-          json_builder_add_string_value (builder, name != NULL ? name : id);
-          json_builder_set_member_name (builder, "response");
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "content");
-          json_builder_add_string_value (builder, output);
-          json_builder_end_object (builder);
-          json_builder_end_object (builder);
-          json_builder_end_object (builder);
-          n++;
+          mend_http_begin_item (out, parts);
+          g_string_append (out, "{\"functionResponse\":{\"name\":");
+          mend_json_write_string (out, name != NULL ? name : id);
+          g_string_append (out, ",\"response\":{\"content\":");
+          mend_http_write_content_text (out, json_object_get_member (block, "content"), TRUE);
+          g_string_append (out, "}}}");
         }
-      else if (model && g_strcmp0 (type, "tool_use") == 0 && mend_json_get_string (block, "name") != NULL)
+      else if (model && g_strcmp0 (type, "tool_use") == 0 && name != NULL)
         {
           JsonNode *input = json_object_get_member (block, "input");
 
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "functionCall");
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "name");
-          json_builder_add_string_value (builder, mend_json_get_string (block, "name"));
-          json_builder_set_member_name (builder, "args");
+          mend_http_begin_item (out, parts);
+          g_string_append (out, "{\"functionCall\":{\"name\":");
+          mend_json_write_string (out, name);
+          g_string_append (out, ",\"args\":");
           if (input != NULL && JSON_NODE_HOLDS_OBJECT (input))
-            json_builder_add_value (builder, json_node_copy (input));
-          else
             {
-              json_builder_begin_object (builder);
-              json_builder_end_object (builder);
+              g_autofree char *args = mend_json_to_string (input);
+
+              g_string_append (out, args);
             }
-          json_builder_end_object (builder);
-          json_builder_end_object (builder);
-          n++;
+          else
+            g_string_append (out, "{}");
+          g_string_append (out, "}}");
         }
     }
-  text = mend_http_content_text (content);
+
   /* A message has at least one part. */
-  if (text[0] != '\0' || n == 0)
-    add_text_part (builder, text);
-  json_builder_end_array (builder);
-  json_builder_end_object (builder);
+  text = out->len;
+  mend_http_begin_item (out, parts);
+  g_string_append (out, "{\"text\":");
+  if (mend_http_write_content_text (out, content, text == parts))
+    g_string_append_c (out, '}');
+  else
+    g_string_truncate (out, text);
+  g_string_append (out, "]}");
 }
 
 static void
@@ -119,32 +98,6 @@ gemini_write_frame (const char *model,
   /* The model is the endpoint's, in its path. */
   g_string_assign (head, "{\"contents\":[");
   g_string_printf (tail, "],\"generationConfig\":{\"maxOutputTokens\":%u}}", max_tokens);
-}
-
-static void
-gemini_write_message (GString              *out,
-                      JsonObject           *message,
-                      MendTranscriptLookup *lookup)
-{
-  g_autoptr(JsonBuilder) builder = NULL;
-  g_autofree char *text = NULL;
-  const char *role;
-
-  /* Text alone, as add_message () writes it, without a builder. */
-  if (mend_http_plain_message (message, &role, &text))
-    {
-      g_string_append (out, g_str_equal (role, "user") ? "{\"role\":\"user\",\"parts\":[{\"text\":"
-                                                       : "{\"role\":\"model\",\"parts\":[{\"text\":");
-      mend_json_write_string (out, text);
-      g_string_append (out, "}]}");
-      return;
-    }
-
-  builder = json_builder_new_immutable ();
-  json_builder_begin_array (builder);
-  add_message (builder, lookup, message);
-  json_builder_end_array (builder);
-  mend_http_append_items (out, builder);
 }
 
 /* The parts of the first candidate: their text at block 0 (the parts of

@@ -24,82 +24,26 @@
 #include "mend-json-private.h"
 #include "mend-json-scan-private.h"
 
+/* A tool call or its result, an item of its own after @start: @head
+ * ({"type":…,"call_id":), @id, "name":@name if any, then @value_name
+ * (,"…":), for its value and "}" to follow. */
 static void
-add_item (JsonBuilder *builder,
-          const char  *type,
-          const char  *id_name,
-          const char  *id,
-          const char  *name,
-          const char  *value_name,
-          const char  *value)
+begin_tool_item (GString    *out,
+                 gsize       start,
+                 const char *head,
+                 const char *id,
+                 const char *name,
+                 const char *value_name)
 {
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "type");
-  json_builder_add_string_value (builder, type);
-  json_builder_set_member_name (builder, id_name);
-  json_builder_add_string_value (builder, id);
+  mend_http_begin_item (out, start);
+  g_string_append (out, head);
+  mend_json_write_string (out, id);
   if (name != NULL)
     {
-      json_builder_set_member_name (builder, "name");
-      json_builder_add_string_value (builder, name);
+      g_string_append (out, ",\"name\":");
+      mend_json_write_string (out, name);
     }
-  json_builder_set_member_name (builder, value_name);
-  json_builder_add_string_value (builder, value);
-  json_builder_end_object (builder);
-}
-
-static void
-add_message (JsonBuilder *builder,
-             JsonObject  *message)
-{
-  const char *role = mend_json_get_string (message, "role");
-  JsonNode *content = json_object_get_member (message, "content");
-  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
-  g_autofree char *text = NULL;
-  gboolean items = FALSE;
-
-  if (role == NULL)
-    return;
-
-  /* Tool results and tool calls are items of their own. */
-  for (guint i = 0; blocks != NULL && i < json_array_get_length (blocks); i++)
-    {
-      JsonObject *block = mend_http_block_at (blocks, i);
-      const char *type = mend_json_get_string (block, "type");
-
-      if (g_strcmp0 (type, "tool_result") == 0 && mend_json_get_string (block, "tool_use_id") != NULL)
-        {
-          g_autofree char *output = mend_http_content_text (json_object_get_member (block, "content"));
-
-          add_item (builder, "function_call_output", "call_id", mend_json_get_string (block, "tool_use_id"),
-                    NULL, "output", output);
-          items = TRUE;
-        }
-    }
-
-  text = mend_http_content_text (content);
-  if (!items || text[0] != '\0')
-    {
-      json_builder_begin_object (builder);
-      json_builder_set_member_name (builder, "role");
-      json_builder_add_string_value (builder, role);
-      json_builder_set_member_name (builder, "content");
-      json_builder_add_string_value (builder, text);
-      json_builder_end_object (builder);
-    }
-
-  for (guint i = 0; blocks != NULL && g_str_equal (role, "assistant") && i < json_array_get_length (blocks); i++)
-    {
-      JsonObject *block = mend_http_block_at (blocks, i);
-      g_autofree char *arguments = NULL;
-
-      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 ||
-          mend_json_get_string (block, "id") == NULL || mend_json_get_string (block, "name") == NULL)
-        continue;
-      arguments = mend_http_tool_arguments (block);
-      add_item (builder, "function_call", "call_id", mend_json_get_string (block, "id"),
-                mend_json_get_string (block, "name"), "arguments", arguments);
-    }
+  g_string_append (out, value_name);
 }
 
 static void
@@ -116,7 +60,54 @@ responses_write_message (GString              *out,
                          JsonObject           *message,
                          MendTranscriptLookup *lookup)
 {
-  mend_http_write_role_message (out, message, add_message);
+  const char *role = mend_json_get_string (message, "role");
+  JsonNode *content = json_object_get_member (message, "content");
+  JsonArray *blocks = content != NULL && JSON_NODE_HOLDS_ARRAY (content) ? json_node_get_array (content) : NULL;
+  gsize start = out->len;
+  gsize items;
+
+  if (role == NULL)
+    return;
+
+  /* Tool results and tool calls are items of their own. */
+  for (guint i = 0; blocks != NULL && i < json_array_get_length (blocks); i++)
+    {
+      JsonObject *block = mend_http_block_at (blocks, i);
+      const char *id = mend_json_get_string (block, "tool_use_id");
+
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_result") == 0 && id != NULL)
+        {
+          begin_tool_item (out, start, "{\"type\":\"function_call_output\",\"call_id\":", id, NULL, ",\"output\":");
+          mend_http_write_content_text (out, json_object_get_member (block, "content"), TRUE);
+          g_string_append_c (out, '}');
+        }
+    }
+
+  /* The message's words, unless it was results alone. */
+  items = out->len;
+  mend_http_begin_item (out, start);
+  g_string_append (out, "{\"role\":");
+  mend_json_write_string (out, role);
+  g_string_append (out, ",\"content\":");
+  if (mend_http_write_content_text (out, content, items == start))
+    g_string_append_c (out, '}');
+  else
+    g_string_truncate (out, items);
+
+  for (guint i = 0; blocks != NULL && g_str_equal (role, "assistant") && i < json_array_get_length (blocks); i++)
+    {
+      JsonObject *block = mend_http_block_at (blocks, i);
+      const char *id = mend_json_get_string (block, "id");
+      const char *name = mend_json_get_string (block, "name");
+      g_autofree char *arguments = NULL;
+
+      if (g_strcmp0 (mend_json_get_string (block, "type"), "tool_use") != 0 || id == NULL || name == NULL)
+        continue;
+      arguments = mend_http_tool_arguments (block);
+      begin_tool_item (out, start, "{\"type\":\"function_call\",\"call_id\":", id, name, ",\"arguments\":");
+      mend_json_write_string (out, arguments);
+      g_string_append_c (out, '}');
+    }
 }
 
 /* The event's output_index, or -1. */
