@@ -3,11 +3,14 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * MendAgentProcess, the stream-json agent, against a CLI that writes on
- * its standard error without end, and a handler that ends the agent as
- * it starts. The attacks on MendAcpAgent are in test-attack-acp.c.
+ * its standard error without end, one that writes its JSON with escapes
+ * no writer needs, and a handler that ends the agent as it starts. The
+ * attacks on MendAcpAgent are in test-attack-acp.c.
  */
 
 #include "config.h"
+
+#include <string.h>
 
 #include <libmend.h>
 
@@ -131,6 +134,100 @@ test_process_running_handler_terminates (void)
   g_assert_finalize_object (clock);
 }
 
+/* A CLI that writes each letter of its strings as a \u escape, as JSON
+ * allows: "type":"result" as "\u0074\u0079\u0070\u0065":"\u0072…".
+ * The first prompt hangs until interrupted, then the interrupted turn's
+ * result reads like a success; the second prompt is answered. Each
+ * prompt read is appended to $PROMPTS. */
+static const char escaping_agent[] =
+  "import json, os, re, sys\n"
+  "def w(o):\n"
+  "    text = json.dumps(o, separators=(',', ':'))\n"
+  "    text = re.sub(r'\"(?:[^\"\\\\]|\\\\.)*\"',\n"
+  "                  lambda m: re.sub('[A-Za-z]', lambda c: '\\\\u%04x' % ord(c.group()), m.group()), text)\n"
+  "    sys.stdout.write(text + '\\n'); sys.stdout.flush()\n"
+  "log = open(os.environ['PROMPTS'], 'a')\n"
+  "for line in sys.stdin:\n"
+  "    m = json.loads(line)\n"
+  "    if m.get('type') == 'control_request':\n"
+  "        w({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'interrupted', 'session_id': 's-1'})\n"
+  "        continue\n"
+  "    if m.get('type') != 'user':\n"
+  "        continue\n"
+  "    text = m['message']['content']\n"
+  "    log.write(text + '\\n'); log.flush()\n"
+  "    w({'type': 'system', 'subtype': 'init', 'session_id': 's-1'})\n"
+  "    if 'hang' in text:\n"
+  "        continue\n"
+  "    w({'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'answer', 'session_id': 's-1'})\n";
+
+static char *
+prompts_read (const char *path)
+{
+  char *contents = NULL;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return g_strdup ("");
+  return contents;
+}
+
+/* After a Stop, the interrupted turn's result spelled with escapes is
+ * still told from the next prompt's: the next prompt is sent, and
+ * succeeds on its own answer; and the first turn's end was read at all. */
+static void
+test_process_escaped_result_after_a_stop (void)
+{
+  const char *argv[] = { MEND_TEST_PYTHON, "-c", escaping_agent, NULL };
+  g_autofree char *path = g_build_filename (g_get_home_dir (), "prompts", NULL);
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, NULL);
+  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+  g_autofree char *read = NULL;
+  MendTurn *first;
+  MendTurn *second;
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_home_dir (), 0700), ==, 0);
+  mend_agent_setenv (MEND_AGENT (agent), "PROMPTS", path);
+  g_assert_true (mend_chat_submit (chat, "hang on", NULL, NULL));
+  first = g_object_ref (mend_chat_get_turn (chat));
+  for (;;)
+    {
+      g_autofree char *so_far = prompts_read (path);
+
+      if (strstr (so_far, "hang on") != NULL)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  mend_chat_stop (chat);
+  g_assert_cmpint (mend_turn_get_state (first), ==, MEND_TURN_STOPPED);
+
+  g_assert_true (mend_chat_submit (chat, "ok then", NULL, NULL));
+  second = g_object_ref (mend_chat_get_turn (chat));
+  while (mend_turn_get_state (second) == MEND_TURN_RUNNING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (ticker);
+
+  read = prompts_read (path);
+  g_assert_cmpint (mend_turn_get_state (second), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpstr (read, ==, "hang on\nok then\n");
+
+  mend_chat_close (chat);
+  mend_agent_terminate (MEND_AGENT (agent));
+  g_assert_finalize_object (chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (first);
+  g_assert_finalize_object (second);
+  g_assert_finalize_object (agent);
+  g_assert_finalize_object (clock);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -141,6 +238,8 @@ main (int   argc,
                    test_process_stderr_without_end);
   g_test_add_func ("/Mend/AttackAgentProcess/running-notify-handler-terminate-fails-the-attempt",
                    test_process_running_handler_terminates);
+  g_test_add_func ("/Mend/AttackAgentProcess/escaped-result-after-a-stop-keeps-the-next-prompt",
+                   test_process_escaped_result_after_a_stop);
 
   return g_test_run ();
 }
