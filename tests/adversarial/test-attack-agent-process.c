@@ -14,6 +14,8 @@
 
 #include <libmend.h>
 
+#include "mend-test-utils.h"
+
 #define WALL_START 1764500000000000
 #define WATCHDOG_S 20
 
@@ -134,6 +136,54 @@ test_process_running_handler_terminates (void)
   g_assert_finalize_object (clock);
 }
 
+/* MendAgentProcess: a CLI that writes a line of 256 MiB before its
+ * result. The line is past the 16 MiB an agent's line is kept to, and is
+ * skipped: memory stays bounded, and the result after it is read. */
+static void
+test_process_endless_line (void)
+{
+  const char *argv[] = {
+    "/bin/sh", "-c",
+    "read line; "
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'; "
+    "head -c 268435456 /dev/zero | tr '\\0' x; echo; "
+    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+    "\"result\":\"Done\",\"session_id\":\"s1\"}'; "
+    "exec cat >/dev/null",
+    NULL
+  };
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendAgentProcess *agent = mend_agent_process_new (argv);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "sender", agent, NULL);
+  gint64 deadline = g_get_monotonic_time () + 3 * WATCHDOG_S * G_USEC_PER_SEC;
+  guint ticker = g_timeout_add (20, tick, NULL);
+  gsize before = mend_test_resident_bytes ();
+  gsize most = before;
+  MendTurn *turn;
+
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  turn = g_object_ref (mend_chat_get_turn (chat));
+  while (mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+      most = MAX (most, mend_test_resident_bytes ());
+    }
+  g_source_remove (ticker);
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_test_message ("resident memory grew by %" G_GSIZE_FORMAT " kB", (most - before) / 1024);
+  g_assert_cmpuint (most - before, <, 64 * 1024 * 1024);
+
+  mend_chat_close (chat);
+  mend_agent_terminate (MEND_AGENT (agent));
+  g_assert_finalize_object (chat);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (turn);
+  g_assert_finalize_object (agent);
+  g_assert_finalize_object (clock);
+}
+
 /* A CLI that writes each letter of its strings as a \u escape, as JSON
  * allows: "type":"result" as "\u0074\u0079\u0070\u0065":"\u0072…".
  * The first prompt hangs until interrupted, then the interrupted turn's
@@ -238,6 +288,8 @@ main (int   argc,
                    test_process_stderr_without_end);
   g_test_add_func ("/Mend/AttackAgentProcess/running-notify-handler-terminate-fails-the-attempt",
                    test_process_running_handler_terminates);
+  g_test_add_func ("/Mend/AttackAgentProcess/line-of-256-mib-is-skipped-in-bounded-memory",
+                   test_process_endless_line);
   g_test_add_func ("/Mend/AttackAgentProcess/escaped-result-after-a-stop-keeps-the-next-prompt",
                    test_process_escaped_result_after_a_stop);
 
