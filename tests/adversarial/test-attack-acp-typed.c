@@ -375,6 +375,25 @@ test_subagent_huge_session_ids (Fixture       *f,
 
 /* Re-entrant handlers */
 
+/* After a handler did @action once: the first turn is over (stopped by a
+ * Stop or a close), and the one a submit made succeeds. */
+static void
+assert_handler_acted (Fixture *f,
+                      Action   action)
+{
+  MendTurn *turn = mend_test_hostile_acp_finished (f, 0);
+
+  g_assert_true (is_finished (turn));
+  if (action == MEND_TEST_ACT_STOP || action == MEND_TEST_ACT_CLOSE)
+    g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+  if (action == MEND_TEST_ACT_SUBMIT)
+    {
+      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+    }
+}
+
+
 
 static void
 on_status_act (MendTurn   *turn,
@@ -400,7 +419,6 @@ test_status_handler_reentrant (Fixture       *f,
                                gconstpointer  data)
 {
   Action action = GPOINTER_TO_INT (data);
-  MendTurn *turn;
 
   mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CODEX_INFO "], 'session/prompt': [["
     "{'update': {'sessionUpdate': 'agent_message_chunk', 'messageId': 'm1',"
@@ -416,15 +434,7 @@ test_status_handler_reentrant (Fixture       *f,
   if (!mend_test_hostile_acp_run_settled (f))
     return;
 
-  turn = mend_test_hostile_acp_finished (f, 0);
-  g_assert_true (is_finished (turn));
-  if (action == MEND_TEST_ACT_STOP || action == MEND_TEST_ACT_CLOSE)
-    g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
-  if (action == MEND_TEST_ACT_SUBMIT)
-    {
-      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
-      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-    }
+  assert_handler_acted (f, action);
 }
 
 /* The turn's signals one update may emit, one after the other: the agent
@@ -469,7 +479,6 @@ test_turn_signal_handler_reentrant (Fixture       *f,
 {
   Action action = GPOINTER_TO_INT (data) % 16;
   TurnSignal signal = GPOINTER_TO_INT (data) / 16;
-  MendTurn *turn;
 
   mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CODEX_INFO "], 'session/prompt': [["
     "{'update': {'sessionUpdate': 'agent_message_chunk', 'messageId': 'm1',"
@@ -484,15 +493,7 @@ test_turn_signal_handler_reentrant (Fixture       *f,
   if (!mend_test_hostile_acp_run_settled (f))
     return;
 
-  turn = mend_test_hostile_acp_finished (f, 0);
-  g_assert_true (is_finished (turn));
-  if (action == MEND_TEST_ACT_STOP || action == MEND_TEST_ACT_CLOSE)
-    g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
-  if (action == MEND_TEST_ACT_SUBMIT)
-    {
-      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
-      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-    }
+  assert_handler_acted (f, action);
 }
 
 static void
