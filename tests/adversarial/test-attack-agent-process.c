@@ -169,8 +169,10 @@ test_process_endless_line (void)
   gsize grew = run_cli_script ("read line; " INIT_LINE "head -c 268435456 /dev/zero | tr '\\0' x; echo; "
                                RESULT_LINE "exec cat >/dev/null");
 
+  /* 16 MiB kept, and under AddressSanitizer the buffers it freed on the
+   * way there; not the 256 MiB line. */
   g_test_message ("resident memory grew by %" G_GSIZE_FORMAT " kB", grew / 1024);
-  g_assert_cmpuint (grew, <, 64 * 1024 * 1024);
+  g_assert_cmpuint (grew, <, 128 * 1024 * 1024);
 }
 
 /* A CLI that writes each letter of its strings as a \u escape, as JSON
