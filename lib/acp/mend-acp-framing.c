@@ -178,6 +178,29 @@ next_frame (GByteArray  *in,
 }
 
 static GConverterResult
+too_large (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                       _("The agent sent a message too large to read"));
+  return G_CONVERTER_ERROR;
+}
+
+/* The bytes kept once @inbuf is taken in: a line reader keeps what
+ * follows the last line end, a frame reader all of it until its frames
+ * are whole. */
+static gsize
+held_after (MendAcpFraming *self,
+            const guint8   *inbuf,
+            gsize           inbuf_size)
+{
+  if (self->to_frames)
+    for (gsize i = inbuf_size; i > 0; i--)
+      if (inbuf[i - 1] == '\n')
+        return inbuf_size - i;
+  return self->in->len + inbuf_size;
+}
+
+static GConverterResult
 mend_acp_framing_convert (GConverter       *converter,
                           const void       *inbuf,
                           gsize             inbuf_size,
@@ -198,12 +221,10 @@ mend_acp_framing_convert (GConverter       *converter,
   *bytes_read = 0;
   *bytes_written = 0;
 
-  if (self->in->len + inbuf_size > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES + 64)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                           _("The agent sent a message too large to read"));
-      return G_CONVERTER_ERROR;
-    }
+  /* What is kept is the start of one message: bounded as a message is,
+   * not the whole messages that come in with it. */
+  if (held_after (self, inbuf, inbuf_size) > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES + 64)
+    return too_large (error);
   g_byte_array_append (self->in, inbuf, (guint) inbuf_size);
 
   for (;;)
@@ -217,6 +238,12 @@ mend_acp_framing_convert (GConverter       *converter,
         {
           if (!next_line (self->in, used, at_end, &self->scanned, &body, &length, &next))
             break;
+          if (length > MEND_ACP_FRAMING_MAX_MESSAGE_BYTES)
+            {
+              g_byte_array_set_size (self->in, (guint) old_len);
+              self->scanned = 0;
+              return too_large (error);
+            }
           if (is_blank (self->in->data + body, length))
             {
               used = next;

@@ -15,10 +15,15 @@ G_BEGIN_DECLS
  * child, not its owner; closing it detaches the owner. */
 typedef struct _MendAgentChild MendAgentChild;
 
+/* The longest line of the agent's output that is kept whole, without its
+ * line end; a longer one is skipped. */
+#define MEND_AGENT_MAX_LINE_BYTES (16 * 1024 * 1024)
+
 typedef struct
 {
-  /* One line of standard output, without its line end; %NULL to leave
-   * standard output to the owner (mend_agent_child_get_stdout()). */
+  /* One line of standard output, without its line end, at most
+   * MEND_AGENT_MAX_LINE_BYTES long; %NULL to leave standard output to the
+   * owner (mend_agent_child_get_stdout()). */
   void (*line)   (MendAgentChild *child,
                   const char     *line,
                   gsize           length,

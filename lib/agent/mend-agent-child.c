@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@
  * its output without end. */
 #define EXIT_DRAIN_TICK_MS 25
 #define EXIT_DRAIN_MAX_MS  2000
+/* What one read of the output takes. */
+#define STDOUT_READ_SIZE (64 * 1024)
 
 struct _MendAgentChild
 {
@@ -35,8 +38,10 @@ struct _MendAgentChild
   gpointer                       user_data;   /* NULL once closed */
   GSubprocess                   *subprocess;
   pid_t                          pgid;        /* the agent's pid, and its group's */
-  GDataInputStream              *stdout_lines;
   GInputStream                  *stdout_stream;
+  guint8                        *stdout_buffer; /* a read's, while lines are read */
+  GByteArray                    *line;        /* the start of a line split over reads */
+  gboolean                       discarding;  /* in a line past the bound, until its end */
   GInputStream                  *stderr_stream;
   GSource                       *stderr_source;
   GByteArray                    *stderr_tail;
@@ -81,7 +86,8 @@ child_unref (MendAgentChild *child)
   g_clear_pointer (&child->stderr_source, g_source_unref);
   g_clear_pointer (&child->stderr_tail, g_byte_array_unref);
   g_clear_object (&child->subprocess);
-  g_clear_object (&child->stdout_lines);
+  g_free (child->stdout_buffer);
+  g_clear_pointer (&child->line, g_byte_array_unref);
   g_clear_object (&child->stdout_stream);
   g_clear_object (&child->stderr_stream);
   g_clear_object (&child->stdin_stream);
@@ -155,44 +161,104 @@ mend_agent_child_write (MendAgentChild *child,
 
 /* Reading */
 
-static void read_next_line (MendAgentChild *child);
+static void read_next (MendAgentChild *child);
+
+/* One whole line to the owner; FALSE once the owner closed the child. */
+static gboolean
+take_line (MendAgentChild *child,
+           const guint8   *line,
+           gsize           length)
+{
+  child->n_lines++;
+  child->callbacks->line (child, (const char *) line, length, child->user_data);
+  return is_open (child);
+}
+
+/* The lines of one read: each whole line goes to the owner, the start of
+ * the next is kept. A line past MEND_AGENT_MAX_LINE_BYTES is not kept
+ * whole: it is skipped, to its end. */
+static gboolean
+take_lines (MendAgentChild *child,
+            const guint8   *p,
+            gsize           n)
+{
+  const guint8 *end = p + n;
+
+  while (p < end)
+    {
+      const guint8 *newline = memchr (p, '\n', end - p);
+      gsize piece = (newline ? newline : end) - p;
+
+      if (child->discarding)
+        child->discarding = newline == NULL;
+      else if (child->line->len + piece > MEND_AGENT_MAX_LINE_BYTES)
+        {
+          mend_debug ("The agent wrote a line longer than %u bytes: skipped", MEND_AGENT_MAX_LINE_BYTES);
+          g_byte_array_set_size (child->line, 0);
+          child->discarding = newline == NULL;
+        }
+      else if (newline == NULL)
+        g_byte_array_append (child->line, p, (guint) piece);
+      else if (child->line->len > 0)
+        {
+          g_autoptr(GByteArray) line = g_steal_pointer (&child->line);
+
+          child->line = g_byte_array_new ();
+          g_byte_array_append (line, p, (guint) piece);
+          if (!take_line (child, line->data, line->len))
+            return FALSE;
+        }
+      else if (!take_line (child, p, piece))
+        return FALSE;
+
+      if (newline == NULL)
+        break;
+      p = newline + 1;
+    }
+  return TRUE;
+}
 
 static void
-on_line (GObject      *source,
+on_read (GObject      *source,
          GAsyncResult *result,
          gpointer      user_data)
 {
   g_autoptr(MendAgentChild) child = user_data;
   g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
-  gsize length = 0;
+  gssize n;
 
-  line = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
+  n = g_input_stream_read_finish (G_INPUT_STREAM (source), result, &error);
   if (!is_open (child) || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
 
-  if (line == NULL)
+  if (n <= 0)
     {
       /* The end of the output, or a read error: the agent cannot answer
-       * any more either way. */
+       * any more either way. Its last line may have no line end. */
       if (error != NULL)
         mend_debug ("Could not read the agent's output: %s", error->message);
+      else if (!child->discarding && child->line->len > 0)
+        {
+          g_autoptr(GByteArray) line = g_steal_pointer (&child->line);
+
+          child->line = g_byte_array_new ();
+          if (!take_line (child, line->data, line->len))
+            return;
+        }
       child->stdout_done = TRUE;
       maybe_end (child);
       return;
     }
 
-  child->n_lines++;
-  child->callbacks->line (child, line, length, child->user_data);
-  if (is_open (child))
-    read_next_line (child);
+  if (take_lines (child, child->stdout_buffer, (gsize) n))
+    read_next (child);
 }
 
 static void
-read_next_line (MendAgentChild *child)
+read_next (MendAgentChild *child)
 {
-  g_data_input_stream_read_line_async (child->stdout_lines, G_PRIORITY_DEFAULT,
-                                       child->cancellable, on_line, child_ref (child));
+  g_input_stream_read_async (child->stdout_stream, child->stdout_buffer, STDOUT_READ_SIZE, G_PRIORITY_DEFAULT,
+                             child->cancellable, on_read, child_ref (child));
 }
 
 /* Standard error is read without an operation pending, so that what the
@@ -452,8 +518,9 @@ mend_agent_child_spawn (const char * const            *argv,
 
   if (callbacks->line != NULL)
     {
-      child->stdout_lines = g_data_input_stream_new (child->stdout_stream);
-      read_next_line (child);
+      child->stdout_buffer = g_malloc (STDOUT_READ_SIZE);
+      child->line = g_byte_array_new ();
+      read_next (child);
     }
   child->stderr_source = g_pollable_input_stream_create_source (G_POLLABLE_INPUT_STREAM (child->stderr_stream),
                                                                 child->cancellable);

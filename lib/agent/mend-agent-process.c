@@ -176,10 +176,18 @@ mend_agent_process_line (MendAgent  *agent,
                          gsize       length)
 {
   MendAgentProcess *self = MEND_AGENT_PROCESS (agent);
+  /* Read as the observer reads it: "r\u0065sult" is "result". */
+  g_autofree char *plain = mend_json_plain_escapes (line, length);
+
+  if (plain != NULL)
+    {
+      line = plain;
+      length = strlen (plain);
+    }
 
   /* Only a line that names "result" or "init" (in quotes, which no
-   * escaped string makes) can be one; it is read as JSON, whatever its
-   * spacing and the order of its members. */
+   * escaped string makes once the escapes above are gone) can be one; it
+   * is read as JSON, whatever its spacing and the order of its members. */
   if (memmem (line, length, "\"result\"", 8) != NULL || memmem (line, length, "\"init\"", 6) != NULL)
     {
       g_autoptr(JsonNode) root = mend_json_parse (line, length, NULL);

@@ -31,6 +31,12 @@ JsonNode   *mend_json_parse_with     (JsonParser    *parser,
                                       gssize         length,
                                       GError       **error);
 char       *mend_json_to_string      (JsonNode      *node);
+/* @data written again without the \u escapes of printable ASCII in it
+ * (JSON allows "\u0072esult" for "result"; no writer needs it), so that
+ * a byte scan for a name or a value finds what a parse finds; NULL when
+ * it has none, or is not JSON. */
+char       *mend_json_plain_escapes  (const char    *data,
+                                      gsize          length);
 char       *mend_json_builder_finish (JsonBuilder   *builder);
 /* The first byte from @from before @end that is '"', '\\', below 0x20 or
  * 0x7f (@end if none), eight bytes at a time; sets *@high (unless NULL)

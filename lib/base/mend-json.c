@@ -220,6 +220,30 @@ mend_json_to_string (JsonNode *node)
   return json_generator_to_data (generator, NULL);
 }
 
+char *
+mend_json_plain_escapes (const char *data,
+                         gsize       length)
+{
+  const char *end = data + length;
+  const char *p = data;
+  g_autoptr(JsonNode) root = NULL;
+
+  /* Each backslash starts an escape: the byte after it is its own. */
+  while (p < end && (p = memchr (p, '\\', (gsize) (end - p))) != NULL)
+    {
+      gint value = hex4 (p, (gsize) (end - p), 0);
+
+      if (value >= 0x20 && value < 0x7f)
+        break;
+      p += 2;
+    }
+  if (p == NULL || p >= end)
+    return NULL;
+
+  root = mend_json_parse (data, (gssize) length, NULL);
+  return root != NULL ? mend_json_to_string (root) : NULL;
+}
+
 /* The bytes json-glib's generator escapes: '"', '\\', the control
  * characters but 0x1f, and 0x7f. */
 static const guint8 escaped[256] = {

@@ -1495,6 +1495,7 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
                                 const char         *line,
                                 gssize              length)
 {
+  g_autofree char *plain = NULL;
   gsize len;
 
   g_return_val_if_fail (MEND_IS_STREAM_OBSERVER (self), FALSE);
@@ -1517,6 +1518,14 @@ mend_stream_observer_feed_line (MendStreamObserver *self,
     {
       ignore_line (self, "longer than max-line-bytes", line, len);
       return FALSE;
+    }
+
+  /* Written with escapes no writer needs, it is read as if written
+   * plainly: the scans below look for names and values by their bytes. */
+  if ((plain = mend_json_plain_escapes (line, len)) != NULL)
+    {
+      line = plain;
+      len = strlen (plain);
     }
 
   note_output (self, line, len);

@@ -958,7 +958,9 @@ mend_gate_new (MendClock *clock)
  * default clock and kept for the life of the process: chats that talk to
  * one upstream from one main context share it by asking for it. A thread
  * that runs a main context of its own gets gates of its own, which live
- * on that thread.
+ * on that thread; they keep that context, and its file descriptor, for
+ * the life of the process too: a thread that makes a main context for
+ * each task should make its gates with [ctor@Mend.Gate.new] instead.
  *
  * Returns: (transfer none): the gate of that origin
  */

@@ -17,6 +17,7 @@
 #include <libmend.h>
 
 #include "mend-acp-agent-private.h"
+#include "mend-acp-framing-private.h"
 #include "mend-test-utils.h"
 #include "mend-test-acp.h"
 #include "mend-test-bounds.h"
@@ -418,6 +419,28 @@ test_refused_line_then_act (Fixture       *f,
   g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "hostile-session"), ==, 0);
 }
 
+/* A line of exactly MEND_ACP_FRAMING_MAX_MESSAGE_BYTES (16 MiB), or
+ * one byte more, with the prompt's answer in the same write: the bound is
+ * on each line, not on the bytes read with it. The one at the bound is
+ * read, and the turn ends on the answer after it; the one past it ends
+ * the run, and the retry goes to the agent started again. */
+static void
+test_line_at_the_bound_then_answer (Fixture       *f,
+                                    gconstpointer  data)
+{
+  gsize over = GPOINTER_TO_SIZE (data);
+  g_autofree char *script = g_strdup_printf ("{'runs': [{'session/prompt': [[{'batch': [{'exact': %" G_GSIZE_FORMAT "}, "
+                                             MEND_TEST_ACP_ANSWER_END_TURN "]}]]}, {}]}",
+                                             (gsize) MEND_ACP_FRAMING_MAX_MESSAGE_BYTES + over);
+  MendTurn *turn;
+
+  turn = mend_test_hostile_acp_run_one_turn (f, script);
+
+  g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_SUCCEEDED);
+  g_assert_cmpuint (mend_agent_get_n_starts (MEND_AGENT (f->agent)), ==, (over == 0 ? 1 : 2));
+  g_assert_cmpuint (mend_test_hostile_acp_count_updates (f, "xxxxxxxxxxxxxxxx"), ==, (over == 0 ? 1 : 0));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -437,6 +460,8 @@ main (int   argc,
   ADD ("update-handler-nests-a-loop", NULL, test_update_handler_nests_a_loop);
   ADD ("update-handler-restarts-the-agent", NULL, test_update_handler_restarts_the_agent);
   ADD ("request-handler-answers-then-stops-in-a-nested-loop", NULL, test_request_handler_answers_then_stops_in_a_nested_loop);
+  ADD ("line-at-the-bound-then-answer-is-read", GSIZE_TO_POINTER (0), test_line_at_the_bound_then_answer);
+  ADD ("line-past-the-bound-then-answer-ends-the-run", GSIZE_TO_POINTER (1), test_line_at_the_bound_then_answer);
 
   for (guint i = 0; i < G_N_ELEMENTS (wrong_ids); i++)
     {

@@ -375,6 +375,25 @@ test_subagent_huge_session_ids (Fixture       *f,
 
 /* Re-entrant handlers */
 
+/* After a handler did @action once: the first turn is over (stopped by a
+ * Stop or a close), and the one a submit made succeeds. */
+static void
+assert_handler_acted (Fixture *f,
+                      Action   action)
+{
+  MendTurn *turn = mend_test_hostile_acp_finished (f, 0);
+
+  g_assert_true (is_finished (turn));
+  if (action == MEND_TEST_ACT_STOP || action == MEND_TEST_ACT_CLOSE)
+    g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
+  if (action == MEND_TEST_ACT_SUBMIT)
+    {
+      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
+      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
+    }
+}
+
+
 
 static void
 on_status_act (MendTurn   *turn,
@@ -400,7 +419,6 @@ test_status_handler_reentrant (Fixture       *f,
                                gconstpointer  data)
 {
   Action action = GPOINTER_TO_INT (data);
-  MendTurn *turn;
 
   mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CODEX_INFO "], 'session/prompt': [["
     "{'update': {'sessionUpdate': 'agent_message_chunk', 'messageId': 'm1',"
@@ -416,15 +434,66 @@ test_status_handler_reentrant (Fixture       *f,
   if (!mend_test_hostile_acp_run_settled (f))
     return;
 
-  turn = mend_test_hostile_acp_finished (f, 0);
-  g_assert_true (is_finished (turn));
-  if (action == MEND_TEST_ACT_STOP || action == MEND_TEST_ACT_CLOSE)
-    g_assert_cmpint (mend_turn_get_state (turn), ==, MEND_TURN_STOPPED);
-  if (action == MEND_TEST_ACT_SUBMIT)
-    {
-      mend_test_hostile_acp_run_until (f, mend_test_hostile_acp_n_finished_is, GUINT_TO_POINTER (2));
-      g_assert_cmpint (mend_turn_get_state (mend_test_hostile_acp_finished (f, 1)), ==, MEND_TURN_SUCCEEDED);
-    }
+  assert_handler_acted (f, action);
+}
+
+/* The turn's signals one update may emit, one after the other: the agent
+ * status its warning sets, then, as its output lets held error text go,
+ * output-seen and the text, twice. */
+typedef enum
+{
+  SIGNAL_STATUS,
+  SIGNAL_OUTPUT_SEEN,
+  SIGNAL_TEXT,
+  N_TURN_SIGNALS
+} TurnSignal;
+
+static const char *turn_signal_names[] = { "agent-status", "output-seen", "text-delta" };
+
+/* notify:: (a GParamSpec) or text-delta (the text). */
+static void
+on_turn_signal_act (MendTurn *turn,
+                    gpointer  arg,
+                    Fixture  *f)
+{
+  mend_test_hostile_acp_act (f);
+}
+
+static void
+on_started_connect_signal (MendChat *chat,
+                           MendTurn *turn,
+                           Fixture  *f)
+{
+  static const char *detailed[] = { "notify::agent-status", "notify::output-seen", "text-delta" };
+  TurnSignal signal = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (chat), "turn-signal"));
+
+  g_signal_connect (turn, detailed[signal], G_CALLBACK (on_turn_signal_act), f);
+}
+
+/* A handler of each turn signal that one update emits, in the middle of
+ * the update: the rest of the update is read without the turn, the chat
+ * or the agent the handler let go. */
+static void
+test_turn_signal_handler_reentrant (Fixture       *f,
+                                    gconstpointer  data)
+{
+  Action action = GPOINTER_TO_INT (data) % 16;
+  TurnSignal signal = GPOINTER_TO_INT (data) / 16;
+
+  mend_test_hostile_acp_start_chat (f, "{'runs': [{'initialize': [" CODEX_INFO "], 'session/prompt': [["
+    "{'update': {'sessionUpdate': 'agent_message_chunk', 'messageId': 'm1',"
+    " 'content': {'type': 'text', 'text': 'unexpected status 503'}}},"
+    "{'update': {'sessionUpdate': 'agent_message_chunk', 'messageId': 'm2', 'content': {'type': 'text', 'text': 'Fixed.'},"
+    " '_meta': {'jetbrains': {'air': {'sessionFailure': {'severity': 'warning', 'title': 'Retrying 2'}}}}}},"
+    MEND_TEST_ACP_END_TURN "]]}]}");
+  g_object_set_data (G_OBJECT (f->chat), "turn-signal", GINT_TO_POINTER (signal));
+  g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_started_connect_signal), f);
+  f->action = action;
+  mend_test_hostile_acp_submit (f, "Fix the build");
+  if (!mend_test_hostile_acp_run_settled (f))
+    return;
+
+  assert_handler_acted (f, action);
 }
 
 static void
@@ -637,6 +706,15 @@ main (int   argc,
   ADD_ACTIONS ("reentrant/agent-status-handler", test_status_handler_reentrant);
   ADD_ACTIONS ("reentrant/restart-record-handler", test_restart_record_reentrant);
   ADD_ACTIONS ("reentrant/subagent-failure-handler", test_subagent_failure_handler_reentrant);
+  for (TurnSignal signal = 0; signal < N_TURN_SIGNALS; signal++)
+    for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
+      {
+        g_autofree char *path = g_strdup_printf ("/Mend/AttackAcpTyped/reentrant/turn-signal-in-an-update/%s/%s",
+                                                 turn_signal_names[signal], action_names[actions[i]]);
+
+        g_test_add (path, Fixture, GINT_TO_POINTER (signal * 16 + actions[i]), mend_test_hostile_acp_set_up,
+                    test_turn_signal_handler_reentrant, mend_test_hostile_acp_tear_down);
+      }
 
 #undef ADD_ACTIONS
 #undef ADD

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Attacks from Python, through the bindings as an app uses them: a key
 echoed in an error body cut inside it, stream-json written by Python's
-own json.dumps, hostile saved state for an agent, gates asked for from
-Python threads, and an ACP agent that breaks the protocol while Python
-handlers terminate it, answer it or stop the chat from a nested loop."""
+own json.dumps and with every letter of its strings a \\u escape,
+hostile saved state for an agent, gates asked for from Python threads,
+and an ACP agent that breaks the protocol while Python handlers
+terminate it, answer it or stop the chat from a nested loop."""
 
 import json
 import os
@@ -73,6 +74,41 @@ class StreamJsonTests(unittest.TestCase):
         self.assertEqual("".join(texts), "Hello")
         self.assertIsNone(chat.props.turn)
         chat.close()
+
+    def test_lines_with_letters_as_escapes(self):
+        def escaped(message):
+            # Every letter of every string a \u escape, as JSON allows.
+            return _escape_letters(json.dumps(message))
+
+        clock = manual_clock()
+        chat = Mend.Chat(clock=clock)
+        observer = Mend.StreamObserver.new(chat)
+        statuses = []
+        chat.connect("turn-started", lambda chat, turn: turn.connect(
+            "notify::agent-status", lambda turn, pspec: statuses.append(turn.props.agent_status)))
+        chat.submit("Fix the build", None)
+        observer.feed_line(escaped({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10,
+                                    "retry_delay_ms": 500, "error_status": 529, "error": "overloaded"}), -1)
+        self.assertEqual(len(statuses), 1)
+        self.assertTrue(observer.feed_line(escaped({"type": "result", "subtype": "success", "is_error": False,
+                                                    "result": "Done", "session_id": "s-1"}), -1))
+        self.assertIsNone(chat.props.turn)
+        chat.close()
+
+
+def _escape_letters(text):
+    out, in_string, i = [], False, 0
+    while i < len(text):
+        c = text[i]
+        if in_string and c == "\\":
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c == '"':
+            in_string = not in_string
+        out.append("\\u%04x" % ord(c) if in_string and c.isascii() and c.isalpha() else c)
+        i += 1
+    return "".join(out)
 
 
 @unittest.skipUnless(hasattr(Mend, "AgentProcess"), "a build without the agent senders")

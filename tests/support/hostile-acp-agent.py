@@ -24,6 +24,10 @@
 #   {"bytes": TEXT}      writes TEXT as Latin-1 (one byte a character,
 #                        \u00ff is the byte 0xff) and a line end
 #   {"big": N}           a session/update line of at least N bytes
+#   {"exact": N}         a session/update line of exactly N bytes, its
+#                        line end not counted
+#   {"batch": [ACTION, …]}  runs the actions, their lines written at once,
+#                        in one write
 #   {"stderr": TEXT}     writes TEXT on standard error
 #   {"stderr_forever": true}  writes on standard error without end, from
 #                        a thread
@@ -62,7 +66,14 @@ def run_number():
     return n
 
 
+# The lines of a batch, until it is written.
+BATCH = None
+
+
 def write(text):
+    if BATCH is not None:
+        BATCH.append(text + "\n")
+        return
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
@@ -98,6 +109,7 @@ def stderr_forever():
 
 
 def act(actions, request_id):
+    global BATCH
     for action in actions:
         if "answer" in action:
             write(json.dumps({"jsonrpc": "2.0", "id": request_id,
@@ -115,6 +127,20 @@ def act(actions, request_id):
             sys.stdout.flush()
             sys.stdout.buffer.write(action["bytes"].encode("latin-1") + b"\n")
             sys.stdout.buffer.flush()
+        elif "batch" in action:
+            BATCH = []
+            act(action["batch"], request_id)
+            data, BATCH = "".join(BATCH).encode(), None
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        elif "exact" in action:
+            message = {"jsonrpc": "2.0", "method": "session/update", "params": {
+                "sessionId": SESSION, "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": ""}}}}
+            message["params"]["update"]["content"]["text"] = "x" * (action["exact"] - len(json.dumps(message)))
+            write(json.dumps(message))
         elif "big" in action:
             write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {
                 "sessionId": SESSION, "update": {
