@@ -47,7 +47,6 @@ typedef struct
   char             *buffer;       /* a chunk read from a pollable stream */
   GSource          *readable;     /* waits for the next chunk of one */
   guint             empty_wakeups;  /* in a row, that read nothing */
-  gboolean          keeping_up;     /* the last wakeup read two chunks at most (an event) */
   gboolean          output_noted;   /* the turn was told of output */
   gboolean          content_wanted; /* ::content has a handler */
   gboolean          text_wanted;    /* the turn's ::text-delta has one */

@@ -484,7 +484,6 @@ read_at_hand (GTask *task)
   GPollableInputStream *pollable = (GPollableInputStream *) attempt->body_stream;   /* checked by read_body () */
   GSource *woke = attempt->readable;
   gsize got = 0;
-  guint reads = 0;
 
   if (woke != NULL)
     g_source_set_ready_time (woke, -1);
@@ -500,12 +499,6 @@ read_at_hand (GTask *task)
           mend_http_attempt_finish (task, failure_from_error (attempt, error));
           return G_SOURCE_REMOVE;
         }
-      /* A reader that keeps up with the server finds a chunk a wakeup:
-       * it asks whether another came rather than read to be told that
-       * none did (a GError, and libsoup's buffers for the read). One
-       * that is behind reads on, without the question. */
-      if (i > 0 && attempt->keeping_up && !g_pollable_input_stream_is_readable (pollable))
-        break;
       n = g_pollable_input_stream_read_nonblocking (pollable, attempt->buffer, MEND_HTTP_READ_SIZE, NULL, &error);
       if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         break;
@@ -520,7 +513,6 @@ read_at_hand (GTask *task)
           return G_SOURCE_REMOVE;
         }
       got += n;
-      reads++;
       if (take_chunk (task, attempt->buffer, n))
         return G_SOURCE_REMOVE;
       /* Enough for one go: the main loop's turn, then the rest. */
@@ -538,7 +530,6 @@ read_at_hand (GTask *task)
 
   /* Read all there was: the source waits for more, unless it woke the
    * reader for nothing twice in a row (once is a part of a chunk). */
-  attempt->keeping_up = reads <= 2;
   attempt->empty_wakeups = got == 0 ? attempt->empty_wakeups + 1 : 0;
   if (woke == NULL || attempt->empty_wakeups >= 2)
     {
