@@ -14,6 +14,7 @@
 
 #include "mend-http-answer-private.h"
 #include "mend-json-private.h"
+#include "mend-string-private.h"
 
 /* A stream may name any block index: beyond this one, blocks are not kept. */
 #define MAX_BLOCKS 1024
@@ -237,6 +238,7 @@ mend_http_answer_add_text (MendHttpAnswer *self,
                            gboolean       *kept)
 {
   Block *block;
+  gsize length;
 
   g_assert (self != NULL);
 
@@ -245,12 +247,16 @@ mend_http_answer_add_text (MendHttpAnswer *self,
   if (text == NULL || (block = get_block_at (self, index, "text")) == NULL ||
       !g_str_equal (block->type, "text"))
     return NULL;
-  append (&block->text, text);
+  /* Every text delta: the two appends without their calls. */
+  length = strlen (text);
+  if (block->text == NULL)
+    block->text = g_string_new (NULL);
+  mend_string_append_len (block->text, text, length);
   if (kept != NULL)
     *kept = TRUE;
-  if (text[0] == '\0')
+  if (length == 0)
     return NULL;
-  g_string_append (self->text, text);
+  mend_string_append_len (self->text, text, length);
   return text;
 }
 

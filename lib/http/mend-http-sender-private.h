@@ -47,6 +47,9 @@ typedef struct
   char             *buffer;       /* a chunk read from a pollable stream */
   GSource          *readable;     /* waits for the next chunk of one */
   guint             empty_wakeups;  /* in a row, that read nothing */
+  gboolean          output_noted;   /* the turn was told of output */
+  gboolean          content_wanted; /* ::content has a handler */
+  gboolean          text_wanted;    /* the turn's ::text-delta has one */
 
   /* What reading the answer needs of the sender, taken as it starts. */
   MendTranscript             *transcript;

@@ -24,6 +24,7 @@
 #include "mend-json-private.h"
 #include "mend-redact-private.h"
 #include "mend-transcript-private.h"
+#include "mend-turn-private.h"
 
 void
 mend_http_attempt_free (MendHttpAttempt *attempt)
@@ -60,22 +61,43 @@ mend_http_attempt_free (MendHttpAttempt *attempt)
   g_free (attempt);
 }
 
-/* ::content with @data, and ::text-delta with @text unless empty or the
- * attempt was cancelled by then. */
+/* Whether the attempt's ::content and the turn's ::text-delta have a
+ * handler, looked at once per read of the answer (before its events),
+ * not per event: an emission with no handler costs as much as a text
+ * delta's scan. Once a handler is found, the signal is emitted to the
+ * attempt's end (GLib skips handlers that went). */
+static void
+look_for_handlers (MendHttpAttempt *attempt)
+{
+  if (!attempt->content_wanted)
+    attempt->content_wanted = g_signal_has_handler_pending (attempt->self, attempt->content_signal, 0, TRUE);
+  if (!attempt->text_wanted)
+    attempt->text_wanted = mend_turn_wants_text (attempt->turn);
+}
+
+/* Output: the turn told once, then ::content with @data, and
+ * ::text-delta with @text unless empty or the attempt was cancelled by
+ * then. */
 static void
 emit_content (MendHttpAttempt *attempt,
               const char      *data,
               const char      *text)
 {
-  g_signal_emit (attempt->self, attempt->content_signal, 0, attempt->turn, data);
+  if (!attempt->output_noted)
+    {
+      attempt->output_noted = TRUE;
+      mend_turn_note_output (attempt->turn);
+    }
+  if (attempt->content_wanted)
+    g_signal_emit (attempt->self, attempt->content_signal, 0, attempt->turn, data);
   /* A ::content handler that stopped the turn: no text after Stop. */
   if (text != NULL && text[0] != '\0' && !g_cancellable_is_cancelled (attempt->cancellable))
     {
       g_signal_emit (attempt->self, attempt->text_delta_signal, 0, text);
       /* The turn's stream, which every sender feeds; unless a handler
        * stopped it meanwhile. */
-      if (!g_cancellable_is_cancelled (attempt->cancellable))
-        mend_turn_add_text (attempt->turn, text);
+      if (attempt->text_wanted && !g_cancellable_is_cancelled (attempt->cancellable))
+        mend_turn_emit_text (attempt->turn, text);
     }
 }
 
@@ -240,7 +262,6 @@ on_event (const char *name,
       attempt->outcome = answer_outcome (attempt);
       return FALSE;
     case MEND_HTTP_EVENT_CONTENT:
-      mend_turn_note_output (attempt->turn);
       emit_content (attempt, data, text);
       break;
     case MEND_HTTP_EVENT_OTHER:
@@ -322,9 +343,8 @@ finish_body (GTask *task)
         }
 
       g_byte_array_append (attempt->body, (const guint8 *) "", 1);
-      mend_turn_note_output (attempt->turn);
-      emit_content (attempt,
-                                     (const char *) attempt->body->data, text);
+      look_for_handlers (attempt);
+      emit_content (attempt, (const char *) attempt->body->data, text);
       mend_http_attempt_finish (task, NULL);
     }
 }
@@ -417,6 +437,7 @@ on_read (GObject      *object,
     }
 
   data = g_bytes_get_data (chunk, &size);
+  look_for_handlers (attempt);
   if (size == 0)
     take_end (task);
   else if (!take_chunk (task, data, size))
@@ -466,12 +487,14 @@ read_at_hand (GTask *task)
 
   if (woke != NULL)
     g_source_set_ready_time (woke, -1);
+  look_for_handlers (attempt);
   for (guint i = 0; i < MEND_HTTP_READS_PER_DISPATCH; i++)
     {
       g_autoptr(GError) error = NULL;
       gssize n;
 
-      if (g_cancellable_set_error_if_cancelled (attempt->cancellable, &error))
+      if (g_cancellable_is_cancelled (attempt->cancellable) &&
+          g_cancellable_set_error_if_cancelled (attempt->cancellable, &error))
         {
           mend_http_attempt_finish (task, failure_from_error (attempt, error));
           return G_SOURCE_REMOVE;

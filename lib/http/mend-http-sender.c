@@ -747,6 +747,11 @@ mend_http_sender_class_init (MendHttpSenderClass *klass)
    *   that is not a stream), valid during the emission
    *
    * Output arrived: a text delta or a tool call.
+   *
+   * The sender looks for handlers of this signal and of the turn's
+   * [signal@Mend.Turn::text-delta] as it reads each part of the stream,
+   * not at each event: a handler connected by a handler of the same
+   * stream's signals is called from the next part read.
    */
   signals[CONTENT] =
     g_signal_new ("content", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,

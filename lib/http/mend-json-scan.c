@@ -13,6 +13,7 @@
 
 #include "mend-json-private.h"
 #include "mend-json-scan-private.h"
+#include "mend-string-private.h"
 
 /* Skipped values: nesting and count, far below what the parser takes. */
 #define MAX_SKIP_DEPTH  16
@@ -238,7 +239,7 @@ read_string (MendJsonScan *scan,
       if (high && !g_utf8_validate_len (run, p - run, NULL))
         goto odd;
       if (out != NULL)
-        g_string_append_len (out, run, p - run);
+        mend_string_append_len (out, run, p - run);
       if (p == scan->end || (guchar) *p < 0x20)
         goto odd;
       if (*p == '"')

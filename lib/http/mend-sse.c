@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mend-sse-private.h"
+#include "mend-string-private.h"
 
 void
 mend_sse_reader_init (MendSseReader    *reader,
@@ -40,30 +41,6 @@ mend_sse_reader_clear (MendSseReader *reader)
   reader->line = reader->data = reader->name = NULL;
 }
 
-/* g_string_append_len () and g_string_truncate (s, 0) without their
- * calls when the string has the room: a few bytes per line, every line. */
-static inline void
-append (GString    *s,
-        const char *bytes,
-        gsize       n)
-{
-  if (s->len + n < s->allocated_len)
-    {
-      memcpy (s->str + s->len, bytes, n);
-      s->len += n;
-      s->str[s->len] = '\0';
-    }
-  else
-    g_string_append_len (s, bytes, n);
-}
-
-static inline void
-empty (GString *s)
-{
-  s->len = 0;
-  s->str[0] = '\0';
-}
-
 static MendSseStatus
 dispatch (MendSseReader *reader)
 {
@@ -73,7 +50,7 @@ dispatch (MendSseReader *reader)
     go_on = reader->func (reader->has_name ? reader->name->str : NULL,
                           reader->data->str, reader->data->len, reader->user_data);
 
-  empty (reader->data);
+  mend_string_empty (reader->data);
   reader->has_name = FALSE;
   return go_on ? MEND_SSE_MORE : MEND_SSE_STOPPED;
 }
@@ -87,7 +64,7 @@ take_line (MendSseReader *reader,
   if (length == 0)
     return dispatch (reader);
 
-  if (length >= strlen ("event:") && memcmp (line, "event:", strlen ("event:")) == 0)
+  if (line[0] == 'e' && length >= strlen ("event:") && memcmp (line, "event:", strlen ("event:")) == 0)
     {
       const char *name = line + strlen ("event:");
       const char *end = line + length;
@@ -100,11 +77,11 @@ take_line (MendSseReader *reader,
         name++;
       while (end > name && g_ascii_isspace (end[-1]))
         end--;
-      empty (reader->name);
-      append (reader->name, name, end - name);
+      mend_string_empty (reader->name);
+      mend_string_append_len (reader->name, name, end - name);
       reader->has_name = TRUE;
     }
-  else if (length >= strlen ("data:") && memcmp (line, "data:", strlen ("data:")) == 0)
+  else if (line[0] == 'd' && length >= strlen ("data:") && memcmp (line, "data:", strlen ("data:")) == 0)
     {
       const char *data = line + strlen ("data:");
       gsize n = length - strlen ("data:");
@@ -117,8 +94,8 @@ take_line (MendSseReader *reader,
       if (reader->data->len + 1 + n > reader->max_event_bytes)
         return MEND_SSE_EVENT_TOO_LARGE;
       if (reader->data->len > 0)
-        append (reader->data, "\n", 1);
-      append (reader->data, data, n);
+        mend_string_append_len (reader->data, "\n", 1);
+      mend_string_append_len (reader->data, data, n);
     }
   /* Comments (":…"), "id:", "retry:" and unknown fields are not used. */
 
@@ -132,6 +109,9 @@ mend_sse_reader_feed (MendSseReader *reader,
 {
   const char *p = bytes;
   const char *end = bytes + length;
+  /* Lines end at LF alone in most streams: a chunk with no CR is not
+   * looked at for one line by line. */
+  gboolean has_cr = memchr (bytes, '\r', length) != NULL;
 
   while (p < end)
     {
@@ -153,7 +133,7 @@ mend_sse_reader_feed (MendSseReader *reader,
       stop = memchr (p, '\n', end - p);
       if (stop == NULL)
         stop = end;
-      cr = memchr (p, '\r', stop - p);
+      cr = has_cr ? memchr (p, '\r', stop - p) : NULL;
       if (cr != NULL)
         stop = cr;
 
@@ -163,7 +143,7 @@ mend_sse_reader_feed (MendSseReader *reader,
       if (stop == end)
         {
           /* The rest of a line, until the next chunk. */
-          append (reader->line, p, stop - p);
+          mend_string_append_len (reader->line, p, stop - p);
           break;
         }
 
@@ -172,9 +152,9 @@ mend_sse_reader_feed (MendSseReader *reader,
         status = take_line (reader, p, stop - p);
       else
         {
-          append (reader->line, p, stop - p);
+          mend_string_append_len (reader->line, p, stop - p);
           status = take_line (reader, reader->line->str, reader->line->len);
-          empty (reader->line);
+          mend_string_empty (reader->line);
         }
       p = stop + 1;
       if (status != MEND_SSE_MORE)

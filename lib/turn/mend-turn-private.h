@@ -33,6 +33,13 @@ void mend_turn_set_read       (MendTurn    *self,
 void mend_turn_set_agent_status (MendTurn   *self,
                                  const char *status);
 
+/* mend_turn_add_text () for libmend's senders, on the turn's thread
+ * with text that is not NULL: ::text-delta while an attempt runs. */
+void     mend_turn_emit_text  (MendTurn    *self,
+                               const char  *text);
+/* Whether ::text-delta has a handler (blocked or not). */
+gboolean mend_turn_wants_text (MendTurn    *self);
+
 /* Whether the turn ended: succeeded, failed or stopped. */
 gboolean         mend_turn_is_finished         (MendTurn        *self);
 

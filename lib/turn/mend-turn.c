@@ -1060,10 +1060,21 @@ mend_turn_add_text (MendTurn   *self,
   mend_return_if_not_owner (&self->owner, self);
   g_return_if_fail (text != NULL);
 
-  if (self->state != MEND_TURN_RUNNING || text[0] == '\0')
-    return;
+  mend_turn_emit_text (self, text);
+}
 
-  g_signal_emit (self, signals[TEXT_DELTA], 0, text);
+void
+mend_turn_emit_text (MendTurn   *self,
+                     const char *text)
+{
+  if (self->state == MEND_TURN_RUNNING && text[0] != '\0')
+    g_signal_emit (self, signals[TEXT_DELTA], 0, text);
+}
+
+gboolean
+mend_turn_wants_text (MendTurn *self)
+{
+  return g_signal_has_handler_pending (self, signals[TEXT_DELTA], 0, TRUE);
 }
 
 /**

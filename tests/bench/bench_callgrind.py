@@ -46,8 +46,8 @@ TARGETS = {
 }
 # Targets not met yet: what holds instead, a little above the measure.
 GUARDS = {
-    "stream_naive": 0.17,
-    "stream_floor": 115.0,
+    "stream_naive": 0.13,
+    "stream_floor": 95.0,
     "waits": 8.5,
 }
 

@@ -723,6 +723,43 @@ test_text_deltas_join_to_the_answer (Fixture       *f,
 }
 
 static void
+on_turn_text_delta (MendTurn   *turn,
+                    const char *text,
+                    GString    *joined)
+{
+  g_string_append (joined, text);
+}
+
+static void
+on_turn_started_follow (MendChat *chat,
+                        MendTurn *turn,
+                        GString  *joined)
+{
+  g_signal_connect (turn, "text-delta", G_CALLBACK (on_turn_text_delta), joined);
+}
+
+/* The sender looks for handlers of the turn's ::text-delta as it reads:
+ * one connected when the turn starts gets every delta, as the sender's
+ * own ::text-delta does. */
+static void
+test_turn_text_delta_follows_the_sender (Fixture       *f,
+                                         gconstpointer  data)
+{
+  static const Reply script[] = {
+    { REPLY_BODY, 200, "text/event-stream", SSE_THREE_DELTAS },
+  };
+  g_autoptr(GString) joined = g_string_new (NULL);
+  gulong id = g_signal_connect (f->chat, "turn-started", G_CALLBACK (on_turn_started_follow), joined);
+
+  start (f, script, G_N_ELEMENTS (script));
+  run_until (f, MEND_TURN_SUCCEEDED, 1);
+  g_assert_cmpuint (f->n_deltas, ==, 3);
+  g_assert_cmpstr (joined->str, ==, f->deltas->str);
+  g_assert_cmpuint (f->content_events, >=, 3);
+  g_signal_handler_disconnect (f->chat, id);
+}
+
+static void
 test_json_answer_is_one_text_delta (Fixture       *f,
                                     gconstpointer  data)
 {
@@ -968,6 +1005,7 @@ main (int   argc,
   ADD ("/Mend/HttpSender/reset-after-headers-is-retried", test_reset_after_headers_is_retried);
   ADD ("/Mend/HttpSender/garbage-is-retried", test_garbage_is_retried);
   ADD ("/Mend/HttpSender/text-deltas-join-to-the-answer", test_text_deltas_join_to_the_answer);
+  ADD ("/Mend/HttpSender/turn-text-delta-follows-the-sender", test_turn_text_delta_follows_the_sender);
   ADD ("/Mend/HttpSender/json-answer-is-one-text-delta", test_json_answer_is_one_text_delta);
   ADD ("/Mend/HttpSender/max-tokens-is-in-the-body", test_max_tokens_is_in_the_body);
   ADD ("/Mend/HttpSender/build-message-builds-from-the-messages", test_build_message_builds_from_the_messages);
