@@ -111,6 +111,7 @@ struct _MendGate
 {
   GObject          parent_instance;
   MendOwner         owner;         /* its thread: see mend-owner-private.h */
+  gboolean         context_unowned; /* a context's gate of get_for_uri (): see there */
 
   MendClock       *clock;
   GNetworkMonitor *monitor;
@@ -673,6 +674,8 @@ mend_gate_finalize (GObject *object)
   g_clear_object (&self->limit);
   g_clear_object (&self->clock);
 
+  if (self->context_unowned)
+    self->owner.context = NULL;
   mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_gate_parent_class)->finalize (object);
 }
@@ -949,28 +952,79 @@ mend_gate_new (MendClock *clock)
   return g_object_new (MEND_TYPE_GATE, "clock", clock, NULL);
 }
 
+/* Main context → (origin → gate). The gates of a context other than the
+ * global default do not hold it: a sentinel source on the context drops
+ * them when the context is freed, so that a thread that makes a context
+ * for each task leaves nothing behind. A context in the table is alive,
+ * so its address is not reused while its entry is there. */
+static GHashTable *gate_contexts;
+G_LOCK_DEFINE_STATIC (gate_contexts);
+
+static gboolean
+sentinel_dispatch (GSource     *source,
+                   GSourceFunc  callback,
+                   gpointer     data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* The context is being freed: its gates let it go. One held elsewhere
+ * lives on with no context, usable from any thread. */
+static void
+sentinel_finalize (GSource *source)
+{
+  GMainContext *context = ((gpointer *) (source + 1))[0];
+  GHashTable *gates = NULL;
+  GHashTableIter iter;
+  MendGate *gate;
+
+  G_LOCK (gate_contexts);
+  if (gate_contexts != NULL)
+    g_hash_table_steal_extended (gate_contexts, context, NULL, (gpointer *) &gates);
+  G_UNLOCK (gate_contexts);
+  if (gates == NULL)
+    return;
+
+  g_hash_table_iter_init (&iter, gates);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &gate))
+    gate->owner.context = NULL;
+  g_hash_table_unref (gates);
+}
+
+static GSourceFuncs sentinel_funcs = {
+  .dispatch = sentinel_dispatch,
+  .finalize = sentinel_finalize,
+};
+
+static void
+watch_context (GMainContext *context)
+{
+  GSource *sentinel = g_source_new (&sentinel_funcs, sizeof (GSource) + sizeof (gpointer));
+
+  ((gpointer *) (sentinel + 1))[0] = context;
+  g_source_set_static_name (sentinel, "[mend] gates of a main context");
+  g_source_attach (sentinel, context);
+  g_source_unref (sentinel);
+}
+
 /**
  * mend_gate_get_for_uri:
  * @uri: an address of the upstream
  *
  * Gets the gate of @uri's origin (scheme, host and port) for the calling
  * thread's thread-default main context, made on first use with the
- * default clock and kept for the life of the process: chats that talk to
- * one upstream from one main context share it by asking for it. A thread
+ * default clock and kept as long as that context lives (the global
+ * default context: the life of the process): chats that talk to one
+ * upstream from one main context share it by asking for it. A thread
  * that runs a main context of its own gets gates of its own, which live
- * on that thread; they keep that context, and its file descriptor, for
- * the life of the process too: a thread that makes a main context for
- * each task should make its gates with [ctor@Mend.Gate.new] instead.
+ * on that thread and go with its context; a gate held past that (with
+ * g_object_ref()) is no longer any context's.
  *
  * Returns: (transfer none): the gate of that origin
  */
 MendGate *
 mend_gate_get_for_uri (const char *uri)
 {
-  /* Main context → (origin → gate). A gate holds its context, so a
-   * context in the table is never freed and its address never reused. */
-  static GHashTable *contexts;
-  G_LOCK_DEFINE_STATIC (contexts);
   g_autoptr(GUri) parsed = NULL;
   g_autofree char *origin = NULL;
   GMainContext *context;
@@ -996,22 +1050,30 @@ mend_gate_get_for_uri (const char *uri)
   if (context == NULL)
     context = g_main_context_default ();
 
-  G_LOCK (contexts);
-  if (contexts == NULL)
-    contexts = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_hash_table_unref);
-  gates = g_hash_table_lookup (contexts, context);
+  G_LOCK (gate_contexts);
+  if (gate_contexts == NULL)
+    gate_contexts = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_hash_table_unref);
+  gates = g_hash_table_lookup (gate_contexts, context);
   if (gates == NULL)
     {
       gates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
-      g_hash_table_insert (contexts, context, gates);
+      g_hash_table_insert (gate_contexts, context, gates);
+      if (context != g_main_context_default ())
+        watch_context (context);
     }
   gate = g_hash_table_lookup (gates, origin);
   if (gate == NULL)
     {
       gate = mend_gate_new (NULL);
+      if (context != g_main_context_default ())
+        {
+          /* Held by the sentinel's table entry, not the other way. */
+          gate->context_unowned = TRUE;
+          g_main_context_unref (gate->owner.context);
+        }
       g_hash_table_insert (gates, g_steal_pointer (&origin), gate);
     }
-  G_UNLOCK (contexts);
+  G_UNLOCK (gate_contexts);
 
   return gate;
 }

@@ -336,8 +336,9 @@ worker_races_for_gates (gpointer data)
         g_autofree char *uri = gate_uri (o, i);
         MendGate *gate = mend_gate_get_for_uri (uri);
 
+        /* Held: its context goes at the end of the thread. */
         if (w->race->gates[w->index][o] == NULL)
-          w->race->gates[w->index][o] = gate;
+          w->race->gates[w->index][o] = g_object_ref (gate);
         g_assert_true (gate == w->race->gates[w->index][o]);
       }
   /* Each is this thread's: used here without a critical. */
@@ -385,6 +386,13 @@ test_gates_for_uri_from_many_threads (void)
             g_assert_true (race.gates[t][o] != race.gates[t][p]);
         }
     }
+  /* Their contexts are gone: no thread's now, let go anywhere. */
+  for (guint t = 0; t < N_GATE_WORKERS; t++)
+    for (guint o = 0; o < N_GATE_ORIGINS; o++)
+      {
+        g_assert_cmpuint (mend_gate_get_failure_threshold (race.gates[t][o]), ==, 3 + t);
+        g_assert_finalize_object (race.gates[t][o]);
+      }
   g_mutex_clear (&race.lock);
   g_cond_clear (&race.cond);
 }
@@ -436,11 +444,101 @@ test_gate_follows_its_context (void)
                  mend_gate_get_for_uri (uri));
 }
 
+/* A thread that makes a main context for each task and asks for gates
+ * in it: each context goes, with its file descriptor and its gates, when
+ * the thread lets it go. A gate the thread held on to stays usable. */
+static guint
+count_open_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+typedef struct
+{
+  GWeakRef  made[2];
+  gboolean  hold;
+  MendGate *held;
+} GateTask;
+
+static gpointer
+worker_task_with_context (gpointer data)
+{
+  GMainContext *context = g_main_context_new ();
+  GateTask *task = data;
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = mend_gate_get_for_uri ("https://per-task.example/v1/messages");
+  g_assert_true (mend_gate_get_for_uri ("HTTPS://PER-TASK.example:443/v1/chat") == gate);
+  mend_gate_set_failure_threshold (gate, 7);
+  g_weak_ref_set (&task->made[0], gate);
+  g_weak_ref_set (&task->made[1], mend_gate_get_for_uri ("https://other.example/"));
+  if (task->hold)
+    task->held = g_object_ref (gate);
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return NULL;
+}
+
+static void
+run_gate_task (GateTask *task)
+{
+  g_weak_ref_init (&task->made[0], NULL);
+  g_weak_ref_init (&task->made[1], NULL);
+  g_thread_join (g_thread_new ("gate-task", worker_task_with_context, task));
+}
+
+static void
+test_gates_go_with_their_context (void)
+{
+  guint before = 0;
+
+  for (guint i = 0; i < 201; i++)
+    {
+      GateTask task = { 0 };
+
+      run_gate_task (&task);
+      /* The first one settles what is made once. */
+      if (i == 0)
+        before = count_open_fds ();
+      /* Nobody held them: gone with the context. */
+      g_assert_null (g_weak_ref_get (&task.made[0]));
+      g_assert_null (g_weak_ref_get (&task.made[1]));
+      g_weak_ref_clear (&task.made[0]);
+      g_weak_ref_clear (&task.made[1]);
+    }
+  g_assert_cmpuint (count_open_fds (), <=, before);
+
+  /* One held past its context: no thread's, so used and let go here
+   * without a critical; the other went. */
+  {
+    GateTask task = { .hold = TRUE };
+
+    run_gate_task (&task);
+    g_assert_null (g_weak_ref_get (&task.made[1]));
+    g_assert_cmpuint (mend_gate_get_failure_threshold (task.held), ==, 7);
+    g_assert_cmpint (mend_gate_get_state (task.held), ==, MEND_GATE_CLOSED);
+    g_weak_ref_clear (&task.made[0]);
+    g_weak_ref_clear (&task.made[1]);
+    g_assert_finalize_object (task.held);
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  /* GIO's network monitor keeps the context it was first asked for in:
+   * the main thread's, as in an app, not a worker's that the gate tests
+   * expect to go. */
+  g_network_monitor_get_default ();
 
   g_test_add_func ("/Mend/AttackThreads/observer-dropped-on-a-worker-stops-reading",
                    test_observer_dropped_on_worker);
@@ -453,6 +551,7 @@ main (int   argc,
   g_test_add_func ("/Mend/AttackThreads/gates-for-uri-from-many-threads-at-once",
                    test_gates_for_uri_from_many_threads);
   g_test_add_func ("/Mend/AttackThreads/gate-follows-its-context", test_gate_follows_its_context);
+  g_test_add_func ("/Mend/AttackThreads/gates-go-with-their-context", test_gates_go_with_their_context);
 
   return g_test_run ();
 }
