@@ -530,6 +530,176 @@ test_gates_go_with_their_context (void)
   }
 }
 
+/* A gate held past its context joins a chat on the main thread, which
+ * fails and succeeds through it: no critical, nothing read after free. */
+static gpointer
+worker_holds_a_gate (gpointer data)
+{
+  GMainContext *context = g_main_context_new ();
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = mend_gate_get_for_uri ("https://held.example/v1/messages");
+  mend_gate_set_failure_threshold (gate, 1);
+  g_object_ref (gate);
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return gate;
+}
+
+static void
+test_gate_held_past_its_context_runs_turns (void)
+{
+  MendGate *gate = g_thread_join (g_thread_new ("holder", worker_holds_a_gate, NULL));
+  MendClock *clock = mend_manual_clock_new (WALL_START);
+  MendChat *chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "gate", gate, NULL);
+  MendChat *other = g_object_new (MEND_TYPE_CHAT, "clock", clock, "gate", gate, NULL);
+
+  mend_test_run_turns_by_hand (chat);
+  mend_test_run_turns_by_hand (other);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(MendFailure) failure = mend_failure_new_from_http (503, NULL, NULL);
+      MendTurn *turn;
+
+      g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+      g_assert_true (mend_chat_submit (other, "Fix the tests", NULL, NULL));
+      turn = mend_chat_get_turn (chat);
+      if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+        mend_turn_fail (turn, failure);
+      turn = mend_chat_get_turn (other);
+      if (turn != NULL && mend_turn_get_state (turn) == MEND_TURN_RUNNING)
+        mend_turn_succeed (turn);
+      mend_manual_clock_advance (MEND_MANUAL_CLOCK (clock), 60 * G_USEC_PER_SEC);
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+      mend_chat_stop (chat);
+      mend_chat_stop (other);
+    }
+  mend_gate_set_failure_threshold (gate, 4);
+  mend_chat_close (chat);
+  mend_chat_close (other);
+  g_assert_finalize_object (chat);
+  g_assert_finalize_object (other);
+  g_assert_finalize_object (gate);
+  g_assert_finalize_object (clock);
+}
+
+/* A chat made on a worker's context with the context's gate: the worker
+ * lets its context go while the chat runs a turn, then the chat; the
+ * context goes with the chat, and the gate with the context. */
+static gpointer
+worker_chat_outlives_its_context_ref (gpointer data)
+{
+  GMainContext *context = g_main_context_new ();
+  GWeakRef *weak = data;
+  MendClock *clock;
+  MendChat *chat;
+
+  g_main_context_push_thread_default (context);
+  clock = mend_manual_clock_new (WALL_START);
+  chat = g_object_new (MEND_TYPE_CHAT, "clock", clock, "gate", mend_gate_get_for_uri ("https://chat.example/"),
+                       NULL);
+  mend_test_run_turns_by_hand (chat);
+  g_weak_ref_set (weak, mend_chat_get_gate (chat));
+  g_assert_true (mend_chat_submit (chat, "Fix the build", NULL, NULL));
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+
+  /* Still its thread's, through the chat. */
+  g_assert_cmpint (mend_turn_get_state (mend_chat_get_turn (chat)), ==, MEND_TURN_RUNNING);
+  g_object_unref (chat);
+  g_object_unref (clock);
+  return NULL;
+}
+
+static void
+test_chat_outlives_its_context_ref (void)
+{
+  GWeakRef weak;
+
+  g_weak_ref_init (&weak, NULL);
+  g_thread_join (g_thread_new ("chat", worker_chat_outlives_its_context_ref, &weak));
+  g_assert_null (g_weak_ref_get (&weak));
+  g_weak_ref_clear (&weak);
+}
+
+/* Threads that make and drop contexts while others ask for gates of the
+ * default context and of their own, and hand held gates over once their
+ * context is gone: every gate is used where it is handed, then let go. */
+#define N_CHURN_THREADS 4
+
+static gboolean
+unref_context (gpointer context)
+{
+  g_main_context_unref (context);
+  return G_SOURCE_REMOVE;
+}
+
+#define N_CHURN_ROUNDS 300
+
+static gpointer
+worker_churns_contexts (gpointer data)
+{
+  GAsyncQueue *handed = data;
+
+  for (guint i = 0; i < N_CHURN_ROUNDS; i++)
+    {
+      GMainContext *context = g_main_context_new ();
+      g_autofree char *uri = g_strdup_printf ("https://churn%u.example/", i % 7);
+      MendGate *gate;
+
+      g_main_context_push_thread_default (context);
+      gate = mend_gate_get_for_uri (uri);
+      g_assert_true (mend_gate_get_for_uri ("https://other.example/") != gate);
+      if (i % 3 == 0)
+        g_object_ref (gate);
+      else
+        gate = NULL;
+      g_main_context_pop_thread_default (context);
+      /* Sometimes dropped from inside one of its own dispatches. */
+      if (i % 5 == 0)
+        {
+          GSource *idle = g_idle_source_new ();
+
+          g_source_set_callback (idle, unref_context, context, NULL);
+          g_source_attach (idle, context);
+          g_source_unref (idle);
+          g_main_context_ref (context);
+          g_main_context_iteration (context, FALSE);
+          g_main_context_unref (context);
+        }
+      else
+        g_main_context_unref (context);
+      (void) mend_gate_get_for_uri ("https://default.example/");
+      if (gate != NULL)
+        g_async_queue_push (handed, gate);
+    }
+  return NULL;
+}
+
+static void
+test_contexts_churn_while_gates_are_asked_for (void)
+{
+  g_autoptr(GAsyncQueue) handed = g_async_queue_new ();
+  GThread *threads[N_CHURN_THREADS];
+  guint n = 0;
+
+  for (guint t = 0; t < N_CHURN_THREADS; t++)
+    threads[t] = g_thread_new ("churn", worker_churns_contexts, handed);
+  while (n < N_CHURN_THREADS * N_CHURN_ROUNDS / 3)
+    {
+      MendGate *gate = g_async_queue_pop (handed);
+
+      mend_gate_set_failure_threshold (gate, 9);
+      g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_CLOSED);
+      g_object_unref (gate);
+      n++;
+    }
+  for (guint t = 0; t < N_CHURN_THREADS; t++)
+    g_thread_join (threads[t]);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -552,6 +722,11 @@ main (int   argc,
                    test_gates_for_uri_from_many_threads);
   g_test_add_func ("/Mend/AttackThreads/gate-follows-its-context", test_gate_follows_its_context);
   g_test_add_func ("/Mend/AttackThreads/gates-go-with-their-context", test_gates_go_with_their_context);
+  g_test_add_func ("/Mend/AttackThreads/gate-held-past-its-context-runs-turns",
+                   test_gate_held_past_its_context_runs_turns);
+  g_test_add_func ("/Mend/AttackThreads/chat-outlives-its-context-ref", test_chat_outlives_its_context_ref);
+  g_test_add_func ("/Mend/AttackThreads/contexts-churn-while-gates-are-asked-for",
+                   test_contexts_churn_while_gates_are_asked_for);
 
   return g_test_run ();
 }
