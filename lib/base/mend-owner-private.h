@@ -17,7 +17,8 @@ G_BEGIN_DECLS
 typedef struct
 {
   GThread      *thread;
-  GMainContext *context;
+  GMainContext *context;  /* held; NULL once a context the object did not
+                           * hold went (see mend_owner_is_current ()) */
 } MendOwner;
 
 void     mend_owner_init        (MendOwner       *owner);

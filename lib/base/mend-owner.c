@@ -31,8 +31,14 @@ mend_owner_is_current (const MendOwner *owner)
 {
   gpointer maker = mend_owner_get_thread (owner);
 
-  if (owner->context == NULL)
-    return TRUE;
+  /* Its context went (a gate of mend_gate_get_for_uri () held past
+   * it): the first thread to use it takes it, and it is that thread's. */
+  if (g_atomic_pointer_get (&((MendOwner *) owner)->context) == NULL)
+    {
+      if (maker == NULL)
+        g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ());
+      return mend_owner_get_thread (owner) == (gpointer) g_thread_self ();
+    }
   if (g_main_context_is_owner (owner->context))
     {
       /* Another thread runs the context: from now on the object is that

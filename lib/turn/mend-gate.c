@@ -969,7 +969,7 @@ sentinel_dispatch (GSource     *source,
 }
 
 /* The context is being freed: its gates let it go. One held elsewhere
- * lives on with no context, usable from any thread. */
+ * lives on with no context, the gate of the first thread to use it. */
 static void
 sentinel_finalize (GSource *source)
 {
@@ -985,9 +985,13 @@ sentinel_finalize (GSource *source)
   if (gates == NULL)
     return;
 
+  /* No thread's until one uses it: see mend_owner_is_current (). */
   g_hash_table_iter_init (&iter, gates);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &gate))
-    gate->owner.context = NULL;
+    {
+      g_atomic_pointer_set (&gate->owner.thread, NULL);
+      g_atomic_pointer_set (&gate->owner.context, NULL);
+    }
   g_hash_table_unref (gates);
 }
 
@@ -1018,7 +1022,7 @@ watch_context (GMainContext *context)
  * upstream from one main context share it by asking for it. A thread
  * that runs a main context of its own gets gates of its own, which live
  * on that thread and go with its context; a gate held past that (with
- * g_object_ref()) is no longer any context's.
+ * g_object_ref()) becomes the gate of the first thread that uses it.
  *
  * Returns: (transfer none): the gate of that origin
  */

@@ -494,6 +494,12 @@ run_gate_task (GateTask *task)
   g_thread_join (g_thread_new ("gate-task", worker_task_with_context, task));
 }
 
+static gpointer
+worker_reads_threshold (gpointer data)
+{
+  return GUINT_TO_POINTER (mend_gate_get_failure_threshold (data));
+}
+
 static void
 test_gates_go_with_their_context (void)
 {
@@ -524,6 +530,10 @@ test_gates_go_with_their_context (void)
     g_assert_null (g_weak_ref_get (&task.made[1]));
     g_assert_cmpuint (mend_gate_get_failure_threshold (task.held), ==, 7);
     g_assert_cmpint (mend_gate_get_state (task.held), ==, MEND_GATE_CLOSED);
+    /* This thread took it: another is refused, as with any gate. */
+    g_test_expect_message ("Mend", G_LOG_LEVEL_CRITICAL, "*belongs to another thread*");
+    g_assert_null (g_thread_join (g_thread_new ("gate-other", worker_reads_threshold, task.held)));
+    g_test_assert_expected_messages ();
     g_weak_ref_clear (&task.made[0]);
     g_weak_ref_clear (&task.made[1]);
     g_assert_finalize_object (task.held);
