@@ -968,12 +968,20 @@ sentinel_dispatch (GSource     *source,
   return G_SOURCE_CONTINUE;
 }
 
-/* The context is being freed: its gates let it go. One held elsewhere
+static gboolean
+sentinel_never_called (gpointer context)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* The context is being freed: its gates let it go. This is the
+ * sentinel's callback data going, which GLib does while the context is
+ * still there (the sources themselves are finalized after it is freed,
+ * when a new context may already have its address). One held elsewhere
  * lives on with no context, the gate of the first thread to use it. */
 static void
-sentinel_finalize (GSource *source)
+sentinel_drop_gates (gpointer context)
 {
-  GMainContext *context = ((gpointer *) (source + 1))[0];
   GHashTable *gates = NULL;
   GHashTableIter iter;
   MendGate *gate;
@@ -985,27 +993,27 @@ sentinel_finalize (GSource *source)
   if (gates == NULL)
     return;
 
-  /* No thread's until one uses it: see mend_owner_is_current (). */
+  /* No thread's until one uses it: see mend_owner_is_current (). The
+   * context first, so that its maker, meanwhile, is still let in. */
   g_hash_table_iter_init (&iter, gates);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &gate))
     {
-      g_atomic_pointer_set (&gate->owner.thread, NULL);
       g_atomic_pointer_set (&gate->owner.context, NULL);
+      g_atomic_pointer_set (&gate->owner.thread, NULL);
     }
   g_hash_table_unref (gates);
 }
 
 static GSourceFuncs sentinel_funcs = {
   .dispatch = sentinel_dispatch,
-  .finalize = sentinel_finalize,
 };
 
 static void
 watch_context (GMainContext *context)
 {
-  GSource *sentinel = g_source_new (&sentinel_funcs, sizeof (GSource) + sizeof (gpointer));
+  GSource *sentinel = g_source_new (&sentinel_funcs, sizeof (GSource));
 
-  ((gpointer *) (sentinel + 1))[0] = context;
+  g_source_set_callback (sentinel, sentinel_never_called, context, sentinel_drop_gates);
   g_source_set_static_name (sentinel, "[mend] gates of a main context");
   g_source_attach (sentinel, context);
   g_source_unref (sentinel);

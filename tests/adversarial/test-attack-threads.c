@@ -710,6 +710,72 @@ test_contexts_churn_while_gates_are_asked_for (void)
     g_thread_join (threads[t]);
 }
 
+/* GLib finalizes a context's sources after it frees the context, so a
+ * context made meanwhile (on any thread) may have its address: here in a
+ * source of the dying context's own finalize. The new context's gates are
+ * its own, not the dead one's, and it keeps them. */
+typedef struct
+{
+  guintptr      dead;
+  GMainContext *reborn;
+  MendGate     *gate;
+} Reborn;
+
+static Reborn reborn;
+
+static void
+reborn_finalize (GSource *source)
+{
+  GMainContext *made[16] = { NULL };
+
+  /* Whichever of a few takes the dead one's address, if any does. */
+  for (guint i = 0; i < G_N_ELEMENTS (made) && reborn.reborn == NULL; i++)
+    {
+      made[i] = g_main_context_new ();
+      if ((guintptr) made[i] == reborn.dead || i == G_N_ELEMENTS (made) - 1)
+        reborn.reborn = g_steal_pointer (&made[i]);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (made); i++)
+    g_clear_pointer (&made[i], g_main_context_unref);
+  g_main_context_push_thread_default (reborn.reborn);
+  reborn.gate = g_object_ref (mend_gate_get_for_uri ("https://reborn.example/v1"));
+  g_assert_cmpint (mend_gate_get_state (reborn.gate), ==, MEND_GATE_CLOSED);
+  g_main_context_pop_thread_default (reborn.reborn);
+}
+
+static GSourceFuncs reborn_funcs = {
+  .finalize = reborn_finalize,
+};
+
+static void
+test_context_at_a_dead_ones_address_has_its_own_gates (void)
+{
+  GMainContext *context = g_main_context_new ();
+  GSource *late;
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = mend_gate_get_for_uri ("https://reborn.example/v1");
+  g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_CLOSED);
+  g_main_context_pop_thread_default (context);
+  /* Attached after the gates' own source, so finalized before it. */
+  late = g_source_new (&reborn_funcs, sizeof (GSource));
+  g_source_attach (late, context);
+  g_source_unref (late);
+  reborn.dead = (guintptr) context;
+  g_main_context_unref (context);
+
+  g_assert_nonnull (reborn.gate);
+  g_main_context_push_thread_default (reborn.reborn);
+  g_assert_true (mend_gate_get_for_uri ("https://reborn.example/v1") == reborn.gate);
+  g_assert_cmpint (mend_gate_get_state (reborn.gate), ==, MEND_GATE_CLOSED);
+  g_main_context_pop_thread_default (reborn.reborn);
+  g_object_unref (reborn.gate);
+  g_main_context_unref (reborn.reborn);
+  if ((guintptr) reborn.reborn != reborn.dead)
+    g_test_message ("the new context had another address: the window was not met");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -737,6 +803,8 @@ main (int   argc,
   g_test_add_func ("/Mend/AttackThreads/chat-outlives-its-context-ref", test_chat_outlives_its_context_ref);
   g_test_add_func ("/Mend/AttackThreads/contexts-churn-while-gates-are-asked-for",
                    test_contexts_churn_while_gates_are_asked_for);
+  g_test_add_func ("/Mend/AttackThreads/context-at-a-dead-ones-address-has-its-own-gates",
+                   test_context_at_a_dead_ones_address_has_its_own_gates);
 
   return g_test_run ();
 }
