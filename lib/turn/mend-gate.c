@@ -410,6 +410,41 @@ on_network_changed (GNetworkMonitor *monitor,
   g_object_unref (self);
 }
 
+/* The monitor's signal comes on the context the monitor was made in,
+ * which may be another thread's than the gate's: the news is taken to
+ * the gate's own thread. The handler holds the gate weakly, so that a
+ * gate going on its thread meanwhile is never touched. */
+static gboolean
+network_changed_here (gpointer data)
+{
+  MendGate *self = data;
+
+  if (self->monitor != NULL)
+    on_network_changed (self->monitor, g_network_monitor_get_network_available (self->monitor), self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_monitor_changed (GNetworkMonitor *monitor,
+                    gboolean         available,
+                    GWeakRef        *gate)
+{
+  MendGate *self = g_weak_ref_get (gate);
+
+  if (self == NULL)
+    return;
+  /* Runs now on the gate's thread, later from its context otherwise. */
+  mend_owner_invoke (&self->owner, network_changed_here, self, g_object_unref);
+}
+
+static void
+gate_ref_free (gpointer  data,
+               GClosure *closure)
+{
+  g_weak_ref_clear (data);
+  g_free (data);
+}
+
 /* This member's attempt is the one that checks the upstream. */
 static guint
 start_probe (MendGate *self)
@@ -1165,8 +1200,12 @@ mend_gate_set_network_monitor (MendGate        *self,
   g_set_object (&self->monitor, monitor);
   if (monitor != NULL)
     {
-      self->monitor_id = g_signal_connect (monitor, "network-changed",
-                                           G_CALLBACK (on_network_changed), self);
+      GWeakRef *gate = g_new0 (GWeakRef, 1);
+
+      g_weak_ref_init (gate, self);
+      self->monitor_id = g_signal_connect_data (monitor, "network-changed",
+                                                G_CALLBACK (on_monitor_changed), gate,
+                                                gate_ref_free, 0);
       on_network_changed (monitor, g_network_monitor_get_network_available (monitor), self);
     }
   else if (!self->online)

@@ -13,6 +13,8 @@
 
 #include <libmend.h>
 
+#include "mend-test-gate.h"
+
 #include "mend-test-utils.h"
 
 #define WALL_START 1764500000000000
@@ -776,6 +778,86 @@ test_context_at_a_dead_ones_address_has_its_own_gates (void)
     g_test_message ("the new context had another address: the window was not met");
 }
 
+/* The network monitor signals on its own thread (here, the main one):
+ * a worker's gate hears of it on the worker's thread, from its context,
+ * and nothing of the gate runs on the monitor's. */
+typedef struct
+{
+  GMutex               lock;
+  GCond                cond;
+  MendTestFakeMonitor *monitor;
+  gboolean             ready;
+  gboolean             changed;
+  GThread             *notified_on;
+  MendGateState        state;
+} NetworkNews;
+
+static void
+on_state_notify (GObject    *gate,
+                 GParamSpec *pspec,
+                 gpointer    data)
+{
+  NetworkNews *news = data;
+
+  news->notified_on = g_thread_self ();
+}
+
+static gpointer
+worker_hears_network (gpointer data)
+{
+  NetworkNews *news = data;
+  GMainContext *context = g_main_context_new ();
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = mend_gate_new (NULL);
+  mend_gate_set_network_monitor (gate, G_NETWORK_MONITOR (news->monitor));
+  g_signal_connect (gate, "notify::state", G_CALLBACK (on_state_notify), news);
+
+  g_mutex_lock (&news->lock);
+  news->ready = TRUE;
+  g_cond_broadcast (&news->cond);
+  while (!news->changed)
+    g_cond_wait (&news->cond, &news->lock);
+  g_mutex_unlock (&news->lock);
+
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  news->state = mend_gate_get_state (gate);
+  g_assert_finalize_object (gate);
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return NULL;
+}
+
+static void
+test_network_news_reach_the_gates_thread (void)
+{
+  NetworkNews news = { .monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL) };
+  GThread *worker;
+
+  g_mutex_init (&news.lock);
+  g_cond_init (&news.cond);
+  worker = g_thread_new ("gate-network", worker_hears_network, &news);
+  g_mutex_lock (&news.lock);
+  while (!news.ready)
+    g_cond_wait (&news.cond, &news.lock);
+  g_mutex_unlock (&news.lock);
+
+  mend_test_fake_monitor_set (news.monitor, FALSE);
+  g_mutex_lock (&news.lock);
+  news.changed = TRUE;
+  g_cond_broadcast (&news.cond);
+  g_mutex_unlock (&news.lock);
+  g_thread_join (worker);
+
+  g_assert_cmpint (news.state, ==, MEND_GATE_OFFLINE);
+  g_assert_true (news.notified_on == worker);
+  g_assert_finalize_object (news.monitor);
+  g_mutex_clear (&news.lock);
+  g_cond_clear (&news.cond);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -805,6 +887,9 @@ main (int   argc,
                    test_contexts_churn_while_gates_are_asked_for);
   g_test_add_func ("/Mend/AttackThreads/context-at-a-dead-ones-address-has-its-own-gates",
                    test_context_at_a_dead_ones_address_has_its_own_gates);
+
+  g_test_add_func ("/Mend/AttackThreads/network-news-reach-the-gates-thread",
+                   test_network_news_reach_the_gates_thread);
 
   return g_test_run ();
 }
