@@ -413,13 +413,22 @@ on_network_changed (GNetworkMonitor *monitor,
 /* The monitor's signal comes on the context the monitor was made in,
  * which may be another thread's than the gate's: the news is taken to
  * the gate's own thread. The handler holds the gate weakly, so that a
- * gate going on its thread meanwhile is never touched. */
+ * gate going on its thread meanwhile is never touched, and so does the
+ * news on its way: a context that never runs again holds no gate (a gate
+ * of mend_gate_new () holds its context, which would hold the news). */
+static void
+gate_ref_free_news (gpointer data)
+{
+  g_weak_ref_clear (data);
+  g_free (data);
+}
+
 static gboolean
 network_changed_here (gpointer data)
 {
-  MendGate *self = data;
+  g_autoptr(MendGate) self = g_weak_ref_get (data);
 
-  if (self->monitor != NULL)
+  if (self != NULL && self->monitor != NULL)
     on_network_changed (self->monitor, g_network_monitor_get_network_available (self->monitor), self);
   return G_SOURCE_REMOVE;
 }
@@ -429,20 +438,31 @@ on_monitor_changed (GNetworkMonitor *monitor,
                     gboolean         available,
                     GWeakRef        *gate)
 {
-  MendGate *self = g_weak_ref_get (gate);
+  g_autoptr(MendGate) self = g_weak_ref_get (gate);
+  GWeakRef *news;
 
   if (self == NULL)
     return;
+  /* Held past its context and no thread's yet: the news is no use of
+   * it, so the monitor's thread does not take it for good. */
+  if (g_atomic_pointer_get (&self->owner.context) == NULL &&
+      g_atomic_pointer_compare_and_exchange (&self->owner.thread, NULL, g_thread_self ()))
+    {
+      on_network_changed (monitor, available, self);
+      g_atomic_pointer_set (&self->owner.thread, NULL);
+      return;
+    }
   /* Runs now on the gate's thread, later from its context otherwise. */
-  mend_owner_invoke (&self->owner, network_changed_here, self, g_object_unref);
+  news = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (news, self);
+  mend_owner_invoke (&self->owner, network_changed_here, news, gate_ref_free_news);
 }
 
 static void
 gate_ref_free (gpointer  data,
                GClosure *closure)
 {
-  g_weak_ref_clear (data);
-  g_free (data);
+  gate_ref_free_news (data);
 }
 
 /* This member's attempt is the one that checks the upstream. */

@@ -790,6 +790,8 @@ typedef struct
   gboolean             changed;
   GThread             *notified_on;
   MendGateState        state;
+  gboolean             own_gate;  /* mend_gate_new (), not get_for_uri () */
+  GWeakRef             gate;
 } NetworkNews;
 
 static void
@@ -858,6 +860,144 @@ test_network_news_reach_the_gates_thread (void)
   g_cond_clear (&news.cond);
 }
 
+/* A gate of its own made on a worker, whose context gets network news it
+ * never runs: the worker lets the gate and its context go, and both go;
+ * the queued news holds neither. */
+static gpointer
+worker_leaves_news_unread (gpointer data)
+{
+  NetworkNews *news = data;
+  GMainContext *context = g_main_context_new ();
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = news->own_gate ? mend_gate_new (NULL) : g_object_ref (mend_gate_get_for_uri ("https://unread.example/"));
+  mend_gate_set_network_monitor (gate, G_NETWORK_MONITOR (news->monitor));
+  g_weak_ref_set (&news->gate, gate);
+
+  g_mutex_lock (&news->lock);
+  news->ready = TRUE;
+  g_cond_broadcast (&news->cond);
+  while (!news->changed)
+    g_cond_wait (&news->cond, &news->lock);
+  g_mutex_unlock (&news->lock);
+
+  g_main_context_pop_thread_default (context);
+  g_object_unref (gate);
+  g_main_context_unref (context);
+  return NULL;
+}
+
+static void
+run_news_left_unread (gboolean own_gate)
+{
+  NetworkNews news = { .monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL), .own_gate = own_gate };
+  GThread *worker;
+
+  g_mutex_init (&news.lock);
+  g_cond_init (&news.cond);
+  g_weak_ref_init (&news.gate, NULL);
+  worker = g_thread_new ("gate-unread", worker_leaves_news_unread, &news);
+  g_mutex_lock (&news.lock);
+  while (!news.ready)
+    g_cond_wait (&news.cond, &news.lock);
+  g_mutex_unlock (&news.lock);
+
+  for (guint i = 0; i < 100; i++)
+    mend_test_fake_monitor_set (news.monitor, i % 2 == 0 ? FALSE : TRUE);
+  g_mutex_lock (&news.lock);
+  news.changed = TRUE;
+  g_cond_broadcast (&news.cond);
+  g_mutex_unlock (&news.lock);
+  g_thread_join (worker);
+
+  g_assert_null (g_weak_ref_get (&news.gate));
+  g_weak_ref_clear (&news.gate);
+  g_assert_finalize_object (news.monitor);
+  g_mutex_clear (&news.lock);
+  g_cond_clear (&news.cond);
+}
+
+static void
+test_network_news_left_unread_hold_no_gate (void)
+{
+  run_news_left_unread (TRUE);
+  run_news_left_unread (FALSE);
+}
+
+/* A gate held past its context hears the network on the monitor's
+ * thread: that is not a use, and the thread that then uses it takes it. */
+static gpointer
+worker_holds_a_followed_gate (gpointer data)
+{
+  GMainContext *context = g_main_context_new ();
+  MendGate *gate;
+
+  g_main_context_push_thread_default (context);
+  gate = g_object_ref (mend_gate_get_for_uri ("https://orphan.example/"));
+  mend_gate_set_network_monitor (gate, data);
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return gate;
+}
+
+static gpointer
+monitor_goes_offline (gpointer data)
+{
+  mend_test_fake_monitor_set (data, FALSE);
+  return NULL;
+}
+
+static void
+test_orphan_gate_hears_network_without_being_taken (void)
+{
+  MendTestFakeMonitor *monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL);
+  MendGate *gate = g_thread_join (g_thread_new ("holder", worker_holds_a_followed_gate, monitor));
+
+  g_thread_join (g_thread_new ("monitor", monitor_goes_offline, monitor));
+  /* This thread is the first to use it. */
+  g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_OFFLINE);
+  mend_test_fake_monitor_set (monitor, TRUE);
+  g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_CLOSED);
+  g_assert_finalize_object (gate);
+  g_assert_finalize_object (monitor);
+}
+
+/* A handler of the state's notify sets the monitor to none, then to
+ * another, while the gate hears the first. */
+static void
+on_state_swaps_monitor (GObject    *gate,
+                        GParamSpec *pspec,
+                        gpointer    data)
+{
+  GNetworkMonitor *other = data;
+
+  if (mend_gate_get_network_monitor (MEND_GATE (gate)) == other)
+    return;
+  mend_gate_set_network_monitor (MEND_GATE (gate), NULL);
+  mend_gate_set_network_monitor (MEND_GATE (gate), other);
+}
+
+static void
+test_state_handler_swaps_the_monitor (void)
+{
+  MendTestFakeMonitor *first = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL);
+  MendTestFakeMonitor *second = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL);
+  MendGate *gate = mend_gate_new (NULL);
+
+  mend_gate_set_network_monitor (gate, G_NETWORK_MONITOR (first));
+  g_signal_connect (gate, "notify::state", G_CALLBACK (on_state_swaps_monitor), second);
+  mend_test_fake_monitor_set (first, FALSE);
+  g_assert_true (mend_gate_get_network_monitor (gate) == G_NETWORK_MONITOR (second));
+  g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_CLOSED);
+  mend_test_fake_monitor_set (first, TRUE);
+  mend_test_fake_monitor_set (second, FALSE);
+  g_assert_cmpint (mend_gate_get_state (gate), ==, MEND_GATE_OFFLINE);
+  g_assert_finalize_object (first);
+  g_assert_finalize_object (gate);
+  g_assert_finalize_object (second);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -890,6 +1030,12 @@ main (int   argc,
 
   g_test_add_func ("/Mend/AttackThreads/network-news-reach-the-gates-thread",
                    test_network_news_reach_the_gates_thread);
+  g_test_add_func ("/Mend/AttackThreads/network-news-left-unread-hold-no-gate",
+                   test_network_news_left_unread_hold_no_gate);
+  g_test_add_func ("/Mend/AttackThreads/orphan-gate-hears-network-without-being-taken",
+                   test_orphan_gate_hears_network_without_being_taken);
+  g_test_add_func ("/Mend/AttackThreads/state-handler-swaps-the-monitor",
+                   test_state_handler_swaps_the_monitor);
 
   return g_test_run ();
 }
