@@ -18,7 +18,8 @@ typedef struct
 {
   GThread      *thread;
   GMainContext *context;  /* held; NULL once a context the object did not
-                           * hold went (see mend_owner_is_current ()) */
+                           * hold went, until a thread takes the object
+                           * (see mend_owner_is_current ()) */
 } MendOwner;
 
 void     mend_owner_init        (MendOwner       *owner);

@@ -32,11 +32,16 @@ mend_owner_is_current (const MendOwner *owner)
   gpointer maker = mend_owner_get_thread (owner);
 
   /* Its context went (a gate of mend_gate_get_for_uri () held past
-   * it): the first thread to use it takes it, and it is that thread's. */
+   * it): the first thread to use it takes it, with its thread-default
+   * context, as if it had made it there. */
   if (g_atomic_pointer_get (&((MendOwner *) owner)->context) == NULL)
     {
-      if (maker == NULL)
-        g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ());
+      if (maker == NULL &&
+          g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ()))
+        {
+          g_atomic_pointer_set (&((MendOwner *) owner)->context, g_main_context_ref_thread_default ());
+          return TRUE;
+        }
       return mend_owner_get_thread (owner) == (gpointer) g_thread_self ();
     }
   if (g_main_context_is_owner (owner->context))
@@ -90,12 +95,21 @@ mend_owner_invoke (const MendOwner *owner,
    * here, on the wrong thread, when no thread runs the context at that
    * moment (the maker may still be using the object). */
   {
-    GSource *source = g_idle_source_new ();
+    GMainContext *context = g_atomic_pointer_get (&((MendOwner *) owner)->context);
+    GSource *source;
 
+    /* Another thread is taking it as its context goes: nowhere to run. */
+    if (context == NULL)
+      {
+        if (notify != NULL)
+          notify (data);
+        return;
+      }
+    source = g_idle_source_new ();
     g_source_set_priority (source, G_PRIORITY_DEFAULT);
     g_source_set_callback (source, func, data, notify);
     g_source_set_static_name (source, "[mend] owner invoke");
-    g_source_attach (source, owner->context);
+    g_source_attach (source, context);
     g_source_unref (source);
   }
 }

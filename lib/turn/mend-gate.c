@@ -1033,7 +1033,8 @@ sentinel_never_called (gpointer context)
  * sentinel's callback data going, which GLib does while the context is
  * still there (the sources themselves are finalized after it is freed,
  * when a new context may already have its address). One held elsewhere
- * lives on with no context, the gate of the first thread to use it. */
+ * lives on with no context, the gate of the first thread to use it,
+ * on that thread's thread-default context. */
 static void
 sentinel_drop_gates (gpointer context)
 {
@@ -1053,6 +1054,8 @@ sentinel_drop_gates (gpointer context)
   g_hash_table_iter_init (&iter, gates);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &gate))
     {
+      /* The context the thread that takes it adopts is held. */
+      gate->context_unowned = FALSE;
       g_atomic_pointer_set (&gate->owner.context, NULL);
       g_atomic_pointer_set (&gate->owner.thread, NULL);
     }

@@ -792,6 +792,7 @@ typedef struct
   MendGateState        state;
   gboolean             own_gate;  /* mend_gate_new (), not get_for_uri () */
   GWeakRef             gate;
+  MendGate            *held;      /* one held past its context, given over */
 } NetworkNews;
 
 static void
@@ -963,6 +964,68 @@ test_orphan_gate_hears_network_without_being_taken (void)
   g_assert_finalize_object (monitor);
 }
 
+/* A gate held past its context, taken by a worker that runs a context
+ * of its own: it is that worker's as if made there, and the network's
+ * news reach it there, not on the global default context. */
+static gpointer
+worker_takes_an_orphan_gate (gpointer data)
+{
+  NetworkNews *news = data;
+  GMainContext *context = g_main_context_new ();
+
+  g_main_context_push_thread_default (context);
+  g_assert_cmpint (mend_gate_get_state (news->held), ==, MEND_GATE_CLOSED);
+  g_signal_connect (news->held, "notify::state", G_CALLBACK (on_state_notify), news);
+
+  g_mutex_lock (&news->lock);
+  news->ready = TRUE;
+  g_cond_broadcast (&news->cond);
+  while (!news->changed)
+    g_cond_wait (&news->cond, &news->lock);
+  g_mutex_unlock (&news->lock);
+
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  news->state = mend_gate_get_state (news->held);
+  g_assert_finalize_object (g_steal_pointer (&news->held));
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+  return NULL;
+}
+
+static void
+test_orphan_gate_taken_by_a_worker_hears_network_there (void)
+{
+  NetworkNews news = { .monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL) };
+  GThread *worker;
+
+  g_mutex_init (&news.lock);
+  g_cond_init (&news.cond);
+  news.held = g_thread_join (g_thread_new ("holder", worker_holds_a_followed_gate, news.monitor));
+  worker = g_thread_new ("taker", worker_takes_an_orphan_gate, &news);
+  g_mutex_lock (&news.lock);
+  while (!news.ready)
+    g_cond_wait (&news.cond, &news.lock);
+  g_mutex_unlock (&news.lock);
+
+  mend_test_fake_monitor_set (news.monitor, FALSE);
+  /* Nothing of it runs here, in this thread's context either. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_null (news.notified_on);
+  g_mutex_lock (&news.lock);
+  news.changed = TRUE;
+  g_cond_broadcast (&news.cond);
+  g_mutex_unlock (&news.lock);
+  g_thread_join (worker);
+
+  g_assert_cmpint (news.state, ==, MEND_GATE_OFFLINE);
+  g_assert_true (news.notified_on == worker);
+  g_assert_finalize_object (news.monitor);
+  g_mutex_clear (&news.lock);
+  g_cond_clear (&news.cond);
+}
+
 /* A handler of the state's notify sets the monitor to none, then to
  * another, while the gate hears the first. */
 static void
@@ -1028,6 +1091,8 @@ main (int   argc,
   g_test_add_func ("/Mend/AttackThreads/context-at-a-dead-ones-address-has-its-own-gates",
                    test_context_at_a_dead_ones_address_has_its_own_gates);
 
+  g_test_add_func ("/Mend/AttackThreads/orphan-gate-taken-by-a-worker-hears-network-there",
+                   test_orphan_gate_taken_by_a_worker_hears_network_there);
   g_test_add_func ("/Mend/AttackThreads/network-news-reach-the-gates-thread",
                    test_network_news_reach_the_gates_thread);
   g_test_add_func ("/Mend/AttackThreads/network-news-left-unread-hold-no-gate",
