@@ -328,7 +328,10 @@ scenario_rules (const Cell *cell)
       times = cell->sender->requests_per_cut;
       break;
     case SCENARIO_CUT_AFTER_TEXT:
-      fault = "{\"kind\": \"drop\", \"after_text\": true}";
+      /* The cut a moment after the text, as a connection breaks: read
+       * apart, whatever the machine's pace (an agent may drop text it
+       * reads with the cut). */
+      fault = "{\"kind\": \"drop\", \"after_text\": true, \"pause_ms\": 300}";
       times = cell->sender->requests_per_cut;
       break;
     default:

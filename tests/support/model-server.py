@@ -70,7 +70,9 @@
 #                                            Messages API's stream is cut after
 #                                            an empty content_block_start,
 #                                            Gemini's and Responses' after the
-#                                            text
+#                                            text; "pause_ms": N (Messages)
+#                                            waits that long between the text
+#                                            and the cut
 #   {"kind": "hang"}                         no answer until the client leaves
 # and, for the Messages API only:
 #   {"kind": "task", "description": D, "prompt": P}
@@ -594,9 +596,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def drop(self, part):
+    def drop(self, part, pause_ms=0):
         self.start_chunked()
         self.chunk(part)
+        # The text read before the cut, not with it, however fast the
+        # client reads.
+        if pause_ms:
+            time.sleep(pause_ms / 1000)
         self.close_connection = True
 
     def hang(self):
@@ -708,7 +714,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if answer.get("after_text", False):
                 start += event("content_block_delta", {"type": "content_block_delta", "index": 0,
                                                        "delta": {"type": "text_delta", "text": "Let me look"}})
-            self.drop(start)
+            self.drop(start, answer.get("pause_ms", 0))
         elif kind == "hang":
             self.hang()
         elif kind == "task":
