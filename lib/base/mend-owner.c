@@ -33,16 +33,15 @@ mend_owner_is_current (const MendOwner *owner)
 
   /* Its context went (a gate of mend_gate_get_for_uri () held past
    * it): the first thread to use it takes it, with its thread-default
-   * context, as if it had made it there. */
+   * context, as if it had made it there; the rule below then holds for
+   * it, from this first call on (another thread may run that context). */
   if (g_atomic_pointer_get (&((MendOwner *) owner)->context) == NULL)
     {
-      if (maker == NULL &&
-          g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ()))
-        {
-          g_atomic_pointer_set (&((MendOwner *) owner)->context, g_main_context_ref_thread_default ());
-          return TRUE;
-        }
-      return mend_owner_get_thread (owner) == (gpointer) g_thread_self ();
+      if (maker != NULL ||
+          !g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ()))
+        return mend_owner_get_thread (owner) == (gpointer) g_thread_self ();
+      g_atomic_pointer_set (&((MendOwner *) owner)->context, g_main_context_ref_thread_default ());
+      maker = g_thread_self ();
     }
   if (g_main_context_is_owner (owner->context))
     {
