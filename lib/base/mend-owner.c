@@ -30,21 +30,23 @@ gboolean
 mend_owner_is_current (const MendOwner *owner)
 {
   gpointer maker = mend_owner_get_thread (owner);
+  GMainContext *context = g_atomic_pointer_get (&((MendOwner *) owner)->context);
 
   /* Its context went (a gate of mend_gate_get_for_uri () held past
    * it): the first thread to use it takes it, with its thread-default
-   * context, as if it had made it there. */
-  if (g_atomic_pointer_get (&((MendOwner *) owner)->context) == NULL)
+   * context, as if it had made it there; the rule below then holds for
+   * it, from this first call on (another thread may run that context). */
+  if (context == NULL)
     {
-      if (maker == NULL &&
-          g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ()))
-        {
-          g_atomic_pointer_set (&((MendOwner *) owner)->context, g_main_context_ref_thread_default ());
-          return TRUE;
-        }
-      return mend_owner_get_thread (owner) == (gpointer) g_thread_self ();
+      if (maker != NULL ||
+          !g_atomic_pointer_compare_and_exchange (&((MendOwner *) owner)->thread, NULL, g_thread_self ()))
+        return mend_owner_get_thread (owner) == (gpointer) g_thread_self ();
+      context = g_main_context_ref_thread_default ();
+      g_atomic_pointer_set (&((MendOwner *) owner)->context, context);
+      maker = g_thread_self ();
     }
-  if (g_main_context_is_owner (owner->context))
+  /* Read once: a re-read of one going may be NULL, the global default. */
+  if (g_main_context_is_owner (context))
     {
       /* Another thread runs the context: from now on the object is that
        * thread's, and the maker is refused even between its iterations.
@@ -56,9 +58,9 @@ mend_owner_is_current (const MendOwner *owner)
   if (maker != g_thread_self ())
     return FALSE;
   /* The maker, while no other thread runs the context. */
-  if (!g_main_context_acquire (owner->context))
+  if (!g_main_context_acquire (context))
     return FALSE;
-  g_main_context_release (owner->context);
+  g_main_context_release (context);
   return TRUE;
 }
 

@@ -1026,6 +1026,58 @@ test_orphan_gate_taken_by_a_worker_hears_network_there (void)
   g_cond_clear (&news.cond);
 }
 
+/* A gate held past its context, first used by a worker with no
+ * thread-default context while the main thread runs the global default
+ * one: it is taken for that context, so it is the main thread's, as an
+ * object the worker made would be, and the worker is refused even on
+ * its first call, or both touch it at once. */
+typedef struct
+{
+  MendGate *gate;
+  gboolean  admitted;
+} GateTaker;
+
+static gpointer
+worker_without_context_takes (gpointer data)
+{
+  GateTaker *taker = data;
+
+  taker->admitted = mend_gate_get_network_monitor (taker->gate) != NULL;
+  return NULL;
+}
+
+static void
+orphan_gate_taken_for_a_context_another_runs_child (void)
+{
+  MendTestFakeMonitor *monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL);
+  GateTaker taker = { 0 };
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  taker.gate = g_thread_join (g_thread_new ("holder", worker_holds_a_followed_gate, monitor));
+  g_assert_true (g_main_context_acquire (g_main_context_default ()));
+  g_thread_join (g_thread_new ("taker", worker_without_context_takes, &taker));
+
+  g_assert_false (taker.admitted);
+  g_assert_true (mend_gate_get_network_monitor (taker.gate) == G_NETWORK_MONITOR (monitor));
+  g_main_context_release (g_main_context_default ());
+  g_assert_finalize_object (taker.gate);
+  g_assert_finalize_object (monitor);
+}
+
+static void
+test_orphan_gate_taken_for_a_context_another_runs (void)
+{
+  if (g_test_subprocess ())
+    {
+      orphan_gate_taken_for_a_context_another_runs_child ();
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*belongs to another thread*");
+}
+
 /* A handler of the state's notify sets the monitor to none, then to
  * another, while the gate hears the first. */
 static void
@@ -1099,6 +1151,8 @@ main (int   argc,
                    test_network_news_left_unread_hold_no_gate);
   g_test_add_func ("/Mend/AttackThreads/orphan-gate-hears-network-without-being-taken",
                    test_orphan_gate_hears_network_without_being_taken);
+  g_test_add_func ("/Mend/AttackThreads/orphan-gate-taken-for-a-context-another-runs",
+                   test_orphan_gate_taken_for_a_context_another_runs);
   g_test_add_func ("/Mend/AttackThreads/state-handler-swaps-the-monitor",
                    test_state_handler_swaps_the_monitor);
 
