@@ -805,6 +805,68 @@ on_state_notify (GObject    *gate,
   news->notified_on = g_thread_self ();
 }
 
+/* The worker's side: ready, then waits for the monitor's change. */
+static void
+news_ready_then_wait (NetworkNews *news)
+{
+  g_mutex_lock (&news->lock);
+  news->ready = TRUE;
+  g_cond_broadcast (&news->cond);
+  while (!news->changed)
+    g_cond_wait (&news->cond, &news->lock);
+  g_mutex_unlock (&news->lock);
+}
+
+/* The test's side: the worker started, and ready. */
+static GThread *
+news_start (NetworkNews *news,
+            GThreadFunc  worker_func)
+{
+  GThread *worker;
+
+  g_mutex_init (&news->lock);
+  g_cond_init (&news->cond);
+  worker = g_thread_new ("gate-network", worker_func, news);
+  g_mutex_lock (&news->lock);
+  while (!news->ready)
+    g_cond_wait (&news->cond, &news->lock);
+  g_mutex_unlock (&news->lock);
+  return worker;
+}
+
+/* The worker told the change is made, and done. */
+static void
+news_finish (NetworkNews *news,
+             GThread     *worker)
+{
+  g_mutex_lock (&news->lock);
+  news->changed = TRUE;
+  g_cond_broadcast (&news->cond);
+  g_mutex_unlock (&news->lock);
+  g_thread_join (worker);
+  g_assert_finalize_object (news->monitor);
+  g_mutex_clear (&news->lock);
+  g_cond_clear (&news->cond);
+}
+
+/* Once @worker_func is ready, the network goes, here; nothing of the
+ * gate runs on this thread, in its context either; the worker then finds
+ * the gate offline, told on its own thread. */
+static void
+run_network_news (NetworkNews *news,
+                  GThreadFunc  worker_func)
+{
+  GThread *worker = news_start (news, worker_func);
+
+  mend_test_fake_monitor_set (news->monitor, FALSE);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_null (news->notified_on);
+  news_finish (news, worker);
+  g_assert_cmpint (news->state, ==, MEND_GATE_OFFLINE);
+  g_assert_true (news->notified_on == worker);
+}
+
 static gpointer
 worker_hears_network (gpointer data)
 {
@@ -817,12 +879,7 @@ worker_hears_network (gpointer data)
   mend_gate_set_network_monitor (gate, G_NETWORK_MONITOR (news->monitor));
   g_signal_connect (gate, "notify::state", G_CALLBACK (on_state_notify), news);
 
-  g_mutex_lock (&news->lock);
-  news->ready = TRUE;
-  g_cond_broadcast (&news->cond);
-  while (!news->changed)
-    g_cond_wait (&news->cond, &news->lock);
-  g_mutex_unlock (&news->lock);
+  news_ready_then_wait (news);
 
   while (g_main_context_iteration (context, FALSE))
     ;
@@ -837,28 +894,8 @@ static void
 test_network_news_reach_the_gates_thread (void)
 {
   NetworkNews news = { .monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL) };
-  GThread *worker;
 
-  g_mutex_init (&news.lock);
-  g_cond_init (&news.cond);
-  worker = g_thread_new ("gate-network", worker_hears_network, &news);
-  g_mutex_lock (&news.lock);
-  while (!news.ready)
-    g_cond_wait (&news.cond, &news.lock);
-  g_mutex_unlock (&news.lock);
-
-  mend_test_fake_monitor_set (news.monitor, FALSE);
-  g_mutex_lock (&news.lock);
-  news.changed = TRUE;
-  g_cond_broadcast (&news.cond);
-  g_mutex_unlock (&news.lock);
-  g_thread_join (worker);
-
-  g_assert_cmpint (news.state, ==, MEND_GATE_OFFLINE);
-  g_assert_true (news.notified_on == worker);
-  g_assert_finalize_object (news.monitor);
-  g_mutex_clear (&news.lock);
-  g_cond_clear (&news.cond);
+  run_network_news (&news, worker_hears_network);
 }
 
 /* A gate of its own made on a worker, whose context gets network news it
@@ -876,12 +913,7 @@ worker_leaves_news_unread (gpointer data)
   mend_gate_set_network_monitor (gate, G_NETWORK_MONITOR (news->monitor));
   g_weak_ref_set (&news->gate, gate);
 
-  g_mutex_lock (&news->lock);
-  news->ready = TRUE;
-  g_cond_broadcast (&news->cond);
-  while (!news->changed)
-    g_cond_wait (&news->cond, &news->lock);
-  g_mutex_unlock (&news->lock);
+  news_ready_then_wait (news);
 
   g_main_context_pop_thread_default (context);
   g_object_unref (gate);
@@ -895,28 +927,13 @@ run_news_left_unread (gboolean own_gate)
   NetworkNews news = { .monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL), .own_gate = own_gate };
   GThread *worker;
 
-  g_mutex_init (&news.lock);
-  g_cond_init (&news.cond);
   g_weak_ref_init (&news.gate, NULL);
-  worker = g_thread_new ("gate-unread", worker_leaves_news_unread, &news);
-  g_mutex_lock (&news.lock);
-  while (!news.ready)
-    g_cond_wait (&news.cond, &news.lock);
-  g_mutex_unlock (&news.lock);
-
+  worker = news_start (&news, worker_leaves_news_unread);
   for (guint i = 0; i < 100; i++)
     mend_test_fake_monitor_set (news.monitor, i % 2 == 0 ? FALSE : TRUE);
-  g_mutex_lock (&news.lock);
-  news.changed = TRUE;
-  g_cond_broadcast (&news.cond);
-  g_mutex_unlock (&news.lock);
-  g_thread_join (worker);
-
+  news_finish (&news, worker);
   g_assert_null (g_weak_ref_get (&news.gate));
   g_weak_ref_clear (&news.gate);
-  g_assert_finalize_object (news.monitor);
-  g_mutex_clear (&news.lock);
-  g_cond_clear (&news.cond);
 }
 
 static void
@@ -977,12 +994,7 @@ worker_takes_an_orphan_gate (gpointer data)
   g_assert_cmpint (mend_gate_get_state (news->held), ==, MEND_GATE_CLOSED);
   g_signal_connect (news->held, "notify::state", G_CALLBACK (on_state_notify), news);
 
-  g_mutex_lock (&news->lock);
-  news->ready = TRUE;
-  g_cond_broadcast (&news->cond);
-  while (!news->changed)
-    g_cond_wait (&news->cond, &news->lock);
-  g_mutex_unlock (&news->lock);
+  news_ready_then_wait (news);
 
   while (g_main_context_iteration (context, FALSE))
     ;
@@ -997,33 +1009,9 @@ static void
 test_orphan_gate_taken_by_a_worker_hears_network_there (void)
 {
   NetworkNews news = { .monitor = g_object_new (MEND_TEST_TYPE_FAKE_MONITOR, NULL) };
-  GThread *worker;
 
-  g_mutex_init (&news.lock);
-  g_cond_init (&news.cond);
   news.held = g_thread_join (g_thread_new ("holder", worker_holds_a_followed_gate, news.monitor));
-  worker = g_thread_new ("taker", worker_takes_an_orphan_gate, &news);
-  g_mutex_lock (&news.lock);
-  while (!news.ready)
-    g_cond_wait (&news.cond, &news.lock);
-  g_mutex_unlock (&news.lock);
-
-  mend_test_fake_monitor_set (news.monitor, FALSE);
-  /* Nothing of it runs here, in this thread's context either. */
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  g_assert_null (news.notified_on);
-  g_mutex_lock (&news.lock);
-  news.changed = TRUE;
-  g_cond_broadcast (&news.cond);
-  g_mutex_unlock (&news.lock);
-  g_thread_join (worker);
-
-  g_assert_cmpint (news.state, ==, MEND_GATE_OFFLINE);
-  g_assert_true (news.notified_on == worker);
-  g_assert_finalize_object (news.monitor);
-  g_mutex_clear (&news.lock);
-  g_cond_clear (&news.cond);
+  run_network_news (&news, worker_takes_an_orphan_gate);
 }
 
 /* A gate held past its context, first used by a worker with no
