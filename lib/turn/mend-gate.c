@@ -1088,7 +1088,9 @@ watch_context (GMainContext *context)
  * upstream from one main context share it by asking for it. A thread
  * that runs a main context of its own gets gates of its own, which live
  * on that thread and go with its context; a gate held past that (with
- * g_object_ref()) becomes the gate of the first thread that uses it.
+ * g_object_ref()) becomes the gate of the first thread that uses it,
+ * on that thread's thread-default context, under the same rule as any
+ * object made there (the overview's Threads).
  *
  * Returns: (transfer none): the gate of that origin
  */
