@@ -13,6 +13,11 @@ G_BEGIN_DECLS
  * milliseconds; -1 when there is none. */
 gint64 mend_failure_parse_duration_ms   (const char         *text);
 
+/* @ms (not negative) after @now_us, in µs; the end of time when that
+ * is past what a gint64 holds. */
+gint64 mend_failure_time_after_ms       (gint64              now_us,
+                                         gint64              ms);
+
 /* When the limit @text speaks of resets, in wall-clock µs, read at
  * @now_us (a time of day is the next one after it); 0 when it says not. */
 gint64 mend_failure_parse_reset         (const char         *text,

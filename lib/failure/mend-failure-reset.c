@@ -42,6 +42,15 @@ compile (const char *pattern)
 /* "3h 12m", "2 days 4 hours", "1h2m3.5s", "20ms", "45 seconds": the
  * milliseconds, or -1 when @text holds no duration. */
 gint64
+mend_failure_time_after_ms (gint64 now_us,
+                            gint64 ms)
+{
+  if (ms > (G_MAXINT64 - MAX (now_us, 0)) / 1000)
+    return G_MAXINT64;
+  return now_us + ms * 1000;
+}
+
+gint64
 mend_failure_parse_duration_ms (const char *text)
 {
   static GRegex *part;
@@ -239,7 +248,7 @@ mend_failure_parse_reset (const char *text,
       gint64 ms = mend_failure_parse_duration_ms (span);
 
       if (ms > 0)
-        return now_us + ms * 1000;
+        return mend_failure_time_after_ms (now_us, ms);
     }
   g_clear_pointer (&info, g_match_info_free);
 
@@ -294,7 +303,7 @@ mend_failure_parse_reset_headers (SoupMessageHeaders *headers,
       gint64 ms = value != NULL ? mend_failure_parse_duration_ms (value) : -1;
 
       if (ms >= 0)
-        latest = MAX (latest, now_us + ms * 1000);
+        latest = MAX (latest, mend_failure_time_after_ms (now_us, ms));
     }
   return latest;
 }

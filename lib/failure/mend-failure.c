@@ -434,7 +434,7 @@ mend_failure_new_from_http_within (guint               status,
       if (resets_at > 0)
         self->resets_at = resets_at;
       else if (self->retry_after_ms > 0)
-        self->resets_at = now_us + self->retry_after_ms * 1000;
+        self->resets_at = mend_failure_time_after_ms (now_us, self->retry_after_ms);
       else
         read_reset_in_text (self, now_us);
     }

@@ -406,6 +406,19 @@ test_reset_times_in_headers (void)
   g_assert_cmpint (mend_failure_get_kind (b), ==, MEND_FAILURE_LIMIT);
   g_assert_cmpint (mend_failure_get_resets_at (b), >=, now_us + (gint64) 43200 * G_USEC_PER_SEC);
 
+  /* A wait past what a gint64 of µs holds (a fuzzer's): the end of
+   * time, not a reset in the past. */
+  {
+    static const char far_body[] =
+      "{\"error\":{\"code\":429,\"message\":\"You have exhausted your daily quota on this model.\",\"status\":\"RESOURCE_EXHAUSTED\","
+      "\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"99999999999999999999s\"}]}}";
+    g_autoptr(GBytes) far = g_bytes_new_static (far_body, strlen (far_body));
+    g_autoptr(MendFailure) d = mend_failure_new_from_http (429, NULL, far);
+
+    g_assert_cmpint (mend_failure_get_kind (d), ==, MEND_FAILURE_LIMIT);
+    g_assert_cmpint (mend_failure_get_resets_at (d), >, now_us + (gint64) 3650 * 86400 * G_USEC_PER_SEC);
+  }
+
   /* Allowed, not rejected: a per-minute rate limit, retried as before. */
   soup_message_headers_append (rate, "anthropic-ratelimit-unified-status", "allowed");
   soup_message_headers_append (rate, "anthropic-ratelimit-unified-reset", "1796160217");
