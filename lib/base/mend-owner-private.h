@@ -17,9 +17,10 @@ G_BEGIN_DECLS
 typedef struct
 {
   GThread      *thread;
-  GMainContext *context;  /* held; NULL once a context the object did not
+  GMainContext *context;  /* NULL once a context the object did not
                            * hold went, until a thread takes the object
                            * (see mend_owner_is_current ()) */
+  gboolean      unheld;   /* the context is not held: see let_go */
 } MendOwner;
 
 void     mend_owner_init        (MendOwner       *owner);
@@ -28,6 +29,18 @@ gboolean mend_owner_is_current  (const MendOwner *owner);
 gboolean mend_owner_check_slow  (const MendOwner *owner,
                                  gconstpointer    object,
                                  const char      *function);
+/* The object no longer holds its context (a gate of
+ * mend_gate_get_for_uri (), which the context's own end lets go): the
+ * context must outlive it, or be orphaned first. */
+void     mend_owner_let_go      (MendOwner       *owner);
+/* The context the object did not hold is going: no thread's until one
+ * uses it, and takes it with its own thread-default context. */
+void     mend_owner_orphan      (MendOwner       *owner);
+/* For a moment, an orphan no thread took is this thread's (TRUE), so
+ * that it may be told of something without being taken for good; given
+ * back with mend_owner_end_borrow (). */
+gboolean mend_owner_try_borrow  (MendOwner       *owner);
+void     mend_owner_end_borrow  (MendOwner       *owner);
 /* Runs @func on the owner's thread: at once when this is it, else from
  * the owner's main context (for what a dispose on another thread must
  * still do there). */

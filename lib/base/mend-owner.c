@@ -16,14 +16,49 @@ mend_owner_init (MendOwner *owner)
   GMainContext *context = g_main_context_get_thread_default ();
 
   owner->thread = g_thread_self ();
+  owner->unheld = FALSE;
   owner->context = g_main_context_ref (context != NULL ? context : g_main_context_default ());
 }
 
 void
 mend_owner_clear (MendOwner *owner)
 {
+  if (owner->unheld)
+    owner->context = NULL;
   g_clear_pointer (&owner->context, g_main_context_unref);
   owner->thread = NULL;
+}
+
+void
+mend_owner_let_go (MendOwner *owner)
+{
+  g_return_if_fail (!owner->unheld && owner->context != NULL);
+
+  owner->unheld = TRUE;
+  g_main_context_unref (owner->context);
+}
+
+void
+mend_owner_orphan (MendOwner *owner)
+{
+  /* The context a taker adopts is held. The context first, so that the
+   * maker, meanwhile, is still let in. */
+  owner->unheld = FALSE;
+  g_atomic_pointer_set (&owner->context, NULL);
+  g_atomic_pointer_set (&owner->thread, NULL);
+}
+
+gboolean
+mend_owner_try_borrow (MendOwner *owner)
+{
+  return g_atomic_pointer_get (&owner->context) == NULL &&
+         g_atomic_pointer_compare_and_exchange (&owner->thread, NULL, g_thread_self ());
+}
+
+void
+mend_owner_end_borrow (MendOwner *owner)
+{
+  g_atomic_pointer_set (&owner->thread, NULL);
 }
 
 gboolean

@@ -111,7 +111,6 @@ struct _MendGate
 {
   GObject          parent_instance;
   MendOwner         owner;         /* its thread: see mend-owner-private.h */
-  gboolean         context_unowned; /* a context's gate of get_for_uri (): see there */
 
   MendClock       *clock;
   GNetworkMonitor *monitor;
@@ -445,11 +444,10 @@ on_monitor_changed (GNetworkMonitor *monitor,
     return;
   /* Held past its context and no thread's yet: the news is no use of
    * it, so the monitor's thread does not take it for good. */
-  if (g_atomic_pointer_get (&self->owner.context) == NULL &&
-      g_atomic_pointer_compare_and_exchange (&self->owner.thread, NULL, g_thread_self ()))
+  if (mend_owner_try_borrow (&self->owner))
     {
       on_network_changed (monitor, available, self);
-      g_atomic_pointer_set (&self->owner.thread, NULL);
+      mend_owner_end_borrow (&self->owner);
       return;
     }
   /* Runs now on the gate's thread, later from its context otherwise. */
@@ -729,8 +727,6 @@ mend_gate_finalize (GObject *object)
   g_clear_object (&self->limit);
   g_clear_object (&self->clock);
 
-  if (self->context_unowned)
-    self->owner.context = NULL;
   mend_owner_clear (&self->owner);
   G_OBJECT_CLASS (mend_gate_parent_class)->finalize (object);
 }
@@ -1049,16 +1045,10 @@ sentinel_drop_gates (gpointer context)
   if (gates == NULL)
     return;
 
-  /* No thread's until one uses it: see mend_owner_is_current (). The
-   * context first, so that its maker, meanwhile, is still let in. */
+  /* No thread's until one uses it: see mend_owner_is_current (). */
   g_hash_table_iter_init (&iter, gates);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &gate))
-    {
-      /* The context the thread that takes it adopts is held. */
-      gate->context_unowned = FALSE;
-      g_atomic_pointer_set (&gate->owner.context, NULL);
-      g_atomic_pointer_set (&gate->owner.thread, NULL);
-    }
+    mend_owner_orphan (&gate->owner);
   g_hash_table_unref (gates);
 }
 
@@ -1140,8 +1130,7 @@ mend_gate_get_for_uri (const char *uri)
       if (context != g_main_context_default ())
         {
           /* Held by the sentinel's table entry, not the other way. */
-          gate->context_unowned = TRUE;
-          g_main_context_unref (gate->owner.context);
+          mend_owner_let_go (&gate->owner);
         }
       g_hash_table_insert (gates, g_steal_pointer (&origin), gate);
     }
